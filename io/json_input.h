@@ -1,0 +1,37 @@
+// Reading the batch job's JSON input (SPEC §4) with simdjson On Demand.
+#ifndef KVPREFIX_IO_JSON_INPUT_H_
+#define KVPREFIX_IO_JSON_INPUT_H_
+
+#include <string>
+#include <string_view>
+
+#include "io/input_error.h"
+#include "kvprefix/sequence_list.h"
+
+namespace kvprefix {
+
+// The two members of a SPEC §4 document.
+struct BatchInput {
+  SequenceList cached_sequences;
+  SequenceList requests;
+
+  friend bool operator==(const BatchInput&, const BatchInput&) = default;
+};
+
+// Parses one SPEC §4 document: an object with exactly the members
+// "cached_sequences" and "requests" (either order), each an array of arrays
+// of integers in the int32 range, and nothing after it but whitespace.
+// Throws InputError naming the JSON location of the first problem: missing,
+// unknown or duplicated member, non-array, fraction or exponent, token
+// outside int32, true/false/null/string, trailing garbage, invalid UTF-8,
+// truncated input. O(input bytes); memory ~ input bytes + 4 bytes per token.
+// Thread-safe (no shared state).
+BatchInput ParseBatchInput(std::string_view json);
+
+// Reads and parses a file ("-" is standard input). Throws IoError if the file
+// cannot be read, InputError as ParseBatchInput.
+BatchInput ReadBatchInputFile(const std::string& path);
+
+}  // namespace kvprefix
+
+#endif  // KVPREFIX_IO_JSON_INPUT_H_

@@ -1,0 +1,55 @@
+// Reading Mooncake FAST'25 request traces (SPEC §7) into token sequences.
+#ifndef KVPREFIX_IO_MOONCAKE_H_
+#define KVPREFIX_IO_MOONCAKE_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "io/input_error.h"
+#include "kvprefix/sequence_list.h"
+
+namespace kvprefix {
+
+// Tokens per Mooncake prefix block.
+inline constexpr std::int64_t kMooncakeBlockTokens = 512;
+// Default vocabulary size for token mode (Llama 3).
+inline constexpr std::uint32_t kDefaultVocabulary = 128256;
+
+enum class TraceMode {
+  kBlock,  // one token per hash id: token = hash_id
+  kToken,  // each block expands to its tokens (SPEC §7 token mode)
+};
+
+struct TraceOptions {
+  TraceMode mode = TraceMode::kBlock;
+  std::uint32_t vocabulary = kDefaultVocabulary;  // V, 1 <= V <= 2^31
+};
+
+// splitmix64 (Steele, Lea & Flood, "Fast splittable pseudorandom number
+// generators", OOPSLA 2014), as written in SPEC §7. Pure; thread-safe.
+constexpr std::uint64_t SplitMix64(std::uint64_t x) {
+  std::uint64_t z = x + 0x9E3779B97F4A7C15ULL;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  return z ^ (z >> 31);
+}
+
+// Parses one trace line (a JSON object with at least "input_length" and
+// "hash_ids"; other members are ignored) and appends its token sequence to
+// `out` as one sequence. `line_number` (1-based) is used in error locations
+// ("line 7: $.hash_ids[3]"). Throws InputError for invalid JSON, a missing or
+// mistyped member, a hash id that is negative or (block mode) above INT32_MAX,
+// or an input_length inconsistent with the number of blocks (the last block
+// must hold 1..512 tokens). O(tokens appended).
+void AppendTraceLine(std::string_view line, std::size_t line_number,
+                     const TraceOptions& options, SequenceList& out);
+
+// Reads a whole JSON Lines trace; blank lines are skipped. Throws IoError if
+// the file cannot be read, InputError as AppendTraceLine.
+SequenceList ReadMooncakeTrace(const std::string& path,
+                               const TraceOptions& options);
+
+}  // namespace kvprefix
+
+#endif  // KVPREFIX_IO_MOONCAKE_H_

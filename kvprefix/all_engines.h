@@ -1,0 +1,33 @@
+// The list of built-in engines: the one place that names every engine type.
+// The registry, the typed test suites, the fuzzers and the benchmarks all
+// take their engines from here, so adding an engine is one line below.
+//
+// Everything else in kvprefix/ depends on no engine; only this header and
+// registry.cc do.
+#ifndef KVPREFIX_KVPREFIX_ALL_ENGINES_H_
+#define KVPREFIX_KVPREFIX_ALL_ENGINES_H_
+
+#include "reference/reference_trie.h"
+
+namespace kvprefix {
+
+// A compile-time list of engine types.
+template <typename... Engines>
+struct EngineList {
+  // Calls f.template operator()<E>() for every engine E, in list order.
+  template <typename F>
+  static void ForEach(F&& f) {
+    (f.template operator()<Engines>(), ...);
+  }
+};
+
+// Every built-in engine, the reference first. Order is the order of
+// `kvprefix engines`, of report columns and of differential checks.
+using AllEngines = EngineList<ReferenceTrie>;
+
+// Every built-in engine except the reference: the engines under test.
+using OptimizedEngines = EngineList<>;
+
+}  // namespace kvprefix
+
+#endif  // KVPREFIX_KVPREFIX_ALL_ENGINES_H_

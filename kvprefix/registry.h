@@ -1,0 +1,34 @@
+// The engine registry: choose an engine by name at run time.
+//
+// Names are one lower-case word each (see kvprefix/all_engines.h), identical
+// in the CLI, the Python module, tests, benchmark names and reports.
+#ifndef KVPREFIX_KVPREFIX_REGISTRY_H_
+#define KVPREFIX_KVPREFIX_REGISTRY_H_
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kvprefix/prefix_index.h"
+
+namespace kvprefix {
+
+// The names of all built-in engines, the reference first. Thread-safe.
+std::vector<std::string_view> EngineNames();
+
+// The engine the CLI uses when none is named: the fastest on the real
+// (Mooncake) workload, as measured by bench/. Thread-safe.
+std::string_view DefaultEngineName();
+
+// True if `name` is a built-in engine. Thread-safe.
+bool IsEngineName(std::string_view name);
+
+// A new, empty index of engine `name`. Thread-safe.
+// Throws std::invalid_argument, whose message lists the valid names, if
+// `name` is unknown.
+std::unique_ptr<PrefixIndex> MakeEngine(std::string_view name);
+
+}  // namespace kvprefix
+
+#endif  // KVPREFIX_KVPREFIX_REGISTRY_H_

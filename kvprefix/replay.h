@@ -1,0 +1,55 @@
+// Replay of a request trace (SPEC §3): for each request in order, match it,
+// report the match, then insert the request, as a serving system does.
+#ifndef KVPREFIX_KVPREFIX_REPLAY_H_
+#define KVPREFIX_KVPREFIX_REPLAY_H_
+
+#include <cstddef>
+#include <cstdint>
+
+#include "kvprefix/sequence_list.h"
+#include "kvprefix/types.h"
+
+namespace kvprefix {
+
+struct ReplaySummary {
+  std::uint64_t requests = 0;
+  std::uint64_t request_tokens = 0;  // sum of request lengths (tokens)
+  std::uint64_t matched_tokens = 0;  // sum of matched lengths (tokens)
+
+  // matched_tokens / request_tokens; 0 for an empty trace.
+  double hit_ratio() const {
+    return request_tokens == 0 ? 0.0
+                               : static_cast<double>(matched_tokens) /
+                                     static_cast<double>(request_tokens);
+  }
+};
+
+// Replays `trace` on `index` (a PrefixIndexEngine or PrefixIndex, possibly
+// non-empty). For request i, calls on_match(i, request, match) after matching
+// and before inserting it. Cost: one MatchPrefix and one Insert per request.
+// Throws whatever Insert or on_match throws.
+template <typename Index, typename OnMatch>
+ReplaySummary Replay(Index& index, const SequenceList& trace,
+                     OnMatch&& on_match) {
+  ReplaySummary summary;
+  for (std::size_t i = 0; i < trace.size(); ++i) {
+    const TokenSpan request = trace[i];
+    const Match match = index.MatchPrefix(request);
+    on_match(i, request, match);
+    index.Insert(request);
+    ++summary.requests;
+    summary.request_tokens += request.size();
+    summary.matched_tokens += match.matched_length;
+  }
+  return summary;
+}
+
+// Replay without a per-request callback.
+template <typename Index>
+ReplaySummary Replay(Index& index, const SequenceList& trace) {
+  return Replay(index, trace, [](std::size_t, TokenSpan, const Match&) {});
+}
+
+}  // namespace kvprefix
+
+#endif  // KVPREFIX_KVPREFIX_REPLAY_H_
