@@ -7,6 +7,9 @@
 #ifndef KVPREFIX_KVPREFIX_ALL_ENGINES_H_
 #define KVPREFIX_KVPREFIX_ALL_ENGINES_H_
 
+#include "optimized/double_array_trie.h"
+#include "optimized/hash_trie.h"
+#include "optimized/radix_trie.h"
 #include "reference/reference_trie.h"
 
 namespace kvprefix {
@@ -23,10 +26,11 @@ struct EngineList {
 
 // Every built-in engine, the reference first. Order is the order of
 // `kvprefix engines`, of report columns and of differential checks.
-using AllEngines = EngineList<ReferenceTrie>;
+using AllEngines =
+    EngineList<ReferenceTrie, HashTrie, DoubleArrayTrie, RadixTrie>;
 
 // Every built-in engine except the reference: the engines under test.
-using OptimizedEngines = EngineList<>;
+using OptimizedEngines = EngineList<HashTrie, DoubleArrayTrie, RadixTrie>;
 
 }  // namespace kvprefix
 

@@ -1,0 +1,91 @@
+// kvprefix_bench: the Google Benchmark suite of every engine on every
+// workload (see bench/README.md for how to run it and make a report).
+//
+// Flags besides Google Benchmark's own:
+//   --kvprefix_mooncake_dir=DIR        folder of the Mooncake traces (default:
+//                                      $KVPREFIX_MOONCAKE_DIR, else
+//                                      <source>/../shared/data/mooncake);
+//   --kvprefix_mooncake_requests=N     requests taken from each trace (2000).
+// It refuses to run from a build without NDEBUG: assertion-laden numbers
+// must never reach a report.
+#include <benchmark/benchmark.h>
+
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <string_view>
+
+#include "bench/catalog.h"
+#include "bench/engine_bench.h"
+#include "bench/io_bench.h"
+
+namespace {
+
+// Consumes the --kvprefix_* flags from argv (leaving the others in order);
+// returns false on a malformed one.
+bool ParseFlags(int& argc, char** argv,
+                kvprefix::bench::CatalogOptions& options) {
+  int kept = 1;
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    if (arg.starts_with("--kvprefix_mooncake_dir=")) {
+      options.mooncake_dir = arg.substr(arg.find('=') + 1);
+    } else if (arg.starts_with("--kvprefix_mooncake_requests=")) {
+      const std::string value(arg.substr(arg.find('=') + 1));
+      char* end = nullptr;
+      options.mooncake_requests = std::strtoull(value.c_str(), &end, 10);
+      if (value.empty() || *end != '\0' || options.mooncake_requests < 2) {
+        std::fprintf(stderr, "error: bad value in %s (want an integer >= 2)\n",
+                     argv[i]);
+        return false;
+      }
+    } else {
+      argv[kept++] = argv[i];
+    }
+  }
+  argc = kept;
+  return true;
+}
+
+// The CPU model from /proc/cpuinfo, for the report's machine context.
+std::string CpuModel() {
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  for (std::string line; std::getline(cpuinfo, line);) {
+    if (line.starts_with("model name")) return line.substr(line.find(':') + 2);
+  }
+  return "unknown";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+#ifndef NDEBUG
+  std::fprintf(
+      stderr,
+      "error: kvprefix_bench was built without NDEBUG (a Debug build); "
+      "its numbers would be meaningless. Configure with "
+      "-DCMAKE_BUILD_TYPE=Release.\n");
+  return 1;
+#endif
+  benchmark::Initialize(&argc, argv);
+  kvprefix::bench::CatalogOptions options{
+      .mooncake_dir = kvprefix::bench::DefaultMooncakeDir()};
+  if (!ParseFlags(argc, argv, options)) return 2;
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 2;
+
+  benchmark::AddCustomContext("cpu_model", CpuModel());
+  benchmark::AddCustomContext("compiler", KVPREFIX_BENCH_COMPILER);
+  benchmark::AddCustomContext("cxx_flags", KVPREFIX_BENCH_FLAGS);
+  benchmark::AddCustomContext("build_type", KVPREFIX_BENCH_BUILD_TYPE);
+  benchmark::AddCustomContext("mooncake_dir", options.mooncake_dir);
+  benchmark::AddCustomContext("mooncake_requests",
+                              std::to_string(options.mooncake_requests));
+
+  static const auto catalog = kvprefix::bench::DefaultCatalog(options);
+  kvprefix::bench::RegisterEngineBenchmarks(catalog);
+  kvprefix::bench::RegisterIoBenchmarks(catalog);
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

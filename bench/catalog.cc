@@ -1,0 +1,76 @@
+// The default workload list: see the header.
+#include "bench/catalog.h"
+
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <memory>
+
+namespace kvprefix::bench {
+
+std::string DefaultMooncakeDir() {
+  const char* from_environment = std::getenv("KVPREFIX_MOONCAKE_DIR");
+  return from_environment != nullptr ? from_environment
+                                     : KVPREFIX_SHARED_DIR "/data/mooncake";
+}
+
+std::vector<WorkloadSpec> DefaultCatalog(const CatalogOptions& options) {
+  std::vector<WorkloadSpec> catalog;
+  auto add = [&](std::string name, std::size_t size, unsigned ops,
+                 Workload (*make)(std::size_t)) {
+    catalog.push_back(
+        {std::move(name), size, ops, [make, size] { return make(size); }});
+  };
+  // The real traces first: they decide the CLI's default engine.
+  bool have_mooncake = false;
+  for (const auto& [name, file] :
+       {std::pair{"mooncake-conversation", "conversation_trace.jsonl"},
+        std::pair{"mooncake-synthetic", "synthetic_trace.jsonl"}}) {
+    const std::string path = options.mooncake_dir + "/" + file;
+    if (!std::filesystem::exists(path)) {
+      std::cerr << "note: " << path
+                << " not found; skipping its Mooncake benchmarks\n";
+      continue;
+    }
+    const std::size_t size = options.mooncake_requests;
+    catalog.push_back({name, size, kBuild | kMatch | kReplay, [path, size] {
+                         return MooncakeBatchWorkload(path, size);
+                       }});
+    if (file == std::string("conversation_trace.jsonl")) {
+      have_mooncake = true;
+      // ~41 M tokens, ~250 MB of SPEC §4 JSON: the end-to-end CLI input.
+      catalog.push_back({name, 3000, kIo,
+                         [path] { return MooncakeBatchWorkload(path, 3000); }});
+    }
+  }
+  add("system-prompt", 1000, kBuild | kMatch, SystemPromptWorkload);
+  add("multi-turn", 1000, kBuild | kMatch | kReplay, MultiTurnWorkload);
+  add("few-shot", 5000, kBuild | kMatch, FewShotWorkload);
+  add("tree-of-thought", 4096, kBuild | kMatch, TreeOfThoughtWorkload);
+  add("no-sharing", 20000, kBuild | kMatch, NoSharingWorkload);
+  add("wide", 100000, kBuild | kMatch, WideWorkload);
+  add("root-fanout", 100000, kBuild | kMatch, RootFanoutWorkload);
+  add("chain", 1000000, kBuild | kMatch, ChainWorkload);
+  add("repeated-token", 1000000, kBuild | kMatch, RepeatedTokenWorkload);
+  for (std::size_t prefix = 1024; prefix <= 131072; prefix *= 2) {
+    add("shared-prefix", prefix, kBuild | kMatch, SharedPrefixWorkload);
+  }
+  for (std::size_t sequences : {1000, 10000, 100000}) {
+    add("sequence-count", sequences, kBuild | kMatch, SequenceCountWorkload);
+  }
+  if (!have_mooncake) {
+    // Without the real trace, a synthetic input of about the same JSON size.
+    add("multi-turn", 8000, kIo, MultiTurnWorkload);
+  }
+  return catalog;
+}
+
+const Workload& LoadWorkload(const WorkloadSpec& spec) {
+  static auto* cache = new std::map<std::string, std::unique_ptr<Workload>>;
+  std::unique_ptr<Workload>& slot = (*cache)[spec.Label()];
+  if (slot == nullptr) slot = std::make_unique<Workload>(spec.make());
+  return *slot;
+}
+
+}  // namespace kvprefix::bench

@@ -1,0 +1,118 @@
+#!/usr/bin/python3
+"""End-to-end throughput of the `kvprefix` CLI, for the benchmark report.
+
+Usage: bench/e2e.py --build BUILD_DIR --out e2e.json [--mooncake-dir DIR]
+                    [--engines a,b] [--replay-engines a,b]
+
+1. Writes a SPEC §4 input of at least 200 MB with kvprefix_make_input (the
+   first 3,000 requests of the Mooncake conversation trace in token mode:
+   1,500 cached, 1,500 requests; a synthetic multi-turn input of about the
+   same size when the trace is absent), then times one `kvprefix match` per
+   engine on it (wall seconds and peak RSS from wait4), and checks that every
+   engine wrote byte-identical output.
+2. Times `kvprefix replay --mode token` on each whole Mooncake trace.
+
+The parse and write stages are timed apart by BM_ParseJson / BM_WriteJson in
+kvprefix_bench; bench/report.py puts the two together. Temporary files go
+to $TMPDIR and are removed.
+"""
+
+import argparse
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+TRACES = ("conversation_trace.jsonl", "synthetic_trace.jsonl")
+
+
+def timed(command, stdout):
+    """Runs `command`; returns (seconds, peak RSS in KiB). Raises on failure."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(command, stdout=stdout, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(proc.pid, 0)
+    seconds = time.perf_counter() - start
+    stderr = proc.stderr.read().decode(errors="replace")
+    proc.stderr.close()
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode != 0:
+        raise RuntimeError(f"{' '.join(command)} exited {proc.returncode}: {stderr}")
+    return seconds, usage.ru_maxrss
+
+
+def digest(path):
+    sha = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            sha.update(block)
+    return sha.hexdigest()
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--build", required=True, help="CMake build folder")
+    parser.add_argument("--out", required=True, help="JSON file to write")
+    parser.add_argument("--mooncake-dir", default=os.environ.get(
+        "KVPREFIX_MOONCAKE_DIR",
+        os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                     "..", "..", "shared", "data", "mooncake")))
+    parser.add_argument("--engines", help="comma-separated; default: all")
+    parser.add_argument("--replay-engines",
+                        help="comma-separated; default: all but the reference, "
+                             "whose std::map trie would need ~10 GB for a whole trace")
+    args = parser.parse_args()
+
+    cli = os.path.join(args.build, "kvprefix")
+    make_input = os.path.join(args.build, "bench", "kvprefix_make_input")
+    all_engines = subprocess.run([cli, "engines"], capture_output=True, text=True,
+                                 check=True).stdout.split()
+    engines = args.engines.split(",") if args.engines else all_engines
+    replay_engines = (args.replay_engines.split(",") if args.replay_engines
+                      else [e for e in all_engines if e != "reference"])
+    have_mooncake = os.path.exists(os.path.join(args.mooncake_dir, TRACES[0]))
+    workload = "mooncake-conversation/3000" if have_mooncake else "multi-turn/8000"
+    result = {"workload": workload, "match": [], "replay": []}
+
+    with tempfile.TemporaryDirectory() as tmp:
+        document = os.path.join(tmp, "input.json")
+        env = dict(os.environ, KVPREFIX_MOONCAKE_DIR=args.mooncake_dir)
+        subprocess.run([make_input, workload, document], check=True, env=env)
+        result["input"] = f"kvprefix_make_input {workload}"
+        result["input_bytes"] = os.path.getsize(document)
+        digests = {}
+        for engine in engines:
+            output = os.path.join(tmp, f"output-{engine}.json")
+            seconds, rss = timed([cli, "match", "--engine", engine, document,
+                                  "--output", output], subprocess.DEVNULL)
+            digests[engine] = digest(output)
+            os.remove(output)
+            result["match"].append({"engine": engine, "seconds": seconds,
+                                    "max_rss_kb": rss})
+            print(f"match {engine}: {seconds:.2f} s", file=sys.stderr)
+        result["outputs_identical"] = len(set(digests.values())) == 1
+        if not result["outputs_identical"]:
+            sys.exit(f"error: engines wrote different outputs: {digests}")
+
+        for trace in TRACES if have_mooncake else ():
+            path = os.path.join(args.mooncake_dir, trace)
+            for engine in replay_engines:
+                summary_path = os.path.join(tmp, "replay.txt")
+                with open(summary_path, "w") as summary_file:
+                    seconds, rss = timed([cli, "replay", "--engine", engine, "--mode",
+                                          "token", path], summary_file)
+                with open(summary_path) as summary_file:
+                    summary = " ".join(summary_file.read().split())[:200]
+                result["replay"].append({"trace": trace, "engine": engine,
+                                         "seconds": seconds, "max_rss_kb": rss,
+                                         "summary": summary})
+                print(f"replay {trace} {engine}: {seconds:.2f} s", file=sys.stderr)
+
+    with open(args.out, "w") as f:
+        json.dump(result, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,167 @@
+// Engine benchmarks: see the header. Times are CPU time of the benchmark
+// thread (Google Benchmark's default), which on a shared 2-vCPU machine is
+// steadier than wall time; page-fault time is included (it is system time of
+// the thread).
+#include "bench/engine_bench.h"
+
+#include <benchmark/benchmark.h>
+
+#include <cstdint>
+#include <exception>
+#include <memory>
+#include <string>
+
+#include "kvprefix/all_engines.h"
+#include "kvprefix/prefix_index.h"
+#include "kvprefix/replay.h"
+
+namespace kvprefix::bench {
+namespace {
+
+// Runs `body`, turning an exception (CapacityError, bad_alloc, a bad trace)
+// into a skipped benchmark with the message, so one failing engine does not
+// end the whole run.
+template <typename Body>
+void Guarded(benchmark::State& state, Body&& body) {
+  try {
+    body();
+  } catch (const std::exception& error) {
+    state.SkipWithError(error.what());
+  }
+}
+
+// The index BM_Match matches against, built once and kept while the same
+// benchmark comes back (Google Benchmark calls the function again for each
+// iteration-count trial and each repetition). One slot only, released before
+// another index is built, so at most one warm index is alive at a time.
+struct WarmSlot {
+  std::string key;
+  std::shared_ptr<const void> index;
+};
+WarmSlot& Warm() {
+  static auto* slot = new WarmSlot;
+  return *slot;
+}
+
+template <PrefixIndexEngine E>
+const E& WarmIndex(const std::string& key, const SequenceList& cached) {
+  WarmSlot& slot = Warm();
+  if (slot.key != key) {
+    slot = WarmSlot{};
+    auto engine = std::make_shared<E>();
+    for (TokenSpan sequence : cached) engine->Insert(sequence);
+    slot = WarmSlot{key, std::move(engine)};
+  }
+  return *static_cast<const E*>(slot.index.get());
+}
+
+template <PrefixIndexEngine E>
+void SetIndexCounters(benchmark::State& state, const E& engine) {
+  const double nodes = static_cast<double>(engine.node_count());
+  state.counters["nodes"] = nodes;
+  state.counters["bytes_per_node"] =
+      nodes == 0 ? 0.0 : static_cast<double>(engine.memory_bytes()) / nodes;
+}
+
+// Build: a fresh index per iteration; the destruction is not timed.
+template <PrefixIndexEngine E>
+void BuildBenchmark(benchmark::State& state, const WorkloadSpec& spec) {
+  Guarded(state, [&] {
+    Warm() = WarmSlot{};  // free the memory before building
+    const Workload& workload = LoadWorkload(spec);
+    for (auto _ : state) {
+      auto engine = std::make_unique<E>();
+      for (TokenSpan sequence : workload.cached) engine->Insert(sequence);
+      state.PauseTiming();
+      SetIndexCounters(state, *engine);
+      engine.reset();
+      state.ResumeTiming();
+    }
+    state.SetItemsProcessed(
+        state.iterations() *
+        static_cast<std::int64_t>(workload.cached.total_tokens()));
+  });
+}
+
+// Match: warm throughput over every request; the build is not timed.
+template <PrefixIndexEngine E>
+void MatchBenchmark(benchmark::State& state, const WorkloadSpec& spec) {
+  Guarded(state, [&] {
+    const Workload& workload = LoadWorkload(spec);
+    const E& engine = WarmIndex<E>(std::string(E::kName) + "/" + spec.Label(),
+                                   workload.cached);
+    std::uint64_t matched = 0;
+    std::uint64_t digest = 0;
+    for (auto _ : state) {
+      matched = 0;
+      digest = 0;
+      for (TokenSpan request : workload.requests) {
+        const Match match = engine.MatchPrefix(request);
+        matched += match.matched_length;
+        digest =
+            digest * 31 + match.matched_length * 1000003 + match.cache_node;
+      }
+      benchmark::DoNotOptimize(matched);
+      benchmark::DoNotOptimize(digest);
+    }
+    const auto request_tokens = workload.requests.total_tokens();
+    state.SetItemsProcessed(state.iterations() *
+                            static_cast<std::int64_t>(request_tokens));
+    SetIndexCounters(state, engine);
+    state.counters["hit_ratio"] =
+        request_tokens == 0 ? 0.0
+                            : static_cast<double>(matched) / request_tokens;
+    // 2^50 keeps the digest exact in the double a counter holds.
+    state.counters["answer_digest"] =
+        static_cast<double>(digest % (1ULL << 50));
+  });
+}
+
+// Replay: cached then requests as one trace, on a fresh index per iteration.
+template <PrefixIndexEngine E>
+void ReplayBenchmark(benchmark::State& state, const WorkloadSpec& spec) {
+  Guarded(state, [&] {
+    Warm() = WarmSlot{};
+    const Workload& workload = LoadWorkload(spec);
+    ReplaySummary first, second;
+    for (auto _ : state) {
+      auto engine = std::make_unique<E>();
+      first = Replay(*engine, workload.cached);
+      second = Replay(*engine, workload.requests);
+      state.PauseTiming();
+      SetIndexCounters(state, *engine);
+      engine.reset();
+      state.ResumeTiming();
+    }
+    const std::uint64_t tokens = first.request_tokens + second.request_tokens;
+    state.SetItemsProcessed(state.iterations() *
+                            static_cast<std::int64_t>(tokens));
+    state.counters["hit_ratio"] =
+        tokens == 0 ? 0.0
+                    : static_cast<double>(first.matched_tokens +
+                                          second.matched_tokens) /
+                          tokens;
+  });
+}
+
+}  // namespace
+
+void RegisterEngineBenchmarks(const std::vector<WorkloadSpec>& catalog) {
+  AllEngines::ForEach([&]<typename E>() {
+    for (const WorkloadSpec& spec : catalog) {
+      const std::string tail = std::string(E::kName) + "/" + spec.Label();
+      auto add = [&](const char* op,
+                     void (*run)(benchmark::State&, const WorkloadSpec&)) {
+        benchmark::RegisterBenchmark(
+            (std::string("BM_") + op + "/" + tail).c_str(),
+            [run, &spec](benchmark::State& state) { run(state, spec); })
+            ->Unit(benchmark::kMillisecond);
+      };
+      if (spec.ops & kBuild) add("Build", BuildBenchmark<E>);
+      if (spec.ops & kMatch) add("Match", MatchBenchmark<E>);
+      if (spec.ops & kReplay) add("Replay", ReplayBenchmark<E>);
+    }
+  });
+}
+
+}  // namespace kvprefix::bench

@@ -1,0 +1,553 @@
+#!/usr/bin/python3
+"""Turns kvprefix_bench JSON output into a Markdown report with PNG charts.
+
+Usage:
+  bench/report.py --out docs/benchmarks.md --img-dir docs/img \
+      [--baseline OLD.json] [--e2e e2e.json] [--command CMD] RUN.json [RUN.json ...]
+
+RUN.json files are Google Benchmark JSON (--benchmark_format=json or
+--benchmark_out) from bench/kvprefix_bench; several files are merged into one
+run (their benchmarks must not overlap). Benchmark names follow
+BM_<Op>/<engine>/<workload>/<size>. Every figure uses the median over the
+repetitions, and ratios are between engines of the same run.
+
+--baseline compares the run with an older one through Google Benchmark's own
+tools/compare.py (Debian: libbenchmark-tools, /usr/share/benchmark/compare.py;
+override with --compare-py): a two-sided Mann-Whitney U test per benchmark,
+and the report lists the differences with p < --alpha.
+
+--e2e is the JSON written by bench/e2e.sh (CLI wall times).
+
+Needs Python 3 and matplotlib (Debian: python3-matplotlib); compare.py also
+needs scipy (python3-scipy).
+"""
+
+import argparse
+import collections
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+
+import matplotlib
+
+matplotlib.use("Agg")  # files only, no display
+import matplotlib.pyplot as plt  # noqa: E402
+
+# Issue 3's workloads: the table the engines are judged by.
+KEY_WORKLOADS = [
+    ("mooncake-conversation", "Mooncake conversation (token mode)"),
+    ("no-sharing", "no sharing"),
+    ("wide", "wide"),
+]
+# One fixed look per engine (colour-blind-safe palette plus hatching and
+# markers) so that engines stay distinguishable in print and in grey.
+STYLES = [
+    ("#0072B2", "", "o"),
+    ("#D55E00", "//", "s"),
+    ("#009E73", "..", "^"),
+    ("#CC79A7", "xx", "D"),
+    ("#E69F00", "\\\\", "v"),
+    ("#56B4E9", "++", "P"),
+]
+REFERENCE = "reference"
+
+
+class Result:
+    """The median of one benchmark's repetitions (plus its spread)."""
+
+    def __init__(self, op, engine, workload, size):
+        self.op, self.engine, self.workload, self.size = op, engine, workload, size
+        self.median = {}  # field -> value of the "median" aggregate
+        self.cv = None  # coefficient of variation of cpu_time
+        self.repetitions = 0
+        self.error = None
+
+    @property
+    def label(self):
+        return f"{self.workload}/{self.size}"
+
+    def get(self, field):
+        return self.median.get(field)
+
+    def tokens_per_second(self):
+        return self.get("items_per_second")
+
+    def ns_per_token(self):
+        rate = self.tokens_per_second()
+        return 1e9 / rate if rate else None
+
+
+def parse_name(run_name):
+    """BM_<Op>/<engine>/<workload>/<size> -> (op, engine, workload, size)."""
+    parts = run_name.split("/")
+    if len(parts) != 4 or not parts[0].startswith("BM_"):
+        return None
+    return parts[0][3:], parts[1], parts[2], int(parts[3])
+
+
+def load_runs(paths):
+    """Merges benchmark JSON files; returns (context, results, raw dicts)."""
+    context, results, raws = None, collections.OrderedDict(), []
+    for path in paths:
+        with open(path) as f:
+            raw = json.load(f)
+        raws.append(raw)
+        context = context or raw["context"]
+        for bench in raw["benchmarks"]:
+            name = bench.get("run_name", bench["name"])
+            parsed = parse_name(name)
+            if parsed is None:
+                continue
+            result = results.setdefault(name, Result(*parsed))
+            if bench.get("error_occurred"):
+                result.error = bench.get("error_message", "error")
+            elif bench.get("run_type") == "aggregate":
+                if bench.get("aggregate_name") == "median":
+                    result.median = bench
+                elif bench.get("aggregate_name") == "cv":
+                    result.cv = bench.get("cpu_time")
+            else:
+                result.repetitions += 1
+                if result.repetitions == 1 and not result.median:
+                    result.median = bench  # single-repetition runs
+    return context, list(results.values()), raws
+
+
+def engines_in(results):
+    """Engines in first-seen order (the order of AllEngines)."""
+    seen = []
+    for r in results:
+        if r.engine not in seen and r.op in ("Build", "Match", "Replay"):
+            seen.append(r.engine)
+    return seen
+
+
+def find(results, op, engine, workload, size=None):
+    for r in results:
+        if (r.op, r.engine, r.workload) == (op, engine, workload) and (
+            size is None or r.size == size
+        ) and not r.error:
+            return r
+    return None
+
+
+def fmt(value, digits=3):
+    if value is None:
+        return "–"
+    if value == 0:
+        return "0"
+    magnitude = math.floor(math.log10(abs(value)))
+    decimals = max(0, digits - 1 - magnitude)
+    return f"{value:,.{decimals}f}"
+
+
+def mtok(result):
+    rate = result.tokens_per_second() if result else None
+    return rate / 1e6 if rate else None
+
+
+def ratio(result, base):
+    if not result or not base or not base.tokens_per_second():
+        return None
+    return result.tokens_per_second() / base.tokens_per_second()
+
+
+# ----------------------------------------------------------------- charts ---
+
+
+def style_of(engines, engine):
+    return STYLES[engines.index(engine) % len(STYLES)]
+
+
+def save(fig, img_dir, name):
+    path = os.path.join(img_dir, name)
+    fig.savefig(path, dpi=110, bbox_inches="tight")
+    plt.close(fig)
+    return name
+
+
+def grouped_bars(results, engines, op, value_of, ylabel, title, img_dir, name,
+                 log=True, hline=None, skip_engines=()):
+    """One group of bars per workload, one bar per engine."""
+    shown = [e for e in engines if e not in skip_engines]
+    labels = []
+    for r in results:
+        if r.op == op and r.label not in labels and not r.error:
+            labels.append(r.label)
+    if not labels or not shown:
+        return None
+    width = 0.8 / len(shown)
+    fig, ax = plt.subplots(figsize=(max(8, 0.55 * len(labels) * len(shown) / 2), 5))
+    for i, engine in enumerate(shown):
+        color, hatch, _ = style_of(engines, engine)
+        xs, ys = [], []
+        for j, label in enumerate(labels):
+            workload, size = label.rsplit("/", 1)
+            value = value_of(find(results, op, engine, workload, int(size)))
+            if value:
+                xs.append(j + (i - (len(shown) - 1) / 2) * width)
+                ys.append(value)
+        ax.bar(xs, ys, width, label=engine, color=color, hatch=hatch,
+               edgecolor="black", linewidth=0.4)
+    if hline is not None:
+        ax.axhline(hline, color="black", linewidth=0.8, linestyle="--")
+    ax.set_xticks(range(len(labels)))
+    ax.set_xticklabels(labels, rotation=60, ha="right", fontsize=8)
+    ax.set_xlabel("workload / size")
+    ax.set_ylabel(ylabel)
+    if log:
+        ax.set_yscale("log")
+    ax.set_title(title)
+    ax.grid(axis="y", which="both", alpha=0.3)
+    ax.legend(title="engine", fontsize=8, loc="upper left",
+              bbox_to_anchor=(1.0, 1.0))
+    return save(fig, img_dir, name)
+
+
+def sweep_chart(results, engines, workload, xlabel, title, img_dir, name):
+    """ns/token against the workload size, log-log, Build and Match panels."""
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.5))
+    drawn = False
+    for ax, op in zip(axes, ("Build", "Match")):
+        for engine in engines:
+            points = sorted((r.size, r.ns_per_token()) for r in results
+                            if (r.op, r.engine, r.workload) == (op, engine, workload)
+                            and not r.error and r.ns_per_token())
+            if not points:
+                continue
+            drawn = True
+            color, _, marker = style_of(engines, engine)
+            ax.plot([p[0] for p in points], [p[1] for p in points], marker=marker,
+                    color=color, label=engine)
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel(f"{op.lower()} time (ns per token)")
+        ax.set_title(f"{op}: {title}")
+        ax.grid(which="both", alpha=0.3)
+        ax.legend(title="engine", fontsize=8)
+    if not drawn:
+        plt.close(fig)
+        return None
+    fig.tight_layout()
+    return save(fig, img_dir, name)
+
+
+# --------------------------------------------------------------- sections ---
+
+
+def context_section(context, results, command, paths):
+    reps = max((r.repetitions for r in results), default=0)
+    caches = ", ".join(
+        f"L{c['level']} {c['type'][0].lower()} {c['size'] // 1024} KiB"
+        + (f" x{c['num_sharing']}" if c.get("num_sharing", 0) > 1 else "")
+        for c in context.get("caches", []))
+    rows = [
+        ("command", f"`{command}`"),
+        ("date", context.get("date", "–")),
+        ("commit", context.get("commit", "–")),
+        ("host", context.get("host_name", "–")),
+        ("CPU", f"{context.get('cpu_model', '–')}, {context.get('num_cpus')} CPUs "
+                f"at {context.get('mhz_per_cpu')} MHz"),
+        ("caches", caches or "–"),
+        ("load average at start", ", ".join(
+            f"{x:.2f}" for x in context.get("load_avg", []))),
+        ("compiler", context.get("compiler", "–")),
+        ("flags", f"`{context.get('cxx_flags', '').strip()}` "
+                  f"({context.get('build_type', '–')})"),
+        ("Google Benchmark", f"library built as {context.get('library_build_type')}"),
+        ("repetitions", f"{reps} per benchmark, random interleaving: "
+                        f"{context.get('random_interleaving', 'unknown')}, "
+                        f"min time {context.get('min_time', 'default')} s"),
+        ("Mooncake traces", f"{context.get('mooncake_dir', '–')} "
+                            f"(first {context.get('mooncake_requests', '?')} requests)"),
+        ("raw data", ", ".join(f"`{p}`" for p in paths)),
+    ]
+    lines = ["## Machine and run", "", "| | |", "| --- | --- |"]
+    lines += [f"| {k} | {v} |" for k, v in rows]
+    lines += ["", "Every number is the median of the repetitions; throughput is "
+              "tokens per CPU-second of the benchmark thread (page faults "
+              "included). Ratios compare engines within this one run.", ""]
+    return lines
+
+
+def key_table(results, engines):
+    lines = [
+        "## Issue 3: build, warm match and memory on the three key workloads", "",
+        "| workload | engine | build (M tokens/s) | build vs reference | "
+        "match (M tokens/s) | match vs reference | bytes/node | nodes |",
+        "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    for workload, title in KEY_WORKLOADS:
+        for engine in engines:
+            build = find(results, "Build", engine, workload)
+            match = find(results, "Match", engine, workload)
+            if not build and not match:
+                continue
+            ref_build = find(results, "Build", REFERENCE, workload)
+            ref_match = find(results, "Match", REFERENCE, workload)
+            any_r = build or match
+            lines.append(
+                f"| {title} ({any_r.label}) | {engine} | {fmt(mtok(build))} | "
+                f"{fmt(ratio(build, ref_build))}× | {fmt(mtok(match))} | "
+                f"{fmt(ratio(match, ref_match))}× | {fmt(any_r.get('bytes_per_node'))} | "
+                f"{fmt(any_r.get('nodes'), 6)} |")
+    return lines + [""]
+
+
+def fastest_on_mooncake(results, engines):
+    lines = []
+    for op in ("Match", "Replay", "Build"):
+        ranked = sorted(((find(results, op, e, "mooncake-conversation"), e)
+                         for e in engines), key=lambda p: -(mtok(p[0]) or 0))
+        if ranked and ranked[0][0]:
+            best, engine = ranked[0]
+            lines.append(f"- {op}: **{engine}** at {fmt(mtok(best))} M tokens/s "
+                         f"on {best.label}")
+    if not lines:
+        return []
+    return ["### Fastest engine on the real (Mooncake conversation) workload",
+            ""] + lines + [""]
+
+
+def answers_section(results, engines):
+    """Every engine's answer_digest must equal the reference's."""
+    bad = []
+    checked = 0
+    for r in results:
+        if r.op != "Match" or r.engine == REFERENCE or r.error:
+            continue
+        ref = find(results, "Match", REFERENCE, r.workload, r.size)
+        if not ref:
+            continue
+        checked += 1
+        if ref.get("answer_digest") != r.get("answer_digest"):
+            bad.append(f"{r.engine} on {r.label}")
+    if not checked:
+        return []
+    verdict = ("every engine returned exactly the reference's answers "
+               f"({checked} engine × workload pairs)" if not bad else
+               "**answers differ from the reference:** " + ", ".join(bad))
+    return ["Answer check (digest of every matched length and node ID): "
+            + verdict + ".", ""]
+
+
+def full_table(results, engines):
+    lines = ["## All results", "",
+             "Medians; cv is the coefficient of variation of CPU time over the "
+             "repetitions.", "",
+             "| benchmark | M tokens/s | ns/token | vs reference | bytes/node | "
+             "nodes | hit ratio | cv |",
+             "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    for r in results:
+        if r.error:
+            lines.append(f"| BM_{r.op}/{r.engine}/{r.label} | error: {r.error} "
+                         "| | | | | | |")
+            continue
+        base = find(results, r.op, REFERENCE, r.workload, r.size)
+        hit = r.get("hit_ratio")
+        lines.append(
+            f"| BM_{r.op}/{r.engine}/{r.label} | {fmt(mtok(r))} | "
+            f"{fmt(r.ns_per_token())} | "
+            f"{fmt(ratio(r, base)) + '×' if base and r.engine != REFERENCE else ''} | "
+            f"{fmt(r.get('bytes_per_node'))} | {fmt(r.get('nodes'), 6)} | "
+            f"{fmt(hit) if hit is not None else ''} | "
+            f"{f'{100 * r.cv:.1f}%' if r.cv is not None else ''} |")
+    return lines + [""]
+
+
+def io_section(results, e2e):
+    lines = []
+    parse = next((r for r in results if r.op == "ParseJson" and not r.error), None)
+    write = next((r for r in results if r.op == "WriteJson" and not r.error), None)
+    if not parse and not e2e:
+        return lines
+    lines += ["## End to end: the CLI", ""]
+    if e2e:
+        lines += [f"Input: `{e2e['input']}` ({e2e['input_bytes'] / 1e6:,.0f} MB of "
+                  f"SPEC §4 JSON, {e2e.get('workload', '')}). Wall time of one run "
+                  "of `kvprefix match` (`/usr/bin/time`), output to a file:", "",
+                  "| engine | wall (s) | MB/s of JSON in | peak RSS (MB) |",
+                  "| --- | ---: | ---: | ---: |"]
+        for run in e2e.get("match", []):
+            lines.append(f"| {run['engine']} | {run['seconds']:.2f} | "
+                         f"{e2e['input_bytes'] / 1e6 / run['seconds']:,.0f} | "
+                         f"{run['max_rss_kb'] / 1024:,.0f} |")
+        lines.append("")
+    if parse or write:
+        lines += ["The JSON stages timed apart (Google Benchmark, same document, in "
+                  "memory, no file I/O):", "",
+                  "| stage | benchmark | ms | MB/s | M tokens/s |",
+                  "| --- | --- | ---: | ---: | ---: |"]
+        for stage, r in (("parse", parse), ("write", write)):
+            if r:
+                lines.append(
+                    f"| {stage} | BM_{r.op}/{r.engine}/{r.label} | "
+                    f"{fmt(r.get('real_time'))} | {fmt(r.get('bytes_per_second') / 1e6)} | "
+                    f"{fmt(mtok(r))} |")
+        lines.append("")
+    if e2e and parse:
+        lines += stage_breakdown(e2e, results, parse, write)
+    if e2e and e2e.get("replay"):
+        lines += ["`kvprefix replay` (token mode) on each whole Mooncake trace:", "",
+                  "| trace | engine | wall (s) | output | peak RSS (MB) |",
+                  "| --- | --- | ---: | --- | ---: |"]
+        for run in e2e["replay"]:
+            lines.append(f"| {run['trace']} | {run['engine']} | {run['seconds']:.2f} | "
+                         f"{run.get('summary', '')} | {run['max_rss_kb'] / 1024:,.0f} |")
+        lines.append("")
+    return lines
+
+
+def stage_breakdown(e2e, results, parse, write):
+    """Splits each CLI wall time into parse, write and the rest (match)."""
+    parse_s = parse.get("real_time") / 1e3
+    write_s = write.get("real_time") / 1e3 if write else 0.0
+    lines = ["Per-stage split of the CLI wall time: parse and write from the "
+             "benchmarks above; the remainder is reading the file, building the "
+             "index, matching and writing the file.", "",
+             "| engine | parse (s) | build + match + file I/O (s) | write (s) |",
+             "| --- | ---: | ---: | ---: |"]
+    for run in e2e.get("match", []):
+        rest = run["seconds"] - parse_s - write_s
+        lines.append(f"| {run['engine']} | {parse_s:.2f} | {rest:.2f} | {write_s:.2f} |")
+    return lines + [""]
+
+
+def compare_section(baseline, run_paths, compare_py, alpha):
+    """Runs compare.py and keeps the statistically significant changes."""
+    with tempfile.TemporaryDirectory() as tmp:
+        merged = os.path.join(tmp, "contender.json")
+        with open(run_paths[0]) as f:
+            contender = json.load(f)
+        for path in run_paths[1:]:
+            with open(path) as f:
+                contender["benchmarks"] += json.load(f)["benchmarks"]
+        with open(merged, "w") as f:
+            json.dump(contender, f)
+        dump = os.path.join(tmp, "diff.json")
+        command = [sys.executable, compare_py, "--no-color", "-a", "--alpha",
+                   str(alpha), "-d", dump, "benchmarks", baseline, merged]
+        proc = subprocess.run(command, capture_output=True, text=True)
+        if proc.returncode != 0:
+            return ["## Comparison with the baseline", "",
+                    f"compare.py failed: `{proc.stderr.strip()[-500:]}`", ""]
+        with open(dump) as f:
+            diff = json.load(f)
+    rows = []
+    for entry in diff:
+        utest = entry.get("utest") or {}
+        p = utest.get("cpu_pvalue")
+        if entry.get("run_type") == "aggregate" or p is None or p >= alpha:
+            continue
+        m = entry["measurements"]
+        old = sorted(x["cpu_time"] for x in m)[len(m) // 2]
+        new = sorted(x["cpu_time_other"] for x in m)[len(m) // 2]
+        rows.append((entry["name"], old, new, (new - old) / old, p,
+                     utest.get("nr_of_repetitions"), entry["time_unit"]))
+    geo = next((e for e in diff if e["name"] == "OVERALL_GEOMEAN"), None)
+    lines = ["## Comparison with the baseline run", "",
+             f"`{os.path.basename(compare_py)} benchmarks {baseline} <this run>` "
+             f"(Google Benchmark's tool, two-sided Mann-Whitney U test on CPU time). "
+             f"{len(rows)} benchmarks changed with p < {alpha}; medians shown "
+             "(negative change = faster now).", ""]
+    if geo:
+        lines += [f"Geometric mean of CPU time over common benchmarks: "
+                  f"{100 * geo['measurements'][0]['cpu']:+.1f}%.", ""]
+    if rows:
+        lines += ["| benchmark | baseline | this run | change | p | repetitions |",
+                  "| --- | ---: | ---: | ---: | ---: | ---: |"]
+        for name, old, new, change, p, reps, unit in sorted(rows, key=lambda r: r[3]):
+            lines.append(f"| {name} | {fmt(old)} {unit} | {fmt(new)} {unit} | "
+                         f"{100 * change:+.1f}% | {p:.4f} | {reps} |")
+        lines.append("")
+    return lines
+
+
+def charts_section(results, engines, img_dir, out_dir):
+    lines = ["## Charts", ""]
+    charts = [
+        (grouped_bars(results, engines, "Build", mtok, "build throughput (M tokens/s, log)",
+                      "Build: inserted tokens per second", img_dir, "build_throughput.png"),
+         "Build throughput per engine per workload"),
+        (grouped_bars(results, engines, "Match", mtok, "warm match throughput (M tokens/s, log)",
+                      "Match (warm): request tokens per second", img_dir,
+                      "match_throughput.png"),
+         "Warm match throughput per engine per workload"),
+        (grouped_bars(results, engines, "Build",
+                      lambda r: ratio(r, find(results, "Build", REFERENCE, r.workload, r.size)),
+                      "speed-up over reference (×, log)", "Build: speed-up over the reference",
+                      img_dir, "build_speedup.png", hline=1.0, skip_engines=(REFERENCE,)),
+         "Build speed-up over the reference (dashed line: 1×)"),
+        (grouped_bars(results, engines, "Match",
+                      lambda r: ratio(r, find(results, "Match", REFERENCE, r.workload, r.size)),
+                      "speed-up over reference (×, log)", "Match: speed-up over the reference",
+                      img_dir, "match_speedup.png", hline=1.0, skip_engines=(REFERENCE,)),
+         "Match speed-up over the reference (dashed line: 1×)"),
+        (sweep_chart(results, engines, "shared-prefix", "shared-prefix length (tokens)",
+                     "32 sequences sharing a prefix", img_dir, "shared_prefix_sweep.png"),
+         "ns per token against shared-prefix length (log-log)"),
+        (sweep_chart(results, engines, "sequence-count", "number of cached sequences",
+                     "128-token sequences", img_dir, "sequence_count_sweep.png"),
+         "ns per token against number of sequences (log-log)"),
+        (grouped_bars(results, engines, "Build", lambda r: r.get("bytes_per_node") if r else None,
+                      "memory (bytes per node, log)", "Memory: bytes per node after build",
+                      img_dir, "bytes_per_node.png"),
+         "Bytes per node (memory_bytes() / nodes)"),
+        (grouped_bars(results, engines, "Replay", mtok, "replay throughput (M tokens/s, log)",
+                      "Replay: match then insert, trace tokens per second", img_dir,
+                      "replay_throughput.png"),
+         "Replay throughput (SPEC §3)"),
+    ]
+    rel = os.path.relpath(img_dir, out_dir)
+    for name, caption in charts:
+        if name:
+            lines += [f"### {caption}", "", f"![{caption}]({rel}/{name})", ""]
+    return lines
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("runs", nargs="+", help="benchmark JSON files (one run)")
+    parser.add_argument("--out", required=True, help="Markdown file to write")
+    parser.add_argument("--img-dir", required=True, help="folder for the PNG charts")
+    parser.add_argument("--baseline", help="older benchmark JSON to compare with")
+    parser.add_argument("--compare-py", default="/usr/share/benchmark/compare.py")
+    parser.add_argument("--alpha", type=float, default=0.05)
+    parser.add_argument("--e2e", help="JSON written by bench/e2e.sh")
+    parser.add_argument("--command", default="bench/run_report.sh",
+                        help="the command that produced the run, for the header")
+    args = parser.parse_args()
+
+    context, results, _ = load_runs(args.runs)
+    engines = engines_in(results)
+    os.makedirs(args.img_dir, exist_ok=True)
+    e2e = None
+    if args.e2e and os.path.exists(args.e2e):
+        with open(args.e2e) as f:
+            e2e = json.load(f)
+
+    lines = ["# kvprefix benchmarks", "",
+             f"Produced on this machine by one command: `{args.command}`. "
+             "Engines: " + ", ".join(engines) + ". Benchmark names are "
+             "`BM_<Op>/<engine>/<workload>/<size>` (bench/workloads.h says what "
+             "each workload models and what its size counts).", ""]
+    lines += key_table(results, engines)
+    lines += fastest_on_mooncake(results, engines)
+    lines += answers_section(results, engines)
+    lines += context_section(context, results, args.command, args.runs)
+    lines += io_section(results, e2e)
+    lines += charts_section(results, engines, args.img_dir,
+                            os.path.dirname(os.path.abspath(args.out)))
+    if args.baseline:
+        lines += compare_section(args.baseline, args.runs, args.compare_py, args.alpha)
+    lines += full_table(results, engines)
+    with open(args.out, "w") as f:
+        f.write("\n".join(lines))
+    print(f"wrote {args.out} and charts in {args.img_dir}")
+
+
+if __name__ == "__main__":
+    main()

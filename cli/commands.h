@@ -1,0 +1,54 @@
+// The subcommands of the `kvprefix` tool and what they share: the --engine,
+// --mode and --vocab options and the error that names a bad input file.
+#ifndef KVPREFIX_CLI_COMMANDS_H_
+#define KVPREFIX_CLI_COMMANDS_H_
+
+#include <CLI/CLI.hpp>
+
+#include <stdexcept>
+#include <string>
+
+#include "io/input_error.h"
+#include "io/mooncake.h"
+
+namespace kvprefix::cli {
+
+// Each adds one subcommand to `app`; the subcommand does its work in a
+// CLI11 callback during app.parse(), throwing the errors main() maps to exit
+// statuses (FileInputError: 2; IoError, CapacityError, std::bad_alloc: 1).
+void RegisterMatchCommand(CLI::App& app);    // kvprefix match
+void RegisterReplayCommand(CLI::App& app);   // kvprefix replay
+void RegisterConvertCommand(CLI::App& app);  // kvprefix convert mooncake
+void RegisterEnginesCommand(CLI::App& app);  // kvprefix engines
+
+// Bad input in a named file: what() is "<file>: <location>: <problem>".
+class FileInputError : public std::runtime_error {
+ public:
+  FileInputError(const std::string& file, const InputError& error)
+      : std::runtime_error(file + ": " + error.what()) {}
+};
+
+// Calls read(path) and returns its result, turning an InputError into a
+// FileInputError naming `path` ("<stdin>" for "-").
+template <typename Read>
+auto ReadNamed(const std::string& path, Read&& read) {
+  try {
+    return read(path);
+  } catch (const InputError& error) {
+    throw FileInputError(path == "-" ? "<stdin>" : path, error);
+  }
+}
+
+// Adds --engine (default: kvprefix::DefaultEngineName()), checked against
+// the registry so that an unknown name is a usage error.
+void AddEngineOption(CLI::App& command, std::string& engine);
+
+// Adds --mode block|token and --vocab V (SPEC §7) for reading traces.
+void AddTraceOptions(CLI::App& command, TraceOptions& options);
+
+// "block" or "token".
+const char* ModeName(TraceMode mode);
+
+}  // namespace kvprefix::cli
+
+#endif  // KVPREFIX_CLI_COMMANDS_H_

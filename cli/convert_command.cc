@@ -1,0 +1,71 @@
+// `kvprefix convert mooncake`: turns a Mooncake trace into a SPEC §4 input,
+// so that the batch job can run on real data.
+#include <fmt/format.h>
+
+#include <cmath>
+#include <memory>
+#include <string>
+
+#include "cli/commands.h"
+#include "cli/progress.h"
+#include "io/json_input.h"
+#include "io/json_output.h"
+
+namespace kvprefix::cli {
+namespace {
+
+struct ConvertOptions {
+  std::string trace;
+  TraceOptions trace_options;
+  double cached_fraction = 0;
+  std::string output = "-";
+};
+
+void RunConvert(const ConvertOptions& options) {
+  Progress progress;
+  const SequenceList trace =
+      ReadNamed(options.trace, [&](const std::string& path) {
+        return ReadMooncakeTrace(path, options.trace_options);
+      });
+  progress.Note(fmt::format("parsed {} requests", trace.size()));
+  const auto cached = static_cast<std::size_t>(
+      std::floor(options.cached_fraction * static_cast<double>(trace.size())));
+  BatchInput input;
+  for (std::size_t i = 0; i < trace.size(); ++i) {
+    (i < cached ? input.cached_sequences : input.requests).Append(trace[i]);
+  }
+  std::string json;
+  AppendBatchInputJson(input, json);
+  WriteFileAtomically(options.output, json);
+}
+
+}  // namespace
+
+void RegisterConvertCommand(CLI::App& app) {
+  CLI::App* convert =
+      app.add_subcommand("convert", "Convert other formats to SPEC §4 input");
+  convert->require_subcommand(1);
+  auto options = std::make_shared<ConvertOptions>();
+  CLI::App* command = convert->add_subcommand(
+      "mooncake",
+      "Turn a Mooncake trace into a SPEC §4 input: the first "
+      "floor(F * requests) requests become cached_sequences, the rest "
+      "requests.");
+  command
+      ->add_option("TRACE", options->trace,
+                   "Mooncake trace (.jsonl); - reads standard input")
+      ->required();
+  command
+      ->add_option("-f,--cached-fraction", options->cached_fraction,
+                   "Fraction F of the requests that become cached sequences")
+      ->required()
+      ->check(CLI::Range(0.0, 1.0));
+  AddTraceOptions(*command, options->trace_options);
+  command
+      ->add_option("-o,--output", options->output,
+                   "Output file, replaced atomically; - is standard output")
+      ->capture_default_str();
+  command->callback([options] { RunConvert(*options); });
+}
+
+}  // namespace kvprefix::cli

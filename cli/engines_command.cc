@@ -1,0 +1,27 @@
+// `kvprefix engines`: the engine names, one per line, the default marked.
+#include <fmt/format.h>
+
+#include <string>
+
+#include "cli/commands.h"
+#include "io/json_output.h"
+#include "kvprefix/registry.h"
+
+namespace kvprefix::cli {
+
+void RegisterEnginesCommand(CLI::App& app) {
+  CLI::App* command = app.add_subcommand(
+      "engines",
+      "List the prefix-index engines, one per line; the one used when "
+      "--engine is not given is marked (default)");
+  command->callback([] {
+    std::string lines;
+    for (const std::string_view name : EngineNames()) {
+      lines += fmt::format("{}{}\n", name,
+                           name == DefaultEngineName() ? " (default)" : "");
+    }
+    WriteFileAtomically("-", lines);
+  });
+}
+
+}  // namespace kvprefix::cli

@@ -1,0 +1,61 @@
+// The `kvprefix` command-line tool: parses the command line with CLI11 and
+// maps every failure to one stderr line and an exit status (SPEC §6):
+// 0 success, 2 bad input or bad usage, 1 input/output or resource failure.
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <new>
+#include <stdexcept>
+
+#include "cli/commands.h"
+#include "io/input_error.h"
+#include "kvprefix/types.h"
+#include "verify/verify_command.h"
+
+namespace {
+
+constexpr int kExitIoFailure = 1;
+constexpr int kExitBadInput = 2;
+
+int Fail(int status, std::string_view message) {
+  fmt::print(stderr, "kvprefix: {}\n", message);
+  return status;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app(
+      "kvprefix: the longest reusable KV-cache prefix of each LLM request "
+      "(a token trie; see `kvprefix <command> --help`)",
+      "kvprefix");
+  app.require_subcommand(1);
+  kvprefix::cli::RegisterMatchCommand(app);
+  kvprefix::cli::RegisterReplayCommand(app);
+  kvprefix::cli::RegisterConvertCommand(app);
+  kvprefix::cli::RegisterEnginesCommand(app);
+  kvprefix::RegisterVerifyCommand(app);
+  try {
+    app.parse(argc, argv);
+    return 0;
+  } catch (const CLI::ParseError& error) {
+    if (error.get_exit_code() == 0) return app.exit(error);  // --help
+    return Fail(kExitBadInput,
+                fmt::format("{} (run with --help for usage)", error.what()));
+  } catch (const kvprefix::cli::FileInputError& error) {
+    return Fail(kExitBadInput, error.what());
+  } catch (const kvprefix::InputError& error) {
+    return Fail(kExitBadInput, error.what());
+  } catch (const std::invalid_argument& error) {
+    return Fail(kExitBadInput, error.what());
+  } catch (const kvprefix::IoError& error) {
+    return Fail(kExitIoFailure, error.what());
+  } catch (const kvprefix::CapacityError& error) {
+    return Fail(kExitIoFailure, fmt::format("capacity: {}", error.what()));
+  } catch (const std::bad_alloc&) {
+    return Fail(kExitIoFailure, "out of memory");
+  } catch (const std::exception& error) {
+    return Fail(kExitIoFailure, error.what());
+  }
+}

@@ -1,0 +1,208 @@
+// Differential fuzz target: every engine against the reference, through the
+// one harness (testing/differential.h), on an online stream of inserts and
+// matches (SPEC §3).
+//
+// How bytes decode (all reads are FuzzedDataProvider integer reads, which
+// take bytes from the END of the input; fuzz/make_differential_seed.py
+// writes inputs in this format):
+//   1. alphabet byte a: the small alphabet is the tokens 0 .. (a % 8).
+//   2. then, while bytes remain and fewer than kMaxOperations were decoded,
+//      one operation:
+//        op byte o: bit 0 set = match, clear = insert; bit 1 set = derived
+//          (when the history is non-empty); o >> 2 = number of fresh tokens
+//          (0..63).
+//        derived only: one history index byte, taken modulo the history
+//          size (no byte when the history holds one operation), and one cut
+//          byte c: the
+//          operation starts with the first c % (n + 1) tokens of that earlier
+//          operation's n tokens. This is how matches end inside edges,
+//          diverge past branch points and run past the end of a cached
+//          sequence.
+//        fresh tokens, one each: byte b < 0xE0 gives b % alphabet size;
+//          0xE0 <= b < 0xE0 + 15 picks kExtremeTokens[b - 0xE0]; larger b
+//          reads a raw int32 from the next 4 bytes (most significant first,
+//          offset by INT32_MIN).
+//      Sequences are truncated to kMaxSequenceTokens.
+// Inputs longer than kMaxInputBytes are ignored.
+//
+// Engines under test: every registered engine except the reference, or,
+// when the environment variable KVPREFIX_FUZZ_MUTANT names a mutant from
+// testing/mutants.h, that deliberately broken engine alone (to show the
+// target has teeth; see fuzz/teeth.sh). Any other value, e.g. "list", prints
+// the mutant names on a last line "mutants: ..." and exits with status 2. On a
+// disagreement the target prints the harness report, then every engine's answer
+// to the last operation after replaying the history on fresh engines, then
+// aborts.
+#include <fmt/format.h>
+#include <fuzzer/FuzzedDataProvider.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <limits>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "kvprefix/registry.h"
+#include "reference/reference_trie.h"
+#include "testing/differential.h"
+#include "testing/mutants.h"
+
+namespace kvprefix {
+namespace {
+
+using testing::DifferentialChecker;
+using testing::Operation;
+
+constexpr std::size_t kMaxInputBytes = 1 << 14;
+constexpr std::size_t kMaxOperations = 256;
+constexpr std::size_t kMaxSequenceTokens = 1024;
+constexpr std::uint8_t kFirstExtremeByte = 0xE0;
+constexpr std::uint8_t kAlphabetSizes = 8;
+
+// Tokens where engines that pack, hash or index by token bits go wrong
+// (sign, byte and 16-bit boundaries, the int32 limits).
+constexpr Token kExtremeTokens[] = {
+    std::numeric_limits<Token>::min(),
+    std::numeric_limits<Token>::min() + 1,
+    -129,
+    -128,
+    -1,
+    0,
+    1,
+    127,
+    128,
+    255,
+    256,
+    65535,
+    65536,
+    std::numeric_limits<Token>::max() - 1,
+    std::numeric_limits<Token>::max(),
+};
+static_assert(kFirstExtremeByte + std::size(kExtremeTokens) <= 0xFF);
+
+// The mutant named by KVPREFIX_FUZZ_MUTANT ("" when unset), read once.
+const std::string& MutantName() {
+  static const std::string name = [] {
+    const char* value = std::getenv("KVPREFIX_FUZZ_MUTANT");
+    const std::string mutant = value == nullptr ? "" : value;
+    try {
+      if (!mutant.empty()) testing::MakeMutant(mutant);
+    } catch (const std::invalid_argument& error) {
+      // fuzz/teeth.sh reads the list from the last line.
+      std::string names = "mutant-baseline";
+      for (std::string_view name : testing::MutantNames()) {
+        names += fmt::format(" {}", name);
+      }
+      std::fprintf(stderr, "KVPREFIX_FUZZ_MUTANT: %s\nmutants: %s\n",
+                   error.what(), names.c_str());
+      std::exit(2);
+    }
+    return mutant;
+  }();
+  return name;
+}
+
+// Fresh, empty engines under test (see the top comment).
+std::vector<std::unique_ptr<PrefixIndex>> MakeEnginesUnderTest() {
+  std::vector<std::unique_ptr<PrefixIndex>> engines;
+  if (!MutantName().empty()) {
+    engines.push_back(testing::MakeMutant(MutantName()));
+    return engines;
+  }
+  for (std::string_view name : EngineNames()) {
+    if (name != ReferenceTrie::kName) engines.push_back(MakeEngine(name));
+  }
+  return engines;
+}
+
+Token ConsumeToken(FuzzedDataProvider& provider, Token alphabet_size) {
+  const auto byte = provider.ConsumeIntegral<std::uint8_t>();
+  if (byte < kFirstExtremeByte) return byte % alphabet_size;
+  const std::size_t extreme = byte - kFirstExtremeByte;
+  if (extreme < std::size(kExtremeTokens)) return kExtremeTokens[extreme];
+  return provider.ConsumeIntegral<Token>();
+}
+
+Operation ConsumeOperation(FuzzedDataProvider& provider, Token alphabet_size,
+                           const std::vector<Operation>& history) {
+  const auto op = provider.ConsumeIntegral<std::uint8_t>();
+  Operation operation{
+      (op & 1) != 0 ? Operation::Kind::kMatch : Operation::Kind::kInsert, {}};
+  if ((op & 2) != 0 && !history.empty()) {
+    const std::vector<Token>& earlier =
+        history[provider.ConsumeIntegralInRange<std::size_t>(
+                    0, history.size() - 1)]
+            .tokens;
+    const std::size_t keep =
+        provider.ConsumeIntegral<std::uint8_t>() % (earlier.size() + 1);
+    operation.tokens.assign(earlier.begin(), earlier.begin() + keep);
+  }
+  for (int i = op >> 2; i > 0; --i) {
+    operation.tokens.push_back(ConsumeToken(provider, alphabet_size));
+  }
+  if (operation.tokens.size() > kMaxSequenceTokens) {
+    operation.tokens.resize(kMaxSequenceTokens);
+  }
+  return operation;
+}
+
+// Replays all but the last operation on a fresh `engine` (matches too: a
+// broken engine's match may change its state), then describes its answer to
+// the last one.
+std::string AnswerToLast(PrefixIndex& engine,
+                         const std::vector<Operation>& history) {
+  for (std::size_t i = 0; i + 1 < history.size(); ++i) {
+    if (history[i].kind == Operation::Kind::kInsert) {
+      engine.Insert(history[i].tokens);
+    } else {
+      engine.MatchPrefix(history[i].tokens);
+    }
+  }
+  const Operation& last = history.back();
+  if (last.kind == Operation::Kind::kInsert) {
+    const NodeId node = engine.Insert(last.tokens);
+    return fmt::format("insert returns node {}, node_count {}", node,
+                       engine.node_count());
+  }
+  const Match match = engine.MatchPrefix(last.tokens);
+  return fmt::format("matched_length {}, cache_node {}", match.matched_length,
+                     match.cache_node);
+}
+
+[[noreturn]] void ReportAndAbort(const std::string& report,
+                                 const std::vector<Operation>& history) {
+  std::string text = report + "every engine's answer to the last operation:\n";
+  auto reference = MakeEngine(ReferenceTrie::kName);
+  text += fmt::format("  {}: {}\n", reference->name(),
+                      AnswerToLast(*reference, history));
+  for (auto& engine : MakeEnginesUnderTest()) {
+    text += fmt::format("  {}: {}\n", engine->name(),
+                        AnswerToLast(*engine, history));
+  }
+  std::fputs(text.c_str(), stderr);
+  std::abort();
+}
+
+}  // namespace
+}  // namespace kvprefix
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data,
+                                      std::size_t size) {
+  using namespace kvprefix;
+  if (size > kMaxInputBytes) return 0;
+  FuzzedDataProvider provider(data, size);
+  const Token alphabet_size =
+      1 + provider.ConsumeIntegral<std::uint8_t>() % kAlphabetSizes;
+  DifferentialChecker checker(MakeEnginesUnderTest());
+  while (provider.remaining_bytes() > 0 &&
+         checker.history().size() < kMaxOperations) {
+    const auto report = checker.Apply(
+        ConsumeOperation(provider, alphabet_size, checker.history()));
+    if (report) ReportAndAbort(*report, checker.history());
+  }
+  return 0;
+}

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Runs one libFuzzer campaign and prints its exec/s and coverage at the end.
+#
+# Usage: fuzz/run_campaign.sh TARGET [SECONDS] [JOBS] [CORPUS_DIR] [CRASH_DIR]
+#   TARGET      differential_fuzzer, json_input_fuzzer or mooncake_line_fuzzer
+#   SECONDS     campaign length (default 600)
+#   JOBS        parallel fuzzing processes, libFuzzer -fork=JOBS (default 1)
+#   CORPUS_DIR  the growing corpus (default fuzz-campaign/TARGET/corpus); the
+#               checked-in seeds fuzz/corpus/TARGET are read, never written
+#   CRASH_DIR   where crash-*, leak-*, timeout-* and oom-* files go (default
+#               fuzz-campaign/TARGET/crashes)
+# The binaries come from $KVPREFIX_FUZZ_BUILD/fuzz (default build-fuzz, the
+# -DKVPREFIX_FUZZ=ON build). Exit status: 0 when nothing was found, else
+# libFuzzer's (non-zero on a crash, leak, timeout or out-of-memory).
+set -uo pipefail
+
+fuzz_dir=$(dirname "$(realpath "$0")")
+target=${1:?usage: run_campaign.sh TARGET [SECONDS] [JOBS] [CORPUS_DIR] [CRASH_DIR]}
+seconds=${2:-600}
+jobs=${3:-1}
+corpus=${4:-fuzz-campaign/$target/corpus}
+crashes=${5:-fuzz-campaign/$target/crashes}
+build=${KVPREFIX_FUZZ_BUILD:-$fuzz_dir/../build-fuzz}
+fuzzer=$build/fuzz/$target
+
+[[ -x "$fuzzer" ]] || { echo "no fuzzer $fuzzer (build with -DKVPREFIX_FUZZ=ON)" >&2; exit 2; }
+mkdir -p "$corpus" "$crashes"
+log=$(dirname "$(realpath "$crashes")")/$target-campaign.log
+
+echo "campaign: $target for ${seconds}s, $jobs job(s), corpus $corpus, crashes $crashes"
+"$fuzzer" -fork="$jobs" -max_total_time="$seconds" -timeout=10 \
+  -dict="$fuzz_dir/$target.dict" -artifact_prefix="$crashes/" \
+  "$corpus" "$fuzz_dir/corpus/$target" 2>&1 | tee "$log" |
+  grep --line-buffered -E '^#|ERROR|SUMMARY|INFO: exiting'
+status=${PIPESTATUS[0]}
+
+# exec/s over the whole run from the fork server's last report (executions
+# and seconds so far); coverage by replaying the final corpus once in one
+# process, the same measure for every run (fork mode counts differently).
+last=$(grep -E '^#[0-9]+: .* time: [0-9]+s' "$log" | tail -1)
+execs=$(sed -nE 's/^#([0-9]+):.*/\1/p' <<<"$last")
+elapsed=$(sed -nE 's/.* time: ([0-9]+)s.*/\1/p' <<<"$last")
+coverage=$("$fuzzer" -runs=0 "$corpus" "$fuzz_dir/corpus/$target" 2>&1 |
+           grep -oE 'cov: [0-9]+ ft: [0-9]+' | tail -1)
+echo "result: $target ${execs:-0} execs in ${elapsed:-?} s" \
+     "= exec/s: $(( ${execs:-0} / (${elapsed:-0} > 0 ? ${elapsed:-1} : 1) )) ($jobs job(s));" \
+     "final corpus $(ls "$corpus" | wc -l) files, $coverage;" \
+     "findings: $(find "$crashes" -type f | wc -l) in $crashes (exit $status)"
+exit "$status"

@@ -1,0 +1,317 @@
+// Error messages for the simdjson readers of io/ (see json_diagnostics.h).
+#include "io/json_diagnostics.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <vector>
+
+namespace kvprefix::json_diagnostics {
+namespace {
+
+constexpr std::size_t kMaxSnippet = 24;  // bytes of a token shown in errors
+
+bool IsWhitespace(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+bool IsDelimiter(char c) {
+  return IsWhitespace(c) || std::string_view("[]{},:\"").find(c) !=
+                                std::string_view::npos;
+}
+
+// The token starting at json[offset], quoted and cut to kMaxSnippet bytes.
+std::string Snippet(std::string_view json, std::size_t offset) {
+  std::size_t end = offset + 1;
+  if (!IsDelimiter(json[offset])) {
+    while (end < json.size() && !IsDelimiter(json[end])) ++end;
+  }
+  const std::size_t length = std::min(end - offset, kMaxSnippet);
+  return fmt::format("'{}{}'", json.substr(offset, length),
+                     end - offset > length ? "..." : "");
+}
+
+std::string FoundAt(std::string_view json, std::size_t offset) {
+  if (offset >= json.size()) return "end of input";
+  return fmt::format("{} at byte {}", Snippet(json, offset), offset);
+}
+
+// What the iterator of `context` points at, after a syntax error.
+std::string FoundAtCurrent(const Context& context) {
+  const char* position = nullptr;
+  if (context.document.current_location().get(position) != simdjson::SUCCESS) {
+    return "end of input";
+  }
+  return FoundAt(context.json,
+                 static_cast<std::size_t>(position - context.json.data()));
+}
+
+std::string_view Trim(std::string_view token) {
+  while (!token.empty() && IsWhitespace(token.back())) token.remove_suffix(1);
+  return token;
+}
+
+std::string Quoted(std::string_view token) {
+  token = Trim(token);
+  const std::size_t length = std::min(token.size(), kMaxSnippet);
+  return fmt::format("{}{}", token.substr(0, length),
+                     token.size() > length ? "..." : "");
+}
+
+std::string DescribeNumber(ondemand::value& value) {
+  const std::string raw = Quoted(value.raw_json_token());
+  ondemand::number_type type;
+  if (value.get_number_type().get(type) != simdjson::SUCCESS) {
+    return "an invalid number " + raw;
+  }
+  if (type == ondemand::number_type::floating_point_number) {
+    double ignored;
+    if (value.get_double().get(ignored) != simdjson::SUCCESS) {
+      return "an invalid number " + raw;
+    }
+    return raw + (raw.find('.') != std::string::npos
+                      ? " (a number with a fraction)"
+                      : " (a number with an exponent)");
+  }
+  std::int64_t ignored;
+  if (value.get_int64().get(ignored) == simdjson::NUMBER_ERROR) {
+    return "an invalid number " + raw;  // e.g. a leading zero: 01
+  }
+  return raw;
+}
+
+std::string DescribeValue(const Context& context, ondemand::value& value) {
+  ondemand::json_type type;
+  if (value.type().get(type) != simdjson::SUCCESS) {
+    return FoundAtCurrent(context);
+  }
+  switch (type) {
+    case ondemand::json_type::array:
+      return "an array";
+    case ondemand::json_type::object:
+      return "an object";
+    case ondemand::json_type::string:
+      return "a string";
+    case ondemand::json_type::number:
+      return DescribeNumber(value);
+    case ondemand::json_type::boolean:
+    case ondemand::json_type::null:
+      break;
+  }
+  return Quoted(value.raw_json_token());
+}
+
+// "an array", "a string", "'5'" for the first value of a document.
+std::string DescribeRoot(std::string_view json) {
+  std::size_t offset = 0;
+  while (offset < json.size() && IsWhitespace(json[offset])) ++offset;
+  if (offset == json.size()) return "end of input";
+  if (json[offset] == '[') return "an array";
+  if (json[offset] == '"') return "a string";
+  return Snippet(json, offset);
+}
+
+// One open container met by DiagnoseUnbalanced.
+struct Level {
+  bool is_array;
+  std::size_t index = 0;    // arrays: the element being read
+  std::string key;          // objects: the raw key of the member being read
+  bool expect_key = true;   // objects: the next string is a key
+};
+
+std::string PathOf(const std::vector<Level>& stack) {
+  std::string path = "$";
+  for (const Level& level : stack) {
+    if (level.is_array) {
+      path += fmt::format("[{}]", level.index);
+    } else if (!level.key.empty()) {
+      path += MemberPath(level.key).substr(1);
+    }
+  }
+  return path;
+}
+
+}  // namespace
+
+std::size_t FirstInvalidUtf8(std::string_view text) {
+  std::size_t i = 0;
+  while (i < text.size()) {
+    const auto lead = static_cast<unsigned char>(text[i]);
+    if (lead < 0x80) {
+      ++i;
+      continue;
+    }
+    std::size_t length;
+    std::uint32_t code_point;
+    std::uint32_t smallest;  // smaller code points are overlong encodings
+    if ((lead & 0xE0) == 0xC0) {
+      length = 2, code_point = lead & 0x1F, smallest = 0x80;
+    } else if ((lead & 0xF0) == 0xE0) {
+      length = 3, code_point = lead & 0x0F, smallest = 0x800;
+    } else if ((lead & 0xF8) == 0xF0) {
+      length = 4, code_point = lead & 0x07, smallest = 0x10000;
+    } else {
+      return i;
+    }
+    if (i + length > text.size()) return i;
+    for (std::size_t k = 1; k < length; ++k) {
+      const auto next = static_cast<unsigned char>(text[i + k]);
+      if ((next & 0xC0) != 0x80) return i;
+      code_point = (code_point << 6) | (next & 0x3F);
+    }
+    if (code_point < smallest || code_point > 0x10FFFF ||
+        (code_point >= 0xD800 && code_point <= 0xDFFF)) {
+      return i;
+    }
+    i += length;
+  }
+  return std::string_view::npos;
+}
+
+std::string MemberPath(std::string_view raw_key) {
+  const bool identifier =
+      !raw_key.empty() && !std::isdigit(static_cast<unsigned char>(raw_key[0])) &&
+      std::all_of(raw_key.begin(), raw_key.end(), [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+      });
+  return identifier ? fmt::format("$.{}", raw_key)
+                    : fmt::format("$[\"{}\"]", raw_key);
+}
+
+InputError DocumentError(simdjson::error_code error, std::string_view json,
+                         const std::string& prefix) {
+  switch (error) {
+    case simdjson::EMPTY:
+      return InputError(prefix + "$",
+                        "expected a JSON object, found end of input (empty "
+                        "input)");
+    case simdjson::UTF8_ERROR: {
+      const std::size_t offset = std::min(FirstInvalidUtf8(json), json.size());
+      return InputError(
+          fmt::format("{}byte {}", prefix, offset),
+          offset < json.size()
+              ? fmt::format("expected UTF-8 text, found invalid byte 0x{:02X}",
+                            static_cast<unsigned char>(json[offset]))
+              : "expected UTF-8 text, found invalid UTF-8");
+    }
+    case simdjson::INCOMPLETE_ARRAY_OR_OBJECT:
+    case simdjson::UNCLOSED_STRING:
+      return DiagnoseUnbalanced(json, prefix);
+    case simdjson::INCORRECT_TYPE:
+      return InputError(prefix + "$",
+                        "expected an object, found " + DescribeRoot(json));
+    case simdjson::CAPACITY:
+      throw IoError(fmt::format(
+          "input of {} bytes exceeds simdjson's 4 GiB document limit",
+          json.size()));
+    default:
+      return InputError(prefix + "$",
+                        fmt::format("expected valid JSON, found {}",
+                                    simdjson::error_message(error)));
+  }
+}
+
+InputError DiagnoseUnbalanced(std::string_view json,
+                              const std::string& prefix) {
+  std::vector<Level> stack;
+  bool root_done = false;
+  for (std::size_t i = 0; i < json.size(); ++i) {
+    const char c = json[i];
+    if (IsWhitespace(c)) continue;
+    if (root_done) {
+      return InputError(prefix + "$",
+                        "expected end of input after the root value, found " +
+                            FoundAt(json, i));
+    }
+    switch (c) {
+      case '"': {
+        std::size_t end = i + 1;
+        while (end < json.size() && json[end] != '"') {
+          end += json[end] == '\\' ? 2 : 1;
+        }
+        if (end >= json.size()) {
+          return InputError(prefix + PathOf(stack),
+                            "expected a closing '\"', found end of input "
+                            "(truncated string)");
+        }
+        if (!stack.empty() && !stack.back().is_array &&
+            stack.back().expect_key) {
+          stack.back().key = std::string(json.substr(i + 1, end - i - 1));
+          stack.back().expect_key = false;
+        }
+        i = end;
+        root_done = stack.empty();
+        break;
+      }
+      case '[':
+      case '{':
+        stack.push_back(Level{.is_array = c == '[', .key = {}});
+        break;
+      case ']':
+      case '}':
+        if (stack.empty() || stack.back().is_array != (c == ']')) {
+          return InputError(
+              prefix + PathOf(stack),
+              fmt::format("expected {}, found {}",
+                          stack.empty()              ? "a value"
+                          : stack.back().is_array ? "']'"
+                                                     : "'}'",
+                          FoundAt(json, i)));
+        }
+        stack.pop_back();
+        root_done = stack.empty();
+        break;
+      case ',':
+        if (!stack.empty() && stack.back().is_array) {
+          ++stack.back().index;
+        } else if (!stack.empty()) {
+          stack.back().key.clear();
+          stack.back().expect_key = true;
+        }
+        break;
+      default:  // ':' or a scalar (number, true, false, null)
+        while (i + 1 < json.size() && !IsDelimiter(json[i + 1])) ++i;
+        root_done = stack.empty() && c != ':';
+        break;
+    }
+  }
+  if (stack.empty()) {
+    return InputError(prefix + "$",
+                      "expected a JSON object, found " + DescribeRoot(json));
+  }
+  return InputError(prefix + PathOf(stack),
+                    fmt::format("expected {}, found end of input (truncated)",
+                                stack.back().is_array ? "',' or ']'"
+                                                      : "',' or '}'"));
+}
+
+InputError Unexpected(const Context& context,
+                      simdjson::simdjson_result<ondemand::value>& element,
+                      const std::string& location, std::string_view expected) {
+  ondemand::value value;
+  const std::string found = element.get(value) == simdjson::SUCCESS
+                                ? DescribeValue(context, value)
+                                : FoundAtCurrent(context);
+  return InputError(context.prefix + location,
+                    fmt::format("expected {}, found {}", expected, found));
+}
+
+InputError SyntaxError(const Context& context, const std::string& location,
+                       std::string_view expected) {
+  return InputError(context.prefix + location,
+                    fmt::format("expected {}, found {}", expected,
+                                FoundAtCurrent(context)));
+}
+
+void CheckAtEnd(const Context& context) {
+  const char* position = nullptr;
+  if (context.document.current_location().get(position) == simdjson::SUCCESS) {
+    throw InputError(
+        context.prefix + "$",
+        "expected end of input after the root object, found " +
+            FoundAt(context.json,
+                    static_cast<std::size_t>(position - context.json.data())));
+  }
+}
+
+}  // namespace kvprefix::json_diagnostics

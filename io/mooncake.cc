@@ -1,0 +1,189 @@
+// Reading Mooncake traces (SPEC §7): one simdjson On Demand parse per line.
+#include "io/mooncake.h"
+
+#include <fmt/format.h>
+
+#include <cstring>
+#include <limits>
+#include <stdexcept>
+#include <vector>
+
+#include "io/json_diagnostics.h"
+#include "io/padded_file.h"
+
+namespace kvprefix {
+namespace {
+
+using json_diagnostics::Context;
+namespace ondemand = simdjson::ondemand;
+
+constexpr std::int64_t kMaxInt64 = std::numeric_limits<std::int64_t>::max();
+
+// The members of one trace line that kvprefix reads.
+struct TraceLine {
+  std::int64_t input_length = -1;  // -1: not seen
+  std::vector<std::int64_t> hash_ids;
+  bool has_hash_ids = false;
+};
+
+void ReadHashIds(const Context& context,
+                 simdjson::simdjson_result<ondemand::value> value,
+                 std::int64_t max_id, std::vector<std::int64_t>& out) {
+  ondemand::array ids;
+  if (value.get_array().get(ids) != simdjson::SUCCESS) {
+    throw json_diagnostics::Unexpected(context, value, "$.hash_ids",
+                                       "an array of hash ids");
+  }
+  for (auto id : ids) {
+    out.push_back(json_diagnostics::ReadInteger(context, id, 0, max_id, [&] {
+      return fmt::format("$.hash_ids[{}]", out.size());
+    }));
+  }
+}
+
+void ReadLine(ondemand::parser& parser, simdjson::padded_string_view json,
+              const std::string& prefix, std::int64_t max_id,
+              TraceLine& line) {
+  ondemand::document document;
+  ondemand::object root;
+  simdjson::error_code error = parser.iterate(json).get(document);
+  if (error == simdjson::SUCCESS) error = document.get_object().get(root);
+  if (error != simdjson::SUCCESS) {
+    throw json_diagnostics::DocumentError(error, json, prefix);
+  }
+  const Context context{document, json, prefix};
+  for (auto member : root) {
+    std::string_view key;
+    if (member.unescaped_key().get(key) != simdjson::SUCCESS) {
+      throw json_diagnostics::SyntaxError(context, "$",
+                                          "a member name, ',' or '}'");
+    }
+    const bool is_length = key == "input_length";
+    if (!is_length && key != "hash_ids") continue;  // On Demand skips it
+    if (is_length ? line.input_length >= 0 : line.has_hash_ids) {
+      throw InputError(prefix + "$." + std::string(key),
+                       fmt::format("expected each member once, found \"{}\" "
+                                   "a second time",
+                                   key));
+    }
+    if (is_length) {
+      line.input_length = json_diagnostics::ReadInteger(
+          context, member.value(), 0, kMaxInt64,
+          [] { return std::string("$.input_length"); });
+    } else {
+      line.has_hash_ids = true;
+      ReadHashIds(context, member.value(), max_id, line.hash_ids);
+    }
+  }
+  for (const char* name : {"input_length", "hash_ids"}) {
+    if (std::strcmp(name, "hash_ids") == 0 ? !line.has_hash_ids
+                                           : line.input_length < 0) {
+      throw InputError(prefix + "$",
+                       fmt::format("expected member \"{}\", found an object "
+                                   "without it",
+                                   name));
+    }
+  }
+  json_diagnostics::CheckAtEnd(context);
+}
+
+// Tokens in the last block; throws unless it holds 1..512 (0 blocks: none).
+std::int64_t LastBlockTokens(const TraceLine& line, const std::string& prefix) {
+  const auto blocks = static_cast<std::int64_t>(line.hash_ids.size());
+  if (blocks == 0 && line.input_length == 0) return 0;
+  const std::int64_t low = blocks == 0 ? 0 : (blocks - 1) * kMooncakeBlockTokens + 1;
+  const std::int64_t high = blocks * kMooncakeBlockTokens;
+  if (line.input_length < low || line.input_length > high) {
+    throw InputError(prefix + "$.input_length",
+                     fmt::format("expected {} to {} tokens for {} hash ids, "
+                                 "found {}",
+                                 low, high, blocks, line.input_length));
+  }
+  return line.input_length - (blocks - 1) * kMooncakeBlockTokens;
+}
+
+void AppendTokens(const TraceLine& line, const std::string& prefix,
+                  const TraceOptions& options, SequenceList& out) {
+  const std::int64_t last_block_tokens = LastBlockTokens(line, prefix);
+  const std::size_t blocks = line.hash_ids.size();
+  for (std::size_t b = 0; b < blocks; ++b) {
+    const auto id = static_cast<std::uint64_t>(line.hash_ids[b]);
+    if (options.mode == TraceMode::kBlock) {
+      out.PushToken(static_cast<Token>(id));
+      continue;
+    }
+    const std::uint64_t count =
+        b + 1 < blocks ? kMooncakeBlockTokens : last_block_tokens;
+    for (std::uint64_t j = 0; j < count; ++j) {
+      out.PushToken(static_cast<Token>(
+          SplitMix64(id * kMooncakeBlockTokens + j) % options.vocabulary));
+    }
+  }
+  out.CloseSequence();
+}
+
+void CheckOptions(const TraceOptions& options) {
+  if (options.vocabulary == 0 || options.vocabulary > (1U << 31)) {
+    throw std::invalid_argument(fmt::format(
+        "vocabulary size must be 1 to 2147483648, not {}", options.vocabulary));
+  }
+}
+
+std::int64_t MaxHashId(const TraceOptions& options) {
+  return options.mode == TraceMode::kBlock ? std::numeric_limits<Token>::max()
+                                           : kMaxInt64;
+}
+
+void AppendPaddedLine(ondemand::parser& parser,
+                      simdjson::padded_string_view json,
+                      std::size_t line_number, const TraceOptions& options,
+                      TraceLine& scratch, SequenceList& out) {
+  const std::string prefix = fmt::format("line {}: ", line_number);
+  scratch.input_length = -1;
+  scratch.hash_ids.clear();
+  scratch.has_hash_ids = false;
+  ReadLine(parser, json, prefix, MaxHashId(options), scratch);
+  AppendTokens(scratch, prefix, options, out);
+}
+
+bool IsBlank(std::string_view line) {
+  return line.find_first_not_of(" \t\r") == std::string_view::npos;
+}
+
+}  // namespace
+
+void AppendTraceLine(std::string_view line, std::size_t line_number,
+                     const TraceOptions& options, SequenceList& out) {
+  CheckOptions(options);
+  ondemand::parser parser;
+  TraceLine scratch;
+  const simdjson::padded_string padded(line);
+  AppendPaddedLine(parser, padded, line_number, options, scratch, out);
+}
+
+SequenceList ReadMooncakeTrace(const std::string& path,
+                               const TraceOptions& options) {
+  CheckOptions(options);
+  const std::string text = ReadPaddedFile(path);
+  ondemand::parser parser;
+  TraceLine scratch;
+  SequenceList trace;
+  std::size_t line_number = 0;
+  std::size_t begin = 0;
+  while (begin < text.size()) {
+    std::size_t end = text.find('\n', begin);
+    if (end == std::string::npos) end = text.size();
+    ++line_number;
+    const std::string_view line(text.data() + begin, end - begin);
+    if (!IsBlank(line)) {
+      // The rest of the file and its padding follow the line: it is padded.
+      const simdjson::padded_string_view padded(
+          line.data(), line.size(), text.capacity() - begin);
+      AppendPaddedLine(parser, padded, line_number, options, scratch, trace);
+    }
+    begin = end + 1;
+  }
+  return trace;
+}
+
+}  // namespace kvprefix

@@ -1,0 +1,254 @@
+// DoubleArrayTrie ("double-array"): a per-token dynamic double-array trie.
+//
+// Design essay
+// ============
+//
+// Sources. The double array is Aoe's "An efficient digital search algorithm
+// by using a double-array structure" (IEEE TSE 15(9), 1989): a node is a slot
+// s in two parallel arrays, and the edge labelled c from s leads to slot
+// t = base[s] + c, valid iff check[t] == s. Insertion into a full array and
+// the choice of which sibling set to move follow cedar (Yoshinaga &
+// Kitsuregawa, "A self-adaptive classifier for efficient text-stream
+// processing", COLING 2014, and its implementation): when the slot a new edge
+// needs is taken, move whichever of the two sibling sets (the new node's, or
+// the occupant's) is smaller, moving EVERY sibling of it and re-pointing the
+// check of each moved node's children. Moving only the new child -- a bug
+// known from several double-array libraries -- silently loses the other
+// siblings; tests/double_array_trie_test.cc has the regression test.
+//
+// Token codes. Labels must be small, dense integers because siblings sit at
+// base + code. A token t in [0, kDirectTokens) (every real vocabulary: Llama
+// 3 has 128,256 tokens) has code t + 1, computed without any lookup. Any other
+// int32 value (negatives, INT32_MAX, huge block hashes) gets the next code
+// after the direct range from `extra_codes_` (absl::flat_hash_map) the first
+// time an insert sees it; a match reaching a token without a code stops
+// there, because no edge can carry it. Code 0 is never used, so "no code" is
+// 0. Codes are exact: distinct tokens always have distinct codes.
+//
+// Memory layout (per slot, in capacity-sized arrays):
+//   cells_[s] = {base, check}  8 bytes, int32 each: all that a match reads;
+//   ids_[s]   = node ID        4 bytes, read once at the end of a match;
+//   free_     = one bit (+1/64 bit per summary level): slot is free.
+// Node IDs are creation order (SPEC §1) but slots move, hence ids_. The root
+// is slot 0 with ID 0. A free slot has check == -1, which equals no parent
+// slot, so a match needs no separate "is used" test; slot 0 has check -1 too
+// and is never free, so no edge ever lands on the root.
+// The arrays grow with realloc(), which glibc serves with mremap() for large
+// blocks: no copy, no re-faulting of pages already touched, so capacity can
+// grow by 1/4 at a time (bytes per node stay close to 12) at little cost.
+//
+// Children enumeration (needed only to move nodes). Aoe's arrays cannot list
+// the children of a node. cedar keeps two extra label fields per slot; that
+// would cost 8 bytes per node. Here, because almost every node of a token
+// trie has at most one child, one invariant does it for free:
+//   a node at slot s either has an entry in `children_` (slot -> codes of all
+//   its children), or has at most one child, and then that child is at slot
+//   s + 1.
+// Inserting a path of new nodes puts each node's child in the first free slot
+// after it, which is s + 1 except at the end of a run of free slots; only
+// then, and for branching nodes and moved nodes, is a `children_` entry made.
+// As a bonus the nodes of one inserted path sit next to each other, so a
+// match along it streams through memory instead of taking a miss per token.
+//
+// Insert walks like a match; at the first missing edge it adds a child:
+//   * to a leaf s: child at f = first free slot > s, base[s] = f - code;
+//   * to an inner node s: the slot base[s] + code if free; otherwise the
+//     occupant's parent p and s compete: the one with fewer children is
+//     moved to a new base where all its (for s: plus the new) codes are free
+//     ("relocation"), found by scanning free slots upward from a hint for at
+//     most kMaxBaseTries candidates, else just past the last used slot.
+//   The rest of the sequence then extends the fresh leaf, O(1) per token.
+// Free slots are found with a hierarchical bitmap (64-ary, like a van Emde
+// Boas layout flattened): "first free slot >= x" costs O(log64 slots), so the
+// free-slot search is never quadratic.
+//
+// Complexity. Match: O(matched length), two array reads per token (one hash
+// lookup per token outside the direct range). Insert: O(length) plus, per
+// relocation, O(moved nodes * their child count + kMaxBaseTries * codes);
+// moving the smaller sibling set keeps wide nodes (100,000 children at the
+// root) cheap, since a conflict against them moves the other, small family.
+// Nothing is recursive.
+//
+// Limits. Slots, bases and node IDs are 32-bit. Slot indices and codes stay
+// below 2^30 (so base = slot - code never overflows int32) and node IDs below
+// slots; a needed slot or code beyond that throws CapacityError before any
+// value could wrap. An insert that throws keeps the nodes it created before
+// the failure (the trie stays valid, as the reference's does on bad_alloc).
+#ifndef KVPREFIX_OPTIMIZED_DOUBLE_ARRAY_TRIE_H_
+#define KVPREFIX_OPTIMIZED_DOUBLE_ARRAY_TRIE_H_
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <memory>
+#include <string_view>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/inlined_vector.h"
+#include "kvprefix/types.h"
+
+namespace kvprefix {
+
+class DoubleArrayTrie {
+ public:
+  static constexpr std::string_view kName = "double-array";
+
+  // Tokens in [0, kDirectTokens) map to code token + 1 without lookup.
+  static constexpr std::uint32_t kDirectTokens = 1u << 18;
+  // Default and largest slot limit: slot indices and codes stay below 2^30.
+  static constexpr std::size_t kMaxSlots = std::size_t{1} << 30;
+
+  // An index holding only the root.
+  DoubleArrayTrie() : DoubleArrayTrie(kMaxSlots) {}
+  // An index that throws CapacityError once it would need more than
+  // `max_slots` slots (2 <= max_slots <= kMaxSlots); tests lower it to reach
+  // the limit quickly. Throws std::invalid_argument outside that range.
+  explicit DoubleArrayTrie(std::size_t max_slots);
+
+  // Inserts `sequence` (SPEC §1) and returns the ID of the node its last
+  // token reaches (kRootNode if empty). Amortized O(length) plus relocations
+  // (see the essay). Throws CapacityError when a slot or token code beyond
+  // the limits would be needed, std::bad_alloc on memory exhaustion; nodes
+  // created before a throw stay. Requires exclusive access.
+  NodeId Insert(TokenSpan sequence);
+
+  // The longest cached prefix of `request` and the node it ends at.
+  // O(matched tokens), two array reads per token. Never throws; safe to call
+  // from many threads at once.
+  Match MatchPrefix(TokenSpan request) const;
+
+  // Nodes excluding the root (= the largest node ID). O(1).
+  std::uint64_t node_count() const { return node_count_; }
+
+  // Heap bytes: every array's capacity, the bitmap, both hash maps and their
+  // children lists, with malloc chunk overhead. O(number of children_
+  // entries).
+  std::size_t memory_bytes() const;
+
+  // Diagnostics for tests and benchmarks: slots in use or free (the array
+  // length), and how many node moves relocations have made so far. O(1).
+  std::size_t slot_count() const { return size_; }
+  std::uint64_t relocated_nodes() const { return relocated_nodes_; }
+
+ private:
+  struct Cell {
+    std::int32_t base;
+    std::int32_t check;  // parent slot; -1 for a free slot and the root
+  };
+
+  // A trivially copyable array grown by realloc (see the essay: mremap).
+  template <typename T>
+  class ReallocArray {
+   public:
+    T* data() const { return data_.get(); }
+    T& operator[](std::size_t i) const { return data_.get()[i]; }
+    std::size_t capacity() const { return capacity_; }
+    // Changes the capacity to `capacity` elements, keeping the contents.
+    // Throws std::bad_alloc.
+    void Reallocate(std::size_t capacity);
+
+   private:
+    struct Free {
+      void operator()(T* p) const { std::free(p); }
+    };
+    std::unique_ptr<T[], Free> data_;
+    std::size_t capacity_ = 0;
+  };
+
+  // A set of slot indices as a 64-ary hierarchy of bitmaps: level 0 has one
+  // bit per slot, level k+1 one bit per nonzero word of level k.
+  class SlotBitmap {
+   public:
+    static constexpr std::size_t kNone = ~std::size_t{0};
+    // Grows to `size` bits; the new bits are set. O(size / 64).
+    void GrowSet(std::size_t size);
+    bool Test(std::size_t i) const {
+      return (levels_[0][i >> 6] >> (i & 63)) & 1;
+    }
+    void Set(std::size_t i);
+    void Clear(std::size_t i);
+    // The smallest set index >= i, or kNone. O(log64 size).
+    std::size_t NextSet(std::size_t i) const;
+    std::size_t memory_bytes() const;
+
+   private:
+    std::size_t size_ = 0;  // bits
+    std::vector<std::vector<std::uint64_t>> levels_;
+  };
+
+  // Codes of a node's children. Up to kInlineCodes live inside the map slot
+  // (no heap chunk): most entries are moved single-child nodes.
+  static constexpr std::size_t kInlineCodes = 4;
+  using Codes = absl::InlinedVector<std::uint32_t, kInlineCodes>;
+
+  // The code of `token`, 0 if it has none (then no edge can carry it).
+  std::uint32_t CodeOf(Token token) const {
+    if (static_cast<std::uint32_t>(token) < kDirectTokens) {
+      return static_cast<std::uint32_t>(token) + 1;
+    }
+    auto it = extra_codes_.find(token);
+    return it == extra_codes_.end() ? 0 : it->second;
+  }
+  // The code of `token`, assigning the next free one if it has none.
+  std::uint32_t CodeForInsert(Token token);
+
+  // The child of slot `s` along `code`, or -1.
+  std::int64_t Child(std::int64_t s, std::uint32_t code) const {
+    const std::int64_t t = std::int64_t{cells_[s].base} + code;
+    return static_cast<std::uint64_t>(t) < size_ && cells_[t].check == s ? t
+                                                                         : -1;
+  }
+
+  bool IsFree(std::int64_t t) const {
+    return static_cast<std::size_t>(t) >= size_ || free_.Test(t);
+  }
+  void Occupy(std::int64_t t) {
+    free_.Clear(t);
+    used_end_ = std::max(used_end_, static_cast<std::size_t>(t) + 1);
+  }
+  // Makes slots [0, size) exist (new ones free). Throws CapacityError.
+  void EnsureSize(std::size_t size);
+  // The first free slot >= from, growing the array if there is none.
+  std::size_t NextFree(std::size_t from);
+  // A base b such that every b + code is a free slot >= 1, slots existing.
+  std::int64_t FindBase(const Codes& codes, std::size_t hint);
+
+  // Puts a new node, child of `parent`, at free slot `t`; returns t.
+  std::int64_t CreateNode(std::int64_t t, std::int64_t parent);
+  // Adds a child along `code` to the leaf at `s`; returns the child's slot.
+  std::int64_t AddChildToLeaf(std::int64_t s, std::uint32_t code);
+  // Adds a child along `code` to the node at `s` (any node); returns the
+  // child's slot. May move nodes, `s` included (then `s` is updated).
+  std::int64_t AddChild(std::int64_t& s, std::uint32_t code);
+  // Appends the codes of the children of slot `s` to `out`.
+  void AppendChildren(std::int64_t s, Codes& out) const;
+  // Number of children of slot `s`. O(1).
+  std::size_t ChildCount(std::int64_t s) const;
+  // Moves all children of `n` to a new base where they and `extra_code` fit
+  // and records the new child list; if `extra_code` is nonzero, also creates
+  // the child along it. `tracked` is updated if the node it names moves.
+  // Returns the new base.
+  std::int64_t MoveChildren(std::int64_t n, std::uint32_t extra_code,
+                            std::int64_t& tracked);
+  // Moves the node at `from` (a child of `parent`) to free slot `to`.
+  void MoveNode(std::int64_t from, std::int64_t to, std::int64_t parent);
+
+  std::size_t max_slots_;
+  std::size_t size_ = 0;  // slots that exist: [0, size_) <= capacity
+  // Every slot >= used_end_ is free: where FindBase falls back to, so that a
+  // fallback does not grow the array past its unused tail.
+  std::size_t used_end_ = 1;
+  ReallocArray<Cell> cells_;
+  ReallocArray<std::uint32_t> ids_;
+  SlotBitmap free_;  // bit set = slot free
+  std::uint64_t node_count_ = 0;
+  std::uint64_t relocated_nodes_ = 0;
+  absl::flat_hash_map<Token, std::uint32_t> extra_codes_;
+  absl::flat_hash_map<std::int32_t, Codes> children_;  // see the essay
+};
+
+}  // namespace kvprefix
+
+#endif  // KVPREFIX_OPTIMIZED_DOUBLE_ARRAY_TRIE_H_

@@ -1,0 +1,445 @@
+// The `kvprefix` Python module (pybind11): the seed's function
+// find_prefix_matches(cached_sequences, requests) returning the seed's exact
+// dictionary, and PrefixIndex for online insert/match, on any registered
+// engine.
+//
+// Input conversion is the part that decides speed from Python, so it is done
+// here in C++ with the CPython API, never with a Python-level loop per token:
+//  * a buffer (NumPy array, array.array, memoryview) of a native integer type
+//    is read through the buffer protocol; a C-contiguous int32 buffer is one
+//    memcpy into the SequenceList;
+//  * any other sequence (list, tuple, ...) goes through PySequence_Fast, and
+//    each item must be an int (or have __index__, like NumPy integer
+//    scalars), read with PyLong_AsLongLongAndOverflow.
+// Errors are the ones a Python user expects, and name the place
+// (`requests[3][17]`): TypeError for a non-sequence, text, a float, a bool or
+// a float/bool buffer; OverflowError for a token outside int32; ValueError for
+// an unknown engine; kvprefix.CapacityError (a MemoryError) when an engine
+// runs out of node IDs.
+//
+// The GIL is released while the engine inserts and matches; it is held while
+// reading Python objects and building the result.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "kvprefix/batch.h"
+#include "kvprefix/prefix_index.h"
+#include "kvprefix/registry.h"
+#include "kvprefix/sequence_list.h"
+#include "kvprefix/types.h"
+
+namespace kvprefix {
+namespace {
+
+namespace py = pybind11;
+
+// Raises the Python exception `type` with `message` through pybind11.
+[[noreturn]] void Raise(PyObject* type, const std::string& message) {
+  PyErr_SetString(type, message.c_str());
+  throw py::error_already_set();
+}
+
+std::string TypeName(PyObject* object) { return Py_TYPE(object)->tp_name; }
+
+// str, bytes and bytearray are sequences (and bytes are integer buffers), but
+// text passed as tokens is always a caller's mistake, so it is refused.
+bool IsText(PyObject* object) {
+  return PyUnicode_Check(object) || PyBytes_Check(object) ||
+         PyByteArray_Check(object);
+}
+
+// True for numpy.bool_ scalars, which NumPy 1.x still lets pass as an index.
+// NumPy is looked up only if the caller already imported it.
+bool IsNumpyBool(PyObject* object) {
+  py::object numpy = py::reinterpret_steal<py::object>(
+      PyImport_GetModule(py::str("numpy").ptr()));
+  if (!numpy) {
+    PyErr_Clear();
+    return false;
+  }
+  py::object bool_type = numpy.attr("bool_");
+  return PyObject_TypeCheck(object,
+                            reinterpret_cast<PyTypeObject*>(bool_type.ptr()));
+}
+
+// Converts one Python object to a token: an int, or an object with
+// __index__ (NumPy integer scalars). Bools and floats are TypeErrors.
+// `sequence` and `index` name its place for error messages.
+Token ToToken(PyObject* item, std::string_view sequence, Py_ssize_t index) {
+  const auto where = [&] {
+    return std::string(sequence) + "[" + std::to_string(index) + "]";
+  };
+  if (PyBool_Check(item) || !PyIndex_Check(item) || IsNumpyBool(item)) {
+    Raise(PyExc_TypeError,
+          where() + ": expected an int token, got " + TypeName(item));
+  }
+  py::object number = py::reinterpret_steal<py::object>(PyNumber_Index(item));
+  if (!number) throw py::error_already_set();
+  int overflow = 0;
+  const long long value = PyLong_AsLongLongAndOverflow(number.ptr(), &overflow);
+  if (value == -1 && PyErr_Occurred()) throw py::error_already_set();
+  if (overflow != 0 || !std::in_range<Token>(value)) {
+    Raise(PyExc_OverflowError, where() + ": token " +
+                                   py::str(number).cast<std::string>() +
+                                   " is outside the int32 range");
+  }
+  return static_cast<Token>(value);
+}
+
+// Appends the `length` elements of type T found `stride` bytes apart.
+template <typename T>
+void AppendBufferTokens(const char* data, Py_ssize_t length, Py_ssize_t stride,
+                        const std::string& where, SequenceList& out) {
+  for (Py_ssize_t i = 0; i < length; ++i) {
+    T value;
+    std::memcpy(&value, data + i * stride, sizeof(T));
+    if (!std::in_range<Token>(value)) {
+      Raise(PyExc_OverflowError, where + "[" + std::to_string(i) + "]: token " +
+                                     std::to_string(value) +
+                                     " is outside the int32 range");
+    }
+    out.PushToken(static_cast<Token>(value));
+  }
+}
+
+// Appends a one-dimensional buffer of native-endian integers as one sequence.
+void AppendBuffer(PyObject* object, const std::string& where,
+                  SequenceList& out) {
+  Py_buffer view;
+  if (PyObject_GetBuffer(object, &view, PyBUF_RECORDS_RO) != 0) {
+    throw py::error_already_set();
+  }
+  // Releases the view however this function exits.
+  std::unique_ptr<Py_buffer, decltype(&PyBuffer_Release)> release(
+      &view, &PyBuffer_Release);
+  std::string_view format = view.format == nullptr ? "B" : view.format;
+  if (!format.empty() &&
+      (format[0] == '@' || format[0] == '=' ||
+       (format[0] == '<' && PY_LITTLE_ENDIAN) ||
+       ((format[0] == '>' || format[0] == '!') && !PY_LITTLE_ENDIAN))) {
+    format.remove_prefix(1);
+  }
+  static constexpr std::string_view kSigned = "bhilqn";
+  static constexpr std::string_view kUnsigned = "BHILQN";
+  const bool is_signed =
+      format.size() == 1 && kSigned.find(format[0]) != std::string_view::npos;
+  const bool is_unsigned =
+      format.size() == 1 && kUnsigned.find(format[0]) != std::string_view::npos;
+  if (!is_signed && !is_unsigned) {
+    Raise(PyExc_TypeError, where + ": expected a buffer of integers, got " +
+                               TypeName(object) + " of format '" +
+                               std::string(view.format ? view.format : "") +
+                               "'");
+  }
+  if (view.ndim != 1) {
+    Raise(PyExc_TypeError, where + ": expected a one-dimensional buffer, got " +
+                               std::to_string(view.ndim) + " dimensions");
+  }
+  const Py_ssize_t length = view.shape[0];
+  const Py_ssize_t stride = view.strides[0];
+  const char* data = static_cast<const char*>(view.buf);
+  if (is_signed && view.itemsize == sizeof(Token) && stride == sizeof(Token)) {
+    out.Append(TokenSpan(reinterpret_cast<const Token*>(data), length));
+    return;
+  }
+  using Reader = void (*)(const char*, Py_ssize_t, Py_ssize_t,
+                          const std::string&, SequenceList&);
+  Reader append = nullptr;
+  switch (view.itemsize) {
+    case 1:
+      append = is_signed ? &AppendBufferTokens<std::int8_t>
+                         : &AppendBufferTokens<std::uint8_t>;
+      break;
+    case 2:
+      append = is_signed ? &AppendBufferTokens<std::int16_t>
+                         : &AppendBufferTokens<std::uint16_t>;
+      break;
+    case 4:
+      append = is_signed ? &AppendBufferTokens<std::int32_t>
+                         : &AppendBufferTokens<std::uint32_t>;
+      break;
+    case 8:
+      append = is_signed ? &AppendBufferTokens<std::int64_t>
+                         : &AppendBufferTokens<std::uint64_t>;
+      break;
+    default:
+      Raise(PyExc_TypeError, where + ": unsupported integer size " +
+                                 std::to_string(view.itemsize));
+  }
+  append(data, length, stride, where, out);
+  out.CloseSequence();
+}
+
+// A new reference to a list or tuple holding the items of `object`, which
+// must be a sequence but not text. `what` describes the expected shape.
+py::object FastSequence(PyObject* object, const std::string& where,
+                        std::string_view what) {
+  if (!IsText(object) && PySequence_Check(object)) {
+    py::object items =
+        py::reinterpret_steal<py::object>(PySequence_Fast(object, ""));
+    if (!items) throw py::error_already_set();
+    return items;
+  }
+  Raise(PyExc_TypeError, where + ": expected " + std::string(what) + ", got " +
+                             TypeName(object));
+}
+
+// Appends one sequence of tokens (list, tuple or integer buffer) to `out`.
+// Returns the list or tuple of its items (null for a buffer), which
+// SuffixList() may share int objects from.
+py::object AppendSequence(PyObject* object, const std::string& where,
+                          SequenceList& out) {
+  if (!IsText(object) && PyObject_CheckBuffer(object)) {
+    AppendBuffer(object, where, out);
+    return py::object();
+  }
+  {
+    py::object items = FastSequence(object, where, "a sequence of int tokens");
+    const Py_ssize_t length = PySequence_Fast_GET_SIZE(items.ptr());
+    PyObject** item = PySequence_Fast_ITEMS(items.ptr());
+    for (Py_ssize_t i = 0; i < length; ++i) {
+      PyObject* token = item[i];
+      // Exact ints, by far the common case, skip the __index__ protocol.
+      if (PyLong_CheckExact(token)) {
+        int overflow = 0;
+        const long long value = PyLong_AsLongLongAndOverflow(token, &overflow);
+        if (overflow == 0 && std::in_range<Token>(value)) {
+          out.PushToken(static_cast<Token>(value));
+          continue;
+        }
+      }
+      out.PushToken(ToToken(token, where, i));
+    }
+    out.CloseSequence();
+    return items;
+  }
+}
+
+// Token sequences converted from Python: the tokens, and for each sequence
+// the items AppendSequence() returned.
+struct ConvertedSequences {
+  SequenceList tokens;
+  std::vector<py::object> items;
+};
+
+// Converts a sequence of token sequences; `name` is the argument's name.
+ConvertedSequences ToSequenceList(py::handle sequences,
+                                  const std::string& name) {
+  py::object items =
+      FastSequence(sequences.ptr(), name, "a sequence of token sequences");
+  const Py_ssize_t count = PySequence_Fast_GET_SIZE(items.ptr());
+  PyObject** item = PySequence_Fast_ITEMS(items.ptr());
+  ConvertedSequences converted;
+  converted.tokens.Reserve(count, 0);
+  converted.items.reserve(count);
+  for (Py_ssize_t i = 0; i < count; ++i) {
+    converted.items.push_back(AppendSequence(
+        item[i], name + "[" + std::to_string(i) + "]", converted.tokens));
+  }
+  return converted;
+}
+
+// Interned dictionary keys, made once and kept for the process's lifetime
+// (never released, so no destructor runs after the interpreter is gone).
+PyObject* Key(const char* name) { return PyUnicode_InternFromString(name); }
+
+// request[begin:] as a list of Python ints. Creating an int object costs
+// more than matching its token, so where the caller's list or tuple `items`
+// still holds an exact int of the same value at the same place, that object
+// is shared instead (ints are immutable). The check is needed because another
+// thread may have changed the caller's list while the GIL was released.
+py::list SuffixList(TokenSpan request, std::size_t begin, py::handle items) {
+  const TokenSpan suffix = request.subspan(begin);
+  PyObject** source = nullptr;
+  if (items && static_cast<std::size_t>(
+                   PySequence_Fast_GET_SIZE(items.ptr())) == request.size()) {
+    source = PySequence_Fast_ITEMS(items.ptr()) + begin;
+  }
+  py::list tokens(suffix.size());
+  for (std::size_t i = 0; i < suffix.size(); ++i) {
+    PyObject* token = nullptr;
+    if (source != nullptr && PyLong_CheckExact(source[i])) {
+      int overflow = 0;
+      const long value = PyLong_AsLongAndOverflow(source[i], &overflow);
+      if (overflow == 0 && value == suffix[i]) token = Py_NewRef(source[i]);
+    }
+    if (token == nullptr) {
+      token = PyLong_FromLong(suffix[i]);
+      if (token == nullptr) throw py::error_already_set();
+    }
+    PyList_SET_ITEM(tokens.ptr(), static_cast<Py_ssize_t>(i), token);
+  }
+  return tokens;
+}
+
+// The seed's match dictionary for `match` of `request`, whose Python items
+// (or null) `items` are.
+py::dict MatchDict(const Match& match, TokenSpan request, py::handle items) {
+  static PyObject* const kMatchedLength = Key("matched_length");
+  static PyObject* const kCacheNode = Key("cache_node");
+  static PyObject* const kUncachedSuffix = Key("uncached_suffix");
+  py::list tokens = SuffixList(request, match.matched_length, items);
+  py::dict result;
+  result[py::handle(kMatchedLength)] = py::int_(match.matched_length);
+  result[py::handle(kCacheNode)] = py::int_(match.cache_node);
+  result[py::handle(kUncachedSuffix)] = std::move(tokens);
+  return result;
+}
+
+std::unique_ptr<PrefixIndex> MakeEngineOrRaise(const std::string& engine) {
+  if (!IsEngineName(engine)) {
+    std::string valid;
+    for (std::string_view name : EngineNames()) {
+      valid += valid.empty() ? "" : ", ";
+      valid += name;
+    }
+    Raise(PyExc_ValueError,
+          "unknown engine '" + engine + "' (available: " + valid + ")");
+  }
+  return MakeEngine(engine);
+}
+
+py::dict FindPrefixMatchesPy(py::handle cached_sequences, py::handle requests,
+                             const std::string& engine) {
+  std::unique_ptr<PrefixIndex> index = MakeEngineOrRaise(engine);
+  const SequenceList cached =
+      ToSequenceList(cached_sequences, "cached_sequences").tokens;
+  const ConvertedSequences queries = ToSequenceList(requests, "requests");
+  std::vector<Match> matches;
+  {
+    py::gil_scoped_release release;
+    matches = FindPrefixMatches(*index, cached, queries.tokens);
+    index.reset();  // a large trie takes a while to free: do it without the GIL
+  }
+  py::list entries(matches.size());
+  for (std::size_t i = 0; i < matches.size(); ++i) {
+    entries[i] = MatchDict(matches[i], queries.tokens[i], queries.items[i]);
+  }
+  py::dict result;
+  result["matches"] = std::move(entries);
+  return result;
+}
+
+// The Python PrefixIndex: one engine plus a reader-writer lock, because the
+// GIL is released during insert and match and Python threads may share the
+// object (engines allow concurrent const calls, exclusive Insert).
+class PyPrefixIndex {
+ public:
+  explicit PyPrefixIndex(const std::string& engine)
+      : index_(MakeEngineOrRaise(engine)) {}
+
+  NodeId Insert(py::handle sequence) {
+    SequenceList tokens;
+    AppendSequence(sequence.ptr(), "sequence", tokens);
+    py::gil_scoped_release release;
+    std::unique_lock lock(mutex_);
+    return index_->Insert(tokens[0]);
+  }
+
+  py::dict MatchPrefix(py::handle request) const {
+    SequenceList tokens;
+    const py::object items = AppendSequence(request.ptr(), "request", tokens);
+    Match match;
+    {
+      py::gil_scoped_release release;
+      std::shared_lock lock(mutex_);
+      match = index_->MatchPrefix(tokens[0]);
+    }
+    return MatchDict(match, tokens[0], items);
+  }
+
+  std::uint64_t node_count() const {
+    std::shared_lock lock(mutex_);
+    return index_->node_count();
+  }
+  std::size_t memory_bytes() const {
+    std::shared_lock lock(mutex_);
+    return index_->memory_bytes();
+  }
+  std::string_view engine() const { return index_->name(); }
+
+ private:
+  std::unique_ptr<PrefixIndex> index_;
+  mutable std::shared_mutex mutex_;
+};
+
+}  // namespace
+}  // namespace kvprefix
+
+PYBIND11_MODULE(kvprefix, m) {
+  namespace py = pybind11;
+  using kvprefix::PyPrefixIndex;
+  const std::string default_engine(kvprefix::DefaultEngineName());
+
+  m.doc() =
+      "Longest reusable KV-cache prefix of each LLM request (token trie).\n"
+      "Tokens are int32; node IDs are the root 0, then 1, 2, ... in creation "
+      "order.";
+  m.attr("__version__") = KVPREFIX_VERSION;
+  // An engine with narrower node IDs or offsets ran out of them (SPEC §1):
+  // a resource limit, not bad input, hence a MemoryError.
+  py::register_exception<kvprefix::CapacityError>(m, "CapacityError",
+                                                  PyExc_MemoryError);
+
+  m.def(
+      "engines",
+      [] {
+        std::vector<std::string> names;
+        for (std::string_view name : kvprefix::EngineNames()) {
+          names.emplace_back(name);
+        }
+        return names;
+      },
+      "Names of the built-in engines, the reference first.");
+  m.def(
+      "default_engine",
+      [] { return std::string(kvprefix::DefaultEngineName()); },
+      "The engine used when none is named.");
+
+  m.def(
+      "find_prefix_matches", &kvprefix::FindPrefixMatchesPy,
+      py::arg("cached_sequences"), py::arg("requests"),
+      py::arg("engine") = default_engine,
+      R"doc(Inserts every cached sequence in order, then matches every request.
+
+Each argument is a sequence of token sequences; a token sequence is a list or
+tuple of ints, or a 1-D buffer of integers (NumPy array, array.array).
+Returns {"matches": [{"matched_length": int, "cache_node": int,
+"uncached_suffix": [int, ...]}, ...]}, one entry per request, in order.
+Raises TypeError (not a sequence, non-int or bool token, float buffer),
+OverflowError (token outside int32), ValueError (unknown engine),
+kvprefix.CapacityError (the engine ran out of node IDs; a MemoryError).
+The GIL is released while the engine inserts and matches.)doc");
+
+  py::class_<PyPrefixIndex>(m, "PrefixIndex",
+                            "An online prefix index: insert and match in any "
+                            "order. Thread-safe: matches run concurrently, "
+                            "inserts exclusively, all without the GIL.")
+      .def(py::init<const std::string&>(), py::arg("engine") = default_engine)
+      .def("insert", &PyPrefixIndex::Insert, py::arg("sequence"),
+           "Inserts a token sequence; returns the ID of the node its last "
+           "token reaches (0 for an empty sequence).")
+      .def("match", &PyPrefixIndex::MatchPrefix, py::arg("request"),
+           "The longest cached prefix of `request`, as {\"matched_length\", "
+           "\"cache_node\", \"uncached_suffix\"}. Inserts nothing.")
+      .def_property_readonly("node_count", &PyPrefixIndex::node_count,
+                             "Number of nodes, root excluded.")
+      .def_property_readonly("memory_bytes", &PyPrefixIndex::memory_bytes,
+                             "Heap bytes owned by the engine.")
+      .def_property_readonly("engine", &PyPrefixIndex::engine,
+                             "The engine's registry name.")
+      .def("__repr__", [](const PyPrefixIndex& index) {
+        return "<kvprefix.PrefixIndex engine='" + std::string(index.engine()) +
+               "' node_count=" + std::to_string(index.node_count()) + ">";
+      });
+}

@@ -1,0 +1,52 @@
+"""Builds the kvprefix extension with the project's CMake build.
+
+setuptools has no CMake support of its own and scikit-build is not packaged
+by Debian 12, so build_ext is replaced by a configure-and-build of the one
+target `kvprefix_python`; the built module is then copied where setuptools
+expects it. The CMake build tree lives under build/ (setuptools' build_temp)
+and is reused by the next install.
+"""
+import os
+import pathlib
+import re
+import shutil
+import subprocess
+import sys
+
+from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
+
+SOURCE_DIR = pathlib.Path(__file__).resolve().parent.parent
+
+
+def project_version():
+    """The version in the top-level CMakeLists.txt: the one place it is set."""
+    text = (SOURCE_DIR / "CMakeLists.txt").read_text()
+    return re.search(r"project\(kvprefix VERSION ([0-9.]+)", text).group(1)
+
+
+class CMakeBuild(build_ext):
+    def build_extension(self, ext):
+        build_dir = pathlib.Path(self.build_temp).resolve() / "cmake"
+        subprocess.run(
+            ["cmake", "-S", str(SOURCE_DIR), "-B", str(build_dir),
+             "-DCMAKE_BUILD_TYPE=Release", "-DKVPREFIX_PYTHON=ON",
+             "-DKVPREFIX_BENCH=OFF", "-DPYTHON_EXECUTABLE=" + sys.executable],
+            check=True)
+        jobs = os.environ.get("CMAKE_BUILD_PARALLEL_LEVEL", str(os.cpu_count() or 1))
+        subprocess.run(
+            ["cmake", "--build", str(build_dir), "--target", "kvprefix_python",
+             "--parallel", jobs],
+            check=True)
+        built = next((build_dir / "python").glob("kvprefix*.so"))
+        target = pathlib.Path(self.get_ext_fullpath(ext.name))
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(built, target)
+
+
+setup(
+    version=project_version(),
+    ext_modules=[Extension("kvprefix", sources=[])],
+    cmdclass={"build_ext": CMakeBuild},
+    py_modules=[],
+)

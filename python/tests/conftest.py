@@ -1,0 +1,5 @@
+"""pytest setup: lets the tests import dict_trie.py from python/."""
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))

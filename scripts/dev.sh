@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# One entry point for a fresh Debian 12 machine: installs the Debian packages
+# kvprefix needs (only the missing ones), configures and builds a Release
+# build in build/, then runs what was asked:
+#
+#   scripts/dev.sh demo    the batch job on the bundled examples (and a replay
+#                          of the real Mooncake trace when ../shared has it)
+#   scripts/dev.sh test    the whole test suite with ctest
+#   scripts/dev.sh build   set-up and build only
+#
+# Idempotent: a second run installs nothing and rebuilds only what changed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+readonly PACKAGES=(
+  g++ cmake ninja-build pkg-config git time
+  libabsl-dev libsimdjson-dev libcli11-dev libfmt-dev nlohmann-json3-dev
+  libgtest-dev libgmock-dev librapidcheck-dev libbenchmark-dev libhwy-dev
+  python3 python3-dev pybind11-dev python3-pybind11 python3-pytest python3-numpy
+)
+
+install_packages() {
+  local missing=() package
+  for package in "${PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$package" 2>/dev/null |
+      grep -q 'install ok installed' || missing+=("$package")
+  done
+  [ ${#missing[@]} -eq 0 ] && return
+  local sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo=sudo
+  echo "dev.sh: installing ${missing[*]}" >&2
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq \
+    --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+build() {
+  cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+  cmake --build build -j "$(nproc)"
+}
+
+demo() {
+  local example
+  for example in examples/*.json; do
+    echo "\$ build/kvprefix match $example"
+    build/kvprefix match "$example"
+  done
+  local trace=../shared/data/mooncake/conversation_trace.jsonl
+  if [ -f "$trace" ]; then
+    echo "\$ build/kvprefix replay $trace --mode block"
+    build/kvprefix replay "$trace" --mode block
+  fi
+}
+
+run_tests() {
+  # The long property-test campaign is opt-in (label "campaign").
+  ctest --test-dir build --output-on-failure -j "$(nproc)" -LE campaign
+}
+
+case "${1:-}" in
+  demo) install_packages && build && demo ;;
+  test) install_packages && build && run_tests ;;
+  build) install_packages && build ;;
+  *)
+    echo "usage: scripts/dev.sh demo|test|build" >&2
+    exit 2
+    ;;
+esac

@@ -1,0 +1,38 @@
+// Loading the contract's regression cases (../shared/cases/*.json): each file
+// holds cached_sequences, requests, the exact expected output and a source.
+#ifndef KVPREFIX_TESTING_SHARED_CASES_H_
+#define KVPREFIX_TESTING_SHARED_CASES_H_
+
+#include <string>
+#include <vector>
+
+#include "io/json_input.h"
+#include "kvprefix/types.h"
+
+namespace kvprefix::testing {
+
+struct SharedCase {
+  std::string name;    // file name without folder, e.g. "03-empty-request.json"
+  BatchInput input;    // cached_sequences and requests
+  std::vector<Match> expected;  // from the "expected" member, request order
+  std::string expected_json;    // "expected" re-serialized per SPEC §5
+  std::string source;           // the bug report it came from
+};
+
+// The folder holding the shared cases: $KVPREFIX_SHARED_DIR/cases, where
+// KVPREFIX_SHARED_DIR is the environment variable if set, else the
+// compile-time default. Empty string if the folder does not exist.
+std::string SharedCasesDir();
+
+// Reads every *.json file of `dir`, sorted by name. Throws InputError
+// (naming the file) for a malformed case, IoError for an unreadable file.
+// An "expected" suffix that is not the request's tail is malformed.
+std::vector<SharedCase> LoadSharedCases(const std::string& dir);
+
+// Reads one case file (e.g. one written by `kvprefix verify`). Throws as
+// LoadSharedCases.
+SharedCase LoadSharedCase(const std::string& path);
+
+}  // namespace kvprefix::testing
+
+#endif  // KVPREFIX_TESTING_SHARED_CASES_H_

@@ -1,0 +1,58 @@
+// RapidCheck properties of every engine (SPEC §1-§3), run by ctest: each
+// RC_GTEST_PROP checks every registered engine (kvprefix/all_engines.h, so
+// new engines are picked up without an edit here) and the mutants' correct
+// baseline. The bodies live in property_checks.cc, shared with the teeth
+// test. Reproducing a failure and long campaigns: tests/README.md.
+#include <gtest/gtest.h>
+#include <rapidcheck/gtest.h>
+
+#include "tests/property/property_checks.h"
+
+namespace kvprefix::testing {
+namespace {
+
+// Differential: the batch job equals the reference's, match by match.
+RC_GTEST_PROP(EngineProperties, BatchAgreesWithReference, ()) {
+  InputShape shape;
+  CheckBatchAgreesWithReference(EnginesUnderTest(), &shape);
+}
+
+// Stateful: random interleavings of insert and match (rc::state commands).
+RC_GTEST_PROP(EngineProperties, OnlineAgreesWithReference, ()) {
+  InputShape shape;
+  CheckOnlineAgreesWithReference(EnginesUnderTest(), &shape);
+}
+
+// Metamorphic relations, on the reference too.
+RC_GTEST_PROP(EngineProperties, MatchSplitsRequest, ()) {
+  InputShape shape;
+  CheckMatchSplitsRequest(EnginesWithReference(), &shape);
+}
+
+RC_GTEST_PROP(EngineProperties, NodeCountIsDistinctPrefixes, ()) {
+  InputShape shape;
+  CheckNodeCountIsDistinctPrefixes(EnginesWithReference(), &shape);
+}
+
+RC_GTEST_PROP(EngineProperties, ReinsertCreatesNoNode, ()) {
+  InputShape shape;
+  CheckReinsertCreatesNoNode(EnginesWithReference(), &shape);
+}
+
+RC_GTEST_PROP(EngineProperties, InsertedRequestMatchesInFull, ()) {
+  InputShape shape;
+  CheckInsertedRequestMatchesInFull(EnginesWithReference(), &shape);
+}
+
+RC_GTEST_PROP(EngineProperties, NodeIdsNeverChange, ()) {
+  InputShape shape;
+  CheckNodeIdsNeverChange(EnginesWithReference(), &shape);
+}
+
+RC_GTEST_PROP(EngineProperties, MatchingNeverChangesIndex, ()) {
+  InputShape shape;
+  CheckMatchingNeverChangesIndex(EnginesWithReference(), &shape);
+}
+
+}  // namespace
+}  // namespace kvprefix::testing

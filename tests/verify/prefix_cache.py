@@ -1,0 +1,63 @@
+#!/usr/bin/python3
+"""A correct, plain-Python implementation of the kvprefix contract.
+
+Reads one SPEC §4 document ({"cached_sequences": [...], "requests": [...]})
+from standard input and prints the SPEC §5 answer ({"matches": [...]},
+compact, one trailing newline). `kvprefix verify --cmd` must pass it; the
+deliberately wrong implementations beside it subclass PrefixTrie and change
+one method each, so each carries exactly one bug.
+"""
+import json
+import sys
+
+
+class PrefixTrie:
+    """A token trie: node IDs 0 (root), 1, 2, ... in creation order."""
+
+    def __init__(self):
+        self.children = [{}]  # children[node] maps a token to a child ID
+
+    def new_node(self):
+        self.children.append({})
+        return len(self.children) - 1
+
+    def insert(self, sequence):
+        node = 0
+        for token in sequence:
+            child = self.children[node].get(token)
+            if child is None:
+                child = self.new_node()
+                self.children[node][token] = child
+            node = child
+
+    def match(self, request):
+        """Returns (matched_length, cache_node)."""
+        node = 0
+        for length, token in enumerate(request):
+            child = self.children[node].get(token)
+            if child is None:
+                return length, node
+            node = child
+        return len(request), node
+
+
+def find_prefix_matches(document, trie_class=PrefixTrie):
+    """The batch job (SPEC §2) on a parsed SPEC §4 document."""
+    trie = trie_class()
+    for sequence in document["cached_sequences"]:
+        trie.insert(sequence)
+    matches = []
+    for request in document["requests"]:
+        length, node = trie.match(request)
+        matches.append({"matched_length": length, "cache_node": node,
+                        "uncached_suffix": request[length:]})
+    return {"matches": matches}
+
+
+def main(trie_class=PrefixTrie):
+    answer = find_prefix_matches(json.load(sys.stdin), trie_class)
+    sys.stdout.write(json.dumps(answer, separators=(",", ":")) + "\n")
+
+
+if __name__ == "__main__":
+    main()

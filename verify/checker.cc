@@ -1,0 +1,144 @@
+// Checkers for external commands and built-in engines: see checker.h.
+#include "verify/checker.h"
+
+#include <fmt/format.h>
+
+#include <csignal>
+#include <cstring>
+#include <exception>
+#include <stdexcept>
+#include <utility>
+
+#include "io/json_output.h"
+#include "kvprefix/batch.h"
+#include "kvprefix/registry.h"
+#include "reference/reference_trie.h"
+#include "testing/differential.h"
+#include "verify/output_check.h"
+
+namespace kvprefix::verify {
+namespace {
+
+// Lines of the child's standard error quoted in a crash report.
+constexpr std::size_t kStderrLinesShown = 8;
+
+std::string StderrTail(std::string_view text) {
+  while (!text.empty() && text.back() == '\n') text.remove_suffix(1);
+  if (text.empty()) return " (standard error was empty)";
+  std::size_t begin = text.size();
+  for (std::size_t lines = 0; begin > 0 && lines < kStderrLinesShown; ++lines) {
+    begin = text.rfind('\n', begin - 1);
+    if (begin == std::string_view::npos) {
+      begin = 0;
+      break;
+    }
+  }
+  std::string tail;
+  for (char c : text.substr(begin)) {
+    if (tail.empty() || c == '\n') tail += "\n  | ";
+    if (c != '\n') tail += c;
+  }
+  return "; standard error ends:" + tail;
+}
+
+std::optional<Failure> CheckRun(const CommandOptions& options,
+                                const BatchInput& input) {
+  std::string json;
+  AppendBatchInputJson(input, json);
+  const std::vector<Match> expected = ReferenceMatches(input);
+  std::string canonical;
+  AppendMatchesJson(input.requests, expected, canonical);
+  SubprocessOptions run_options;
+  run_options.timeout = options.timeout;
+  run_options.max_output_bytes = 16 * canonical.size() + (1 << 20);
+  const SubprocessResult run =
+      RunSubprocess(options.command, json, run_options);
+  switch (run.kind) {
+    case ExitKind::kTimedOut:
+      return Failure{FailureKind::kTimeout,
+                     fmt::format("no answer within {} ms; the process group "
+                                 "was killed",
+                                 options.timeout.count())};
+    case ExitKind::kOutputLimit:
+      return Failure{
+          FailureKind::kOutputLimit,
+          fmt::format("printed more than {} bytes where the answer "
+                      "has {}; the process group was killed",
+                      run_options.max_output_bytes, canonical.size())};
+    case ExitKind::kSignaled:
+      return Failure{
+          FailureKind::kCrash,
+          fmt::format("killed by signal {} ({}){}", run.signal,
+                      ::strsignal(run.signal), StderrTail(run.stderr_data))};
+    case ExitKind::kExited:
+      break;
+  }
+  if (run.exit_status != 0) {
+    // /bin/sh reports a child killed by signal N as status 128 + N.
+    const int signal = run.exit_status - 128;
+    const std::string hint =
+        signal > 0 && signal < NSIG
+            ? fmt::format(" (from the shell: killed by signal {}, {})", signal,
+                          ::strsignal(signal))
+            : "";
+    return Failure{FailureKind::kCrash,
+                   fmt::format("exit status {}{}{}", run.exit_status, hint,
+                               StderrTail(run.stderr_data))};
+  }
+  return CheckPrintedMatches(run.stdout_data, input.requests, expected,
+                             options.check_format);
+}
+
+}  // namespace
+
+std::vector<Match> ReferenceMatches(const BatchInput& input) {
+  ReferenceTrie reference;
+  return FindPrefixMatches(reference, input.cached_sequences, input.requests);
+}
+
+Checker MakeCommandChecker(CommandOptions options) {
+  return [options = std::move(options)](const BatchInput& input) {
+    return CheckRun(options, input);
+  };
+}
+
+Checker MakeEngineChecker(EngineFactory make_engines) {
+  return [make_engines = std::move(make_engines)](
+             const BatchInput& input) -> std::optional<Failure> {
+    try {
+      testing::DifferentialChecker checker(make_engines());
+      if (auto report =
+              checker.ApplyBatch(input.cached_sequences, input.requests)) {
+        return Failure{FailureKind::kWrongAnswer, *std::move(report)};
+      }
+      return std::nullopt;
+    } catch (const std::exception& error) {
+      return Failure{FailureKind::kCrash,
+                     fmt::format("an engine threw: {}", error.what())};
+    }
+  };
+}
+
+EngineFactory EnginesByName(const std::vector<std::string>& names) {
+  std::vector<std::string> expanded;
+  for (const std::string& name : names) {
+    if (name == "all") {
+      for (std::string_view engine : EngineNames()) {
+        if (engine != ReferenceTrie::kName) expanded.emplace_back(engine);
+      }
+    } else if (IsEngineName(name)) {
+      expanded.push_back(name);
+    } else {
+      MakeEngine(name);  // throws, listing the valid names
+    }
+  }
+  return [expanded = std::move(expanded)] {
+    std::vector<std::unique_ptr<PrefixIndex>> engines;
+    for (const std::string& name : expanded) {
+      engines.push_back(MakeEngine(name));
+    }
+    return engines;
+  };
+}
+
+}  // namespace kvprefix::verify

@@ -1,0 +1,35 @@
+// The kinds of failure `kvprefix verify` tells apart, and one failure found.
+#ifndef KVPREFIX_VERIFY_FAILURE_H_
+#define KVPREFIX_VERIFY_FAILURE_H_
+
+#include <string>
+#include <string_view>
+
+namespace kvprefix::verify {
+
+// Each kind is reported under its own name (FailureKindName), so a user sees
+// at once whether the implementation is wrong, slow, or broken.
+enum class FailureKind {
+  kTimeout,      // did not finish within --timeout
+  kCrash,        // killed by a signal, non-zero exit, or an engine threw
+  kOutputLimit,  // printed far more than the answer can take
+  kNotJson,      // standard output is not one JSON document
+  kWrongShape,   // JSON, but not SPEC §5's shape (members, types, count)
+  kWrongAnswer,  // SPEC §5's shape, but some match differs from the reference
+  kFormat,       // right answers, but not SPEC §5's compact bytes
+};
+
+// "timeout", "crash", "output-limit", "not-json", "wrong-shape",
+// "wrong-answer" or "format". Thread-safe.
+std::string_view FailureKindName(FailureKind kind);
+
+struct Failure {
+  FailureKind kind;
+  // What went wrong, for a human: the request, expected versus actual, the
+  // exit status, the JSON location... May span several lines.
+  std::string message;
+};
+
+}  // namespace kvprefix::verify
+
+#endif  // KVPREFIX_VERIFY_FAILURE_H_

@@ -1,0 +1,91 @@
+// Inputs for `kvprefix verify`: see inputs.h.
+#include "verify/inputs.h"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <stdexcept>
+
+#include "io/mooncake.h"
+#include "testing/generators.h"
+#include "testing/shared_cases.h"
+
+namespace kvprefix::verify {
+namespace {
+
+// Adds the file name to an InputError's location (ParseBatchInput does not
+// know the file).
+template <typename Read>
+auto WithFileName(const std::string& path, Read read) {
+  try {
+    return read();
+  } catch (const InputError& error) {
+    throw InputError(path + ": " + error.location(), error.problem());
+  }
+}
+
+SequenceList Slice(const SequenceList& list, std::size_t begin,
+                   std::size_t end) {
+  SequenceList slice;
+  for (std::size_t i = begin; i < end; ++i) slice.Append(list[i]);
+  return slice;
+}
+
+}  // namespace
+
+std::vector<NamedInput> ReadInputFiles(const std::vector<std::string>& paths) {
+  std::vector<NamedInput> inputs;
+  for (const std::string& path : paths) {
+    inputs.push_back(NamedInput{
+        "file " + path,
+        WithFileName(path, [&path] { return ReadBatchInputFile(path); }),
+        std::nullopt});
+  }
+  return inputs;
+}
+
+std::vector<NamedInput> ReadCaseInputs(const std::string& path) {
+  std::vector<testing::SharedCase> cases =
+      std::filesystem::is_directory(path)
+          ? testing::LoadSharedCases(path)
+          : std::vector<testing::SharedCase>{testing::LoadSharedCase(path)};
+  std::vector<NamedInput> inputs;
+  for (testing::SharedCase& shared : cases) {
+    inputs.push_back(NamedInput{"case " + shared.name, std::move(shared.input),
+                                std::move(shared.expected)});
+  }
+  return inputs;
+}
+
+std::vector<NamedInput> TraceWindowInputs(const std::string& path,
+                                          std::size_t window) {
+  if (window < 2) {
+    throw std::invalid_argument("a trace window needs at least 2 requests");
+  }
+  const SequenceList trace =
+      ReadMooncakeTrace(path, TraceOptions{.mode = TraceMode::kBlock});
+  std::vector<NamedInput> inputs;
+  for (std::size_t begin = 0; begin + 2 <= trace.size(); begin += window) {
+    const std::size_t end = std::min(begin + window, trace.size());
+    const std::size_t middle = begin + (end - begin) / 2;
+    inputs.push_back(NamedInput{
+        fmt::format("trace {} requests {}..{} (block mode; first {} cached)",
+                    path, begin + 1, end, middle - begin),
+        BatchInput{Slice(trace, begin, middle), Slice(trace, middle, end)},
+        std::nullopt});
+  }
+  return inputs;
+}
+
+NamedInput GeneratedInput(std::uint64_t seed, std::uint64_t run, int max_size) {
+  const int size =
+      static_cast<int>(run % (static_cast<std::uint64_t>(max_size) + 1));
+  testing::BatchCase generated = testing::GenerateBatchCase(seed + run, size);
+  return NamedInput{
+      fmt::format("generated input {} (--seed {}, size {})", run, seed, size),
+      BatchInput{testing::ToSequenceList(generated.cached_sequences),
+                 testing::ToSequenceList(generated.requests)},
+      std::nullopt};
+}
+
+}  // namespace kvprefix::verify

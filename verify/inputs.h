@@ -1,0 +1,50 @@
+// Where `kvprefix verify` gets its inputs: the user's SPEC §4 files, case
+// files (the format of ../shared/cases), windows of a Mooncake trace, and the
+// property-test generators.
+#ifndef KVPREFIX_VERIFY_INPUTS_H_
+#define KVPREFIX_VERIFY_INPUTS_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "io/json_input.h"
+#include "kvprefix/types.h"
+
+namespace kvprefix::verify {
+
+struct NamedInput {
+  std::string name;  // where it came from, for reports: "case 03-empty..."
+  BatchInput input;
+  // A case file's own expected answer, cross-checked against the reference.
+  std::optional<std::vector<Match>> expected;
+};
+
+// Reads SPEC §4 files. Throws InputError (prefixed with the file name) and
+// IoError as ReadBatchInputFile.
+std::vector<NamedInput> ReadInputFiles(const std::vector<std::string>& paths);
+
+// Reads case files ({"cached_sequences", "requests", "expected", "source"}):
+// every *.json of `path` if it is a folder (sorted by name), else the one
+// file. Throws InputError or IoError naming the file.
+std::vector<NamedInput> ReadCaseInputs(const std::string& path);
+
+// Cuts a Mooncake trace (block mode, SPEC §7) into consecutive windows of
+// `window` requests: the first half of each window becomes the cached
+// sequences, the second half the requests, so matches are the real reuse
+// between neighbouring requests. A last window of fewer than 2 requests is
+// dropped. Throws InputError or IoError as ReadMooncakeTrace, and
+// std::invalid_argument if window < 2.
+std::vector<NamedInput> TraceWindowInputs(const std::string& path,
+                                          std::size_t window);
+
+// Generated input number `run`: testing::GenerateBatchCase(seed + run,
+// run % (max_size + 1)), so sizes cycle from 0 to max_size and the same
+// (seed, run, max_size) always gives the same input.
+NamedInput GeneratedInput(std::uint64_t seed, std::uint64_t run, int max_size);
+
+}  // namespace kvprefix::verify
+
+#endif  // KVPREFIX_VERIFY_INPUTS_H_

@@ -1,0 +1,212 @@
+// Checking an implementation's printed answer: see output_check.h.
+#include "verify/output_check.h"
+
+#include <fmt/format.h>
+#include <simdjson.h>
+
+#include <algorithm>
+#include <array>
+#include <limits>
+#include <string>
+
+#include "io/json_output.h"
+#include "testing/differential.h"
+
+namespace kvprefix::verify {
+namespace {
+
+using simdjson::dom::element;
+using simdjson::dom::element_type;
+
+// Thrown inside the parser, caught at its top, to keep the walk readable.
+struct ShapeError {
+  std::string message;
+};
+
+[[noreturn]] void Fail(const std::string& location, std::string_view expected,
+                       element found) {
+  std::string text = simdjson::minify(found);
+  constexpr std::size_t kMaxShown = 40;
+  if (text.size() > kMaxShown) text = text.substr(0, kMaxShown) + "...";
+  throw ShapeError{
+      fmt::format("{}: expected {}, found {}", location, expected, text)};
+}
+
+std::uint64_t ReadUnsigned(element value, const std::string& location) {
+  if (value.type() == element_type::UINT64) return value.get_uint64().value();
+  if (value.type() == element_type::INT64 && value.get_int64().value() >= 0) {
+    return static_cast<std::uint64_t>(value.get_int64().value());
+  }
+  Fail(location, "an unsigned 64-bit integer", value);
+}
+
+Token ReadToken(element value, const std::string& location) {
+  if (value.type() == element_type::INT64) {
+    const std::int64_t token = value.get_int64().value();
+    if (token >= std::numeric_limits<Token>::min() &&
+        token <= std::numeric_limits<Token>::max()) {
+      return static_cast<Token>(token);
+    }
+  }
+  Fail(location, "an integer in the int32 range", value);
+}
+
+simdjson::dom::array ReadArray(element value, const std::string& location) {
+  if (value.type() != element_type::ARRAY) Fail(location, "an array", value);
+  return value.get_array().value();
+}
+
+// The members of object `value`, which must be exactly `names`.
+template <std::size_t N>
+std::array<element, N> ReadMembers(
+    element value, const std::string& location,
+    const std::array<std::string_view, N>& names) {
+  if (value.type() != element_type::OBJECT) {
+    Fail(location,
+         fmt::format("an object with members {}", fmt::join(names, ", ")),
+         value);
+  }
+  std::array<element, N> members;
+  std::array<bool, N> seen{};
+  const simdjson::dom::object object = value.get_object().value();
+  for (simdjson::dom::key_value_pair field : object) {
+    const auto it = std::find(names.begin(), names.end(), field.key);
+    if (it == names.end()) {
+      throw ShapeError{
+          fmt::format("{}: unknown member \"{}\"", location, field.key)};
+    }
+    const std::size_t i = static_cast<std::size_t>(it - names.begin());
+    if (seen[i]) {
+      throw ShapeError{
+          fmt::format("{}: duplicated member \"{}\"", location, field.key)};
+    }
+    seen[i] = true;
+    members[i] = field.value;
+  }
+  for (std::size_t i = 0; i < N; ++i) {
+    if (!seen[i]) {
+      throw ShapeError{
+          fmt::format("{}: missing member \"{}\"", location, names[i])};
+    }
+  }
+  return members;
+}
+
+PrintedMatch ReadMatch(element value, const std::string& location) {
+  static constexpr std::array<std::string_view, 3> kNames = {
+      "matched_length", "cache_node", "uncached_suffix"};
+  const std::array<element, 3> members = ReadMembers(value, location, kNames);
+  PrintedMatch match;
+  match.matched_length = ReadUnsigned(members[0], location + ".matched_length");
+  match.cache_node = ReadUnsigned(members[1], location + ".cache_node");
+  const std::string suffix_location = location + ".uncached_suffix";
+  std::size_t i = 0;
+  for (element token : ReadArray(members[2], suffix_location)) {
+    match.uncached_suffix.push_back(
+        ReadToken(token, fmt::format("{}[{}]", suffix_location, i++)));
+  }
+  return match;
+}
+
+std::string FormatMatch(std::uint64_t matched_length, std::uint64_t cache_node,
+                        TokenSpan uncached_suffix) {
+  return fmt::format("matched_length {}, cache_node {}, uncached_suffix {}",
+                     matched_length, cache_node,
+                     testing::FormatTokens(uncached_suffix));
+}
+
+std::optional<Failure> FindWrongAnswer(
+    const SequenceList& requests, std::span<const Match> expected,
+    const std::vector<PrintedMatch>& actual) {
+  for (std::size_t i = 0; i < requests.size(); ++i) {
+    const TokenSpan request = requests[i];
+    const TokenSpan suffix = request.subspan(expected[i].matched_length);
+    const PrintedMatch& printed = actual[i];
+    if (printed.matched_length == expected[i].matched_length &&
+        printed.cache_node == expected[i].cache_node &&
+        std::ranges::equal(printed.uncached_suffix, suffix)) {
+      continue;
+    }
+    return Failure{
+        FailureKind::kWrongAnswer,
+        fmt::format(
+            "request {} of {}, tokens {}:\n  expected {}\n  actual   {}", i,
+            requests.size(), testing::FormatTokens(request),
+            FormatMatch(expected[i].matched_length, expected[i].cache_node,
+                        suffix),
+            FormatMatch(printed.matched_length, printed.cache_node,
+                        printed.uncached_suffix))};
+  }
+  return std::nullopt;
+}
+
+std::optional<Failure> FindFormatDifference(std::string_view text,
+                                            const SequenceList& requests,
+                                            std::span<const Match> expected) {
+  std::string canonical;
+  AppendMatchesJson(requests, expected, canonical);
+  if (text == canonical) return std::nullopt;
+  const std::size_t at = static_cast<std::size_t>(
+      std::ranges::mismatch(text, canonical).in1 - text.begin());
+  constexpr std::size_t kShown = 24;
+  return Failure{
+      FailureKind::kFormat,
+      fmt::format("the answers are right, but the bytes are not SPEC §5's "
+                  "compact form (no spaces, members in order, one trailing "
+                  "newline): first difference at byte {}: expected {:?}, "
+                  "found {:?}",
+                  at, std::string_view(canonical).substr(at, kShown),
+                  text.substr(at, kShown))};
+}
+
+}  // namespace
+
+std::variant<std::vector<PrintedMatch>, Failure> ParsePrintedMatches(
+    std::string_view text, std::size_t request_count) {
+  simdjson::dom::parser parser;
+  element document;
+  const simdjson::padded_string padded(text);
+  if (const auto error = parser.parse(padded).get(document); error) {
+    return Failure{FailureKind::kNotJson,
+                   fmt::format("standard output ({} bytes) is not one JSON "
+                               "document: {}; it begins {:?}",
+                               text.size(), simdjson::error_message(error),
+                               text.substr(0, 60))};
+  }
+  try {
+    static constexpr std::array<std::string_view, 1> kNames = {"matches"};
+    const simdjson::dom::array matches =
+        ReadArray(ReadMembers(document, "$", kNames)[0], "$.matches");
+    if (matches.size() != request_count) {
+      throw ShapeError{
+          fmt::format("$.matches: expected {} matches (one per "
+                      "request), found {}",
+                      request_count, matches.size())};
+    }
+    std::vector<PrintedMatch> result;
+    result.reserve(request_count);
+    for (element match : matches) {
+      result.push_back(
+          ReadMatch(match, fmt::format("$.matches[{}]", result.size())));
+    }
+    return result;
+  } catch (const ShapeError& error) {
+    return Failure{FailureKind::kWrongShape, error.message};
+  }
+}
+
+std::optional<Failure> CheckPrintedMatches(std::string_view text,
+                                           const SequenceList& requests,
+                                           std::span<const Match> expected,
+                                           bool check_format) {
+  auto parsed = ParsePrintedMatches(text, requests.size());
+  if (auto* failure = std::get_if<Failure>(&parsed)) return *failure;
+  if (auto failure = FindWrongAnswer(
+          requests, expected, std::get<std::vector<PrintedMatch>>(parsed))) {
+    return failure;
+  }
+  if (check_format) return FindFormatDifference(text, requests, expected);
+  return std::nullopt;
+}
+
+}  // namespace kvprefix::verify

@@ -1,0 +1,52 @@
+// Checking one answer printed by an implementation under test against the
+// reference's answer: strict SPEC §5 parsing, then values, then bytes.
+#ifndef KVPREFIX_VERIFY_OUTPUT_CHECK_H_
+#define KVPREFIX_VERIFY_OUTPUT_CHECK_H_
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "kvprefix/sequence_list.h"
+#include "kvprefix/types.h"
+#include "verify/failure.h"
+
+namespace kvprefix::verify {
+
+// One match as printed. Fields are wider than Match's so that any printed
+// value (a matched_length past the request, say) survives to the report.
+struct PrintedMatch {
+  std::uint64_t matched_length = 0;
+  std::uint64_t cache_node = 0;
+  std::vector<Token> uncached_suffix;
+};
+
+// Parses `text` as SPEC §5 {"matches":[...]} with exactly `request_count`
+// entries, each with exactly the members matched_length and cache_node
+// (unsigned 64-bit integers) and uncached_suffix (an array of int32
+// integers), in any order and any whitespace. Returns the matches, or a
+// Failure of kind kNotJson (not one JSON document: empty, truncated, trailing
+// garbage) or kWrongShape (a missing, unknown or duplicated member, a wrong
+// type, a fraction, the wrong number of matches), whose message names the
+// JSON location ("$.matches[3].cache_node"). O(text bytes). Thread-safe.
+std::variant<std::vector<PrintedMatch>, Failure> ParsePrintedMatches(
+    std::string_view text, std::size_t request_count);
+
+// Checks `text`, printed for `requests`, against the reference's `expected`
+// matches (expected.size() == requests.size()): ParsePrintedMatches, then
+// kWrongAnswer naming the first request whose match differs (request index
+// and tokens, expected versus actual), then, if `check_format`, kFormat when
+// the answers are right but the bytes differ from SPEC §5's compact form
+// (naming the first differing byte). nullopt when everything agrees.
+// O(text bytes + request tokens). Thread-safe.
+std::optional<Failure> CheckPrintedMatches(std::string_view text,
+                                           const SequenceList& requests,
+                                           std::span<const Match> expected,
+                                           bool check_format);
+
+}  // namespace kvprefix::verify
+
+#endif  // KVPREFIX_VERIFY_OUTPUT_CHECK_H_

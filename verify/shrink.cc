@@ -1,0 +1,197 @@
+// Greedy delta debugging of batch inputs: see shrink.h.
+#include "verify/shrink.h"
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <set>
+#include <utility>
+#include <vector>
+
+#include "testing/generators.h"
+
+namespace kvprefix::verify {
+namespace {
+
+using testing::BatchCase;
+using testing::Sequence;
+using testing::Sequences;
+
+// The two lists of a case: shrinking treats them alike.
+constexpr std::array<Sequences BatchCase::*, 2> kLists = {
+    &BatchCase::requests, &BatchCase::cached_sequences};
+
+Sequences ToSequences(const SequenceList& list) {
+  Sequences sequences;
+  for (TokenSpan sequence : list) {
+    sequences.emplace_back(sequence.begin(), sequence.end());
+  }
+  return sequences;
+}
+
+BatchInput ToBatchInput(const BatchCase& work) {
+  return BatchInput{testing::ToSequenceList(work.cached_sequences),
+                    testing::ToSequenceList(work.requests)};
+}
+
+// Calls visit(sequence) for every sequence of both lists of `work`.
+template <typename Case, typename Visit>
+void ForEachSequence(Case& work, Visit visit) {
+  for (auto list : kLists) {
+    for (auto& sequence : work.*list) visit(sequence);
+  }
+}
+
+// Smaller replacement values for token `value`, most wanted first: |c| < |v|,
+// or c == -v for a negative v.
+std::vector<Token> SmallerValues(Token value) {
+  const std::int64_t v = value;
+  const std::int64_t magnitude = v < 0 ? -v : v;
+  std::vector<Token> values;
+  for (std::int64_t c : {std::int64_t{0}, std::int64_t{1}, std::int64_t{2},
+                         std::int64_t{3}, -v, v / 2, v > 0 ? v - 1 : v + 1}) {
+    const std::int64_t c_magnitude = c < 0 ? -c : c;
+    const bool smaller =
+        c_magnitude < magnitude || (c_magnitude == magnitude && c > v);
+    if (smaller && c <= INT32_MAX &&
+        std::find(values.begin(), values.end(), c) == values.end()) {
+      values.push_back(static_cast<Token>(c));
+    }
+  }
+  return values;
+}
+
+class Shrinker {
+ public:
+  Shrinker(const BatchInput& failing, const Failure& failure,
+           const Checker& check, const ShrinkOptions& options)
+      : current_{ToSequences(failing.cached_sequences),
+                 ToSequences(failing.requests)},
+        failure_(failure),
+        check_(check),
+        options_(options) {}
+
+  ShrinkResult Run() {
+    bool progress = true;
+    while (progress && !OutOfBudget()) {
+      progress = DropSequences();
+      progress |= DropColumns();
+      progress |= DropTokens();
+      progress |= RenameValues();
+    }
+    return ShrinkResult{ToBatchInput(current_), failure_, attempts_};
+  }
+
+ private:
+  bool OutOfBudget() const {
+    return attempts_ >= options_.max_attempts ||
+           std::chrono::steady_clock::now() >= options_.deadline;
+  }
+
+  // Keeps `candidate` if it fails the same way as the current input.
+  bool Try(BatchCase candidate) {
+    ++attempts_;
+    std::optional<Failure> failure = check_(ToBatchInput(candidate));
+    if (!failure || failure->kind != failure_.kind) return false;
+    current_ = std::move(candidate);
+    failure_ = *std::move(failure);
+    return true;
+  }
+
+  // Drops chunks of n/2, n/4, ..., 1 items of the vector `items(work)`.
+  template <typename Items>
+  bool DropChunks(Items items) {
+    bool progress = false;
+    for (std::size_t chunk =
+             std::max<std::size_t>(1, items(current_).size() / 2);
+         ; chunk /= 2) {
+      for (std::size_t start = 0;
+           start < items(current_).size() && !OutOfBudget();) {
+        BatchCase candidate = current_;
+        auto& edited = items(candidate);
+        edited.erase(edited.begin() + start,
+                     edited.begin() + std::min(start + chunk, edited.size()));
+        if (Try(std::move(candidate))) {
+          progress = true;
+        } else {
+          start += chunk;
+        }
+      }
+      if (chunk == 1) return progress;
+    }
+  }
+
+  bool DropSequences() {
+    bool progress = false;
+    for (auto list : kLists) {
+      progress |= DropChunks(
+          [list](BatchCase& work) -> Sequences& { return work.*list; });
+    }
+    return progress;
+  }
+
+  bool DropColumns() {
+    std::size_t width = 0;
+    ForEachSequence(current_, [&width](const Sequence& sequence) {
+      width = std::max(width, sequence.size());
+    });
+    bool progress = false;
+    for (std::size_t column = width; column-- > 0 && !OutOfBudget();) {
+      BatchCase candidate = current_;
+      ForEachSequence(candidate, [column](Sequence& sequence) {
+        if (column < sequence.size()) sequence.erase(sequence.begin() + column);
+      });
+      progress |= Try(std::move(candidate));
+    }
+    return progress;
+  }
+
+  bool DropTokens() {
+    bool progress = false;
+    for (auto list : kLists) {
+      for (std::size_t i = 0; i < (current_.*list).size(); ++i) {
+        progress |= DropChunks([list, i](BatchCase& work) -> Sequence& {
+          return (work.*list)[i];
+        });
+      }
+    }
+    return progress;
+  }
+
+  bool RenameValues() {
+    std::set<Token> values;
+    ForEachSequence(current_, [&values](const Sequence& sequence) {
+      values.insert(sequence.begin(), sequence.end());
+    });
+    bool progress = false;
+    for (Token value : values) {
+      for (Token replacement : SmallerValues(value)) {
+        if (OutOfBudget()) return progress;
+        BatchCase candidate = current_;
+        ForEachSequence(candidate, [value, replacement](Sequence& sequence) {
+          std::replace(sequence.begin(), sequence.end(), value, replacement);
+        });
+        if (Try(std::move(candidate))) {
+          progress = true;
+          break;
+        }
+      }
+    }
+    return progress;
+  }
+
+  BatchCase current_;
+  Failure failure_;
+  const Checker& check_;
+  ShrinkOptions options_;
+  std::size_t attempts_ = 0;
+};
+
+}  // namespace
+
+ShrinkResult Shrink(const BatchInput& failing, const Failure& failure,
+                    const Checker& check, const ShrinkOptions& options) {
+  return Shrinker(failing, failure, check, options).Run();
+}
+
+}  // namespace kvprefix::verify

@@ -1,0 +1,51 @@
+// Shrinking a failing input to a small one that fails the same way, so the
+// user debugs three short sequences instead of three hundred long ones.
+//
+// Greedy delta debugging (Zeller & Hildebrandt, "Simplifying and Isolating
+// Failure-Inducing Input", TSE 2002), specialised to the batch job's shape,
+// in passes repeated until none makes progress:
+//   1. drop sequences (cached ones and requests): chunks of n/2, n/4, ..., 1;
+//   2. drop a token position from every sequence at once, which keeps
+//      duplicates and shared prefixes intact (dropping it from one copy of a
+//      duplicate would make the failure vanish);
+//   3. drop tokens inside each sequence: chunks of len/2, ..., 1;
+//   4. rename token values toward 0 (every occurrence of a value at once, so
+//      the prefix structure survives): 0, 1, 2, 3, v/2, v-1 (|.| < |v|).
+// Every candidate is accepted only if the checker reports the same
+// FailureKind, so a wrong answer never shrinks into, say, a crash.
+#ifndef KVPREFIX_VERIFY_SHRINK_H_
+#define KVPREFIX_VERIFY_SHRINK_H_
+
+#include <chrono>
+#include <cstddef>
+
+#include "io/json_input.h"
+#include "verify/checker.h"
+#include "verify/failure.h"
+
+namespace kvprefix::verify {
+
+struct ShrinkOptions {
+  // Checker calls allowed (each may be a process start, ~20 ms for Python).
+  std::size_t max_attempts = 5000;
+  // Shrinking stops here, keeping the smallest failing input found so far.
+  std::chrono::steady_clock::time_point deadline =
+      std::chrono::steady_clock::time_point::max();
+};
+
+struct ShrinkResult {
+  BatchInput input;      // fails with failure.kind
+  Failure failure;       // the checker's report on `input`
+  std::size_t attempts;  // checker calls made
+};
+
+// Shrinks `failing`, on which `check` reported `failure`. The result is
+// 1-minimal for the passes above unless the budget ran out. Cost: up to
+// max_attempts checker calls, each on an input no larger than `failing`.
+// Throws only what `check` throws.
+ShrinkResult Shrink(const BatchInput& failing, const Failure& failure,
+                    const Checker& check, const ShrinkOptions& options);
+
+}  // namespace kvprefix::verify
+
+#endif  // KVPREFIX_VERIFY_SHRINK_H_

@@ -1,0 +1,255 @@
+// Running an external program with a deadline: see subprocess.h.
+#include "verify/subprocess.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <system_error>
+#include <vector>
+
+extern char** environ;
+
+namespace kvprefix::verify {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Bytes moved per read(2)/write(2): one pipe buffer's worth.
+constexpr std::size_t kChunkBytes = 64 * 1024;
+
+[[noreturn]] void ThrowErrno(int error, const char* what) {
+  throw std::system_error(error, std::generic_category(), what);
+}
+
+// Owns one file descriptor; closing twice is harmless.
+class Fd {
+ public:
+  Fd() = default;
+  explicit Fd(int fd) : fd_(fd) {}
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  ~Fd() { Close(); }
+
+  int get() const { return fd_; }
+  bool is_open() const { return fd_ >= 0; }
+  void Close() {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+  }
+
+ private:
+  int fd_ = -1;
+};
+
+struct Pipe {
+  Fd read_end;
+  Fd write_end;
+};
+
+Pipe MakePipe() {
+  std::array<int, 2> fds;
+  if (::pipe2(fds.data(), O_CLOEXEC) != 0) ThrowErrno(errno, "pipe2");
+  return Pipe{Fd(fds[0]), Fd(fds[1])};
+}
+
+void SetNonBlocking(const Fd& fd) {
+  const int flags = ::fcntl(fd.get(), F_GETFL);
+  if (flags < 0 || ::fcntl(fd.get(), F_SETFL, flags | O_NONBLOCK) < 0) {
+    ThrowErrno(errno, "fcntl(O_NONBLOCK)");
+  }
+}
+
+// posix_spawn's attribute and file-action objects, destroyed on every path.
+class SpawnSetup {
+ public:
+  SpawnSetup() {
+    ::posix_spawnattr_init(&attr_);
+    ::posix_spawn_file_actions_init(&actions_);
+  }
+  SpawnSetup(const SpawnSetup&) = delete;
+  SpawnSetup& operator=(const SpawnSetup&) = delete;
+  ~SpawnSetup() {
+    ::posix_spawn_file_actions_destroy(&actions_);
+    ::posix_spawnattr_destroy(&attr_);
+  }
+  posix_spawnattr_t* attr() { return &attr_; }
+  posix_spawn_file_actions_t* actions() { return &actions_; }
+
+ private:
+  posix_spawnattr_t attr_;
+  posix_spawn_file_actions_t actions_;
+};
+
+pid_t Spawn(const std::string& command, const Pipe& in, const Pipe& out,
+            const Pipe& err) {
+  SpawnSetup setup;
+  ::posix_spawn_file_actions_adddup2(setup.actions(), in.read_end.get(), 0);
+  ::posix_spawn_file_actions_adddup2(setup.actions(), out.write_end.get(), 1);
+  ::posix_spawn_file_actions_adddup2(setup.actions(), err.write_end.get(), 2);
+  // Its own process group, so a timeout kills the shell and its children;
+  // default signal handling, since an ignored SIGPIPE would be inherited.
+  sigset_t default_signals;
+  sigemptyset(&default_signals);
+  sigaddset(&default_signals, SIGPIPE);
+  sigset_t no_signals;
+  sigemptyset(&no_signals);
+  ::posix_spawnattr_setpgroup(setup.attr(), 0);
+  ::posix_spawnattr_setsigdefault(setup.attr(), &default_signals);
+  ::posix_spawnattr_setsigmask(setup.attr(), &no_signals);
+  ::posix_spawnattr_setflags(setup.attr(), POSIX_SPAWN_SETPGROUP |
+                                               POSIX_SPAWN_SETSIGDEF |
+                                               POSIX_SPAWN_SETSIGMASK);
+  std::string shell = "/bin/sh";
+  std::string dash_c = "-c";
+  std::string command_copy = command;
+  char* argv[] = {shell.data(), dash_c.data(), command_copy.data(), nullptr};
+  pid_t pid = 0;
+  const int error = ::posix_spawn(&pid, shell.c_str(), setup.actions(),
+                                  setup.attr(), argv, environ);
+  if (error != 0) ThrowErrno(error, "posix_spawn /bin/sh");
+  return pid;
+}
+
+// Milliseconds until `deadline`, rounded up, for poll(2); 0 when past.
+int MillisecondsUntil(Clock::time_point deadline) {
+  const auto left =
+      std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now());
+  return static_cast<int>(std::clamp<std::int64_t>(left.count(), 0, 1 << 30));
+}
+
+// Reads what is available from `fd` into `out`; closes `fd` at end of file
+// or on error.
+void Drain(Fd& fd, std::string& out) {
+  char buffer[kChunkBytes];
+  const ssize_t n = ::read(fd.get(), buffer, sizeof buffer);
+  if (n > 0) {
+    out.append(buffer, static_cast<std::size_t>(n));
+  } else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
+    fd.Close();
+  }
+}
+
+// Writes what the pipe accepts of input[written..]; closes `fd` when all is
+// written or the reader is gone (EPIPE).
+void Feed(Fd& fd, std::string_view input, std::size_t& written) {
+  const std::size_t count = std::min(kChunkBytes, input.size() - written);
+  const ssize_t n = ::write(fd.get(), input.data() + written, count);
+  if (n > 0) written += static_cast<std::size_t>(n);
+  if (written == input.size() || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+    fd.Close();
+  }
+}
+
+void KillGroupAndReap(pid_t pid, int& status) {
+  ::kill(-pid, SIGKILL);
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+}
+
+}  // namespace
+
+void IgnoreSigpipe() { ::signal(SIGPIPE, SIG_IGN); }
+
+SubprocessResult RunSubprocess(const std::string& command,
+                               std::string_view input,
+                               const SubprocessOptions& options) {
+  Pipe in = MakePipe();
+  Pipe out = MakePipe();
+  Pipe err = MakePipe();
+  const Clock::time_point start = Clock::now();
+  const Clock::time_point deadline = start + options.timeout;
+  const pid_t pid = Spawn(command, in, out, err);
+  in.read_end.Close();
+  out.write_end.Close();
+  err.write_end.Close();
+  SetNonBlocking(in.write_end);
+  SetNonBlocking(out.read_end);
+  SetNonBlocking(err.read_end);
+
+  SubprocessResult result;
+  std::size_t written = 0;
+  if (input.empty()) in.write_end.Close();
+  bool stopped = false;  // timed out or flooded: kill the group
+  while (out.read_end.is_open() || err.read_end.is_open()) {
+    std::vector<pollfd> fds;
+    std::vector<Fd*> owners;
+    for (auto [fd, events] :
+         {std::pair{&in.write_end, POLLOUT}, std::pair{&out.read_end, POLLIN},
+          std::pair{&err.read_end, POLLIN}}) {
+      if (!fd->is_open()) continue;
+      fds.push_back(pollfd{fd->get(), static_cast<short>(events), 0});
+      owners.push_back(fd);
+    }
+    const int timeout_ms = MillisecondsUntil(deadline);
+    if (timeout_ms == 0) {
+      result.kind = ExitKind::kTimedOut;
+      stopped = true;
+      break;
+    }
+    if (::poll(fds.data(), fds.size(), timeout_ms) < 0) {
+      if (errno == EINTR) continue;
+      ThrowErrno(errno, "poll");
+    }
+    for (std::size_t i = 0; i < fds.size(); ++i) {
+      if (fds[i].revents == 0) continue;
+      if (owners[i] == &in.write_end) {
+        Feed(in.write_end, input, written);
+      } else if (owners[i] == &out.read_end) {
+        Drain(out.read_end, result.stdout_data);
+      } else {
+        Drain(err.read_end, result.stderr_data);
+        if (result.stderr_data.size() > 2 * kMaxStderrBytes) {
+          result.stderr_data.erase(0,
+                                   result.stderr_data.size() - kMaxStderrBytes);
+        }
+      }
+    }
+    if (result.stdout_data.size() > options.max_output_bytes) {
+      result.kind = ExitKind::kOutputLimit;
+      stopped = true;
+      break;
+    }
+  }
+  in.write_end.Close();
+
+  int status = 0;
+  if (stopped) {
+    KillGroupAndReap(pid, status);
+  } else {
+    // Both outputs are closed; wait for the exit itself, still bounded by
+    // the deadline (a child may close its outputs and then hang).
+    while (true) {
+      const pid_t reaped = ::waitpid(pid, &status, WNOHANG);
+      if (reaped == pid) break;
+      if (reaped < 0 && errno != EINTR) ThrowErrno(errno, "waitpid");
+      if (MillisecondsUntil(deadline) == 0) {
+        result.kind = ExitKind::kTimedOut;
+        KillGroupAndReap(pid, status);
+        break;
+      }
+      ::poll(nullptr, 0, 1);
+    }
+  }
+  result.elapsed = Clock::now() - start;
+  if (result.stderr_data.size() > kMaxStderrBytes) {
+    result.stderr_data.erase(0, result.stderr_data.size() - kMaxStderrBytes);
+  }
+  if (result.kind == ExitKind::kExited) {
+    if (WIFSIGNALED(status)) {
+      result.kind = ExitKind::kSignaled;
+      result.signal = WTERMSIG(status);
+    } else {
+      result.exit_status = WEXITSTATUS(status);
+    }
+  }
+  return result;
+}
+
+}  // namespace kvprefix::verify
