@@ -19,6 +19,7 @@
 #include "bench/catalog.h"
 #include "bench/engine_bench.h"
 #include "bench/io_bench.h"
+#include "kvprefix/all_engines.h"
 
 namespace {
 
@@ -83,6 +84,17 @@ int main(int argc, char** argv) {
                               std::to_string(options.mooncake_requests));
 
   static const auto catalog = kvprefix::bench::DefaultCatalog(options);
+  // The canonical orders of engines and workloads, for the report (random
+  // interleaving scrambles the order of results in the JSON).
+  std::string engines, workloads;
+  kvprefix::AllEngines::ForEach([&]<typename E>() {
+    engines += std::string(engines.empty() ? "" : " ") + std::string(E::kName);
+  });
+  for (const auto& spec : catalog) {
+    workloads += (workloads.empty() ? "" : " ") + spec.Label();
+  }
+  benchmark::AddCustomContext("engines", engines);
+  benchmark::AddCustomContext("workloads", workloads);
   kvprefix::bench::RegisterEngineBenchmarks(catalog);
   kvprefix::bench::RegisterIoBenchmarks(catalog);
   benchmark::RunSpecifiedBenchmarks();

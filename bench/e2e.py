@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """End-to-end throughput of the `kvprefix` CLI, for the benchmark report.
 
-Usage: bench/e2e.py --build BUILD_DIR --out e2e.json [--mooncake-dir DIR]
+Usage: bench/e2e.py --build BUILD_DIR --out e2e.json [--cli PATH] [--mooncake-dir DIR]
                     [--engines a,b] [--replay-engines a,b]
 
 1. Writes a SPEC §4 input of at least 200 MB with kvprefix_make_input (the
@@ -30,7 +30,7 @@ TRACES = ("conversation_trace.jsonl", "synthetic_trace.jsonl")
 
 
 def timed(command, stdout):
-    """Runs `command`; returns (seconds, peak RSS in KiB). Raises on failure."""
+    """Runs `command`; returns (wall s, CPU s, peak RSS in KiB). Raises on failure."""
     start = time.perf_counter()
     proc = subprocess.Popen(command, stdout=stdout, stderr=subprocess.PIPE)
     _, status, usage = os.wait4(proc.pid, 0)
@@ -40,7 +40,7 @@ def timed(command, stdout):
     proc.returncode = os.waitstatus_to_exitcode(status)
     if proc.returncode != 0:
         raise RuntimeError(f"{' '.join(command)} exited {proc.returncode}: {stderr}")
-    return seconds, usage.ru_maxrss
+    return seconds, usage.ru_utime + usage.ru_stime, usage.ru_maxrss
 
 
 def digest(path):
@@ -55,6 +55,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--build", required=True, help="CMake build folder")
     parser.add_argument("--out", required=True, help="JSON file to write")
+    parser.add_argument("--cli", help="the kvprefix binary (default: BUILD_DIR/kvprefix)")
     parser.add_argument("--mooncake-dir", default=os.environ.get(
         "KVPREFIX_MOONCAKE_DIR",
         os.path.join(os.path.dirname(os.path.abspath(__file__)),
@@ -65,10 +66,11 @@ def main():
                              "whose std::map trie would need ~10 GB for a whole trace")
     args = parser.parse_args()
 
-    cli = os.path.join(args.build, "kvprefix")
+    cli = args.cli or os.path.join(args.build, "kvprefix")
     make_input = os.path.join(args.build, "bench", "kvprefix_make_input")
-    all_engines = subprocess.run([cli, "engines"], capture_output=True, text=True,
-                                 check=True).stdout.split()
+    listing = subprocess.run([cli, "engines"], capture_output=True, text=True,
+                             check=True).stdout
+    all_engines = [line.split()[0] for line in listing.splitlines() if line.strip()]
     engines = args.engines.split(",") if args.engines else all_engines
     replay_engines = (args.replay_engines.split(",") if args.replay_engines
                       else [e for e in all_engines if e != "reference"])
@@ -85,11 +87,11 @@ def main():
         digests = {}
         for engine in engines:
             output = os.path.join(tmp, f"output-{engine}.json")
-            seconds, rss = timed([cli, "match", "--engine", engine, document,
+            seconds, cpu, rss = timed([cli, "match", "--engine", engine, document,
                                   "--output", output], subprocess.DEVNULL)
             digests[engine] = digest(output)
             os.remove(output)
-            result["match"].append({"engine": engine, "seconds": seconds,
+            result["match"].append({"engine": engine, "seconds": seconds, "cpu_seconds": cpu,
                                     "max_rss_kb": rss})
             print(f"match {engine}: {seconds:.2f} s", file=sys.stderr)
         result["outputs_identical"] = len(set(digests.values())) == 1
@@ -101,13 +103,13 @@ def main():
             for engine in replay_engines:
                 summary_path = os.path.join(tmp, "replay.txt")
                 with open(summary_path, "w") as summary_file:
-                    seconds, rss = timed([cli, "replay", "--engine", engine, "--mode",
+                    seconds, cpu, rss = timed([cli, "replay", "--engine", engine, "--mode",
                                           "token", path], summary_file)
                 with open(summary_path) as summary_file:
-                    summary = " ".join(summary_file.read().split())[:200]
+                    summary = json.loads(summary_file.read())  # one JSON line
                 result["replay"].append({"trace": trace, "engine": engine,
-                                         "seconds": seconds, "max_rss_kb": rss,
-                                         "summary": summary})
+                                         "seconds": seconds, "cpu_seconds": cpu,
+                                         "max_rss_kb": rss, "summary": summary})
                 print(f"replay {trace} {engine}: {seconds:.2f} s", file=sys.stderr)
 
     with open(args.out, "w") as f:

@@ -53,6 +53,8 @@ STYLES = [
     ("#56B4E9", "++", "P"),
 ]
 REFERENCE = "reference"
+# Workload families drawn as curves (sweep charts) rather than bars.
+SWEEPS = ("shared-prefix", "sequence-count")
 
 
 class Result:
@@ -116,13 +118,27 @@ def load_runs(paths):
     return context, list(results.values()), raws
 
 
-def engines_in(results):
-    """Engines in first-seen order (the order of AllEngines)."""
-    seen = []
+def engines_in(context, results):
+    """Engines in AllEngines order (recorded by kvprefix_bench), else first seen."""
+    seen = context.get("engines", "").split()
     for r in results:
         if r.engine not in seen and r.op in ("Build", "Match", "Replay"):
             seen.append(r.engine)
     return seen
+
+
+OPS = ["Build", "Match", "Replay", "ParseJson", "WriteJson"]
+
+
+def sort_results(context, results, engines):
+    """Catalog order of workloads, then operation, then engine order."""
+    labels = context.get("workloads", "").split()
+
+    def key(r):
+        return (labels.index(r.label) if r.label in labels else len(labels),
+                r.workload, r.size, OPS.index(r.op) if r.op in OPS else len(OPS),
+                engines.index(r.engine) if r.engine in engines else len(engines))
+    return sorted(results, key=key)
 
 
 def find(results, op, engine, workload, size=None):
@@ -175,7 +191,8 @@ def grouped_bars(results, engines, op, value_of, ylabel, title, img_dir, name,
     shown = [e for e in engines if e not in skip_engines]
     labels = []
     for r in results:
-        if r.op == op and r.label not in labels and not r.error:
+        if (r.op == op and r.label not in labels and not r.error
+                and r.workload not in SWEEPS):
             labels.append(r.label)
     if not labels or not shown:
         return None
@@ -186,7 +203,8 @@ def grouped_bars(results, engines, op, value_of, ylabel, title, img_dir, name,
         xs, ys = [], []
         for j, label in enumerate(labels):
             workload, size = label.rsplit("/", 1)
-            value = value_of(find(results, op, engine, workload, int(size)))
+            result = find(results, op, engine, workload, int(size))
+            value = value_of(result) if result else None
             if value:
                 xs.append(j + (i - (len(shown) - 1) / 2) * width)
                 ys.append(value)
@@ -366,52 +384,68 @@ def io_section(results, e2e):
         return lines
     lines += ["## End to end: the CLI", ""]
     if e2e:
-        lines += [f"Input: `{e2e['input']}` ({e2e['input_bytes'] / 1e6:,.0f} MB of "
-                  f"SPEC §4 JSON, {e2e.get('workload', '')}). Wall time of one run "
-                  "of `kvprefix match` (`/usr/bin/time`), output to a file:", "",
-                  "| engine | wall (s) | MB/s of JSON in | peak RSS (MB) |",
-                  "| --- | ---: | ---: | ---: |"]
+        mb = e2e["input_bytes"] / 1e6
+        lines += [f"Input: `{e2e['input']}`, {mb:,.0f} MB of SPEC §4 JSON. One run "
+                  "of `kvprefix match --engine E INPUT --output FILE` per engine; wall "
+                  "and CPU (user + system) seconds from wait4(2). Every engine wrote "
+                  "the same bytes: "
+                  f"{'yes' if e2e.get('outputs_identical') else 'NO'}.", "",
+                  "| engine | wall (s) | CPU (s) | MB/s of JSON in (wall) | "
+                  "MB/s per CPU-second | peak RSS (MB) |",
+                  "| --- | ---: | ---: | ---: | ---: | ---: |"]
         for run in e2e.get("match", []):
             lines.append(f"| {run['engine']} | {run['seconds']:.2f} | "
-                         f"{e2e['input_bytes'] / 1e6 / run['seconds']:,.0f} | "
+                         f"{run['cpu_seconds']:.2f} | {mb / run['seconds']:,.0f} | "
+                         f"{mb / run['cpu_seconds']:,.0f} | "
                          f"{run['max_rss_kb'] / 1024:,.0f} |")
         lines.append("")
     if parse or write:
-        lines += ["The JSON stages timed apart (Google Benchmark, same document, in "
-                  "memory, no file I/O):", "",
-                  "| stage | benchmark | ms | MB/s | M tokens/s |",
+        lines += ["The JSON stages timed apart (Google Benchmark on the same "
+                  "document, in memory, no file I/O):", "",
+                  "| stage | benchmark | CPU ms | MB/s | M tokens/s |",
                   "| --- | --- | ---: | ---: | ---: |"]
         for stage, r in (("parse", parse), ("write", write)):
             if r:
                 lines.append(
                     f"| {stage} | BM_{r.op}/{r.engine}/{r.label} | "
-                    f"{fmt(r.get('real_time'))} | {fmt(r.get('bytes_per_second') / 1e6)} | "
+                    f"{fmt(r.get('cpu_time'))} | {fmt(r.get('bytes_per_second') / 1e6)} | "
                     f"{fmt(mtok(r))} |")
         lines.append("")
-    if e2e and parse:
-        lines += stage_breakdown(e2e, results, parse, write)
+    if e2e and parse and write:
+        lines += stage_breakdown(e2e, parse, write)
     if e2e and e2e.get("replay"):
-        lines += ["`kvprefix replay` (token mode) on each whole Mooncake trace:", "",
-                  "| trace | engine | wall (s) | output | peak RSS (MB) |",
-                  "| --- | --- | ---: | --- | ---: |"]
+        lines += ["`kvprefix replay --mode token` on each whole Mooncake trace; read "
+                  "and replay seconds as the CLI reports them:", "",
+                  "| trace | engine | requests | request tokens | hit ratio | nodes | "
+                  "bytes/node | read (s) | replay (s) | M tokens/s replayed | "
+                  "wall (s) | peak RSS (MB) |",
+                  "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: "
+                  "| ---: | ---: |"]
         for run in e2e["replay"]:
-            lines.append(f"| {run['trace']} | {run['engine']} | {run['seconds']:.2f} | "
-                         f"{run.get('summary', '')} | {run['max_rss_kb'] / 1024:,.0f} |")
+            s = run["summary"]
+            lines.append(
+                f"| {run['trace']} | {run['engine']} | {s['requests']:,} | "
+                f"{s['request_tokens']:,} | {s['hit_ratio']:.4f} | {s['nodes']:,} | "
+                f"{s['memory_bytes'] / max(1, s['nodes']):.2f} | "
+                f"{s['read_seconds']:.2f} | {s['replay_seconds']:.2f} | "
+                f"{s['request_tokens'] / 1e6 / s['replay_seconds']:,.0f} | "
+                f"{run['seconds']:.2f} | {run['max_rss_kb'] / 1024:,.0f} |")
         lines.append("")
     return lines
 
 
-def stage_breakdown(e2e, results, parse, write):
-    """Splits each CLI wall time into parse, write and the rest (match)."""
-    parse_s = parse.get("real_time") / 1e3
-    write_s = write.get("real_time") / 1e3 if write else 0.0
-    lines = ["Per-stage split of the CLI wall time: parse and write from the "
-             "benchmarks above; the remainder is reading the file, building the "
-             "index, matching and writing the file.", "",
-             "| engine | parse (s) | build + match + file I/O (s) | write (s) |",
+def stage_breakdown(e2e, parse, write):
+    """Splits each CLI run's CPU time into parse, write and the rest."""
+    parse_s = parse.get("cpu_time") / 1e3
+    write_s = write.get("cpu_time") / 1e3
+    lines = ["Split of each CLI run's CPU time: parse and write from the two "
+             "benchmarks; the rest is reading and writing the files, building the "
+             "index and matching.", "",
+             "| engine | parse (s) | read + build + match + file write (s) | "
+             "JSON write (s) |",
              "| --- | ---: | ---: | ---: |"]
     for run in e2e.get("match", []):
-        rest = run["seconds"] - parse_s - write_s
+        rest = run["cpu_seconds"] - parse_s - write_s
         lines.append(f"| {run['engine']} | {parse_s:.2f} | {rest:.2f} | {write_s:.2f} |")
     return lines + [""]
 
@@ -492,7 +526,7 @@ def charts_section(results, engines, img_dir, out_dir):
         (sweep_chart(results, engines, "sequence-count", "number of cached sequences",
                      "128-token sequences", img_dir, "sequence_count_sweep.png"),
          "ns per token against number of sequences (log-log)"),
-        (grouped_bars(results, engines, "Build", lambda r: r.get("bytes_per_node") if r else None,
+        (grouped_bars(results, engines, "Build", lambda r: r.get("bytes_per_node"),
                       "memory (bytes per node, log)", "Memory: bytes per node after build",
                       img_dir, "bytes_per_node.png"),
          "Bytes per node (memory_bytes() / nodes)"),
@@ -522,7 +556,8 @@ def main():
     args = parser.parse_args()
 
     context, results, _ = load_runs(args.runs)
-    engines = engines_in(results)
+    engines = engines_in(context, results)
+    results = sort_results(context, results, engines)
     os.makedirs(args.img_dir, exist_ok=True)
     e2e = None
     if args.e2e and os.path.exists(args.e2e):

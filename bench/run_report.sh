@@ -11,7 +11,7 @@
 # docs/data/kvprefix_bench.json (the last published run) is the baseline that
 # compare.py sets against the new run, unless --baseline names another.
 #
-# Environment: KVPREFIX_BENCH_REPETITIONS (5), KVPREFIX_BENCH_MIN_TIME (0.1 s
+# Environment: KVPREFIX_BENCH_REPETITIONS (5), KVPREFIX_BENCH_MIN_TIME (0.05 s
 # per repetition), KVPREFIX_BENCH_FILTER (a --benchmark_filter regex, all by
 # default), KVPREFIX_MOONCAKE_DIR (the traces; default ../shared/data/mooncake).
 # Takes about 20 minutes on a 2-vCPU machine; peak memory about 5 GB.
@@ -20,7 +20,7 @@ set -euo pipefail
 source_dir=$(cd "$(dirname "$0")/.." && pwd)
 build_dir=${KVPREFIX_BENCH_BUILD:-$source_dir/build-bench}
 repetitions=${KVPREFIX_BENCH_REPETITIONS:-5}
-min_time=${KVPREFIX_BENCH_MIN_TIME:-0.1}
+min_time=${KVPREFIX_BENCH_MIN_TIME:-0.05}
 filter=${KVPREFIX_BENCH_FILTER:-.}
 data_dir=$source_dir/docs/data
 work_dir=$(mktemp -d)

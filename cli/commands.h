@@ -4,7 +4,6 @@
 #define KVPREFIX_CLI_COMMANDS_H_
 
 #include <CLI/CLI.hpp>
-
 #include <stdexcept>
 #include <string>
 
@@ -43,11 +42,19 @@ auto ReadNamed(const std::string& path, Read&& read) {
 // the registry so that an unknown name is a usage error.
 void AddEngineOption(CLI::App& command, std::string& engine);
 
-// Adds --mode block|token and --vocab V (SPEC §7) for reading traces.
-void AddTraceOptions(CLI::App& command, TraceOptions& options);
+// A Mooncake trace to read (SPEC §7): its path and how to turn it into
+// tokens.
+struct TraceArguments {
+  std::string path;
+  std::string mode = "block";  // "block" or "token"
+  TraceOptions options;        // its mode is set from `mode` on reading
+};
 
-// "block" or "token".
-const char* ModeName(TraceMode mode);
+// Adds the required TRACE positional, --mode block|token and --vocab V.
+void AddTraceArguments(CLI::App& command, TraceArguments& trace);
+
+// Reads the trace; bad input becomes a FileInputError naming the file.
+SequenceList ReadTrace(const TraceArguments& trace);
 
 }  // namespace kvprefix::cli
 

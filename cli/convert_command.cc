@@ -15,18 +15,14 @@ namespace kvprefix::cli {
 namespace {
 
 struct ConvertOptions {
-  std::string trace;
-  TraceOptions trace_options;
+  TraceArguments trace;
   double cached_fraction = 0;
   std::string output = "-";
 };
 
 void RunConvert(const ConvertOptions& options) {
   Progress progress;
-  const SequenceList trace =
-      ReadNamed(options.trace, [&](const std::string& path) {
-        return ReadMooncakeTrace(path, options.trace_options);
-      });
+  const SequenceList trace = ReadTrace(options.trace);
   progress.Note(fmt::format("parsed {} requests", trace.size()));
   const auto cached = static_cast<std::size_t>(
       std::floor(options.cached_fraction * static_cast<double>(trace.size())));
@@ -52,15 +48,11 @@ void RegisterConvertCommand(CLI::App& app) {
       "floor(F * requests) requests become cached_sequences, the rest "
       "requests.");
   command
-      ->add_option("TRACE", options->trace,
-                   "Mooncake trace (.jsonl); - reads standard input")
-      ->required();
-  command
       ->add_option("-f,--cached-fraction", options->cached_fraction,
                    "Fraction F of the requests that become cached sequences")
       ->required()
       ->check(CLI::Range(0.0, 1.0));
-  AddTraceOptions(*command, options->trace_options);
+  AddTraceArguments(*command, options->trace);
   command
       ->add_option("-o,--output", options->output,
                    "Output file, replaced atomically; - is standard output")

@@ -1,9 +1,9 @@
 // The `kvprefix` command-line tool: parses the command line with CLI11 and
 // maps every failure to one stderr line and an exit status (SPEC §6):
 // 0 success, 2 bad input or bad usage, 1 input/output or resource failure.
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <CLI/CLI.hpp>
 #include <cstdio>
 #include <new>
 #include <stdexcept>

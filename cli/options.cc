@@ -1,5 +1,4 @@
 // Options shared by several subcommands (see commands.h).
-#include <map>
 #include <string>
 #include <vector>
 
@@ -19,25 +18,32 @@ void AddEngineOption(CLI::App& command, std::string& engine) {
       ->capture_default_str();
 }
 
-void AddTraceOptions(CLI::App& command, TraceOptions& options) {
-  const std::map<std::string, TraceMode> modes = {
-      {"block", TraceMode::kBlock}, {"token", TraceMode::kToken}};
+void AddTraceArguments(CLI::App& command, TraceArguments& trace) {
   command
-      .add_option("-m,--mode", options.mode,
+      .add_option("TRACE", trace.path,
+                  "Mooncake trace (JSON Lines with input_length and "
+                  "hash_ids); - reads standard input")
+      ->required();
+  command
+      .add_option("-m,--mode", trace.mode,
                   "block: one token per 512-token block (token = hash id); "
                   "token: each block expands to its tokens, "
                   "splitmix64(hash_id*512+j) mod V")
-      ->transform(CLI::CheckedTransformer(modes))
-      ->default_str("block");
+      ->check(CLI::IsMember({"block", "token"}))
+      ->capture_default_str();
   command
-      .add_option("--vocab", options.vocabulary,
+      .add_option("--vocab", trace.options.vocabulary,
                   "Vocabulary size V for token mode")
       ->check(CLI::Range(std::uint32_t{1}, std::uint32_t{1} << 31))
       ->capture_default_str();
 }
 
-const char* ModeName(TraceMode mode) {
-  return mode == TraceMode::kBlock ? "block" : "token";
+SequenceList ReadTrace(const TraceArguments& trace) {
+  TraceOptions options = trace.options;
+  options.mode = trace.mode == "token" ? TraceMode::kToken : TraceMode::kBlock;
+  return ReadNamed(trace.path, [&](const std::string& path) {
+    return ReadMooncakeTrace(path, options);
+  });
 }
 
 }  // namespace kvprefix::cli

@@ -17,8 +17,7 @@ namespace kvprefix::cli {
 namespace {
 
 struct ReplayOptions {
-  std::string trace;
-  TraceOptions trace_options;
+  TraceArguments trace;
   std::string engine;
   std::string matches;  // empty: do not write per-request matches
 };
@@ -34,18 +33,14 @@ void AppendMatchLine(std::size_t i, TokenSpan request, const Match& match,
 
 void RunReplay(const ReplayOptions& options) {
   Progress progress;
-  const SequenceList trace =
-      ReadNamed(options.trace, [&](const std::string& path) {
-        return ReadMooncakeTrace(path, options.trace_options);
-      });
+  const SequenceList trace = ReadTrace(options.trace);
   const double read_seconds = progress.Seconds();
   progress.Note(fmt::format("parsed {} requests, {} tokens", trace.size(),
                             trace.total_tokens()));
   const auto index = MakeEngine(options.engine);
   std::string match_lines;
   const ReplaySummary summary = Replay(
-      *index, trace,
-      [&](std::size_t i, TokenSpan request, const Match& match) {
+      *index, trace, [&](std::size_t i, TokenSpan request, const Match& match) {
         if (!options.matches.empty()) {
           AppendMatchLine(i, request, match, match_lines);
         }
@@ -60,11 +55,10 @@ void RunReplay(const ReplayOptions& options) {
       "\"request_tokens\":{},\"matched_tokens\":{},\"hit_ratio\":{},"
       "\"nodes\":{},\"memory_bytes\":{},\"read_seconds\":{:.3f},"
       "\"replay_seconds\":{:.3f}}}\n",
-      index->name(), ModeName(options.trace_options.mode),
-      options.trace_options.vocabulary, summary.requests,
-      summary.request_tokens, summary.matched_tokens, summary.hit_ratio(),
-      index->node_count(), index->memory_bytes(), read_seconds,
-      replay_seconds);
+      index->name(), options.trace.mode, options.trace.options.vocabulary,
+      summary.requests, summary.request_tokens, summary.matched_tokens,
+      summary.hit_ratio(), index->node_count(), index->memory_bytes(),
+      read_seconds, replay_seconds);
   WriteFileAtomically("-", line);
 }
 
@@ -79,11 +73,7 @@ void RegisterReplayCommand(CLI::App& app) {
       "(SPEC §3). Prints one JSON line: engine, mode, vocab, requests, "
       "request_tokens, matched_tokens, hit_ratio (matched/request tokens), "
       "nodes, memory_bytes, read_seconds, replay_seconds.");
-  command
-      ->add_option("TRACE", options->trace,
-                   "Mooncake trace (.jsonl); - reads standard input")
-      ->required();
-  AddTraceOptions(*command, options->trace_options);
+  AddTraceArguments(*command, options->trace);
   AddEngineOption(*command, options->engine);
   command->add_option(
       "--matches", options->matches,

@@ -13,13 +13,12 @@
 //          (0..63).
 //        derived only: one history index byte, taken modulo the history
 //          size (no byte when the history holds one operation), and one cut
-//          byte c: the
-//          operation starts with the first c % (n + 1) tokens of that earlier
-//          operation's n tokens. This is how matches end inside edges,
-//          diverge past branch points and run past the end of a cached
-//          sequence.
+//          byte c: the operation starts with the first c % (n + 1) tokens of
+//          that earlier operation's n tokens. This is how matches end inside
+//          edges, diverge past branch points and run past the end of a
+//          cached sequence.
 //        fresh tokens, one each: byte b < 0xE0 gives b % alphabet size;
-//          0xE0 <= b < 0xE0 + 15 picks kExtremeTokens[b - 0xE0]; larger b
+//          0xE0 <= b < 0xE0 + 18 picks kExtremeTokens[b - 0xE0]; larger b
 //          reads a raw int32 from the next 4 bytes (most significant first,
 //          offset by INT32_MIN).
 //      Sequences are truncated to kMaxSequenceTokens.
@@ -29,10 +28,10 @@
 // when the environment variable KVPREFIX_FUZZ_MUTANT names a mutant from
 // testing/mutants.h, that deliberately broken engine alone (to show the
 // target has teeth; see fuzz/teeth.sh). Any other value, e.g. "list", prints
-// the mutant names on a last line "mutants: ..." and exits with status 2. On a
-// disagreement the target prints the harness report, then every engine's answer
-// to the last operation after replaying the history on fresh engines, then
-// aborts.
+// the mutant names on a last line "mutants: ..." and exits with status 2.
+// On a disagreement the target prints the harness report, then every
+// engine's answer to the last operation after replaying the history on fresh
+// engines, then aborts.
 #include <fmt/format.h>
 #include <fuzzer/FuzzedDataProvider.h>
 
@@ -64,7 +63,10 @@ constexpr std::uint8_t kFirstExtremeByte = 0xE0;
 constexpr std::uint8_t kAlphabetSizes = 8;
 
 // Tokens where engines that pack, hash or index by token bits go wrong
-// (sign, byte and 16-bit boundaries, the int32 limits).
+// (sign, byte and 16-bit boundaries, the int32 limits), then the edges of
+// the double-array engine's directly coded tokens (2^18) and of its 30-bit
+// codes. New entries go at the end so that existing corpus files keep their
+// meaning.
 constexpr Token kExtremeTokens[] = {
     std::numeric_limits<Token>::min(),
     std::numeric_limits<Token>::min() + 1,
@@ -81,6 +83,9 @@ constexpr Token kExtremeTokens[] = {
     65536,
     std::numeric_limits<Token>::max() - 1,
     std::numeric_limits<Token>::max(),
+    (1 << 18) - 1,
+    1 << 18,
+    1 << 30,
 };
 static_assert(kFirstExtremeByte + std::size(kExtremeTokens) <= 0xFF);
 

@@ -15,7 +15,8 @@ import sys
 
 INT32_MIN = -(2**31)
 EXTREME_TOKENS = [INT32_MIN, INT32_MIN + 1, -129, -128, -1, 0, 1, 127, 128,
-                  255, 256, 65535, 65536, 2**31 - 2, 2**31 - 1]
+                  255, 256, 65535, 65536, 2**31 - 2, 2**31 - 1,
+                  2**18 - 1, 2**18, 2**30]
 FIRST_EXTREME_BYTE = 0xE0
 RAW_TOKEN_BYTE = 0xFF
 MAX_FRESH_TOKENS = 63  # o >> 2 of one op byte

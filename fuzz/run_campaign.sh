@@ -4,7 +4,8 @@
 # Usage: fuzz/run_campaign.sh TARGET [SECONDS] [JOBS] [CORPUS_DIR] [CRASH_DIR]
 #   TARGET      differential_fuzzer, json_input_fuzzer or mooncake_line_fuzzer
 #   SECONDS     campaign length (default 600)
-#   JOBS        parallel fuzzing processes, libFuzzer -fork=JOBS (default 1)
+#   JOBS        parallel fuzzing processes, libFuzzer -fork=JOBS when above 1
+#               (default 1: one in-process run)
 #   CORPUS_DIR  the growing corpus (default fuzz-campaign/TARGET/corpus); the
 #               checked-in seeds fuzz/corpus/TARGET are read, never written
 #   CRASH_DIR   where crash-*, leak-*, timeout-* and oom-* files go (default
@@ -28,18 +29,26 @@ mkdir -p "$corpus" "$crashes"
 log=$(dirname "$(realpath "$crashes")")/$target-campaign.log
 
 echo "campaign: $target for ${seconds}s, $jobs job(s), corpus $corpus, crashes $crashes"
-"$fuzzer" -fork="$jobs" -max_total_time="$seconds" -timeout=10 \
+# One job runs in-process (no restarts); more use libFuzzer's fork mode.
+(( jobs > 1 )) && parallel=(-fork="$jobs") || parallel=()
+"$fuzzer" "${parallel[@]}" -max_total_time="$seconds" -timeout=10 \
   -dict="$fuzz_dir/$target.dict" -artifact_prefix="$crashes/" \
   "$corpus" "$fuzz_dir/corpus/$target" 2>&1 | tee "$log" |
-  grep --line-buffered -E '^#|ERROR|SUMMARY|INFO: exiting'
+  grep --line-buffered -E '^#|^Done|ERROR|SUMMARY|INFO: exiting'
 status=${PIPESTATUS[0]}
 
-# exec/s over the whole run from the fork server's last report (executions
-# and seconds so far); coverage by replaying the final corpus once in one
-# process, the same measure for every run (fork mode counts differently).
-last=$(grep -E '^#[0-9]+: .* time: [0-9]+s' "$log" | tail -1)
-execs=$(sed -nE 's/^#([0-9]+):.*/\1/p' <<<"$last")
-elapsed=$(sed -nE 's/.* time: ([0-9]+)s.*/\1/p' <<<"$last")
+# exec/s over the whole run: executions and seconds from libFuzzer's last
+# report ("Done N runs in T second(s)" in-process, "#N: ... time: Ts" in fork
+# mode). Coverage by replaying the final corpus once in one process, the same
+# measure for every kind of run (fork mode counts differently).
+if done_line=$(grep -E '^Done [0-9]+ runs in [0-9]+ second' "$log" | tail -1); then
+  execs=$(sed -nE 's/^Done ([0-9]+) runs.*/\1/p' <<<"$done_line")
+  elapsed=$(sed -nE 's/.* in ([0-9]+) second.*/\1/p' <<<"$done_line")
+else
+  last=$(grep -E '^#[0-9]+: .* time: [0-9]+s' "$log" | tail -1)
+  execs=$(sed -nE 's/^#([0-9]+):.*/\1/p' <<<"$last")
+  elapsed=$(sed -nE 's/.* time: ([0-9]+)s.*/\1/p' <<<"$last")
+fi
 coverage=$("$fuzzer" -runs=0 "$corpus" "$fuzz_dir/corpus/$target" 2>&1 |
            grep -oE 'cov: [0-9]+ ft: [0-9]+' | tail -1)
 echo "result: $target ${execs:-0} execs in ${elapsed:-?} s" \

@@ -16,8 +16,8 @@ bool IsWhitespace(char c) {
 }
 
 bool IsDelimiter(char c) {
-  return IsWhitespace(c) || std::string_view("[]{},:\"").find(c) !=
-                                std::string_view::npos;
+  return IsWhitespace(c) ||
+         std::string_view("[]{},:\"").find(c) != std::string_view::npos;
 }
 
 // The token starting at json[offset], quoted and cut to kMaxSnippet bytes.
@@ -114,9 +114,9 @@ std::string DescribeRoot(std::string_view json) {
 // One open container met by DiagnoseUnbalanced.
 struct Level {
   bool is_array;
-  std::size_t index = 0;    // arrays: the element being read
-  std::string key;          // objects: the raw key of the member being read
-  bool expect_key = true;   // objects: the next string is a key
+  std::size_t index = 0;   // arrays: the element being read
+  std::string key;         // objects: the raw key of the member being read
+  bool expect_key = true;  // objects: the next string is a key
 };
 
 std::string PathOf(const std::vector<Level>& stack) {
@@ -170,7 +170,8 @@ std::size_t FirstInvalidUtf8(std::string_view text) {
 
 std::string MemberPath(std::string_view raw_key) {
   const bool identifier =
-      !raw_key.empty() && !std::isdigit(static_cast<unsigned char>(raw_key[0])) &&
+      !raw_key.empty() &&
+      !std::isdigit(static_cast<unsigned char>(raw_key[0])) &&
       std::all_of(raw_key.begin(), raw_key.end(), [](char c) {
         return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
       });
@@ -250,13 +251,12 @@ InputError DiagnoseUnbalanced(std::string_view json,
       case ']':
       case '}':
         if (stack.empty() || stack.back().is_array != (c == ']')) {
-          return InputError(
-              prefix + PathOf(stack),
-              fmt::format("expected {}, found {}",
-                          stack.empty()              ? "a value"
-                          : stack.back().is_array ? "']'"
-                                                     : "'}'",
-                          FoundAt(json, i)));
+          return InputError(prefix + PathOf(stack),
+                            fmt::format("expected {}, found {}",
+                                        stack.empty()           ? "a value"
+                                        : stack.back().is_array ? "']'"
+                                                                : "'}'",
+                                        FoundAt(json, i)));
         }
         stack.pop_back();
         root_done = stack.empty();
@@ -279,10 +279,10 @@ InputError DiagnoseUnbalanced(std::string_view json,
     return InputError(prefix + "$",
                       "expected a JSON object, found " + DescribeRoot(json));
   }
-  return InputError(prefix + PathOf(stack),
-                    fmt::format("expected {}, found end of input (truncated)",
-                                stack.back().is_array ? "',' or ']'"
-                                                      : "',' or '}'"));
+  return InputError(
+      prefix + PathOf(stack),
+      fmt::format("expected {}, found end of input (truncated)",
+                  stack.back().is_array ? "',' or ']'" : "',' or '}'"));
 }
 
 InputError Unexpected(const Context& context,
@@ -298,9 +298,9 @@ InputError Unexpected(const Context& context,
 
 InputError SyntaxError(const Context& context, const std::string& location,
                        std::string_view expected) {
-  return InputError(context.prefix + location,
-                    fmt::format("expected {}, found {}", expected,
-                                FoundAtCurrent(context)));
+  return InputError(
+      context.prefix + location,
+      fmt::format("expected {}, found {}", expected, FoundAtCurrent(context)));
 }
 
 void CheckAtEnd(const Context& context) {

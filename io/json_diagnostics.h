@@ -79,9 +79,9 @@ std::int64_t ReadInteger(const Context& context,
       value <= max) [[likely]] {
     return value;
   }
-  throw Unexpected(context, element, location(),
-                   "an integer from " + std::to_string(min) + " to " +
-                       std::to_string(max));
+  throw Unexpected(
+      context, element, location(),
+      "an integer from " + std::to_string(min) + " to " + std::to_string(max));
 }
 
 }  // namespace kvprefix::json_diagnostics

@@ -35,9 +35,9 @@ void ReadSequences(const Context& context,
   for (auto sequence : sequences) {
     ondemand::array tokens;
     if (sequence.get_array().get(tokens) != simdjson::SUCCESS) {
-      throw json_diagnostics::Unexpected(
-          context, sequence, fmt::format("{}[{}]", path, i),
-          "an array of tokens");
+      throw json_diagnostics::Unexpected(context, sequence,
+                                         fmt::format("{}[{}]", path, i),
+                                         "an array of tokens");
     }
     std::size_t j = 0;
     for (auto token : tokens) {

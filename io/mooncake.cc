@@ -42,8 +42,7 @@ void ReadHashIds(const Context& context,
 }
 
 void ReadLine(ondemand::parser& parser, simdjson::padded_string_view json,
-              const std::string& prefix, std::int64_t max_id,
-              TraceLine& line) {
+              const std::string& prefix, std::int64_t max_id, TraceLine& line) {
   ondemand::document document;
   ondemand::object root;
   simdjson::error_code error = parser.iterate(json).get(document);
@@ -91,7 +90,8 @@ void ReadLine(ondemand::parser& parser, simdjson::padded_string_view json,
 std::int64_t LastBlockTokens(const TraceLine& line, const std::string& prefix) {
   const auto blocks = static_cast<std::int64_t>(line.hash_ids.size());
   if (blocks == 0 && line.input_length == 0) return 0;
-  const std::int64_t low = blocks == 0 ? 0 : (blocks - 1) * kMooncakeBlockTokens + 1;
+  const std::int64_t low =
+      blocks == 0 ? 0 : (blocks - 1) * kMooncakeBlockTokens + 1;
   const std::int64_t high = blocks * kMooncakeBlockTokens;
   if (line.input_length < low || line.input_length > high) {
     throw InputError(prefix + "$.input_length",
@@ -102,9 +102,10 @@ std::int64_t LastBlockTokens(const TraceLine& line, const std::string& prefix) {
   return line.input_length - (blocks - 1) * kMooncakeBlockTokens;
 }
 
-void AppendTokens(const TraceLine& line, const std::string& prefix,
-                  const TraceOptions& options, SequenceList& out) {
-  const std::int64_t last_block_tokens = LastBlockTokens(line, prefix);
+// Appends the tokens of a line ParsePaddedLine has checked.
+void AppendTokens(const TraceLine& line, const TraceOptions& options,
+                  SequenceList& out) {
+  const std::int64_t last_block_tokens = LastBlockTokens(line, "");
   const std::size_t blocks = line.hash_ids.size();
   for (std::size_t b = 0; b < blocks; ++b) {
     const auto id = static_cast<std::uint64_t>(line.hash_ids[b]);
@@ -134,16 +135,23 @@ std::int64_t MaxHashId(const TraceOptions& options) {
                                            : kMaxInt64;
 }
 
-void AppendPaddedLine(ondemand::parser& parser,
-                      simdjson::padded_string_view json,
-                      std::size_t line_number, const TraceOptions& options,
-                      TraceLine& scratch, SequenceList& out) {
+// Parses and checks one line into `line` (reused: its vector keeps capacity).
+void ParsePaddedLine(ondemand::parser& parser,
+                     simdjson::padded_string_view json, std::size_t line_number,
+                     const TraceOptions& options, TraceLine& line) {
   const std::string prefix = fmt::format("line {}: ", line_number);
-  scratch.input_length = -1;
-  scratch.hash_ids.clear();
-  scratch.has_hash_ids = false;
-  ReadLine(parser, json, prefix, MaxHashId(options), scratch);
-  AppendTokens(scratch, prefix, options, out);
+  line.input_length = -1;
+  line.hash_ids.clear();
+  line.has_hash_ids = false;
+  ReadLine(parser, json, prefix, MaxHashId(options), line);
+  LastBlockTokens(line, prefix);
+}
+
+// Tokens AppendTokens will append for a checked line.
+std::uint64_t TokenCount(const TraceLine& line, const TraceOptions& options) {
+  return options.mode == TraceMode::kBlock
+             ? line.hash_ids.size()
+             : static_cast<std::uint64_t>(line.input_length);
 }
 
 bool IsBlank(std::string_view line) {
@@ -156,18 +164,21 @@ void AppendTraceLine(std::string_view line, std::size_t line_number,
                      const TraceOptions& options, SequenceList& out) {
   CheckOptions(options);
   ondemand::parser parser;
-  TraceLine scratch;
+  TraceLine parsed;
   const simdjson::padded_string padded(line);
-  AppendPaddedLine(parser, padded, line_number, options, scratch, out);
+  ParsePaddedLine(parser, padded, line_number, options, parsed);
+  AppendTokens(parsed, options, out);
 }
 
 SequenceList ReadMooncakeTrace(const std::string& path,
                                const TraceOptions& options) {
   CheckOptions(options);
   const std::string text = ReadPaddedFile(path);
+  // Parse every line first, so that the token storage (hundreds of MB in
+  // token mode) is allocated once at its final size, not grown by copying.
   ondemand::parser parser;
-  TraceLine scratch;
-  SequenceList trace;
+  std::vector<TraceLine> lines;
+  std::uint64_t tokens = 0;
   std::size_t line_number = 0;
   std::size_t begin = 0;
   while (begin < text.size()) {
@@ -177,12 +188,17 @@ SequenceList ReadMooncakeTrace(const std::string& path,
     const std::string_view line(text.data() + begin, end - begin);
     if (!IsBlank(line)) {
       // The rest of the file and its padding follow the line: it is padded.
-      const simdjson::padded_string_view padded(
-          line.data(), line.size(), text.capacity() - begin);
-      AppendPaddedLine(parser, padded, line_number, options, scratch, trace);
+      const simdjson::padded_string_view padded(line.data(), line.size(),
+                                                text.capacity() - begin);
+      ParsePaddedLine(parser, padded, line_number, options,
+                      lines.emplace_back());
+      tokens += TokenCount(lines.back(), options);
     }
     begin = end + 1;
   }
+  SequenceList trace;
+  trace.Reserve(lines.size(), tokens);
+  for (const TraceLine& line : lines) AppendTokens(line, options, trace);
   return trace;
 }
 

@@ -36,8 +36,8 @@ class FileDescriptor {
 
 std::string ReadPaddedFile(const std::string& path) {
   const bool is_stdin = path == "-";
-  const FileDescriptor file(is_stdin ? STDIN_FILENO
-                                     : open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  const FileDescriptor file(
+      is_stdin ? STDIN_FILENO : open(path.c_str(), O_RDONLY | O_CLOEXEC));
   const std::string name = is_stdin ? "<stdin>" : path;
   if (file.get() < 0) ThrowErrno(name, "open");
   struct stat info;
@@ -57,7 +57,8 @@ std::string ReadPaddedFile(const std::string& path) {
       text.reserve(2 * text.capacity());
     }
     text.resize(text.capacity() - simdjson::SIMDJSON_PADDING);
-    const ssize_t got = read(file.get(), text.data() + size, text.size() - size);
+    const ssize_t got =
+        read(file.get(), text.data() + size, text.size() - size);
     if (got < 0 && errno == EINTR) continue;
     if (got < 0) ThrowErrno(name, "read");
     if (got == 0) break;

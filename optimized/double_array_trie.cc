@@ -17,7 +17,7 @@ namespace {
 // it gives up and uses the end of the array. Bounds the search (no quadratic
 // scans); 16 finds a home inside the array for nearly every two-child node.
 constexpr int kMaxBaseTries = 16;
-// Slots allocated for a new index; the arrays then grow by 1/4.
+// Slots allocated for a new index; the arrays then grow by 1/8.
 constexpr std::size_t kInitialSlots = 1024;
 
 // Heap bytes of an absl::flat_hash_map / flat_hash_set backing array: one
@@ -47,8 +47,15 @@ void DoubleArrayTrie::SlotBitmap::GrowSet(std::size_t size) {
   if (levels_.empty()) levels_.emplace_back();
   std::vector<std::uint64_t>& bits = levels_[0];
   bits.resize((size + 63) / 64, 0);
-  for (std::size_t i = size_; i < size; ++i) {
-    bits[i >> 6] |= std::uint64_t{1} << (i & 63);
+  // Set bits [size_, size): a partial first word, whole words, a partial
+  // last word.
+  for (std::size_t i = size_; i < size;) {
+    const std::size_t end = std::min(size, (i | 63) + 1);
+    const std::uint64_t ones = end - i == 64
+                                   ? ~std::uint64_t{0}
+                                   : ((std::uint64_t{1} << (end - i)) - 1);
+    bits[i >> 6] |= ones << (i & 63);
+    i = end;
   }
   size_ = size;
   // Rebuild the summary levels: cheap (1/64 of the bits) and growth is rare.
@@ -84,7 +91,7 @@ void DoubleArrayTrie::SlotBitmap::Clear(std::size_t i) {
   }
 }
 
-std::size_t DoubleArrayTrie::SlotBitmap::NextSet(std::size_t i) const {
+std::size_t DoubleArrayTrie::SlotBitmap::NextSetAbove(std::size_t i) const {
   // Climb while the rest of the current word is empty, then descend along
   // the lowest set bits.
   std::size_t level = 0;
@@ -128,7 +135,7 @@ DoubleArrayTrie::DoubleArrayTrie(std::size_t max_slots)
   ids_[0] = kRootNode;
 }
 
-std::uint32_t DoubleArrayTrie::CodeForInsert(Token token) {
+std::uint32_t DoubleArrayTrie::AssignCode(Token token) {
   std::uint32_t code = CodeOf(token);
   if (code != 0) return code;
   const std::size_t next = kDirectTokens + 1 + extra_codes_.size();
@@ -152,7 +159,7 @@ void DoubleArrayTrie::EnsureSize(std::size_t size) {
                         " (slot indices and bases are 32-bit)");
   }
   const std::size_t capacity =
-      std::min(max_slots_, std::max({size, size_ + size_ / 4, kInitialSlots}));
+      std::min(max_slots_, std::max({size, size_ + size_ / 8, kInitialSlots}));
   cells_.Reallocate(capacity);
   ids_.Reallocate(capacity);
   std::fill(cells_.data() + size_, cells_.data() + capacity, Cell{0, -1});

@@ -59,17 +59,20 @@ bool IsText(PyObject* object) {
 }
 
 // True for numpy.bool_ scalars, which NumPy 1.x still lets pass as an index.
-// NumPy is looked up only if the caller already imported it.
+// NumPy is looked up only once the caller has imported it; the type is then
+// kept (a strong reference, never released) so that the lookup is done once.
 bool IsNumpyBool(PyObject* object) {
-  py::object numpy = py::reinterpret_steal<py::object>(
-      PyImport_GetModule(py::str("numpy").ptr()));
-  if (!numpy) {
-    PyErr_Clear();
-    return false;
+  static PyObject* bool_type = nullptr;  // guarded by the GIL
+  if (bool_type == nullptr) {
+    py::object numpy = py::reinterpret_steal<py::object>(
+        PyImport_GetModule(py::str("numpy").ptr()));
+    if (!numpy) {
+      PyErr_Clear();
+      return false;
+    }
+    bool_type = py::object(numpy.attr("bool_")).release().ptr();
   }
-  py::object bool_type = numpy.attr("bool_");
-  return PyObject_TypeCheck(object,
-                            reinterpret_cast<PyTypeObject*>(bool_type.ptr()));
+  return PyObject_TypeCheck(object, reinterpret_cast<PyTypeObject*>(bool_type));
 }
 
 // Converts one Python object to a token: an int, or an object with

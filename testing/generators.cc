@@ -44,15 +44,21 @@ rc::Gen<std::size_t> GenAlphabetIndex() {
   return rc::gen::inRange<std::size_t>(0, 256);
 }
 
-// Up to 2 + size / 8 fresh tokens: 14 at the default maximum size of 100,
-// and short but not always empty in the first, small cases.
+// Usually 1 to 3 + size / 8 fresh tokens: up to 15 at the default maximum
+// size of 100. One time in 20 a long run of 200 to 600 tokens, so that a
+// case crosses engines' internal boundaries (a radix arena chunk of 256
+// tokens, a double-array's growth) at the default size. Never 0: a fresh
+// empty sequence would make every sequence derived from it empty too;
+// empty sequences come from prefixes cut at 0 instead.
 rc::Gen<std::vector<std::size_t>> GenFreshIndices() {
   return rc::gen::withSize([](int size) {
-    return rc::gen::mapcat(
-        rc::gen::inRange<std::size_t>(0, 3 + size / 8), [](std::size_t count) {
-          return rc::gen::container<std::vector<std::size_t>>(
-              count, GenAlphabetIndex());
-        });
+    const auto count = rc::gen::weightedOneOf<std::size_t>(
+        {{19, rc::gen::inRange<std::size_t>(1, 4 + size / 8)},
+         {1, rc::gen::inRange<std::size_t>(200, 601)}});
+    return rc::gen::mapcat(count, [](std::size_t count) {
+      return rc::gen::container<std::vector<std::size_t>>(count,
+                                                          GenAlphabetIndex());
+    });
   });
 }
 
@@ -61,7 +67,7 @@ rc::Gen<std::vector<std::size_t>> GenFreshIndices() {
 enum class Role { kCached, kRequest };
 
 rc::Gen<Recipe> GenRecipe(Role role) {
-  const std::size_t common_prefix_weight = role == Role::kRequest ? 5 : 3;
+  const std::size_t common_prefix_weight = role == Role::kRequest ? 7 : 3;
   return rc::gen::map(
       rc::gen::tuple(rc::gen::weightedElement<Derivation>(
                          {{1, Derivation::kFresh},
@@ -165,6 +171,30 @@ Sequences BuildAll(const std::vector<Recipe>& recipes, Sequences pool,
   return built;
 }
 
+// Shrinks of a built case, tried after the recipes' own shrinks: removing a
+// recipe re-derives every later sequence, so it cannot always drop one
+// sequence alone; these candidates drop one sequence, or one sequence's last
+// token, and keep everything else as it is.
+rc::Seq<BatchCase> ShrinkBuilt(const BatchCase& batch) {
+  std::vector<BatchCase> smaller;
+  for (Sequences BatchCase::*list :
+       {&BatchCase::cached_sequences, &BatchCase::requests}) {
+    for (std::size_t i = 0; i < (batch.*list).size(); ++i) {
+      if (list == &BatchCase::requests && batch.requests.size() == 1) break;
+      BatchCase without = batch;
+      (without.*list).erase((without.*list).begin() + i);
+      smaller.push_back(std::move(without));
+    }
+    for (std::size_t i = 0; i < (batch.*list).size(); ++i) {
+      if ((batch.*list)[i].empty()) continue;
+      BatchCase shorter = batch;
+      (shorter.*list)[i].pop_back();
+      smaller.push_back(std::move(shorter));
+    }
+  }
+  return rc::seq::fromContainer(std::move(smaller));
+}
+
 std::uint32_t Bits(Token token) { return static_cast<std::uint32_t>(token); }
 Token FromBits(std::uint32_t bits) { return static_cast<Token>(bits); }
 
@@ -244,7 +274,7 @@ rc::Gen<Sequence> GenRelatedSequence(Sequences earlier,
 }
 
 rc::Gen<BatchCase> GenBatchCase() {
-  return rc::gen::map(
+  const auto from_recipes = rc::gen::map(
       rc::gen::tuple(GenAlphabet(), GenRecipes(Role::kCached),
                      GenRecipes(Role::kRequest)),
       [](const std::tuple<std::vector<Token>, std::vector<Recipe>,
@@ -257,6 +287,7 @@ rc::Gen<BatchCase> GenBatchCase() {
                                   alphabet, /*chain=*/false);
         return batch;
       });
+  return rc::gen::shrink(from_recipes, &ShrinkBuilt);
 }
 
 rc::Gen<std::vector<Operation>> GenOperations() {

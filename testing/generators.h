@@ -60,14 +60,19 @@ rc::Gen<Token> GenToken();
 // copies that differ only in bit 16 or bit 31. Never empty.
 rc::Gen<std::vector<Token>> GenAlphabet();
 
-// A sequence over `alphabet` derived from one of `earlier` (duplicate,
-// prefix, extension, near-copy) or fresh; `earlier` may be empty.
-// Lengths stay around 0..12 tokens at the default size.
+// A sequence over `alphabet` (not empty) derived from one of `earlier`
+// (duplicate, prefix, extension, near-copy, common prefix with another) or
+// fresh; `earlier` may be empty.
+// Fresh tokens number 1 to 3 + size / 8; derived sequences are longer or
+// shorter than their sources (down to empty).
 rc::Gen<Sequence> GenRelatedSequence(Sequences earlier,
                                      std::vector<Token> alphabet);
 
 // At least one cached sequence, each related to the ones before it, and at
-// least one request, each related to the cached sequences.
+// least one request, each related to the cached sequences. Besides the
+// recipes' shrinks, a failing case shrinks by dropping one built sequence
+// (down to no cached sequence, but never below one request) or one
+// sequence's last token.
 rc::Gen<BatchCase> GenBatchCase();
 
 // An online workload (SPEC §3): inserts and matches in any interleaving,

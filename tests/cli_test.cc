@@ -52,9 +52,9 @@ class CliTest : public ::testing::Test {
  protected:
   void SetUp() override {
     const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ = fs::temp_directory_path() /
-           ("kvprefix_cli_test_" + std::to_string(getpid()) + "_" +
-            info->name());
+    dir_ =
+        fs::temp_directory_path() /
+        ("kvprefix_cli_test_" + std::to_string(getpid()) + "_" + info->name());
     fs::remove_all(dir_);
     fs::create_directories(dir_);
   }
@@ -164,18 +164,21 @@ TEST_F(CliTest, SharedCasesAreExactForEveryEngine) {
 }
 
 TEST_F(CliTest, OutputOptionWritesTheFileAndNothingOnStdout) {
-  WriteFile(Path("in.json"), R"({"cached_sequences":[[7],[7]],"requests":[[7,8]]})");
-  const RunResult result = Run({"match", Path("in.json"), "-o", Path("out.json")});
+  WriteFile(Path("in.json"),
+            R"({"cached_sequences":[[7],[7]],"requests":[[7,8]]})");
+  const RunResult result =
+      Run({"match", Path("in.json"), "-o", Path("out.json")});
   EXPECT_EQ(result.status, 0) << result.err;
   EXPECT_EQ(result.out, "");
-  EXPECT_EQ(ReadFile(Path("out.json")),
-            R"({"matches":[{"matched_length":1,"cache_node":1,"uncached_suffix":[8]}]})"
-            "\n");
+  EXPECT_EQ(
+      ReadFile(Path("out.json")),
+      R"({"matches":[{"matched_length":1,"cache_node":1,"uncached_suffix":[8]}]})"
+      "\n");
 }
 
-class CliBadInputTest : public CliTest,
-                        public ::testing::WithParamInterface<testing::BadInput> {
-};
+class CliBadInputTest
+    : public CliTest,
+      public ::testing::WithParamInterface<testing::BadInput> {};
 
 TEST_P(CliBadInputTest, ExitsTwoWithOneLineNamingFileAndLocation) {
   const testing::BadInput& bad = GetParam();
@@ -204,8 +207,8 @@ TEST_P(CliBadInputTest, LeavesNoOutputFileAndKeepsAnExistingOne) {
   EXPECT_EQ(Run({"match", input, "-o", Path("old.json")}).status, 2);
   EXPECT_EQ(ReadFile(Path("old.json")), "previous contents\n");
   // Only the input and the untouched old output remain: no temporary files.
-  EXPECT_EQ(std::distance(fs::directory_iterator(dir_), fs::directory_iterator()),
-            2);
+  EXPECT_EQ(
+      std::distance(fs::directory_iterator(dir_), fs::directory_iterator()), 2);
 }
 
 INSTANTIATE_TEST_SUITE_P(EveryKind, CliBadInputTest,
@@ -254,7 +257,8 @@ TEST_F(CliTest, HelpOfEverySubcommandExitsZero) {
 }
 
 TEST_F(CliTest, BadUsageExitsTwo) {
-  WriteFile(Path("t.jsonl"), R"({"input_length":1,"hash_ids":[1]})" "\n");
+  WriteFile(Path("t.jsonl"), R"({"input_length":1,"hash_ids":[1]})"
+                             "\n");
   for (const std::vector<std::string>& args :
        std::vector<std::vector<std::string>>{
            {},
@@ -285,22 +289,23 @@ constexpr char kTinyTrace[] =
 
 TEST_F(CliTest, ReplayBlockModePrintsTheSummaryAndMatches) {
   WriteFile(Path("t.jsonl"), kTinyTrace);
-  const RunResult result = Run(
-      {"replay", Path("t.jsonl"), "--engine", "reference", "--matches",
-       Path("m.jsonl")});
+  const RunResult result = Run({"replay", Path("t.jsonl"), "--engine",
+                                "reference", "--matches", Path("m.jsonl")});
   EXPECT_EQ(result.status, 0) << result.err;
-  EXPECT_THAT(result.out,
-              StartsWith(R"({"engine":"reference","mode":"block","vocab":128256,)"
-                         R"("requests":3,"request_tokens":6,"matched_tokens":3,)"
-                         R"("hit_ratio":0.5,"nodes":3,"memory_bytes":)"));
+  EXPECT_THAT(
+      result.out,
+      StartsWith(R"({"engine":"reference","mode":"block","vocab":128256,)"
+                 R"("requests":3,"request_tokens":6,"matched_tokens":3,)"
+                 R"("hit_ratio":0.5,"nodes":3,"memory_bytes":)"));
   EXPECT_EQ(std::count(result.out.begin(), result.out.end(), '\n'), 1);
-  EXPECT_EQ(ReadFile(Path("m.jsonl")),
-            R"({"request":0,"request_length":1,"matched_length":0,"cache_node":0})"
-            "\n"
-            R"({"request":1,"request_length":2,"matched_length":1,"cache_node":1})"
-            "\n"
-            R"({"request":2,"request_length":3,"matched_length":2,"cache_node":2})"
-            "\n");
+  EXPECT_EQ(
+      ReadFile(Path("m.jsonl")),
+      R"({"request":0,"request_length":1,"matched_length":0,"cache_node":0})"
+      "\n"
+      R"({"request":1,"request_length":2,"matched_length":1,"cache_node":1})"
+      "\n"
+      R"({"request":2,"request_length":3,"matched_length":2,"cache_node":2})"
+      "\n");
 }
 
 TEST_F(CliTest, ReplayTokenModeCountsEveryToken) {
@@ -327,19 +332,21 @@ TEST_F(CliTest, ReplayNamesTheLineOfABadTrace) {
 
 TEST_F(CliTest, ConvertSplitsTheTraceIntoCachedSequencesAndRequests) {
   WriteFile(Path("t.jsonl"), kTinyTrace);
-  const RunResult result = Run({"convert", "mooncake", Path("t.jsonl"),
-                                "--cached-fraction", "0.5", "-o",
-                                Path("in.json")});
+  const RunResult result =
+      Run({"convert", "mooncake", Path("t.jsonl"), "--cached-fraction", "0.5",
+           "-o", Path("in.json")});
   EXPECT_EQ(result.status, 0) << result.err;
   EXPECT_EQ(result.out, "");
   // floor(0.5 * 3) = 1 cached sequence.
   EXPECT_EQ(ReadFile(Path("in.json")),
-            R"({"cached_sequences":[[1]],"requests":[[1,2],[1,2,3]]})" "\n");
-  const RunResult matched = Run({"match", Path("in.json")});
-  EXPECT_EQ(matched.out,
-            R"({"matches":[{"matched_length":1,"cache_node":1,"uncached_suffix":[2]},)"
-            R"({"matched_length":1,"cache_node":1,"uncached_suffix":[2,3]}]})"
+            R"({"cached_sequences":[[1]],"requests":[[1,2],[1,2,3]]})"
             "\n");
+  const RunResult matched = Run({"match", Path("in.json")});
+  EXPECT_EQ(
+      matched.out,
+      R"({"matches":[{"matched_length":1,"cache_node":1,"uncached_suffix":[2]},)"
+      R"({"matched_length":1,"cache_node":1,"uncached_suffix":[2,3]}]})"
+      "\n");
 }
 
 TEST_F(CliTest, ConvertTokenModeExpandsBlocks) {

@@ -4,13 +4,12 @@
 // seed examples and shared cases through every engine chosen by name.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <climits>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
-
-#include <unistd.h>
 
 #include "io/json_input.h"
 #include "io/json_output.h"
@@ -104,11 +103,12 @@ TEST(AppendMatchesJsonTest, WritesTheSpecExampleByteForByte) {
   const std::vector<Match> matches = {{2, 2}, {1, 4}, {0, 0}};
   std::string out;
   AppendMatchesJson(requests, matches, out);
-  EXPECT_EQ(out,
-            R"({"matches":[{"matched_length":2,"cache_node":2,"uncached_suffix":[9]},)"
-            R"({"matched_length":1,"cache_node":4,"uncached_suffix":[5]},)"
-            R"({"matched_length":0,"cache_node":0,"uncached_suffix":[5]}]})"
-            "\n");
+  EXPECT_EQ(
+      out,
+      R"({"matches":[{"matched_length":2,"cache_node":2,"uncached_suffix":[9]},)"
+      R"({"matched_length":1,"cache_node":4,"uncached_suffix":[5]},)"
+      R"({"matched_length":0,"cache_node":0,"uncached_suffix":[5]}]})"
+      "\n");
 }
 
 TEST(AppendMatchesJsonTest, WritesExtremesAndEmptyLists) {
@@ -116,11 +116,12 @@ TEST(AppendMatchesJsonTest, WritesExtremesAndEmptyLists) {
   const std::vector<Match> matches = {{0, UINT64_MAX}, {0, 0}};
   std::string out;
   AppendMatchesJson(requests, matches, out);
-  EXPECT_EQ(out,
-            R"({"matches":[{"matched_length":0,"cache_node":18446744073709551615,)"
-            R"("uncached_suffix":[-2147483648,2147483647]},)"
-            R"({"matched_length":0,"cache_node":0,"uncached_suffix":[]}]})"
-            "\n");
+  EXPECT_EQ(
+      out,
+      R"({"matches":[{"matched_length":0,"cache_node":18446744073709551615,)"
+      R"("uncached_suffix":[-2147483648,2147483647]},)"
+      R"({"matched_length":0,"cache_node":0,"uncached_suffix":[]}]})"
+      "\n");
   out.clear();
   AppendMatchesJson(SequenceList{}, {}, out);
   EXPECT_EQ(out, "{\"matches\":[]}\n");
@@ -173,10 +174,15 @@ TEST(LibraryPathTest, SharedCasesMatchForEveryEngineChosenByName) {
       const BatchInput input = ParseBatchInput(json);
       const auto index = MakeEngine(name);
       std::string out;
-      AppendMatchesJson(
-          input.requests,
-          FindPrefixMatches(*index, input.cached_sequences, input.requests),
-          out);
+      try {
+        AppendMatchesJson(
+            input.requests,
+            FindPrefixMatches(*index, input.cached_sequences, input.requests),
+            out);
+      } catch (const std::exception& error) {
+        ADD_FAILURE() << name << ": " << shared.name << ": " << error.what();
+        continue;
+      }
       EXPECT_EQ(out, shared.expected_json) << name << ": " << shared.name;
     }
   }
@@ -207,8 +213,8 @@ TEST_F(WriteFileAtomicallyTest, CreatesAndReplacesLeavingNoTemporaryFile) {
   EXPECT_EQ(Read(target), "first\n");
   WriteFileAtomically(target.string(), "second");
   EXPECT_EQ(Read(target), "second");
-  EXPECT_EQ(std::distance(fs::directory_iterator(dir_), fs::directory_iterator()),
-            1);
+  EXPECT_EQ(
+      std::distance(fs::directory_iterator(dir_), fs::directory_iterator()), 1);
   EXPECT_EQ(fs::status(target).permissions() & fs::perms::owner_read,
             fs::perms::owner_read);
 }
@@ -217,8 +223,8 @@ TEST_F(WriteFileAtomicallyTest, FailureThrowsIoErrorAndLeavesNothing) {
   const fs::path target = dir_ / "missing-folder" / "out.json";
   EXPECT_THROW(WriteFileAtomically(target.string(), "x"), IoError);
   EXPECT_FALSE(fs::exists(target));
-  EXPECT_EQ(std::distance(fs::directory_iterator(dir_), fs::directory_iterator()),
-            0);
+  EXPECT_EQ(
+      std::distance(fs::directory_iterator(dir_), fs::directory_iterator()), 0);
 }
 
 }  // namespace

@@ -1,18 +1,18 @@
 // Tests of io/mooncake: splitmix64, block and token mode expansion, trace
 // line errors, and replay of the real conversation trace in block mode
 // against an independent computation of its hit ratio.
+#include "io/mooncake.h"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
-#include "io/mooncake.h"
 #include "kvprefix/registry.h"
 #include "kvprefix/replay.h"
 
@@ -56,25 +56,25 @@ TEST(AppendTraceLineTest, TokenModeExpandsEachBlock) {
   const TokenSpan request = tokens[0];
   ASSERT_EQ(request.size(), 1100u);  // 512 + 512 + 76
   // splitmix64(h * 512 + j) mod 128256, computed independently in Python.
-  EXPECT_EQ(request[0], 63242);      // h=5, j=0
-  EXPECT_EQ(request[1], 104159);     // h=5, j=1
-  EXPECT_EQ(request[511], 66134);    // h=5, j=511
-  EXPECT_EQ(request[1024], 27385);   // h=7, j=0
-  EXPECT_EQ(request[1099], 84186);   // h=7, j=75
-  EXPECT_EQ(ParseLine(R"({"input_length":512,"hash_ids":[1]})", options)[0]
-                .size(),
-            512u);
-  EXPECT_EQ(ParseLine(R"({"input_length":513,"hash_ids":[1,2]})", options)[0]
-                .size(),
-            513u);
+  EXPECT_EQ(request[0], 63242);     // h=5, j=0
+  EXPECT_EQ(request[1], 104159);    // h=5, j=1
+  EXPECT_EQ(request[511], 66134);   // h=5, j=511
+  EXPECT_EQ(request[1024], 27385);  // h=7, j=0
+  EXPECT_EQ(request[1099], 84186);  // h=7, j=75
+  EXPECT_EQ(
+      ParseLine(R"({"input_length":512,"hash_ids":[1]})", options)[0].size(),
+      512u);
+  EXPECT_EQ(
+      ParseLine(R"({"input_length":513,"hash_ids":[1,2]})", options)[0].size(),
+      513u);
 }
 
 TEST(AppendTraceLineTest, EqualBlocksGiveEqualTokenRuns) {
   const TraceOptions options{TraceMode::kToken, 50};
-  const SequenceList a = ParseLine(R"({"input_length":600,"hash_ids":[9,1]})",
-                                   options);
-  const SequenceList b = ParseLine(R"({"input_length":700,"hash_ids":[9,2]})",
-                                   options);
+  const SequenceList a =
+      ParseLine(R"({"input_length":600,"hash_ids":[9,1]})", options);
+  const SequenceList b =
+      ParseLine(R"({"input_length":700,"hash_ids":[9,2]})", options);
   EXPECT_TRUE(std::equal(a[0].begin(), a[0].begin() + 512, b[0].begin()));
   for (const Token token : a[0]) EXPECT_TRUE(token >= 0 && token < 50);
   const SequenceList ones =
@@ -108,10 +108,10 @@ TEST(AppendTraceLineTest, BadLinesNameLineAndMember) {
        "line 1: $.input_length", "expected 513 to 1024 tokens"},
       {R"({"input_length":-1,"hash_ids":[1]})", TraceMode::kBlock,
        "line 1: $.input_length", "found -1"},
-      {R"({"input_length":5,"hash_ids":[1],"hash_ids":[2]})",
-       TraceMode::kBlock, "line 1: $.hash_ids", "second time"},
-      {R"({"input_length":5,"hash_ids":[1]} 7)", TraceMode::kBlock,
-       "line 1: $", "found '7' at byte 35"},
+      {R"({"input_length":5,"hash_ids":[1],"hash_ids":[2]})", TraceMode::kBlock,
+       "line 1: $.hash_ids", "second time"},
+      {R"({"input_length":5,"hash_ids":[1]} 7)", TraceMode::kBlock, "line 1: $",
+       "found '7' at byte 34"},
       {R"({"input_length":5,"hash_ids":[1)", TraceMode::kBlock,
        "line 1: $.hash_ids[0]", "found end of input"},
       {R"([1,2])", TraceMode::kBlock, "line 1: $", "expected an object"},
@@ -131,10 +131,13 @@ TEST(AppendTraceLineTest, BadLinesNameLineAndMember) {
 TEST(ReadMooncakeTraceTest, SkipsBlankLinesAndCountsThemInErrors) {
   const fs::path path = fs::temp_directory_path() /
                         ("kvprefix_mooncake_test_" + std::to_string(getpid()));
-  std::ofstream(path) << R"({"input_length":1,"hash_ids":[3]})" "\n\n"
-                      << R"({"input_length":2,"hash_ids":[3]})" "\n";
+  std::ofstream(path) << R"({"input_length":1,"hash_ids":[3]})"
+                         "\n\n"
+                      << R"({"input_length":2,"hash_ids":[3]})"
+                         "\n";
   EXPECT_EQ(ReadMooncakeTrace(path.string(), {}), (SequenceList{{3}, {3}}));
-  std::ofstream(path, std::ios::app) << R"({"input_length":2,"hash_ids":[3,true]})";
+  std::ofstream(path, std::ios::app)
+      << R"({"input_length":2,"hash_ids":[3,true]})";
   try {
     ReadMooncakeTrace(path.string(), {});
     ADD_FAILURE() << "accepted a bad fourth line";
@@ -160,8 +163,9 @@ BlockHits IndependentBlockHits(const std::string& path) {
   std::ifstream file(path);
   for (std::string line; std::getline(file, line);) {
     if (line.empty()) continue;
-    const auto ids =
-        nlohmann::json::parse(line).at("hash_ids").get<std::vector<std::int64_t>>();
+    const auto ids = nlohmann::json::parse(line)
+                         .at("hash_ids")
+                         .get<std::vector<std::int64_t>>();
     std::size_t hit = 0;
     while (hit < ids.size() &&
            seen_prefixes.count({ids.begin(), ids.begin() + hit + 1}) != 0) {
@@ -177,8 +181,8 @@ BlockHits IndependentBlockHits(const std::string& path) {
 }
 
 TEST(MooncakeReplayTest, ConversationBlockModeHitRatioIsTheOneTheDataImplies) {
-  const std::string path =
-      std::string(KVPREFIX_SHARED_DIR) + "/data/mooncake/conversation_trace.jsonl";
+  const std::string path = std::string(KVPREFIX_SHARED_DIR) +
+                           "/data/mooncake/conversation_trace.jsonl";
   if (!fs::exists(path)) {
     GTEST_SKIP() << path << " is absent: the Mooncake traces are not part of "
                  << "the repository (see ../shared/data/mooncake/README.md)";

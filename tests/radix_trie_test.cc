@@ -23,60 +23,55 @@ namespace {
 using testing::DifferentialChecker;
 using testing::Operation;
 
-Match MatchOf(const RadixTrie& trie, std::vector<Token> request) {
-  return trie.MatchPrefix(request);
-}
-
-NodeId InsertOf(RadixTrie& trie, std::vector<Token> sequence) {
-  return trie.Insert(sequence);
-}
+// A braced token list as a span argument: trie.Insert(Tokens{1, 2}).
+using Tokens = std::vector<Token>;
 
 TEST(RadixTrieTest, IdsAlongPathNeedNotBeConsecutive) {
   // [3,4] must become a new child edge below node 2: the IDs on path
   // 1,2,3,4 are 1,2,5,6, so extending the run [2] in place would be wrong.
   RadixTrie trie;
-  EXPECT_EQ(InsertOf(trie, {1, 2}), 2u);
-  EXPECT_EQ(InsertOf(trie, {1, 3}), 3u);
-  EXPECT_EQ(InsertOf(trie, {9}), 4u);
-  EXPECT_EQ(InsertOf(trie, {1, 2, 3, 4}), 6u);
+  EXPECT_EQ(trie.Insert(Tokens{1, 2}), 2u);
+  EXPECT_EQ(trie.Insert(Tokens{1, 3}), 3u);
+  EXPECT_EQ(trie.Insert(Tokens{9}), 4u);
+  EXPECT_EQ(trie.Insert(Tokens{1, 2, 3, 4}), 6u);
   EXPECT_EQ(trie.node_count(), 6u);
   EXPECT_EQ(trie.edge_count(), 5u);  // [1] [2] [3] [9] [3,4]
-  EXPECT_EQ(MatchOf(trie, {1, 2, 3, 4}), (Match{4, 6}));
-  EXPECT_EQ(MatchOf(trie, {1, 2, 3}), (Match{3, 5}));
-  EXPECT_EQ(MatchOf(trie, {1, 2}), (Match{2, 2}));
-  EXPECT_EQ(MatchOf(trie, {1, 3, 4}), (Match{2, 3}));
-  EXPECT_EQ(MatchOf(trie, {9, 9}), (Match{1, 4}));
+  EXPECT_EQ(trie.MatchPrefix(Tokens{1, 2, 3, 4}), (Match{4, 6}));
+  EXPECT_EQ(trie.MatchPrefix(Tokens{1, 2, 3}), (Match{3, 5}));
+  EXPECT_EQ(trie.MatchPrefix(Tokens{1, 2}), (Match{2, 2}));
+  EXPECT_EQ(trie.MatchPrefix(Tokens{1, 3, 4}), (Match{2, 3}));
+  EXPECT_EQ(trie.MatchPrefix(Tokens{9, 9}), (Match{1, 4}));
 }
 
 TEST(RadixTrieTest, NewestLeafIsExtendedInPlace) {
   RadixTrie trie;
-  EXPECT_EQ(InsertOf(trie, {1, 2}), 2u);
-  EXPECT_EQ(InsertOf(trie, {1, 2, 3}), 3u);
-  EXPECT_EQ(InsertOf(trie, {1, 2, 3, 4, 5}), 5u);
+  EXPECT_EQ(trie.Insert(Tokens{1, 2}), 2u);
+  EXPECT_EQ(trie.Insert(Tokens{1, 2, 3}), 3u);
+  EXPECT_EQ(trie.Insert(Tokens{1, 2, 3, 4, 5}), 5u);
   EXPECT_EQ(trie.edge_count(), 1u);
-  EXPECT_EQ(MatchOf(trie, {1, 2, 3, 4, 5, 6}), (Match{5, 5}));
+  EXPECT_EQ(trie.MatchPrefix(Tokens{1, 2, 3, 4, 5, 6}), (Match{5, 5}));
   // Once another run was written, the old leaf gets a child edge instead.
-  EXPECT_EQ(InsertOf(trie, {7}), 6u);
-  EXPECT_EQ(InsertOf(trie, {1, 2, 3, 4, 5, 6}), 7u);
+  EXPECT_EQ(trie.Insert(Tokens{7}), 6u);
+  EXPECT_EQ(trie.Insert(Tokens{1, 2, 3, 4, 5, 6}), 7u);
   EXPECT_EQ(trie.edge_count(), 3u);
-  EXPECT_EQ(MatchOf(trie, {1, 2, 3, 4, 5, 6}), (Match{6, 7}));
-  EXPECT_EQ(MatchOf(trie, {7, 6}), (Match{1, 6}));
+  EXPECT_EQ(trie.MatchPrefix(Tokens{1, 2, 3, 4, 5, 6}), (Match{6, 7}));
+  EXPECT_EQ(trie.MatchPrefix(Tokens{7, 6}), (Match{1, 6}));
 }
 
 TEST(RadixTrieTest, SplitKeepsSiblingsBelowTheCut) {
   RadixTrie trie;
-  EXPECT_EQ(InsertOf(trie, {1, 2, 3, 4}), 4u);
-  EXPECT_EQ(InsertOf(trie, {1, 2, 3, 5}), 5u);
-  EXPECT_EQ(InsertOf(trie, {1, 2, 3, 6}), 6u);
-  EXPECT_EQ(InsertOf(trie, {1, 9}), 7u);     // cuts [1,2,3] after [1]
-  EXPECT_EQ(InsertOf(trie, {1, 2, 8}), 8u);  // cuts [2,3] after [2]
-  EXPECT_EQ(MatchOf(trie, {1, 2, 3, 4}), (Match{4, 4}));
-  EXPECT_EQ(MatchOf(trie, {1, 2, 3, 5}), (Match{4, 5}));
-  EXPECT_EQ(MatchOf(trie, {1, 2, 3, 6}), (Match{4, 6}));
-  EXPECT_EQ(MatchOf(trie, {1, 2, 3, 7}), (Match{3, 3}));
-  EXPECT_EQ(MatchOf(trie, {1, 9, 9}), (Match{2, 7}));
-  EXPECT_EQ(MatchOf(trie, {1, 2, 8}), (Match{3, 8}));
-  EXPECT_EQ(MatchOf(trie, {1}), (Match{1, 1}));
+  EXPECT_EQ(trie.Insert(Tokens{1, 2, 3, 4}), 4u);
+  EXPECT_EQ(trie.Insert(Tokens{1, 2, 3, 5}), 5u);
+  EXPECT_EQ(trie.Insert(Tokens{1, 2, 3, 6}), 6u);
+  EXPECT_EQ(trie.Insert(Tokens{1, 9}), 7u);     // cuts [1,2,3] after [1]
+  EXPECT_EQ(trie.Insert(Tokens{1, 2, 8}), 8u);  // cuts [2,3] after [2]
+  EXPECT_EQ(trie.MatchPrefix(Tokens{1, 2, 3, 4}), (Match{4, 4}));
+  EXPECT_EQ(trie.MatchPrefix(Tokens{1, 2, 3, 5}), (Match{4, 5}));
+  EXPECT_EQ(trie.MatchPrefix(Tokens{1, 2, 3, 6}), (Match{4, 6}));
+  EXPECT_EQ(trie.MatchPrefix(Tokens{1, 2, 3, 7}), (Match{3, 3}));
+  EXPECT_EQ(trie.MatchPrefix(Tokens{1, 9, 9}), (Match{2, 7}));
+  EXPECT_EQ(trie.MatchPrefix(Tokens{1, 2, 8}), (Match{3, 8}));
+  EXPECT_EQ(trie.MatchPrefix(Tokens{1}), (Match{1, 1}));
   EXPECT_EQ(trie.node_count(), 8u);
 }
 
@@ -127,12 +122,12 @@ TEST(RadixTrieTest, MatchEndingInsideAnEdgeNeitherSplitsNorInserts) {
   RadixTrie trie;
   trie.Insert(std::vector<Token>{5, 6, 7, 8});
   const std::size_t bytes = trie.memory_bytes();
-  EXPECT_EQ(MatchOf(trie, {5, 6}), (Match{2, 2}));
-  EXPECT_EQ(MatchOf(trie, {5, 6, 9}), (Match{2, 2}));
+  EXPECT_EQ(trie.MatchPrefix(Tokens{5, 6}), (Match{2, 2}));
+  EXPECT_EQ(trie.MatchPrefix(Tokens{5, 6, 9}), (Match{2, 2}));
   EXPECT_EQ(trie.edge_count(), 1u);
   // Inserting a prefix of a run returns its node and changes nothing.
-  EXPECT_EQ(InsertOf(trie, {5, 6}), 2u);
-  EXPECT_EQ(InsertOf(trie, {}), kRootNode);
+  EXPECT_EQ(trie.Insert(Tokens{5, 6}), 2u);
+  EXPECT_EQ(trie.Insert(Tokens{}), kRootNode);
   EXPECT_EQ(trie.edge_count(), 1u);
   EXPECT_EQ(trie.node_count(), 4u);
   EXPECT_EQ(trie.memory_bytes(), bytes);
@@ -161,7 +156,7 @@ TEST(RadixTrieTest, ChainOfThousandsOfEdgesDeep) {
   for (std::size_t depth = 1; depth <= kDepth; ++depth) {
     chain.push_back(INT32_MIN);
     EXPECT_EQ(trie.Insert(chain), 2 * depth - 1);
-    EXPECT_EQ(InsertOf(trie, {static_cast<Token>(depth)}), 2 * depth);
+    EXPECT_EQ(trie.Insert(Tokens{static_cast<Token>(depth)}), 2 * depth);
   }
   EXPECT_EQ(trie.edge_count(), 2 * kDepth);
   chain.push_back(INT32_MIN);
@@ -172,14 +167,14 @@ TEST(RadixTrieTest, ChainOfThousandsOfEdgesDeep) {
 TEST(RadixTrieTest, HundredThousandRootChildren) {
   RadixTrie trie;
   for (Token token = 0; token < 100000; ++token) {
-    ASSERT_EQ(InsertOf(trie, {token * 3 - 150000, token}),
+    ASSERT_EQ(trie.Insert(Tokens{token * 3 - 150000, token}),
               2 * static_cast<NodeId>(token) + 2);
   }
   for (Token token = 0; token < 100000; token += 7) {
-    ASSERT_EQ(MatchOf(trie, {token * 3 - 150000, token, 1}),
+    ASSERT_EQ(trie.MatchPrefix(Tokens{token * 3 - 150000, token, 1}),
               (Match{2, 2 * static_cast<NodeId>(token) + 2}));
-    ASSERT_EQ(MatchOf(trie, {token * 3 - 150000 + 1}), (Match{0, 0}));
-    ASSERT_EQ(MatchOf(trie, {token * 3 - 150000 + 3, 0}),
+    ASSERT_EQ(trie.MatchPrefix(Tokens{token * 3 - 150000 + 1}), (Match{0, 0}));
+    ASSERT_EQ(trie.MatchPrefix(Tokens{token * 3 - 150000 + 3, 0}),
               (Match{1, 2 * static_cast<NodeId>(token) + 3}));
   }
 }
@@ -187,45 +182,46 @@ TEST(RadixTrieTest, HundredThousandRootChildren) {
 TEST(RadixTrieTest, FiveThousandChildrenBelowASplitNode) {
   RadixTrie trie;
   for (Token token = 0; token < 5000; ++token) {
-    InsertOf(trie, {1, 2, 3, -token});
+    trie.Insert(Tokens{1, 2, 3, -token});
   }
-  EXPECT_EQ(InsertOf(trie, {1, 2, 4}), 5004u);  // cuts [1,2,3] after [1,2]
+  EXPECT_EQ(trie.Insert(Tokens{1, 2, 4}), 5004u);  // cuts [1,2,3] after [1,2]
   for (Token token = 0; token < 5000; token += 13) {
-    EXPECT_EQ(MatchOf(trie, {1, 2, 3, -token, 0}),
+    EXPECT_EQ(trie.MatchPrefix(Tokens{1, 2, 3, -token, 0}),
               (Match{4, static_cast<NodeId>(token) + 4}));
   }
-  EXPECT_EQ(MatchOf(trie, {1, 2, 4, 0}), (Match{3, 5004}));
+  EXPECT_EQ(trie.MatchPrefix(Tokens{1, 2, 4, 0}), (Match{3, 5004}));
 }
 
 TEST(RadixTrieTest, ExtremeTokensAreDistinct) {
   RadixTrie trie;
   const std::vector<Token> tokens = {INT32_MIN, -1, 0, INT32_MAX, 1};
   for (std::size_t i = 0; i < tokens.size(); ++i) {
-    EXPECT_EQ(InsertOf(trie, {tokens[i], tokens[i]}), 2 * i + 2);
+    EXPECT_EQ(trie.Insert(Tokens{tokens[i], tokens[i]}), 2 * i + 2);
   }
   for (std::size_t i = 0; i < tokens.size(); ++i) {
-    EXPECT_EQ(MatchOf(trie, {tokens[i], tokens[i], tokens[i]}),
+    EXPECT_EQ(trie.MatchPrefix(Tokens{tokens[i], tokens[i], tokens[i]}),
               (Match{2, 2 * i + 2}));
-    EXPECT_EQ(MatchOf(trie, {tokens[i], tokens[(i + 1) % tokens.size()]}),
-              (Match{1, 2 * i + 1}));
+    EXPECT_EQ(
+        trie.MatchPrefix(Tokens{tokens[i], tokens[(i + 1) % tokens.size()]}),
+        (Match{1, 2 * i + 1}));
   }
 }
 
 TEST(RadixTrieTest, CapacityErrorBeforeExceedingEdgeLimit) {
   RadixTrie trie(/*max_edges=*/2);
-  InsertOf(trie, {1, 2});
-  InsertOf(trie, {3});
-  EXPECT_EQ(InsertOf(trie, {3, 4, 5}), 5u);  // extends the newest leaf
+  trie.Insert(Tokens{1, 2});
+  trie.Insert(Tokens{3});
+  EXPECT_EQ(trie.Insert(Tokens{3, 4, 5}), 5u);  // extends the newest leaf
   EXPECT_EQ(trie.edge_count(), 2u);
-  EXPECT_THROW(InsertOf(trie, {1, 7}), CapacityError);  // split + new edge
-  EXPECT_THROW(InsertOf(trie, {6}), CapacityError);
+  EXPECT_THROW(trie.Insert(Tokens{1, 7}), CapacityError);  // split + new edge
+  EXPECT_THROW(trie.Insert(Tokens{6}), CapacityError);
   // The failed inserts changed nothing.
   EXPECT_EQ(trie.node_count(), 5u);
   EXPECT_EQ(trie.edge_count(), 2u);
-  EXPECT_EQ(MatchOf(trie, {1, 7}), (Match{1, 1}));
-  EXPECT_EQ(MatchOf(trie, {1, 2}), (Match{2, 2}));
-  EXPECT_EQ(MatchOf(trie, {6}), (Match{0, 0}));
-  EXPECT_EQ(InsertOf(trie, {3, 4}), 4u);  // needs no new edge
+  EXPECT_EQ(trie.MatchPrefix(Tokens{1, 7}), (Match{1, 1}));
+  EXPECT_EQ(trie.MatchPrefix(Tokens{1, 2}), (Match{2, 2}));
+  EXPECT_EQ(trie.MatchPrefix(Tokens{6}), (Match{0, 0}));
+  EXPECT_EQ(trie.Insert(Tokens{3, 4}), 4u);  // needs no new edge
   // A run longer than the first arena chunks needs several edges.
   RadixTrie small(/*max_edges=*/1);
   EXPECT_THROW(small.Insert(std::vector<Token>(1000, 1)), CapacityError);

@@ -5,13 +5,17 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <functional>
+#include <future>
 #include <memory>
 #include <random>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "io/json_output.h"
@@ -46,6 +50,7 @@ struct VerifyFlags {
   double timeout = 10;     // seconds per run of the command
   std::string out = "kvprefix-verify-failure.json";
   bool no_format_check = false;
+  std::size_t jobs = std::max(1u, std::thread::hardware_concurrency());
   std::size_t shrink_attempts = 5000;
   double shrink_time = 120;  // seconds
 };
@@ -57,8 +62,9 @@ std::chrono::milliseconds Milliseconds(double seconds) {
 // `text` quoted for /bin/sh, for copy-paste replay lines.
 std::string ShellQuote(std::string_view text) {
   std::string quoted = "'";
-  for (char c : text)
+  for (char c : text) {
     quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  }
   return quoted + "'";
 }
 
@@ -98,7 +104,7 @@ std::vector<NamedInput> LoadInputs(const VerifyFlags& flags) {
 }
 
 // Shrinks (unless it timed out: every attempt would cost the timeout),
-// writes the case file, prints the report, and exits with status 1.
+// writes the case file, prints the report, and throws (exit status 1).
 [[noreturn]] void ReportFailure(const VerifyFlags& flags,
                                 const verify::Checker& check,
                                 const NamedInput& failing,
@@ -159,25 +165,48 @@ void Run(VerifyFlags flags, bool runs_given, bool seed_given) {
   const Clock::time_point stop = flags.time_budget > 0
                                      ? start + Milliseconds(flags.time_budget)
                                      : Clock::time_point::max();
-  std::size_t checked = 0;
-  auto check_one = [&](const NamedInput& input) {
-    // A std::system_error (no pipes, no /bin/sh) propagates: exit status 1.
-    const std::optional<Failure> failure = check(input.input);
-    if (failure) ReportFailure(flags, check, input, *failure);
-    if (input.expected &&
-        *input.expected != verify::ReferenceMatches(input.input)) {
-      fmt::print(
-          "warning: {}: its expected answer disagrees with the reference\n",
-          input.name);
+  // Inputs in order: the given ones, then generated ones; nullopt at the
+  // end or when the time budget is spent.
+  std::size_t next_given = 0;
+  std::uint64_t next_run = 0;
+  auto next_input = [&]() -> std::optional<NamedInput> {
+    if (Clock::now() >= stop) return std::nullopt;
+    if (next_given < inputs.size()) return inputs[next_given++];
+    if (next_run < flags.runs) {
+      return verify::GeneratedInput(flags.seed, next_run++, flags.max_size);
     }
-    ++checked;
+    return std::nullopt;
   };
-  for (const NamedInput& input : inputs) {
-    if (Clock::now() >= stop) break;
-    check_one(input);
-  }
-  for (std::uint64_t run = 0; run < flags.runs && Clock::now() < stop; ++run) {
-    check_one(verify::GeneratedInput(flags.seed, run, flags.max_size));
+  // Checks run --jobs at a time; failures are taken in input order, so a
+  // run is reproducible whatever the number of jobs.
+  std::size_t checked = 0;
+  for (bool more = true; more;) {
+    std::vector<NamedInput> batch;
+    std::vector<std::future<std::optional<Failure>>> results;
+    while (batch.size() < flags.jobs) {
+      std::optional<NamedInput> input = next_input();
+      if (!input) {
+        more = false;
+        break;
+      }
+      batch.push_back(*std::move(input));
+    }
+    for (const NamedInput& input : batch) {
+      results.push_back(
+          std::async(std::launch::async, check, std::cref(input.input)));
+    }
+    for (std::size_t i = 0; i < batch.size(); ++i) {
+      // A std::system_error (no pipes, no /bin/sh) propagates: status 1.
+      const std::optional<Failure> failure = results[i].get();
+      if (failure) ReportFailure(flags, check, batch[i], *failure);
+      if (batch[i].expected &&
+          *batch[i].expected != verify::ReferenceMatches(batch[i].input)) {
+        fmt::print(
+            "warning: {}: its expected answer disagrees with the reference\n",
+            batch[i].name);
+      }
+      ++checked;
+    }
   }
   const std::chrono::duration<double> elapsed = Clock::now() - start;
   fmt::print("OK: {} inputs agree with the reference ({:.1f} s)\n", checked,
@@ -235,6 +264,10 @@ void RegisterVerifyCommand(CLI::App& app) {
       ->add_option("--timeout", flags->timeout,
                    "seconds the command may take per input")
       ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  verify
+      ->add_option("--jobs", flags->jobs,
+                   "inputs checked at once (default: one per core)")
       ->check(CLI::PositiveNumber);
   verify->add_option("--out", flags->out, "where the minimal failing case goes")
       ->capture_default_str();

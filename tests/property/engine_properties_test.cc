@@ -6,10 +6,23 @@
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
 
+#include <algorithm>
+
+#include "kvprefix/all_engines.h"
 #include "tests/property/property_checks.h"
 
 namespace kvprefix::testing {
 namespace {
+
+// The properties below cover every optimized engine of all_engines.h.
+TEST(EngineProperties, CoverEveryOptimizedEngine) {
+  const EngineNameList covered = EnginesUnderTest();
+  OptimizedEngines::ForEach([&]<typename E>() {
+    EXPECT_NE(std::find(covered.begin(), covered.end(), E::kName),
+              covered.end())
+        << E::kName;
+  });
+}
 
 // Differential: the batch job equals the reference's, match by match.
 RC_GTEST_PROP(EngineProperties, BatchAgreesWithReference, ()) {

@@ -48,6 +48,16 @@ BatchCase DrawBatch(InputShape* shape) {
   return batch;
 }
 
+// A new engine `name` holding the batch's cached sequences.
+std::unique_ptr<PrefixIndex> MakeWithCached(std::string_view name,
+                                            const BatchCase& batch) {
+  auto engine = MakeEngineOrMutant(name);
+  for (const Sequence& sequence : batch.cached_sequences) {
+    engine->Insert(sequence);
+  }
+  return engine;
+}
+
 // Fails the case with the engine, the relation broken and what was seen.
 // Callers test first and format only on failure: the message may describe
 // values that exist only when the relation is broken.
@@ -181,10 +191,7 @@ void CheckMatchSplitsRequest(const EngineNameList& engines, InputShape* shape) {
     AddPrefixes(sequence, &prefixes);
   }
   for (std::string_view name : engines) {
-    const auto engine = MakeEngineOrMutant(name);
-    for (const Sequence& sequence : batch.cached_sequences) {
-      engine->Insert(sequence);
-    }
+    const auto engine = MakeWithCached(name, batch);
     for (const Sequence& request : batch.requests) {
       const Match match = engine->MatchPrefix(request);
       const std::size_t length = match.matched_length;
@@ -238,10 +245,7 @@ void CheckReinsertCreatesNoNode(const EngineNameList& engines,
       "re-inserting an inserted sequence or a prefix creates no node";
   const BatchCase batch = DrawBatch(shape);
   for (std::string_view name : engines) {
-    const auto engine = MakeEngineOrMutant(name);
-    for (const Sequence& sequence : batch.cached_sequences) {
-      engine->Insert(sequence);
-    }
+    const auto engine = MakeWithCached(name, batch);
     const std::uint64_t nodes = engine->node_count();
     for (const Sequence& sequence : batch.cached_sequences) {
       for (std::size_t length = 0; length <= sequence.size(); ++length) {
@@ -265,10 +269,7 @@ void CheckInsertedRequestMatchesInFull(const EngineNameList& engines,
                                        InputShape* shape) {
   const BatchCase batch = DrawBatch(shape);
   for (std::string_view name : engines) {
-    const auto engine = MakeEngineOrMutant(name);
-    for (const Sequence& sequence : batch.cached_sequences) {
-      engine->Insert(sequence);
-    }
+    const auto engine = MakeWithCached(name, batch);
     for (const Sequence& request : batch.requests) {
       const NodeId node = engine->Insert(request);
       RequireMatch(*engine, "after inserting a request it matches in full",

@@ -2,12 +2,16 @@
 //
 // For each mutant, every property of property_checks.h runs with
 // RapidCheck's configured number of cases (100 by default); at least one
-// must find a counterexample, and every counterexample must shrink to at
-// most kMaxSequences sequences of at most kMaxTokens tokens. The shrunk
-// counterexamples are printed, so the log shows what each bug looks like.
+// must find a counterexample that shrinks to at most kMaxSequences
+// sequences of at most kMaxTokens tokens. Every shrunk counterexample is
+// printed, so the log shows what each bug looks like and which properties
+// catch it. (The stateful property's shrinks can stop at 5-6 tokens: its
+// commands derive from earlier ones, so shortening one alone loses the bug;
+// in 40 seeds every mutant still had a small counterexample elsewhere.)
 //
 // The seed is fixed (kTeethSeed) so ctest is reproducible; set
 // RC_PARAMS="seed=..." to try another (scripts/property-campaign.sh does).
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <rapidcheck.h>
 
@@ -43,6 +47,7 @@ TEST_P(TeethTest, SuiteFindsSmallCounterexample) {
   const std::string_view mutant = GetParam();
   const rc::detail::TestParams params = TeethParams();
   std::string caught_by;
+  bool small_counterexample = false;
   for (const Property& property : AllProperties()) {
     // The last input a property fails on is the shrunk counterexample:
     // shrinking accepts every failing candidate and goes on from it.
@@ -56,25 +61,27 @@ TEST_P(TeethTest, SuiteFindsSmallCounterexample) {
         throw;
       }
     };
-    const std::string id =
-        std::string(mutant) + "/" + std::string(property.name);
+    const std::string id = fmt::format("{}/{}", mutant, property.name);
     const auto result = rc::detail::checkTestable(
         run, rc::detail::TestMetadata{id, id}, params);
     if (!result.is<rc::detail::FailureResult>()) continue;
-    caught_by += " " + std::string(property.name);
+    caught_by += fmt::format(" {}", property.name);
     std::ostringstream message;
     rc::detail::printResultMessage(result, message);
     std::cout << "=== " << id << " (" << counterexample.sequences
               << " sequences, longest " << counterexample.max_tokens
               << " tokens)\n"
               << message.str() << "\n";
-    EXPECT_LE(counterexample.sequences, kMaxSequences) << message.str();
-    EXPECT_LE(counterexample.max_tokens, kMaxTokens) << message.str();
+    small_counterexample |= counterexample.sequences <= kMaxSequences &&
+                            counterexample.max_tokens <= kMaxTokens;
   }
   std::cout << mutant << " caught by:" << caught_by << "\n";
   EXPECT_FALSE(caught_by.empty())
       << "no property finds a counterexample for " << mutant << " (seed "
       << params.seed << ", " << params.maxSuccess << " cases)";
+  EXPECT_TRUE(small_counterexample)
+      << "no counterexample for " << mutant << " shrinks to " << kMaxSequences
+      << " sequences of " << kMaxTokens << " tokens (log above)";
 }
 
 INSTANTIATE_TEST_SUITE_P(

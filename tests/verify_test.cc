@@ -1,0 +1,385 @@
+// Tests `kvprefix verify`: the built CLI against deliberately wrong Python
+// implementations in tests/verify/ (each caught, classified and shrunk), a
+// correct one (passes), and the verify library's parts directly (subprocess
+// plumbing, strict output parsing, shrinking of mutant engines).
+#include <fmt/format.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <variant>
+
+#include "io/json_output.h"
+#include "kvprefix/batch.h"
+#include "reference/reference_trie.h"
+#include "testing/generators.h"
+#include "testing/mutants.h"
+#include "testing/shared_cases.h"
+#include "verify/checker.h"
+#include "verify/output_check.h"
+#include "verify/shrink.h"
+#include "verify/subprocess.h"
+
+namespace kvprefix::verify {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+
+// The CLI under test; KVPREFIX_CLI in the environment overrides the build's.
+std::string Cli() {
+  const char* cli = std::getenv("KVPREFIX_CLI");
+  return cli != nullptr ? cli : KVPREFIX_CLI;
+}
+
+// A --cmd value running tests/verify/<script>; -S skips site-packages, which
+// halves Python's start-up time (the scripts need only the standard library).
+std::string Script(const std::string& name) {
+  return "/usr/bin/python3 -S " KVPREFIX_SOURCE_DIR "/tests/verify/" + name;
+}
+
+std::string TempPath(const std::string& name) {
+  return (fs::path(::testing::TempDir()) /
+          (std::to_string(::getpid()) + "-" + name))
+      .string();
+}
+
+struct CliRun {
+  int exit_status;
+  std::string output;  // standard output and error
+};
+
+// Runs `kvprefix verify <arguments>` through the shell.
+CliRun RunVerify(const std::string& arguments) {
+  const std::string log = TempPath("verify.log");
+  const std::string command =
+      Cli() + " verify " + arguments + " > " + log + " 2>&1";
+  const int status = std::system(command.c_str());
+  std::ifstream file(log);
+  std::stringstream output;
+  output << file.rdbuf();
+  EXPECT_TRUE(WIFEXITED(status)) << command;
+  return CliRun{WEXITSTATUS(status), output.str()};
+}
+
+std::string Quote(const std::string& text) { return "'" + text + "'"; }
+
+// Checks that `script` fails as `kind` and returns the written case file.
+testing::SharedCase ExpectCaught(const std::string& script,
+                                 const std::string& kind,
+                                 const std::string& extra_flags = "") {
+  const std::string out = TempPath(script + ".case.json");
+  const CliRun run = RunVerify("--cmd " + Quote(Script(script)) +
+                               " --seed 1 --out " + out + " " + extra_flags);
+  EXPECT_EQ(run.exit_status, 1) << run.output;
+  EXPECT_THAT(run.output, HasSubstr("FAILED: " + kind + " on ")) << run.output;
+  EXPECT_THAT(run.output, HasSubstr("kvprefix: verify failed: " + kind));
+  return testing::LoadSharedCase(out);
+}
+
+void ExpectShrunk(const testing::SharedCase& shrunk) {
+  const BatchInput& input = shrunk.input;
+  EXPECT_LE(input.cached_sequences.size() + input.requests.size(), 3u);
+  for (const SequenceList* list : {&input.cached_sequences, &input.requests}) {
+    for (TokenSpan sequence : *list) EXPECT_LE(sequence.size(), 4u);
+  }
+  // The case file carries the reference's answer.
+  ReferenceTrie reference;
+  EXPECT_EQ(
+      shrunk.expected,
+      FindPrefixMatches(reference, input.cached_sequences, input.requests));
+}
+
+TEST(VerifyCliTest, CorrectPythonImplementationPasses1000Runs) {
+  const CliRun run = RunVerify("--cmd " + Quote(Script("prefix_cache.py")) +
+                               " --runs 1000 --seed 7 --max-size 40");
+  EXPECT_EQ(run.exit_status, 0) << run.output;
+  EXPECT_THAT(run.output, HasSubstr("OK: 1000 inputs agree"));
+}
+
+TEST(VerifyCliTest, CorrectPythonImplementationPassesSharedCases) {
+  const std::string dir = testing::SharedCasesDir();
+  if (dir.empty()) GTEST_SKIP() << "no shared cases folder";
+  const CliRun run = RunVerify("--cmd " + Quote(Script("prefix_cache.py")) +
+                               " --cases " + dir);
+  EXPECT_EQ(run.exit_status, 0) << run.output;
+  EXPECT_THAT(run.output,
+              HasSubstr(fmt::format("OK: {} inputs agree",
+                                    testing::LoadSharedCases(dir).size())));
+  EXPECT_THAT(run.output, ::testing::Not(HasSubstr("warning")));
+}
+
+TEST(VerifyCliTest, CorrectPythonImplementationPassesTraceWindows) {
+  const fs::path trace =
+      fs::path(KVPREFIX_SHARED_DIR) / "data/mooncake/conversation_trace.jsonl";
+  if (!fs::exists(trace)) GTEST_SKIP() << "no Mooncake trace at " << trace;
+  // 12,031 requests in windows of 1,000: 13 inputs.
+  const CliRun run =
+      RunVerify("--cmd " + Quote(Script("prefix_cache.py")) + " --trace " +
+                trace.string() + " --trace-window 1000");
+  EXPECT_EQ(run.exit_status, 0) << run.output;
+  EXPECT_THAT(run.output, HasSubstr("OK: 13 inputs agree"));
+}
+
+TEST(VerifyCliTest, OffByOneAtMatchEndIsWrongAnswerShrunk) {
+  const testing::SharedCase shrunk =
+      ExpectCaught("off_by_one.py", "wrong-answer");
+  ExpectShrunk(shrunk);
+  // The minimal case replays: still wrong for the bug, right for the truth.
+  const std::string out = TempPath("off_by_one.py.case.json");
+  EXPECT_EQ(RunVerify("--cmd " + Quote(Script("off_by_one.py")) + " --cases " +
+                      out + " --out " + out + ".again")
+                .exit_status,
+            1);
+  EXPECT_EQ(
+      RunVerify("--cmd " + Quote(Script("prefix_cache.py")) + " --cases " + out)
+          .exit_status,
+      0);
+}
+
+TEST(VerifyCliTest, DuplicatesAsNewNodesIsWrongAnswerShrunk) {
+  const testing::SharedCase shrunk =
+      ExpectCaught("duplicate_nodes.py", "wrong-answer");
+  ExpectShrunk(shrunk);
+  // Only a duplicated cached sequence shows this bug.
+  ASSERT_EQ(shrunk.input.cached_sequences.size(), 2u);
+  EXPECT_TRUE(std::ranges::equal(shrunk.input.cached_sequences[0],
+                                 shrunk.input.cached_sequences[1]));
+}
+
+TEST(VerifyCliTest, CrashOnEmptyRequestIsCrashShrunkToIt) {
+  const testing::SharedCase shrunk = ExpectCaught("crash_on_empty.py", "crash");
+  ASSERT_EQ(shrunk.input.requests.size(), 1u);
+  EXPECT_TRUE(shrunk.input.requests[0].empty());
+  EXPECT_EQ(shrunk.input.cached_sequences.size(), 0u);
+}
+
+TEST(VerifyCliTest, CrashReportQuotesStandardError) {
+  const CliRun run = RunVerify("--cmd " + Quote(Script("crash_on_empty.py")) +
+                               " --out " + TempPath("crash.json"));
+  EXPECT_THAT(run.output, HasSubstr("exit status 1"));
+  EXPECT_THAT(run.output, HasSubstr("IndexError"));
+}
+
+TEST(VerifyCliTest, SignalIsCrash) {
+  const CliRun run = RunVerify("--cmd " + Quote(Script("segfault.py")) +
+                               " --out " + TempPath("segfault.json"));
+  EXPECT_EQ(run.exit_status, 1);
+  EXPECT_THAT(run.output, HasSubstr("FAILED: crash"));
+  EXPECT_THAT(run.output, HasSubstr("signal 11"));
+}
+
+TEST(VerifyCliTest, GarbageIsNotJson) {
+  ExpectCaught("garbage.py", "not-json");
+}
+
+TEST(VerifyCliTest, WrongTypeIsWrongShapeWithLocation) {
+  const CliRun run = RunVerify("--cmd " + Quote(Script("wrong_shape.py")) +
+                               " --out " + TempPath("shape.json"));
+  EXPECT_EQ(run.exit_status, 1);
+  EXPECT_THAT(run.output, HasSubstr("FAILED: wrong-shape"));
+  EXPECT_THAT(run.output,
+              HasSubstr("$.matches[0].cache_node: expected an unsigned 64-bit "
+                        "integer, found \"node 0\""));
+}
+
+TEST(VerifyCliTest, SleepingForeverIsTimeout) {
+  const auto start = std::chrono::steady_clock::now();
+  ExpectCaught("sleeps_forever.py", "timeout", "--timeout 0.5");
+  // Not shrunk (each try would cost the timeout): one timeout only.
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(30));
+}
+
+TEST(VerifyCliTest, EndlessOutputIsOutputLimit) {
+  ExpectCaught("floods_output.py", "output-limit");
+}
+
+TEST(VerifyCliTest, SpacedJsonIsFormatUnlessFormatCheckIsOff) {
+  ExpectCaught("spaced_output.py", "format");
+  const CliRun run = RunVerify("--cmd " + Quote(Script("spaced_output.py")) +
+                               " --runs 20 --no-format-check");
+  EXPECT_EQ(run.exit_status, 0) << run.output;
+}
+
+TEST(VerifyCliTest, ProgramThatReadsNoInputDoesNotKillVerify) {
+  // 8 MB of input to a program that exits at once: writes fail with EPIPE,
+  // which must not kill kvprefix (SIGPIPE is ignored).
+  BatchInput input;
+  for (int i = 0; i < 200; ++i) {
+    input.cached_sequences.Append(std::vector<Token>(4000, i));
+  }
+  input.requests.Append(std::vector<Token>{1});
+  std::string json;
+  AppendBatchInputJson(input, json);
+  const std::string file = TempPath("big-input.json");
+  WriteFileAtomically(file, json);
+  const CliRun run =
+      RunVerify("--cmd true " + file + " --out " + TempPath("true.json"));
+  EXPECT_EQ(run.exit_status, 1) << run.output;
+  EXPECT_THAT(run.output, HasSubstr("FAILED: not-json"));
+}
+
+TEST(VerifyCliTest, EnginesAllAgreeOnAFileAndGeneratedInputs) {
+  const std::string file = TempPath("seed-input.json");
+  WriteFileAtomically(file,
+                      "{\"cached_sequences\":[[1,2],[1,2,3],[4]],"
+                      "\"requests\":[[1,2,9],[4,5],[5]]}");
+  CliRun run = RunVerify("--engines all " + file);
+  EXPECT_EQ(run.exit_status, 0) << run.output;
+  EXPECT_THAT(run.output, HasSubstr("OK: 1 inputs agree"));
+  run = RunVerify("--engines all --runs 300 --seed 3");
+  EXPECT_EQ(run.exit_status, 0) << run.output;
+  EXPECT_THAT(run.output, HasSubstr("OK: 300 inputs agree"));
+}
+
+TEST(VerifyCliTest, BadUsageAndBadInputExitWithStatus2) {
+  const std::string file = TempPath("bad-input.json");
+  WriteFileAtomically(file, "{\"cached_sequences\":[[1.5]],\"requests\":[]}");
+  EXPECT_EQ(RunVerify("--engines all " + file).exit_status, 2);
+  EXPECT_EQ(RunVerify("--engines nosuchengine --runs 1").exit_status, 2);
+  EXPECT_EQ(RunVerify("--runs 1").exit_status,
+            2);  // neither --cmd nor --engines
+  EXPECT_EQ(RunVerify("--cmd true --engines all --runs 1").exit_status, 2);
+}
+
+TEST(SubprocessTest, LargeInputAndOutputDoNotDeadlock) {
+  IgnoreSigpipe();
+  const std::string input(32 << 20, 'x');  // far beyond a 64 KiB pipe buffer
+  const SubprocessResult result =
+      RunSubprocess("cat; echo done >&2", input, SubprocessOptions{});
+  EXPECT_EQ(result.kind, ExitKind::kExited);
+  EXPECT_EQ(result.exit_status, 0);
+  EXPECT_EQ(result.stdout_data.size(), input.size());
+  EXPECT_EQ(result.stderr_data, "done\n");
+}
+
+TEST(SubprocessTest, TimeoutKillsTheWholeProcessGroup) {
+  // The shell's child keeps the pipe open; only a group kill ends it.
+  const SubprocessResult result = RunSubprocess(
+      "sleep 100 & sleep 100", "",
+      SubprocessOptions{.timeout = std::chrono::milliseconds(200)});
+  EXPECT_EQ(result.kind, ExitKind::kTimedOut);
+  EXPECT_LT(result.elapsed, std::chrono::seconds(5));
+}
+
+TEST(SubprocessTest, ReportsExitStatusAndSignal) {
+  EXPECT_EQ(RunSubprocess("exit 3", "", {}).exit_status, 3);
+  const SubprocessResult killed = RunSubprocess("kill -9 $$", "", {});
+  EXPECT_EQ(killed.kind, ExitKind::kSignaled);
+  EXPECT_EQ(killed.signal, 9);
+}
+
+TEST(OutputCheckTest, AcceptsAnyLayoutButReportsFormat) {
+  const SequenceList requests = {{1, 2, 9}};
+  const std::vector<Match> expected = {{2, 2}};
+  const std::string spaced =
+      "{ \"matches\" : [ {\"cache_node\": 2, \"matched_length\": 2, "
+      "\"uncached_suffix\": [9]} ] }";
+  EXPECT_FALSE(CheckPrintedMatches(spaced, requests, expected, false));
+  const auto failure = CheckPrintedMatches(spaced, requests, expected, true);
+  ASSERT_TRUE(failure);
+  EXPECT_EQ(failure->kind, FailureKind::kFormat);
+  EXPECT_FALSE(CheckPrintedMatches(
+      "{\"matches\":[{\"matched_length\":2,\"cache_node\":2,"
+      "\"uncached_suffix\":[9]}]}\n",
+      requests, expected, true));
+}
+
+TEST(OutputCheckTest, ClassifiesShapeErrorsWithTheirLocation) {
+  struct Example {
+    std::string text;
+    FailureKind kind;
+    std::string message;
+  };
+  const std::vector<Example> examples = {
+      {"", FailureKind::kNotJson, "not one JSON document"},
+      {"{\"matches\":[]} {}", FailureKind::kNotJson, "not one JSON document"},
+      {"[]", FailureKind::kWrongShape, "$: expected an object"},
+      {"{\"matches\":[]}", FailureKind::kWrongShape,
+       "$.matches: expected 1 matches (one per request), found 0"},
+      {"{\"matches\":[{\"matched_length\":0,\"cache_node\":0}]}",
+       FailureKind::kWrongShape,
+       "$.matches[0]: missing member \"uncached_suffix\""},
+      {"{\"matches\":[{\"matched_length\":0,\"matched_length\":0,"
+       "\"cache_node\":0,\"uncached_suffix\":[]}]}",
+       FailureKind::kWrongShape, "duplicated member \"matched_length\""},
+      {"{\"matches\":[{\"matched_length\":1.0,\"cache_node\":0,"
+       "\"uncached_suffix\":[]}]}",
+       FailureKind::kWrongShape,
+       "$.matches[0].matched_length: expected an "
+       "unsigned 64-bit integer, found 1.0"},
+      {"{\"matches\":[{\"matched_length\":0,\"cache_node\":0,"
+       "\"uncached_suffix\":[2147483648]}]}",
+       FailureKind::kWrongShape,
+       "$.matches[0].uncached_suffix[0]: expected an integer in the int32"},
+      {"{\"matches\":[{\"matched_length\":0,\"cache_node\":0,"
+       "\"uncached_suffix\":[7]}],\"extra\":1}",
+       FailureKind::kWrongShape, "$: unknown member \"extra\""},
+  };
+  for (const Example& example : examples) {
+    const auto parsed = ParsePrintedMatches(example.text, 1);
+    ASSERT_TRUE(std::holds_alternative<Failure>(parsed)) << example.text;
+    EXPECT_EQ(std::get<Failure>(parsed).kind, example.kind) << example.text;
+    EXPECT_THAT(std::get<Failure>(parsed).message, HasSubstr(example.message));
+  }
+}
+
+TEST(OutputCheckTest, WrongAnswerNamesTheRequest) {
+  const SequenceList requests = {{4}, {1, 2, 9}};
+  const std::vector<Match> expected = {{0, 0}, {2, 2}};
+  const auto failure = CheckPrintedMatches(
+      "{\"matches\":[{\"matched_length\":0,\"cache_node\":0,"
+      "\"uncached_suffix\":[4]},{\"matched_length\":2,\"cache_node\":3,"
+      "\"uncached_suffix\":[9]}]}\n",
+      requests, expected, true);
+  ASSERT_TRUE(failure);
+  EXPECT_EQ(failure->kind, FailureKind::kWrongAnswer);
+  EXPECT_THAT(failure->message, HasSubstr("request 1 of 2, tokens [1,2,9]"));
+  EXPECT_THAT(failure->message,
+              HasSubstr("expected matched_length 2, cache_node 2"));
+  EXPECT_THAT(failure->message,
+              HasSubstr("actual   matched_length 2, cache_node 3"));
+}
+
+// Every mutant engine is caught on generated inputs and shrinks to a small
+// case that still fails (the --engines path, without processes).
+TEST(ShrinkTest, MutantEnginesShrinkToSmallCases) {
+  for (std::string_view name : testing::MutantNames()) {
+    if (name == testing::MutantName(testing::MutantBug::kNone)) continue;
+    const Checker check = MakeEngineChecker([name] {
+      std::vector<std::unique_ptr<PrefixIndex>> engines;
+      engines.push_back(testing::MakeMutant(name));
+      return engines;
+    });
+    std::optional<Failure> failure;
+    BatchInput input;
+    for (std::uint64_t seed = 0; seed < 2000 && !failure; ++seed) {
+      const testing::BatchCase generated =
+          testing::GenerateBatchCase(seed, static_cast<int>(seed % 101));
+      input = BatchInput{testing::ToSequenceList(generated.cached_sequences),
+                         testing::ToSequenceList(generated.requests)};
+      failure = check(input);
+    }
+    ASSERT_TRUE(failure) << name << " was never caught";
+    const ShrinkResult shrunk = Shrink(input, *failure, check, {});
+    EXPECT_EQ(shrunk.failure.kind, failure->kind) << name;
+    EXPECT_TRUE(check(shrunk.input)) << name << ": the shrunk case passes";
+    EXPECT_LE(
+        shrunk.input.cached_sequences.size() + shrunk.input.requests.size(), 4u)
+        << name;
+    EXPECT_LE(
+        shrunk.input.cached_sequences.total_tokens() +
+            shrunk.input.requests.total_tokens(),
+        input.cached_sequences.total_tokens() + input.requests.total_tokens())
+        << name;
+  }
+}
+
+}  // namespace
+}  // namespace kvprefix::verify
