@@ -225,7 +225,7 @@ def grouped_bars(results, engines, op, value_of, ylabel, title, img_dir, name,
     return save(fig, img_dir, name)
 
 
-def sweep_chart(results, engines, workload, xlabel, title, img_dir, name):
+def sweep_chart(results, engines, workload, xlabel, title, img_dir, name, base):
     """ns/token against the workload size, log-log, Build and Match panels."""
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.5))
     drawn = False
@@ -240,13 +240,14 @@ def sweep_chart(results, engines, workload, xlabel, title, img_dir, name):
             color, _, marker = style_of(engines, engine)
             ax.plot([p[0] for p in points], [p[1] for p in points], marker=marker,
                     color=color, label=engine)
-        ax.set_xscale("log", base=2)
+        ax.set_xscale("log", base=base)
         ax.set_yscale("log")
         ax.set_xlabel(xlabel)
         ax.set_ylabel(f"{op.lower()} time (ns per token)")
         ax.set_title(f"{op}: {title}")
         ax.grid(which="both", alpha=0.3)
-        ax.legend(title="engine", fontsize=8)
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(title="engine", fontsize=8)
     if not drawn:
         plt.close(fig)
         return None
@@ -521,10 +522,10 @@ def charts_section(results, engines, img_dir, out_dir):
                       img_dir, "match_speedup.png", hline=1.0, skip_engines=(REFERENCE,)),
          "Match speed-up over the reference (dashed line: 1×)"),
         (sweep_chart(results, engines, "shared-prefix", "shared-prefix length (tokens)",
-                     "32 sequences sharing a prefix", img_dir, "shared_prefix_sweep.png"),
+                     "32 sequences sharing a prefix", img_dir, "shared_prefix_sweep.png", 2),
          "ns per token against shared-prefix length (log-log)"),
         (sweep_chart(results, engines, "sequence-count", "number of cached sequences",
-                     "128-token sequences", img_dir, "sequence_count_sweep.png"),
+                     "128-token sequences", img_dir, "sequence_count_sweep.png", 10),
          "ns per token against number of sequences (log-log)"),
         (grouped_bars(results, engines, "Build", lambda r: r.get("bytes_per_node"),
                       "memory (bytes per node, log)", "Memory: bytes per node after build",

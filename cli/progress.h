@@ -1,5 +1,6 @@
 // Progress lines on standard error for long runs, shown only when standard
-// error is a terminal (never in pipes, logs or tests).
+// error is a terminal (never in pipes, logs or tests). One Progress per
+// command run, used from one thread.
 #ifndef KVPREFIX_CLI_PROGRESS_H_
 #define KVPREFIX_CLI_PROGRESS_H_
 

@@ -47,6 +47,7 @@ void RunReplay(const ReplayOptions& options) {
         progress.Count("replayed", i + 1, trace.size());
       });
   const double replay_seconds = progress.Seconds() - read_seconds;
+  progress.Note(fmt::format("replayed; {} nodes", index->node_count()));
   if (!options.matches.empty()) {
     WriteFileAtomically(options.matches, match_lines);
   }

@@ -13,8 +13,10 @@ repo=$(dirname "$fuzz_dir")
 build=$(realpath -m "${1:-$repo/build-fuzz-ci}")
 targets=(differential_fuzzer json_input_fuzzer mooncake_line_fuzzer)
 
-CC=${CC:-clang} CXX=${CXX:-clang++} cmake -S "$repo" -B "$build" -G Ninja \
-  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKVPREFIX_FUZZ=ON \
+# clang whatever $CC says: libFuzzer is clang's. KVPREFIX_FUZZ_CC/CXX pick
+# another clang (e.g. clang-14).
+CC=${KVPREFIX_FUZZ_CC:-clang} CXX=${KVPREFIX_FUZZ_CXX:-clang++} \
+  cmake -S "$repo" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKVPREFIX_FUZZ=ON \
   -DKVPREFIX_PYTHON=OFF -DKVPREFIX_BENCH=OFF >/dev/null
 cmake --build "$build" --target "${targets[@]}"
 

@@ -17,13 +17,16 @@ work=${WORK:-$(mktemp -d)}
 build=$work/kvprefix-oss-fuzz
 targets=(differential_fuzzer json_input_fuzzer mooncake_line_fuzzer)
 
+# The loader expands $ORIGIN, the shell must not.
+# shellcheck disable=SC2016
+runtime_path='$ORIGIN/lib'
 # Build type "None": only the flags OSS-Fuzz hands us, no -O3 of our own.
 cmake -S "$src" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=None \
   -DCMAKE_C_COMPILER="$CC" -DCMAKE_CXX_COMPILER="$CXX" \
   -DCMAKE_C_FLAGS="$CFLAGS" -DCMAKE_CXX_FLAGS="${CXXFLAGS//-stdlib=libc++/}" \
   -DKVPREFIX_FUZZ=ON -DKVPREFIX_FUZZ_INSTRUMENT= \
   -DKVPREFIX_FUZZ_ENGINE="$LIB_FUZZING_ENGINE" \
-  -DCMAKE_BUILD_RPATH='$ORIGIN/lib' \
+  -DCMAKE_BUILD_RPATH="$runtime_path" \
   -DKVPREFIX_PYTHON=OFF -DKVPREFIX_BENCH=OFF
 cmake --build "$build" --target "${targets[@]}"
 

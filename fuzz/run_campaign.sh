@@ -6,22 +6,22 @@
 #   SECONDS     campaign length (default 600)
 #   JOBS        parallel fuzzing processes, libFuzzer -fork=JOBS when above 1
 #               (default 1: one in-process run)
-#   CORPUS_DIR  the growing corpus (default fuzz-campaign/TARGET/corpus); the
+#   CORPUS_DIR  the growing corpus (default $build/campaign/TARGET/corpus); the
 #               checked-in seeds fuzz/corpus/TARGET are read, never written
 #   CRASH_DIR   where crash-*, leak-*, timeout-* and oom-* files go (default
-#               fuzz-campaign/TARGET/crashes)
-# The binaries come from $KVPREFIX_FUZZ_BUILD/fuzz (default build-fuzz, the
-# -DKVPREFIX_FUZZ=ON build). Exit status: 0 when nothing was found, else
-# libFuzzer's (non-zero on a crash, leak, timeout or out-of-memory).
+#               $build/campaign/TARGET/crashes)
+# $build is $KVPREFIX_FUZZ_BUILD (default build-fuzz, the -DKVPREFIX_FUZZ=ON
+# build); the binaries come from $build/fuzz. Exit status: 0 when nothing
+# was found, else libFuzzer's (non-zero on a crash, leak, timeout or OOM).
 set -uo pipefail
 
 fuzz_dir=$(dirname "$(realpath "$0")")
 target=${1:?usage: run_campaign.sh TARGET [SECONDS] [JOBS] [CORPUS_DIR] [CRASH_DIR]}
 seconds=${2:-600}
 jobs=${3:-1}
-corpus=${4:-fuzz-campaign/$target/corpus}
-crashes=${5:-fuzz-campaign/$target/crashes}
 build=${KVPREFIX_FUZZ_BUILD:-$fuzz_dir/../build-fuzz}
+corpus=${4:-$build/campaign/$target/corpus}
+crashes=${5:-$build/campaign/$target/crashes}
 fuzzer=$build/fuzz/$target
 
 [[ -x "$fuzzer" ]] || { echo "no fuzzer $fuzzer (build with -DKVPREFIX_FUZZ=ON)" >&2; exit 2; }
@@ -53,6 +53,6 @@ coverage=$("$fuzzer" -runs=0 "$corpus" "$fuzz_dir/corpus/$target" 2>&1 |
            grep -oE 'cov: [0-9]+ ft: [0-9]+' | tail -1)
 echo "result: $target ${execs:-0} execs in ${elapsed:-?} s" \
      "= exec/s: $(( ${execs:-0} / (${elapsed:-0} > 0 ? ${elapsed:-1} : 1) )) ($jobs job(s));" \
-     "final corpus $(ls "$corpus" | wc -l) files, $coverage;" \
+     "final corpus $(find "$corpus" -type f | wc -l) files, $coverage;" \
      "findings: $(find "$crashes" -type f | wc -l) in $crashes (exit $status)"
 exit "$status"

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <vector>
 
 namespace kvprefix::json_diagnostics {
@@ -51,7 +52,7 @@ std::string_view Trim(std::string_view token) {
   return token;
 }
 
-std::string Quoted(std::string_view token) {
+std::string Shortened(std::string_view token) {
   token = Trim(token);
   const std::size_t length = std::min(token.size(), kMaxSnippet);
   return fmt::format("{}{}", token.substr(0, length),
@@ -59,7 +60,7 @@ std::string Quoted(std::string_view token) {
 }
 
 std::string DescribeNumber(ondemand::value& value) {
-  const std::string raw = Quoted(value.raw_json_token());
+  const std::string raw = Shortened(value.raw_json_token());
   ondemand::number_type type;
   if (value.get_number_type().get(type) != simdjson::SUCCESS) {
     return "an invalid number " + raw;
@@ -98,7 +99,7 @@ std::string DescribeValue(const Context& context, ondemand::value& value) {
     case ondemand::json_type::null:
       break;
   }
-  return Quoted(value.raw_json_token());
+  return Shortened(value.raw_json_token());
 }
 
 // "an array", "a string", "'5'" for the first value of a document.
@@ -301,6 +302,20 @@ InputError SyntaxError(const Context& context, const std::string& location,
   return InputError(
       context.prefix + location,
       fmt::format("expected {}, found {}", expected, FoundAtCurrent(context)));
+}
+
+InputError DuplicateMember(const std::string& prefix,
+                           std::string_view raw_key) {
+  return InputError(
+      prefix + MemberPath(raw_key),
+      fmt::format("expected each member once, found \"{}\" a second time",
+                  raw_key));
+}
+
+InputError MissingMember(const std::string& prefix, std::string_view name) {
+  return InputError(
+      prefix + "$",
+      fmt::format("expected member \"{}\", found an object without it", name));
 }
 
 void CheckAtEnd(const Context& context) {

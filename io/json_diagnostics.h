@@ -62,6 +62,11 @@ InputError Unexpected(const Context& context,
 InputError SyntaxError(const Context& context, const std::string& location,
                        std::string_view expected);
 
+// The error for a root member that appears twice (`raw_key`) or not at all
+// (`name`).
+InputError DuplicateMember(const std::string& prefix, std::string_view raw_key);
+InputError MissingMember(const std::string& prefix, std::string_view name);
+
 // Throws InputError at the root if anything but whitespace follows the root
 // value that context.document has just finished reading.
 void CheckAtEnd(const Context& context);

@@ -78,20 +78,14 @@ BatchInput Parse(simdjson::padded_string_view json) {
                                          "unknown member \"{}\"",
                                          kMembers[0], kMembers[1], key));
     }
-    if (seen[index]) {
-      throw InputError(path, fmt::format("expected each member once, found "
-                                         "\"{}\" a second time",
-                                         key));
-    }
+    if (seen[index]) throw json_diagnostics::DuplicateMember("", key);
     seen[index] = true;
     ReadSequences(context, member.value(), path,
                   index == 0 ? input.cached_sequences : input.requests);
   }
   for (std::size_t index = 0; index < kMembers.size(); ++index) {
     if (!seen[index]) {
-      throw InputError("$", fmt::format("expected member \"{}\", found an "
-                                        "object without it",
-                                        kMembers[index]));
+      throw json_diagnostics::MissingMember("", kMembers[index]);
     }
   }
   json_diagnostics::CheckAtEnd(context);

@@ -3,7 +3,6 @@
 
 #include <fmt/format.h>
 
-#include <cstring>
 #include <limits>
 #include <stdexcept>
 #include <vector>
@@ -60,10 +59,7 @@ void ReadLine(ondemand::parser& parser, simdjson::padded_string_view json,
     const bool is_length = key == "input_length";
     if (!is_length && key != "hash_ids") continue;  // On Demand skips it
     if (is_length ? line.input_length >= 0 : line.has_hash_ids) {
-      throw InputError(prefix + "$." + std::string(key),
-                       fmt::format("expected each member once, found \"{}\" "
-                                   "a second time",
-                                   key));
+      throw json_diagnostics::DuplicateMember(prefix, key);
     }
     if (is_length) {
       line.input_length = json_diagnostics::ReadInteger(
@@ -74,14 +70,11 @@ void ReadLine(ondemand::parser& parser, simdjson::padded_string_view json,
       ReadHashIds(context, member.value(), max_id, line.hash_ids);
     }
   }
-  for (const char* name : {"input_length", "hash_ids"}) {
-    if (std::strcmp(name, "hash_ids") == 0 ? !line.has_hash_ids
-                                           : line.input_length < 0) {
-      throw InputError(prefix + "$",
-                       fmt::format("expected member \"{}\", found an object "
-                                   "without it",
-                                   name));
-    }
+  if (line.input_length < 0) {
+    throw json_diagnostics::MissingMember(prefix, "input_length");
+  }
+  if (!line.has_hash_ids) {
+    throw json_diagnostics::MissingMember(prefix, "hash_ids");
   }
   json_diagnostics::CheckAtEnd(context);
 }

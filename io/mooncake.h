@@ -41,12 +41,16 @@ constexpr std::uint64_t SplitMix64(std::uint64_t x) {
 // ("line 7: $.hash_ids[3]"). Throws InputError for invalid JSON, a missing or
 // mistyped member, a hash id that is negative or (block mode) above INT32_MAX,
 // or an input_length inconsistent with the number of blocks (the last block
-// must hold 1..512 tokens). O(tokens appended).
+// must hold 1..512 tokens), and std::invalid_argument if options.vocabulary
+// is not in 1..2^31. O(tokens appended). Thread-safe (no shared state).
 void AppendTraceLine(std::string_view line, std::size_t line_number,
                      const TraceOptions& options, SequenceList& out);
 
-// Reads a whole JSON Lines trace; blank lines are skipped. Throws IoError if
-// the file cannot be read, InputError as AppendTraceLine.
+// Reads a whole JSON Lines trace ("-" is standard input); blank lines are
+// skipped but counted in line numbers. Parses every line before expanding,
+// so the token storage is allocated once at its final size. Throws IoError
+// if the file cannot be read, InputError and std::invalid_argument as
+// AppendTraceLine. O(file bytes + tokens); memory ~ 4 bytes per token.
 SequenceList ReadMooncakeTrace(const std::string& path,
                                const TraceOptions& options);
 

@@ -34,7 +34,7 @@ std::vector<std::string_view> EngineNames() {
   return names;
 }
 
-std::string_view DefaultEngineName() { return ReferenceTrie::kName; }
+std::string_view DefaultEngineName() { return RadixTrie::kName; }
 
 bool IsEngineName(std::string_view name) {
   for (const Entry& entry : Entries()) {

@@ -18,7 +18,8 @@ namespace kvprefix {
 std::vector<std::string_view> EngineNames();
 
 // The engine the CLI uses when none is named: the fastest on the real
-// (Mooncake) workload, as measured by bench/. Thread-safe.
+// (Mooncake) workload, as measured by bench/ ("radix"; docs/benchmarks.md).
+// Thread-safe.
 std::string_view DefaultEngineName();
 
 // True if `name` is a built-in engine. Thread-safe.

@@ -6,6 +6,7 @@
 #include <new>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <utility>
 
 #include "kvprefix/memory.h"
@@ -17,7 +18,7 @@ namespace {
 // it gives up and uses the end of the array. Bounds the search (no quadratic
 // scans); 16 finds a home inside the array for nearly every two-child node.
 constexpr int kMaxBaseTries = 16;
-// Slots allocated for a new index; the arrays then grow by 1/8.
+// Slots allocated for a new index; the arrays then grow by 1/16.
 constexpr std::size_t kInitialSlots = 1024;
 
 // Heap bytes of an absl::flat_hash_map / flat_hash_set backing array: one
@@ -159,7 +160,7 @@ void DoubleArrayTrie::EnsureSize(std::size_t size) {
                         " (slot indices and bases are 32-bit)");
   }
   const std::size_t capacity =
-      std::min(max_slots_, std::max({size, size_ + size_ / 8, kInitialSlots}));
+      std::min(max_slots_, std::max({size, size_ + size_ / 16, kInitialSlots}));
   cells_.Reallocate(capacity);
   ids_.Reallocate(capacity);
   std::fill(cells_.data() + size_, cells_.data() + capacity, Cell{0, -1});
@@ -210,7 +211,7 @@ std::int64_t DoubleArrayTrie::AddChildToLeaf(std::int64_t s,
                                              std::uint32_t code) {
   const std::int64_t f = NextFree(s + 1);
   cells_[s].base = static_cast<std::int32_t>(f - code);
-  if (f != s + 1) children_.emplace(static_cast<std::int32_t>(s), Codes{code});
+  if (f != s + 1) children_[static_cast<std::int32_t>(s)].push_back(code);
   return CreateNode(f, s);
 }
 
@@ -295,8 +296,8 @@ void DoubleArrayTrie::MoveNode(std::int64_t from, std::int64_t to,
   } else if (static_cast<std::size_t>(from) + 1 < size_ &&
              cells_[from + 1].check == from) {
     cells_[from + 1].check = static_cast<std::int32_t>(to);
-    children_.emplace(static_cast<std::int32_t>(to),
-                      Codes{static_cast<std::uint32_t>(from + 1 - base)});
+    children_[static_cast<std::int32_t>(to)].push_back(
+        static_cast<std::uint32_t>(from + 1 - base));
   }
   cells_[from] = Cell{0, -1};
   free_.Set(from);

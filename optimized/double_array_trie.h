@@ -35,7 +35,7 @@
 // and is never free, so no edge ever lands on the root.
 // The arrays grow with realloc(), which glibc serves with mremap() for large
 // blocks: no copy, no re-faulting of pages already touched, so capacity can
-// grow by 1/8 at a time (bytes per node stay close to 12) at little cost.
+// grow by 1/16 at a time (bytes per node stay close to 12) at little cost.
 //
 // Children enumeration (needed only to move nodes). Aoe's arrays cannot list
 // the children of a node. cedar keeps two extra label fields per slot; that
@@ -61,7 +61,7 @@
 //     ("relocation"), found by scanning free slots upward from a hint for at
 //     most kMaxBaseTries candidates, else just past the last used slot
 //     (`used_end_`: falling back to the array's end instead would make each
-//     fallback grow the array by 1/8, geometrically).
+//     fallback grow the array by 1/16, geometrically).
 //   The rest of the sequence then extends the fresh leaf, O(1) per token.
 // Free slots are found with a hierarchical bitmap (64-ary, like a van Emde
 // Boas layout flattened): "first free slot >= x" costs O(log64 slots), so the

@@ -44,8 +44,8 @@
 //              node of that edge. One global Swiss table serves any fan-out
 //              (100,000 children at the root, 5,000 at one node) with one
 //              probe, and has no per-edge object.
-// Per node: 4 bytes of token plus the edges' share (about 60 bytes an edge
-// with the hash slot), plus at most one partly used chunk.
+// Per node: 4 bytes of token plus the edges' share (45-65 bytes an edge
+// with its hash slot), plus at most one partly used chunk.
 //
 // Invariants
 //   * every non-root edge has length >= 1 and exactly one children_ entry
@@ -77,7 +77,8 @@
 //
 // Capacity: edge indices are stored in 32 bits. Insert throws CapacityError,
 // before changing anything, when it would need more than max_edges edges.
-// Node IDs and run lengths are not narrowed (a run is at most one chunk).
+// Node IDs are 64-bit; run lengths fit 32 bits since a run never exceeds
+// one chunk.
 #ifndef KVPREFIX_OPTIMIZED_RADIX_TRIE_H_
 #define KVPREFIX_OPTIMIZED_RADIX_TRIE_H_
 
@@ -109,11 +110,12 @@ class RadixTrie {
   explicit RadixTrie(std::uint64_t max_edges = kMaxEdges);
 
   // Inserts `sequence` (SPEC §1); returns the ID of the node its last token
-  // reaches (kRootNode if empty). O(length) expected, plus one arena chunk
-  // allocation per 2^18 new tokens at most. Throws CapacityError, leaving
+  // reaches (kRootNode if empty). O(length) expected, plus an arena chunk
+  // allocation when the current chunk is full. Throws CapacityError, leaving
   // the trie unchanged, if the insert needs more than max_edges edges in
-  // total. Throws std::bad_alloc on memory exhaustion; the trie then still
-  // answers as before the call. Not thread-safe.
+  // total. Throws std::bad_alloc on memory exhaustion; the trie then stays
+  // valid and holds some prefix of `sequence` (as ReferenceTrie does). Not
+  // thread-safe.
   NodeId Insert(TokenSpan sequence);
 
   // Longest cached prefix of `request`: matched length (tokens) and the node
@@ -158,7 +160,8 @@ class RadixTrie {
 
   Position Walk(TokenSpan sequence) const;
   NodeId NodeAt(const Position& position) const;
-  // True if new tokens below `edge` can be appended to its run in place.
+  // True if new tokens below `edge` can be appended to its run in place
+  // (while the current chunk has room).
   bool Extendable(EdgeIndex edge) const;
   // Edges that appending `tokens` new tokens to the arena creates, the
   // first piece extending an existing edge in place if `extend` is true.

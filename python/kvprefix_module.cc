@@ -206,26 +206,25 @@ py::object AppendSequence(PyObject* object, const std::string& where,
     AppendBuffer(object, where, out);
     return py::object();
   }
-  {
-    py::object items = FastSequence(object, where, "a sequence of int tokens");
-    const Py_ssize_t length = PySequence_Fast_GET_SIZE(items.ptr());
-    PyObject** item = PySequence_Fast_ITEMS(items.ptr());
-    for (Py_ssize_t i = 0; i < length; ++i) {
-      PyObject* token = item[i];
-      // Exact ints, by far the common case, skip the __index__ protocol.
-      if (PyLong_CheckExact(token)) {
-        int overflow = 0;
-        const long long value = PyLong_AsLongLongAndOverflow(token, &overflow);
-        if (overflow == 0 && std::in_range<Token>(value)) {
-          out.PushToken(static_cast<Token>(value));
-          continue;
-        }
+  py::object items = FastSequence(object, where, "a sequence of int tokens");
+  // Size and items are read again on every step: an __index__ method is
+  // Python code and may resize the caller's list under us.
+  for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(items.ptr()); ++i) {
+    PyObject* token = PySequence_Fast_GET_ITEM(items.ptr(), i);
+    // Exact ints, by far the common case, skip the __index__ protocol.
+    if (PyLong_CheckExact(token)) {
+      int overflow = 0;
+      const long long value = PyLong_AsLongLongAndOverflow(token, &overflow);
+      if (overflow == 0 && std::in_range<Token>(value)) {
+        out.PushToken(static_cast<Token>(value));
+        continue;
       }
-      out.PushToken(ToToken(token, where, i));
     }
-    out.CloseSequence();
-    return items;
+    const py::object held = py::reinterpret_borrow<py::object>(token);
+    out.PushToken(ToToken(held.ptr(), where, i));
   }
+  out.CloseSequence();
+  return items;
 }
 
 // Token sequences converted from Python: the tokens, and for each sequence
@@ -240,14 +239,15 @@ ConvertedSequences ToSequenceList(py::handle sequences,
                                   const std::string& name) {
   py::object items =
       FastSequence(sequences.ptr(), name, "a sequence of token sequences");
-  const Py_ssize_t count = PySequence_Fast_GET_SIZE(items.ptr());
-  PyObject** item = PySequence_Fast_ITEMS(items.ptr());
   ConvertedSequences converted;
-  converted.tokens.Reserve(count, 0);
-  converted.items.reserve(count);
-  for (Py_ssize_t i = 0; i < count; ++i) {
-    converted.items.push_back(AppendSequence(
-        item[i], name + "[" + std::to_string(i) + "]", converted.tokens));
+  converted.tokens.Reserve(PySequence_Fast_GET_SIZE(items.ptr()), 0);
+  // As in AppendSequence, Python code may resize the list while it is read.
+  for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(items.ptr()); ++i) {
+    const py::object sequence = py::reinterpret_borrow<py::object>(
+        PySequence_Fast_GET_ITEM(items.ptr(), i));
+    converted.items.push_back(
+        AppendSequence(sequence.ptr(), name + "[" + std::to_string(i) + "]",
+                       converted.tokens));
   }
   return converted;
 }

@@ -107,6 +107,31 @@ def test_engine_name_must_be_a_string():
         kvprefix.PrefixIndex(3)
 
 
+class ClearingToken:
+    """A token whose __index__ empties the list being converted."""
+
+    def __init__(self, target):
+        self.target = target
+
+    def __index__(self):
+        self.target.clear()
+        return 1
+
+
+def test_input_changed_during_conversion_does_not_crash():
+    sequence = [1, 2]
+    sequence.append(ClearingToken(sequence))
+    sequence += list(range(1000))
+    outer = [sequence, [5]]
+    outer.append([ClearingToken(outer)] + [6] * 1000)
+    outer += [[7]] * 1000
+    result = kvprefix.find_prefix_matches(outer, [[1, 2, 1], [5]])
+    # Conversion stopped where the lists ended: [1, 2, 1] and [5] were read.
+    assert result == {"matches": [
+        {"matched_length": 3, "cache_node": 3, "uncached_suffix": []},
+        {"matched_length": 1, "cache_node": 4, "uncached_suffix": []}]}
+
+
 def test_module_still_works_after_errors():
     with pytest.raises(OverflowError):
         kvprefix.find_prefix_matches([[1]], [[2 ** 63]])
