@@ -19,7 +19,9 @@ corpus=$(dirname "$(realpath "$0")")/corpus/differential_fuzzer
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-mutants=$(KVPREFIX_FUZZ_MUTANT=list "$fuzzer" "$corpus" 2>&1 |
+# Run in $work: libFuzzer saves the input it was running when the target
+# exits (here the empty one) as a crash-* file in the current folder.
+mutants=$(cd "$work" && KVPREFIX_FUZZ_MUTANT=list "$fuzzer" "$corpus" 2>&1 |
           sed -n 's/^mutants: //p') || true
 [[ -n "$mutants" ]] || { echo "teeth: cannot list mutants from $fuzzer" >&2; exit 1; }
 
