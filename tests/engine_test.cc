@@ -203,50 +203,58 @@ class PrefixTableModel {
 constexpr std::array<std::array<Token, 2>, 2> kAlphabets = {
     {{0, 1}, {INT32_MIN, -1}}};
 
-TYPED_TEST_P(EngineTest, ExhaustiveSmallWorldBatch) {
+// Calls check(b, cached, requests, set) for both alphabets {a, b} and every
+// set of cached sequences; stops at the first fatal failure.
+template <typename Check>
+void ForEachSmallWorld(Check&& check) {
   for (const auto& [a, b] : kAlphabets) {
     const auto cached = AllSequences(a, b, kMaxCachedLength);
     const auto requests = AllSequences(a, b, kMaxRequestLength);
     for (unsigned set = 0; set < (1u << cached.size()); ++set) {
-      TypeParam engine;
-      PrefixTableModel model(b);
-      for (std::size_t i = 0; i < cached.size(); ++i) {
-        if (set >> i & 1) {
-          engine.Insert(cached[i]);
-          model.Insert(cached[i]);
-        }
-      }
-      ASSERT_EQ(engine.node_count(), model.node_count()) << "set " << set;
-      for (const auto& request : requests) {
-        ASSERT_EQ(engine.MatchPrefix(request), model.MatchPrefix(request))
-            << "alphabet {" << a << "," << b << "} set " << set;
-      }
+      check(b, cached, requests, set);
+      if (::testing::Test::HasFatalFailure()) return;
     }
   }
 }
 
-TYPED_TEST_P(EngineTest, ExhaustiveSmallWorldInterleaved) {
-  for (const auto& [a, b] : kAlphabets) {
-    const auto cached = AllSequences(a, b, kMaxCachedLength);
-    const auto requests = AllSequences(a, b, kMaxRequestLength);
-    for (unsigned set = 0; set < (1u << cached.size()); ++set) {
-      TypeParam engine;
-      PrefixTableModel model(b);
-      // Insert longest first this time, so later inserts end inside edges.
-      for (std::size_t i = cached.size(); i-- > 0;) {
-        if (!(set >> i & 1)) continue;
-        const NodeId before = model.node_count();
+TYPED_TEST_P(EngineTest, ExhaustiveSmallWorldBatch) {
+  ForEachSmallWorld([](Token b, const auto& cached, const auto& requests,
+                       unsigned set) {
+    TypeParam engine;
+    PrefixTableModel model(b);
+    for (std::size_t i = 0; i < cached.size(); ++i) {
+      if (set >> i & 1) {
+        engine.Insert(cached[i]);
         model.Insert(cached[i]);
-        const NodeId reached = engine.Insert(cached[i]);
-        ASSERT_EQ(reached, model.MatchPrefix(cached[i]).cache_node)
-            << "set " << set << " before " << before;
-        for (const auto& request : requests) {
-          ASSERT_EQ(engine.MatchPrefix(request), model.MatchPrefix(request))
-              << "alphabet {" << a << "," << b << "} set " << set;
-        }
       }
     }
-  }
+    ASSERT_EQ(engine.node_count(), model.node_count()) << "set " << set;
+    for (const auto& request : requests) {
+      ASSERT_EQ(engine.MatchPrefix(request), model.MatchPrefix(request))
+          << "b " << b << " set " << set;
+    }
+  });
+}
+
+TYPED_TEST_P(EngineTest, ExhaustiveSmallWorldInterleaved) {
+  ForEachSmallWorld([](Token b, const auto& cached, const auto& requests,
+                       unsigned set) {
+    TypeParam engine;
+    PrefixTableModel model(b);
+    // Insert longest first this time, so later inserts end inside edges,
+    // and match every request after every insert.
+    for (std::size_t i = cached.size(); i-- > 0;) {
+      if (!(set >> i & 1)) continue;
+      model.Insert(cached[i]);
+      ASSERT_EQ(engine.Insert(cached[i]),
+                model.MatchPrefix(cached[i]).cache_node)
+          << "set " << set;
+      for (const auto& request : requests) {
+        ASSERT_EQ(engine.MatchPrefix(request), model.MatchPrefix(request))
+            << "b " << b << " set " << set;
+      }
+    }
+  });
 }
 
 // --- Scale: no recursion, no quadratic paths ---------------------------------
