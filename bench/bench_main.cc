@@ -88,10 +88,12 @@ int main(int argc, char** argv) {
   // interleaving scrambles the order of results in the JSON).
   std::string engines, workloads;
   kvprefix::AllEngines::ForEach([&]<typename E>() {
-    engines += std::string(engines.empty() ? "" : " ") + std::string(E::kName);
+    if (!engines.empty()) engines += ' ';
+    engines += E::kName;
   });
   for (const auto& spec : catalog) {
-    workloads += (workloads.empty() ? "" : " ") + spec.Label();
+    if (!workloads.empty()) workloads += ' ';
+    workloads += spec.Label();
   }
   benchmark::AddCustomContext("engines", engines);
   benchmark::AddCustomContext("workloads", workloads);

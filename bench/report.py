@@ -258,7 +258,7 @@ def sweep_chart(results, engines, workload, xlabel, title, img_dir, name, base):
 # --------------------------------------------------------------- sections ---
 
 
-def context_section(context, results, command, paths):
+def context_section(context, results, command, paths, baseline_note):
     reps = max((r.repetitions for r in results), default=0)
     caches = ", ".join(
         f"L{c['level']} {c['type'][0].lower()} {c['size'] // 1024} KiB"
@@ -284,6 +284,7 @@ def context_section(context, results, command, paths):
         ("Mooncake traces", f"{context.get('mooncake_dir', '–')} "
                             f"(first {context.get('mooncake_requests', '?')} requests)"),
         ("raw data", ", ".join(f"`{p}`" for p in paths)),
+        ("baseline", baseline_note or "none"),
     ]
     lines = ["## Machine and run", "", "| | |", "| --- | --- |"]
     lines += [f"| {k} | {v} |" for k, v in rows]
@@ -451,6 +452,18 @@ def stage_breakdown(e2e, parse, write):
     return lines + [""]
 
 
+def describe_run(path):
+    """One line naming a benchmark JSON's commit, date, load and repetitions."""
+    with open(path) as f:
+        raw = json.load(f)
+    context = raw["context"]
+    reps = max((b.get("repetitions", 1) for b in raw["benchmarks"]), default=0)
+    load = ", ".join(f"{x:.1f}" for x in context.get("load_avg", []))
+    return (f"commit {context.get('commit', '?')}, {context.get('date', '?')}, "
+            f"{len({b.get('run_name') for b in raw['benchmarks']})} benchmarks x "
+            f"{reps} repetitions, load average {load}")
+
+
 def compare_section(baseline, run_paths, compare_py, alpha):
     """Runs compare.py and keeps the statistically significant changes."""
     with tempfile.TemporaryDirectory() as tmp:
@@ -482,15 +495,29 @@ def compare_section(baseline, run_paths, compare_py, alpha):
         new = sorted(x["cpu_time_other"] for x in m)[len(m) // 2]
         rows.append((entry["name"], old, new, (new - old) / old, p,
                      utest.get("nr_of_repetitions"), entry["time_unit"]))
-    geo = next((e for e in diff if e["name"] == "OVERALL_GEOMEAN"), None)
+    # compare.py's OVERALL_GEOMEAN spans each file's own benchmarks, which
+    # misleads when the two runs hold different sets: use the common ones.
+    logs = []
+    for entry in diff:
+        m = entry["measurements"]
+        if entry.get("run_type") == "aggregate" or not m:
+            continue
+        old = sorted(x["cpu_time"] for x in m)[len(m) // 2]
+        new = sorted(x["cpu_time_other"] for x in m)[len(m) // 2]
+        if old > 0 and new > 0:
+            logs.append(math.log(new / old))
     lines = ["## Comparison with the baseline run", "",
-             f"`{os.path.basename(compare_py)} benchmarks {baseline} <this run>` "
+             f"`{os.path.basename(compare_py)} benchmarks <baseline> <this run>`, "
+             f"baseline: {describe_run(baseline)} "
              f"(Google Benchmark's tool, two-sided Mann-Whitney U test on CPU time). "
              f"{len(rows)} benchmarks changed with p < {alpha}; medians shown "
              "(negative change = faster now).", ""]
-    if geo:
-        lines += [f"Geometric mean of CPU time over common benchmarks: "
-                  f"{100 * geo['measurements'][0]['cpu']:+.1f}%.", ""]
+    if logs:
+        lines += [f"Geometric mean change of median CPU time over the {len(logs)} "
+                  f"benchmarks in both runs: "
+                  f"{100 * (math.exp(sum(logs) / len(logs)) - 1):+.1f}%. Changes in "
+                  "the reference engine, whose code did not change, show the noise "
+                  "floor (other jobs shared the machine; see the load averages).", ""]
     if rows:
         lines += ["| benchmark | baseline | this run | change | p | repetitions |",
                   "| --- | ---: | ---: | ---: | ---: | ---: |"]
@@ -573,7 +600,10 @@ def main():
     lines += key_table(results, engines)
     lines += fastest_on_mooncake(results, engines)
     lines += answers_section(results, engines)
-    lines += context_section(context, results, args.command, args.runs)
+    out_dir = os.path.dirname(os.path.abspath(args.out))
+    shown_paths = [os.path.relpath(p, out_dir) for p in args.runs]
+    baseline_note = describe_run(args.baseline) if args.baseline else None
+    lines += context_section(context, results, args.command, shown_paths, baseline_note)
     lines += io_section(results, e2e)
     lines += charts_section(results, engines, args.img_dir,
                             os.path.dirname(os.path.abspath(args.out)))

@@ -8,8 +8,10 @@
 # (every engine x every workload, 5 repetitions, random interleaving; raw
 # JSON kept in docs/data/kvprefix_bench.json); the end-to-end CLI run
 # (bench/e2e.py -> docs/data/e2e.json); then bench/report.py. The previous
-# docs/data/kvprefix_bench.json (the last published run) is the baseline that
-# compare.py sets against the new run, unless --baseline names another.
+# docs/data/kvprefix_bench.json (the last published run) becomes
+# docs/data/baseline.json, which compare.py sets against the new run, unless
+# --baseline names another file. Everything the report shows stays in
+# docs/data/, so bench/report.py can redraw it without rerunning.
 #
 # Environment: KVPREFIX_BENCH_REPETITIONS (5), KVPREFIX_BENCH_MIN_TIME (0.05 s
 # per repetition), KVPREFIX_BENCH_FILTER (a --benchmark_filter regex, all by
@@ -26,11 +28,13 @@ data_dir=$source_dir/docs/data
 work_dir=$(mktemp -d)
 trap 'rm -rf "$work_dir"' EXIT
 
+mkdir -p "$data_dir"
 baseline=""
 if [[ "${1:-}" == "--baseline" ]]; then
-  baseline=$2
+  baseline=$data_dir/baseline.json
+  cp "$2" "$baseline"
 elif [[ -f "$data_dir/kvprefix_bench.json" ]]; then
-  baseline=$work_dir/baseline.json
+  baseline=$data_dir/baseline.json
   cp "$data_dir/kvprefix_bench.json" "$baseline"
 fi
 
@@ -40,7 +44,6 @@ ninja -C "$build_dir" -j2 kvprefix kvprefix_bench kvprefix_make_input
 
 commit=$(git -C "$source_dir" rev-parse --short HEAD)
 git -C "$source_dir" diff --quiet HEAD -- . ':!docs' || commit="$commit+uncommitted"
-mkdir -p "$data_dir"
 "$build_dir/bench/kvprefix_bench" \
   --benchmark_filter="$filter" \
   --benchmark_repetitions="$repetitions" \
