@@ -14,10 +14,23 @@
 namespace kvprefix {
 namespace {
 
-// How many free slots FindBase tries as the home of the smallest code before
-// it gives up and uses the end of the array. Bounds the search (no quadratic
-// scans); 16 finds a home inside the array for nearly every two-child node.
-constexpr int kMaxBaseTries = 16;
+// How many of the lowest free slots FindBase tries as the home of the
+// smallest code of a family (all codes then inside the used slots) before it
+// places the family at the end of the used slots. Bounds the search (no
+// quadratic scans); each try costs one bitmap lookup per code, and families
+// of 2..4 codes spread over a 128,256-token vocabulary need many tries once
+// the holes are few: on the tree-of-thought workload 16 tries leave 35 bytes
+// per node, 256 tries 21.
+constexpr int kMaxBaseTries = 256;
+// How many slots from the end of the used slots FindBase tries as the home
+// of the largest code (the others below it) before it puts the whole family
+// past the end; also how far past the end AddChild accepts a new child's
+// slot without moving its family.
+constexpr int kMaxTopTries = 16;
+// Largest family that moves to fill holes when its next child's slot is past
+// the used slots (larger ones keep their base: moving them again and again
+// would cost more than the slots it saves).
+constexpr std::size_t kMaxFamilyToCompact = 16;
 // Slots allocated for a new index; the arrays then grow by 1/16.
 constexpr std::size_t kInitialSlots = 1024;
 
@@ -177,26 +190,42 @@ std::size_t DoubleArrayTrie::NextFree(std::size_t from) {
   return f;
 }
 
-std::int64_t DoubleArrayTrie::FindBase(const Codes& codes, std::size_t hint) {
-  const auto [min_code, max_code] =
-      std::minmax_element(codes.begin(), codes.end());
+std::int64_t DoubleArrayTrie::FindBase(const Codes& codes) {
+  const auto [min_it, max_it] = std::minmax_element(codes.begin(), codes.end());
+  const std::int64_t min_code = *min_it;
+  const std::int64_t max_code = *max_it;
+  const std::int64_t used_end = static_cast<std::int64_t>(used_end_);
   const auto fits = [&](std::int64_t base) {
     return std::all_of(codes.begin(), codes.end(),
                        [&](std::uint32_t code) { return IsFree(base + code); });
   };
-  // From used_end_ on every slot is free (existing or not), and
-  // used_end_ >= 1 keeps the root out.
-  std::int64_t base = static_cast<std::int64_t>(used_end_) - *min_code;
-  std::size_t f = hint;
+  // First choice: every code in a hole below used_end_, the smallest code at
+  // one of the lowest free slots. Searching from the node's own slot instead
+  // would mostly try slots at the end of the array, where a family spread
+  // over the vocabulary (codes up to 128,257 apart) leaves a hole as wide as
+  // its spread that nothing ever fills: 50 slots per node on the
+  // tree-of-thought workload.
+  std::size_t f = 1;
   for (int tries = 0; tries < kMaxBaseTries; ++tries, ++f) {
     f = free_.NextSet(f);
-    if (f == SlotBitmap::kNone) break;
-    if (fits(static_cast<std::int64_t>(f) - *min_code)) {
-      base = static_cast<std::int64_t>(f) - *min_code;
+    const std::int64_t base = static_cast<std::int64_t>(f) - min_code;
+    if (f == SlotBitmap::kNone || base + max_code >= used_end) break;
+    if (fits(base)) return base;
+  }
+  // Else the largest code at the first free slots from used_end_ on (the
+  // others below it, >= 1), so the used part grows by a few slots, not by
+  // the family's spread; else all codes from used_end_ on, which always
+  // fits (every slot >= used_end_ is free, and used_end_ >= 1).
+  std::int64_t base = used_end - min_code;
+  for (std::int64_t top = std::max(used_end, max_code - min_code + 1),
+                    tries = 0;
+       tries < kMaxTopTries; ++tries, ++top) {
+    if (fits(top - max_code)) {
+      base = top - max_code;
       break;
     }
   }
-  EnsureSize(static_cast<std::size_t>(base + *max_code) + 1);
+  EnsureSize(static_cast<std::size_t>(base + max_code) + 1);
   return base;
 }
 
@@ -237,7 +266,13 @@ std::int64_t DoubleArrayTrie::AddChild(std::int64_t& s, std::uint32_t code) {
   if (siblings == 0) return AddChildToLeaf(s, code);
 
   std::int64_t target = std::int64_t{cells_[s].base} + code;
-  if (target < 1) return MoveChildren(s, code, s) + code;
+  // A target far past the used slots would leave a hole as wide as the
+  // distance; a small family moves to where the holes are instead.
+  if (target < 1 ||
+      (static_cast<std::size_t>(target) >= used_end_ + kMaxTopTries &&
+       siblings <= kMaxFamilyToCompact)) {
+    return MoveChildren(s, code, s) + code;
+  }
   if (!IsFree(target)) {
     // cedar's rule: move the smaller sibling set. The occupant's parent p is
     // never s (else the edge would exist) and the root is never an occupant.
@@ -264,7 +299,7 @@ std::int64_t DoubleArrayTrie::MoveChildren(std::int64_t n,
   AppendChildren(n, codes);
   const std::size_t moved = codes.size();
   if (extra_code != 0) codes.push_back(extra_code);
-  const std::int64_t base = FindBase(codes, static_cast<std::size_t>(n) + 1);
+  const std::int64_t base = FindBase(codes);
   const std::int64_t old_base = cells_[n].base;
   for (std::size_t i = 0; i < moved; ++i) {
     const std::int64_t from = old_base + codes[i];

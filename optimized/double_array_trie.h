@@ -49,19 +49,26 @@
 // then, and for branching nodes and moved nodes, is a `children_` entry made
 // (up to 4 codes inline in the map slot, so a moved single-child node costs
 // one 32-byte slot and no heap chunk). On the Mooncake workload 10.8 M nodes
-// need 3,139 entries, and only 54 K of the first 10.82 M slots are holes.
+// need 3,120 entries, and only 37 K of the first 10.81 M slots are holes.
 // As a bonus the nodes of one inserted path sit next to each other, so a
 // match along it streams through memory instead of taking a miss per token.
 //
 // Insert walks like a match; at the first missing edge it adds a child:
 //   * to a leaf s: child at f = first free slot > s, base[s] = f - code;
-//   * to an inner node s: the slot base[s] + code if free; otherwise the
-//     occupant's parent p and s compete: the one with fewer children is
-//     moved to a new base where all its (for s: plus the new) codes are free
-//     ("relocation"), found by scanning free slots upward from a hint for at
-//     most kMaxBaseTries candidates, else just past the last used slot
-//     (`used_end_`: falling back to the array's end instead would make each
-//     fallback grow the array by 1/16, geometrically).
+//   * to an inner node s: the slot base[s] + code if free (and not far past
+//     the last used slot, see below); otherwise the occupant's parent p and
+//     s compete: the one with fewer children is moved to a new base where
+//     all its (for s: plus the new) codes are free ("relocation").
+//   The new base is searched where it fills holes: the smallest code at one
+//   of the lowest free slots (bounded tries), else the largest code at one
+//   of the first slots past the last used slot (`used_end_`), else all codes
+//   past it. Why not near the node or at the end: the children of a node
+//   are spread over the vocabulary (two random tokens are ~43,000 codes
+//   apart), so a family placed at the end leaves a hole that wide, and the
+//   chains that follow start at the end too and never fill it. That cost
+//   614 bytes per node on the tree-of-thought workload (4-way branching
+//   every 32..64 tokens); for the same reason a small family whose new
+//   child's slot lies past the used slots moves into the holes instead.
 //   The rest of the sequence then extends the fresh leaf, O(1) per token.
 // Free slots are found with a hierarchical bitmap (64-ary, like a van Emde
 // Boas layout flattened): "first free slot >= x" costs O(log64 slots), so the
@@ -234,8 +241,10 @@ class DoubleArrayTrie {
   void EnsureSize(std::size_t size);
   // The first free slot >= from, growing the array if there is none.
   std::size_t NextFree(std::size_t from);
-  // A base b such that every b + code is a free slot >= 1, slots existing.
-  std::int64_t FindBase(const Codes& codes, std::size_t hint);
+  // A base b such that every b + code is a free slot >= 1, slots existing:
+  // in the holes below used_end_ if a bounded search finds one, else close
+  // to used_end_. O(kMaxBaseTries * codes * log64 slots).
+  std::int64_t FindBase(const Codes& codes);
 
   // Puts a new node, child of `parent`, at free slot `t`; returns t.
   std::int64_t CreateNode(std::int64_t t, std::int64_t parent);
