@@ -51,7 +51,7 @@ void RegisterConvertCommand(CLI::App& app) {
       ->add_option("-f,--cached-fraction", options->cached_fraction,
                    "Fraction F of the requests that become cached sequences")
       ->required()
-      ->check(CLI::Range(0.0, 1.0));
+      ->check(FiniteNumberIn(0, 1));
   AddTraceArguments(*command, options->trace);
   command
       ->add_option("-o,--output", options->output,

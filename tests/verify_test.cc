@@ -1,7 +1,9 @@
 // Tests `kvprefix verify`: the built CLI against deliberately wrong Python
 // implementations in tests/verify/ (each caught, classified and shrunk), a
 // correct one (passes), and the verify library's parts directly (subprocess
-// plumbing, strict output parsing, shrinking of mutant engines).
+// plumbing, strict output parsing, shrinking of mutant engines), plus the
+// checks of the CLI's numeric options (convert's --cached-fraction too) and
+// of case files.
 #include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -13,8 +15,10 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <variant>
 
+#include "io/json_input.h"
 #include "io/json_output.h"
 #include "kvprefix/batch.h"
 #include "reference/reference_trie.h"
@@ -55,17 +59,20 @@ struct CliRun {
   std::string output;  // standard output and error
 };
 
-// Runs `kvprefix verify <arguments>` through the shell.
-CliRun RunVerify(const std::string& arguments) {
+// Runs `kvprefix <arguments>` through the shell.
+CliRun RunCli(const std::string& arguments) {
   const std::string log = TempPath("verify.log");
-  const std::string command =
-      Cli() + " verify " + arguments + " > " + log + " 2>&1";
+  const std::string command = Cli() + " " + arguments + " > " + log + " 2>&1";
   const int status = std::system(command.c_str());
   std::ifstream file(log);
   std::stringstream output;
   output << file.rdbuf();
   EXPECT_TRUE(WIFEXITED(status)) << command;
   return CliRun{WEXITSTATUS(status), output.str()};
+}
+
+CliRun RunVerify(const std::string& arguments) {
+  return RunCli("verify " + arguments);
 }
 
 std::string Quote(const std::string& text) { return "'" + text + "'"; }
@@ -248,6 +255,186 @@ TEST(VerifyCliTest, BadUsageAndBadInputExitWithStatus2) {
   EXPECT_EQ(RunVerify("--cmd true --engines all --runs 1").exit_status, 2);
 }
 
+// Former bug: case files were read with nlohmann's get<Token>(), which
+// converts instead of rejecting: [[4294967297]] was sent as [[1]].
+TEST(SharedCasesTest, RejectsWhatTheProductRejectsNamingFileAndLocation) {
+  struct Example {
+    std::string text;
+    std::string message;  // after "<file>: "
+  };
+  const std::string expected = ",\"expected\":{\"matches\":[]}}";
+  const std::vector<Example> examples = {
+      {"{\"cached_sequences\":[[4294967297]],\"requests\":[]" + expected,
+       "$.cached_sequences[0][0]: expected an integer from -2147483648 to "
+       "2147483647, found 4294967297"},
+      {"{\"cached_sequences\":[[0,-2147483649]],\"requests\":[]" + expected,
+       "$.cached_sequences[0][1]: expected an integer from -2147483648 to "
+       "2147483647, found -2147483649"},
+      {"{\"cached_sequences\":[],\"requests\":[[true]]" + expected,
+       "$.requests[0][0]: expected an integer from -2147483648 to "
+       "2147483647, found true"},
+      {"{\"cached_sequences\":[[1.5]],\"requests\":[]" + expected,
+       "$.cached_sequences[0][0]: expected an integer from -2147483648 to "
+       "2147483647, found 1.5"},
+      {"{\"cached_sequences\":[],\"cached_sequences\":[[1]],"
+       "\"requests\":[]" +
+           expected,
+       "$: expected each member once, found \"cached_sequences\" a second "
+       "time"},
+      {"{\"cached_sequences\":[],\"requests\":[[1]],\"expected\":{"
+       "\"matches\":[{\"matched_length\":0,\"cache_node\":0,"
+       "\"cache_node\":0,\"uncached_suffix\":[1]}]}}",
+       "$.expected.matches[0]: expected each member once, found "
+       "\"cache_node\" a second time"},
+      {"{\"cached_sequences\":[],\"requests\":[[1]],\"expected\":{"
+       "\"matches\":[{\"matched_length\":true,\"cache_node\":0,"
+       "\"uncached_suffix\":[1]}]}}",
+       "$.expected.matches[0].matched_length: expected an unsigned 64-bit "
+       "integer, found true"},
+      {"{\"cached_sequences\":[],\"requests\":[[1]],\"expected\":{"
+       "\"matches\":[{\"matched_length\":0,\"cache_node\":0,"
+       "\"uncached_suffix\":[4294967297]}]}}",
+       "$.expected.matches[0].uncached_suffix[0]: expected an integer"},
+      {"{\"cached_sequences\":[],\"requests\":[],\"expected\":5}",
+       "$.expected: expected an object, found 5"},
+      {"{\"cached_sequences\":[],\"requests\":[]}",
+       "$: expected member \"expected\", found an object without it"},
+      {"{\"cached_sequences\":[],\"requests\":[],\"extra\":1" + expected,
+       "$.extra: expected a known member, found an unknown member"},
+      {"", "parse error at line 1, column 1: syntax error"},
+  };
+  const std::string path = TempPath("bad-case.json");
+  for (const Example& example : examples) {
+    WriteFileAtomically(path, example.text);
+    try {
+      testing::LoadSharedCase(path);
+      ADD_FAILURE() << "accepted " << example.text;
+    } catch (const InputError& error) {
+      EXPECT_THAT(error.what(), HasSubstr(path + ": " + example.message))
+          << example.text;
+    }
+  }
+}
+
+TEST(VerifyCliTest, BadCaseFileIsExit2NamingThePathAsGiven) {
+  const std::string file = TempPath("huge-token-case.json");
+  WriteFileAtomically(file,
+                      "{\"cached_sequences\":[],\"requests\":[[4294967297]],"
+                      "\"expected\":{\"matches\":[{\"matched_length\":0,"
+                      "\"cache_node\":0,\"uncached_suffix\":[1]}]}}");
+  CliRun run = RunVerify("--engines all --cases " + file);
+  EXPECT_EQ(run.exit_status, 2) << run.output;
+  EXPECT_THAT(run.output,
+              HasSubstr("kvprefix: " + file + ": $.requests[0][0]: expected"));
+  run = RunVerify("--engines all --cases /dev/null");
+  EXPECT_EQ(run.exit_status, 2) << run.output;
+  EXPECT_THAT(run.output,
+              HasSubstr("kvprefix: /dev/null: parse error at line 1"));
+}
+
+TEST(VerifyCliTest, EmptyCasesFolderIsExit2NotGeneratedInputs) {
+  const std::string dir = TempPath("no-cases");
+  fs::create_directories(dir);
+  const CliRun run = RunVerify("--engines all --cases " + dir);
+  EXPECT_EQ(run.exit_status, 2) << run.output;
+  EXPECT_THAT(run.output, HasSubstr("no case files (*.json) in " + dir));
+}
+
+TEST(VerifyCliTest, BadTraceErrorNamesTheFile) {
+  const std::string trace = TempPath("bad-trace.jsonl");
+  WriteFileAtomically(trace, "{\"input_length\":512,\"hash_ids\":[\"x\"]}\n");
+  const CliRun run = RunVerify("--engines all --trace " + trace);
+  EXPECT_EQ(run.exit_status, 2) << run.output;
+  EXPECT_THAT(run.output,
+              HasSubstr("kvprefix: " + trace + ": line 1: $.hash_ids[0]"));
+}
+
+// Former bugs: NaN, infinity and out-of-range values of the CLI's
+// floating-point options, and of --trace-window, are usage errors (exit
+// status 2) instead of being cast into nonsense, and no run reports success
+// without checking anything.
+// A block-mode Mooncake trace of `requests` lines, request i being the
+// blocks [1, i]: neighbours share their first block.
+std::string WriteTrace(std::size_t requests) {
+  const std::string path = TempPath(fmt::format("trace-{}.jsonl", requests));
+  std::string text;
+  for (std::size_t i = 0; i < requests; ++i) {
+    text += fmt::format(
+        "{{\"timestamp\":{},\"input_length\":1024,\"output_length\":1,"
+        "\"hash_ids\":[1,{}]}}\n",
+        i, i + 2);
+  }
+  WriteFileAtomically(path, text);
+  return path;
+}
+
+void ExpectUsageError(const std::string& arguments,
+                      const std::string& message) {
+  const CliRun run = RunCli(arguments);
+  EXPECT_EQ(run.exit_status, 2) << arguments << "\n" << run.output;
+  EXPECT_THAT(run.output, HasSubstr(message)) << arguments;
+}
+
+TEST(CliOptionsTest, CachedFractionMustBeAFiniteNumberFrom0To1) {
+  const std::string trace = WriteTrace(4);
+  for (const char* fraction :
+       {"nan", "-nan", "NaN", "inf", "-inf", "-0.5", "1.5", "1e400", "x"}) {
+    ExpectUsageError(fmt::format("convert mooncake -f {} {} -o {}", fraction,
+                                 trace, TempPath("never.json")),
+                     "--cached-fraction: must be a number from 0 to 1");
+  }
+  const std::string output = TempPath("converted.json");
+  const CliRun run =
+      RunCli(fmt::format("convert mooncake -f 0.5 {} -o {}", trace, output));
+  ASSERT_EQ(run.exit_status, 0) << run.output;
+  const BatchInput input = ReadBatchInputFile(output);
+  EXPECT_EQ(input.cached_sequences.size(), 2u);
+  EXPECT_EQ(input.requests.size(), 2u);
+}
+
+TEST(CliOptionsTest, VerifyDurationsMustBeFiniteAndInRange) {
+  for (const char* value : {"nan", "inf", "-1", "1e10", "1e300"}) {
+    for (const char* option : {"--timeout", "--time", "--shrink-time"}) {
+      ExpectUsageError(
+          fmt::format("verify --engines all --runs 1 {} {}", option, value),
+          fmt::format("{}: must be a number from", option));
+    }
+  }
+  // Below a millisecond a timeout used to become 0 ms: every run timed out.
+  ExpectUsageError("verify --cmd cat --runs 1 --timeout 0.0001",
+                   "--timeout: must be a number from 0.001 to 1000000");
+  ExpectUsageError("verify --cmd cat --runs 1 --timeout 0",
+                   "--timeout: must be a number from 0.001");
+}
+
+TEST(CliOptionsTest, VerifyNeverReportsSuccessWithoutChecking) {
+  // A budget spent before the first input still checks one.
+  CliRun run = RunCli("verify --engines all --runs 5 --seed 1 --time 1e-6");
+  EXPECT_EQ(run.exit_status, 0) << run.output;
+  EXPECT_THAT(run.output, HasSubstr("inputs agree"));
+  EXPECT_THAT(run.output, ::testing::Not(HasSubstr("OK: 0 inputs")));
+  ExpectUsageError("verify --engines all --runs 0", "nothing to check");
+}
+
+TEST(CliOptionsTest, TraceWindowAtLeastTheTraceIsOneInput) {
+  const std::string trace = WriteTrace(300);
+  for (const char* window : {"300", "1000", "18446744073709551615"}) {
+    const CliRun run = RunCli(fmt::format(
+        "verify --engines all --trace {} --trace-window {}", trace, window));
+    EXPECT_EQ(run.exit_status, 0) << run.output;
+    EXPECT_THAT(run.output, HasSubstr("OK: 1 inputs agree")) << window;
+  }
+  const CliRun run = RunCli(
+      fmt::format("verify --engines all --trace {} --trace-window 100", trace));
+  EXPECT_THAT(run.output, HasSubstr("OK: 3 inputs agree"));
+  for (const char* window : {"0", "1"}) {
+    const CliRun bad = RunCli(fmt::format(
+        "verify --engines all --trace {} --trace-window {}", trace, window));
+    EXPECT_EQ(bad.exit_status, 2) << window << "\n" << bad.output;
+    EXPECT_THAT(bad.output, HasSubstr("--trace-window")) << window;
+  }
+}
+
 TEST(SubprocessTest, LargeInputAndOutputDoNotDeadlock) {
   IgnoreSigpipe();
   const std::string input(32 << 20, 'x');  // far beyond a 64 KiB pipe buffer
@@ -266,6 +453,42 @@ TEST(SubprocessTest, TimeoutKillsTheWholeProcessGroup) {
       SubprocessOptions{.timeout = std::chrono::milliseconds(200)});
   EXPECT_EQ(result.kind, ExitKind::kTimedOut);
   EXPECT_LT(result.elapsed, std::chrono::seconds(5));
+}
+
+// Former bug: a background child holding stdout open made a finished,
+// correct answer a timeout, and outlived the run.
+TEST(SubprocessTest, BackgroundChildHoldingThePipeIsNotATimeout) {
+  const SubprocessResult result =
+      RunSubprocess("sleep 30 & echo $!; echo answer; exit 4", "",
+                    SubprocessOptions{.timeout = std::chrono::seconds(20)});
+  EXPECT_EQ(result.kind, ExitKind::kExited);
+  EXPECT_EQ(result.exit_status, 4);
+  EXPECT_LT(result.elapsed, std::chrono::seconds(5));
+  std::istringstream lines(result.stdout_data);
+  std::string background_pid;
+  std::string answer;
+  std::getline(lines, background_pid);
+  std::getline(lines, answer);
+  EXPECT_EQ(answer, "answer");
+  // The background sleep was killed: gone, or a zombie awaiting its reaper.
+  const fs::path stat = "/proc/" + background_pid + "/stat";
+  std::string state;
+  for (int i = 0; i < 200 && fs::exists(stat); ++i) {
+    std::ifstream file(stat);
+    std::getline(file, state);
+    if (state.find(") Z") != std::string::npos) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_TRUE(!fs::exists(stat) || state.find(") Z") != std::string::npos)
+      << state;
+}
+
+TEST(VerifyCliTest, BackgroundChildOfTheCommandIsNoTimeout) {
+  const CliRun run =
+      RunVerify("--cmd " + Quote("sleep 30 & " + Script("prefix_cache.py")) +
+                " --runs 4 --seed 2 --timeout 20");
+  EXPECT_EQ(run.exit_status, 0) << run.output;
+  EXPECT_THAT(run.output, HasSubstr("OK: 4 inputs agree"));
 }
 
 TEST(SubprocessTest, ReportsExitStatusAndSignal) {

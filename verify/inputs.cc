@@ -49,6 +49,10 @@ std::vector<NamedInput> ReadCaseInputs(const std::string& path) {
       std::filesystem::is_directory(path)
           ? testing::LoadSharedCases(path)
           : std::vector<testing::SharedCase>{testing::LoadSharedCase(path)};
+  if (cases.empty()) {
+    // Falling back to generated inputs would check something else than asked.
+    throw std::invalid_argument("no case files (*.json) in " + path);
+  }
   std::vector<NamedInput> inputs;
   for (testing::SharedCase& shared : cases) {
     inputs.push_back(NamedInput{"case " + shared.name, std::move(shared.input),
@@ -62,11 +66,14 @@ std::vector<NamedInput> TraceWindowInputs(const std::string& path,
   if (window < 2) {
     throw std::invalid_argument("a trace window needs at least 2 requests");
   }
-  const SequenceList trace =
-      ReadMooncakeTrace(path, TraceOptions{.mode = TraceMode::kBlock});
+  const SequenceList trace = WithFileName(path, [&path] {
+    return ReadMooncakeTrace(path, TraceOptions{.mode = TraceMode::kBlock});
+  });
   std::vector<NamedInput> inputs;
-  for (std::size_t begin = 0; begin + 2 <= trace.size(); begin += window) {
-    const std::size_t end = std::min(begin + window, trace.size());
+  // Written with differences, not begin + window, which wraps around for a
+  // window near SIZE_MAX.
+  for (std::size_t begin = 0, end = 0; trace.size() - begin >= 2; begin = end) {
+    end = begin + std::min(window, trace.size() - begin);
     const std::size_t middle = begin + (end - begin) / 2;
     inputs.push_back(NamedInput{
         fmt::format("trace {} requests {}..{} (block mode; first {} cached)",

@@ -28,15 +28,17 @@ std::vector<NamedInput> ReadInputFiles(const std::vector<std::string>& paths);
 
 // Reads case files ({"cached_sequences", "requests", "expected", "source"}):
 // every *.json of `path` if it is a folder (sorted by name), else the one
-// file. Throws InputError or IoError naming the file.
+// file. Throws InputError or IoError naming the file, and
+// std::invalid_argument for a folder without *.json files.
 std::vector<NamedInput> ReadCaseInputs(const std::string& path);
 
 // Cuts a Mooncake trace (block mode, SPEC §7) into consecutive windows of
 // `window` requests: the first half of each window becomes the cached
 // sequences, the second half the requests, so matches are the real reuse
 // between neighbouring requests. A last window of fewer than 2 requests is
-// dropped. Throws InputError or IoError as ReadMooncakeTrace, and
-// std::invalid_argument if window < 2.
+// dropped; a window of at least the trace's length gives one input. Throws
+// InputError (its location starting with `path`) or IoError as
+// ReadMooncakeTrace, and std::invalid_argument if window < 2.
 std::vector<NamedInput> TraceWindowInputs(const std::string& path,
                                           std::size_t window);
 

@@ -24,6 +24,15 @@ using Clock = std::chrono::steady_clock;
 // Bytes moved per read(2)/write(2): one pipe buffer's worth.
 constexpr std::size_t kChunkBytes = 64 * 1024;
 
+// How long the output pipes may stay open after the command itself exited:
+// a background child it left (`sleep 30 & ./answer.sh`) holds them open, and
+// waiting for it would turn a finished answer into a timeout.
+constexpr std::chrono::milliseconds kExitGrace{100};
+
+// How often the I/O loop looks whether the command exited (there is no
+// descriptor to poll for that) while its pipes are open.
+constexpr int kExitCheckMilliseconds = 10;
+
 [[noreturn]] void ThrowErrno(int error, const char* what) {
   throw std::system_error(error, std::generic_category(), what);
 }
@@ -147,6 +156,21 @@ void Feed(Fd& fd, std::string_view input, std::size_t& written) {
   }
 }
 
+// True once `pid` has exited. It is not reaped (WNOWAIT): until it is, its
+// pid, which is also its process group's id, cannot be reused, so killing
+// the group cannot hit an unrelated process.
+bool HasExited(pid_t pid) {
+  siginfo_t info{};
+  if (::waitid(P_PID, static_cast<id_t>(pid), &info,
+               WEXITED | WNOHANG | WNOWAIT) != 0) {
+    if (errno == EINTR) return false;
+    ThrowErrno(errno, "waitid");
+  }
+  return info.si_pid == pid;
+}
+
+// Kills what is left of the group (children the command left behind, or
+// all of it on timeout) and reaps the command into `status`.
 void KillGroupAndReap(pid_t pid, int& status) {
   ::kill(-pid, SIGKILL);
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
@@ -176,7 +200,8 @@ SubprocessResult RunSubprocess(const std::string& command,
   SubprocessResult result;
   std::size_t written = 0;
   if (input.empty()) in.write_end.Close();
-  bool stopped = false;  // timed out or flooded: kill the group
+  bool exited = false;  // the command itself (not its children) has exited
+  Clock::time_point pipes_deadline = deadline;
   while (out.read_end.is_open() || err.read_end.is_open()) {
     std::vector<pollfd> fds;
     std::vector<Fd*> owners;
@@ -187,12 +212,17 @@ SubprocessResult RunSubprocess(const std::string& command,
       fds.push_back(pollfd{fd->get(), static_cast<short>(events), 0});
       owners.push_back(fd);
     }
-    const int timeout_ms = MillisecondsUntil(deadline);
+    if (!exited && HasExited(pid)) {
+      exited = true;
+      pipes_deadline = std::min(deadline, Clock::now() + kExitGrace);
+    }
+    int timeout_ms = MillisecondsUntil(pipes_deadline);
     if (timeout_ms == 0) {
-      result.kind = ExitKind::kTimedOut;
-      stopped = true;
+      // After the grace period the answer is what was read so far.
+      if (!exited) result.kind = ExitKind::kTimedOut;
       break;
     }
+    if (!exited) timeout_ms = std::min(timeout_ms, kExitCheckMilliseconds);
     if (::poll(fds.data(), fds.size(), timeout_ms) < 0) {
       if (errno == EINTR) continue;
       ThrowErrno(errno, "poll");
@@ -213,30 +243,24 @@ SubprocessResult RunSubprocess(const std::string& command,
     }
     if (result.stdout_data.size() > options.max_output_bytes) {
       result.kind = ExitKind::kOutputLimit;
-      stopped = true;
       break;
     }
   }
   in.write_end.Close();
 
-  int status = 0;
-  if (stopped) {
-    KillGroupAndReap(pid, status);
-  } else {
+  if (result.kind == ExitKind::kExited) {
     // Both outputs are closed; wait for the exit itself, still bounded by
     // the deadline (a child may close its outputs and then hang).
-    while (true) {
-      const pid_t reaped = ::waitpid(pid, &status, WNOHANG);
-      if (reaped == pid) break;
-      if (reaped < 0 && errno != EINTR) ThrowErrno(errno, "waitpid");
+    while (!HasExited(pid)) {
       if (MillisecondsUntil(deadline) == 0) {
         result.kind = ExitKind::kTimedOut;
-        KillGroupAndReap(pid, status);
         break;
       }
       ::poll(nullptr, 0, 1);
     }
   }
+  int status = 0;
+  KillGroupAndReap(pid, status);
   result.elapsed = Clock::now() - start;
   if (result.stderr_data.size() > kMaxStderrBytes) {
     result.stderr_data.erase(0, result.stderr_data.size() - kMaxStderrBytes);

@@ -39,6 +39,10 @@ inline constexpr std::size_t kMaxStderrBytes = 4096;
 // Runs `/bin/sh -c command` (posix_spawn) in a new process group, writes
 // `input` to its standard input, then closes it, and reads its standard output
 // and error until both reach end of file and it exits, or the deadline passes.
+// Once the command itself has exited, its outputs get 100 ms more to reach
+// end of file (a background child it started may keep them open); then the
+// result is its exit and the output read so far. When it returns, whatever
+// is left of the process group has been killed with SIGKILL.
 // Writing and reading are interleaved in one poll(2) loop, so neither side can
 // deadlock on a full pipe whatever the sizes. A child that stops reading its
 // input early is fine (the unwritten rest is dropped: EPIPE is expected, so

@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <functional>
 #include <future>
+#include <limits>
 #include <memory>
 #include <random>
 #include <stdexcept>
@@ -18,6 +19,7 @@
 #include <thread>
 #include <vector>
 
+#include "cli/commands.h"
 #include "io/json_output.h"
 #include "verify/case_file.h"
 #include "verify/checker.h"
@@ -35,6 +37,13 @@ using verify::NamedInput;
 
 // Case files up to this size are also printed in the report.
 constexpr std::size_t kMaxPrintedCaseBytes = 400;
+
+// The longest --time, --timeout or --shrink-time accepted, in seconds (11.6
+// days): far beyond any real run, and small enough that a deadline computed
+// from it cannot overflow the clock.
+constexpr double kMaxSeconds = 1e6;
+// The shortest --timeout, in seconds: poll(2) counts in milliseconds.
+constexpr double kMinTimeout = 0.001;
 
 struct VerifyFlags {
   std::string command;
@@ -55,8 +64,11 @@ struct VerifyFlags {
   double shrink_time = 120;  // seconds
 };
 
+// `seconds` (checked: finite, 0 to kMaxSeconds) rounded up, so that
+// a short positive timeout does not become 0 ms.
 std::chrono::milliseconds Milliseconds(double seconds) {
-  return std::chrono::milliseconds(static_cast<std::int64_t>(seconds * 1000));
+  return std::chrono::ceil<std::chrono::milliseconds>(
+      std::chrono::duration<double>(seconds));
 }
 
 // `text` quoted for /bin/sh, for copy-paste replay lines.
@@ -156,6 +168,11 @@ void Run(VerifyFlags flags, bool runs_given, bool seed_given) {
       flags.runs = 0;
     }
   }
+  if (inputs.empty() && flags.runs == 0) {
+    // "OK: 0 inputs agree" would be a false success.
+    throw std::invalid_argument(
+        "verify: nothing to check (--runs 0 and no FILEs, --cases or --trace)");
+  }
   if (!seed_given) flags.seed = std::random_device{}();
   if (flags.runs > 0) {
     fmt::print("generating inputs with --seed {}\n", flags.seed);
@@ -166,11 +183,12 @@ void Run(VerifyFlags flags, bool runs_given, bool seed_given) {
                                      ? start + Milliseconds(flags.time_budget)
                                      : Clock::time_point::max();
   // Inputs in order: the given ones, then generated ones; nullopt at the
-  // end or when the time budget is spent.
+  // end or when the time budget is spent (after the first input, so that a
+  // run always checks something).
   std::size_t next_given = 0;
   std::uint64_t next_run = 0;
   auto next_input = [&]() -> std::optional<NamedInput> {
-    if (Clock::now() >= stop) return std::nullopt;
+    if (next_given + next_run > 0 && Clock::now() >= stop) return std::nullopt;
     if (next_given < inputs.size()) return inputs[next_given++];
     if (next_run < flags.runs) {
       return verify::GeneratedInput(flags.seed, next_run++, flags.max_size);
@@ -245,7 +263,9 @@ void RegisterVerifyCommand(CLI::App& app) {
       ->add_option("--trace-window", flags->trace_window,
                    "trace requests per window: first half cached, rest "
                    "requests")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(
+          CLI::Range(std::size_t{2}, std::numeric_limits<std::size_t>::max()));
   CLI::Option* runs = verify->add_option(
       "--runs", flags->runs,
       "generated inputs to check (default 100, or 0 when FILEs, --cases or "
@@ -257,14 +277,16 @@ void RegisterVerifyCommand(CLI::App& app) {
                    "largest generator size (RapidCheck's size)")
       ->capture_default_str()
       ->check(CLI::Range(0, 10000));
-  verify->add_option("--time", flags->time_budget,
-                     "seconds budget: start no input after it (alone: "
-                     "generate until it runs out)");
+  verify
+      ->add_option("--time", flags->time_budget,
+                   "seconds budget: start no input after it (alone: "
+                   "generate until it runs out); 0: no budget")
+      ->check(cli::FiniteNumberIn(0, kMaxSeconds));
   verify
       ->add_option("--timeout", flags->timeout,
                    "seconds the command may take per input")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(cli::FiniteNumberIn(kMinTimeout, kMaxSeconds));
   verify
       ->add_option("--jobs", flags->jobs,
                    "inputs checked at once (default: one per core)")
@@ -280,7 +302,8 @@ void RegisterVerifyCommand(CLI::App& app) {
   verify
       ->add_option("--shrink-time", flags->shrink_time,
                    "most seconds spent shrinking a failure")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(cli::FiniteNumberIn(0, kMaxSeconds));
   verify->callback([flags, runs, seed] {
     Run(*flags, runs->count() > 0, seed->count() > 0);
   });
