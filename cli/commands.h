@@ -38,7 +38,8 @@ auto ReadNamed(const std::string& path, Read&& read) {
   try {
     return read(path);
   } catch (const InputError& error) {
-    throw FileInputError(path == "-" ? "<stdin>" : path, error);
+    throw FileInputError(path == "-" ? "<stdin>" : EscapeForMessage(path, 1024),
+                         error);
   }
 }
 

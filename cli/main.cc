@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
+#include <csignal>
 #include <cstdio>
 #include <new>
 #include <stdexcept>
@@ -26,6 +27,9 @@ int Fail(int status, std::string_view message) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // A closed output pipe (`kvprefix match ... | head -c 10`) becomes a write
+  // error reported as "Broken pipe" with exit status 1, not a silent death.
+  std::signal(SIGPIPE, SIG_IGN);
   CLI::App app(
       "kvprefix: the longest reusable KV-cache prefix of each LLM request "
       "(a token trie; see `kvprefix <command> --help`)",

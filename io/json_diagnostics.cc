@@ -27,9 +27,8 @@ std::string Snippet(std::string_view json, std::size_t offset) {
   if (!IsDelimiter(json[offset])) {
     while (end < json.size() && !IsDelimiter(json[end])) ++end;
   }
-  const std::size_t length = std::min(end - offset, kMaxSnippet);
-  return fmt::format("'{}{}'", json.substr(offset, length),
-                     end - offset > length ? "..." : "");
+  return fmt::format(
+      "'{}'", EscapeForMessage(json.substr(offset, end - offset), kMaxSnippet));
 }
 
 std::string FoundAt(std::string_view json, std::size_t offset) {
@@ -53,10 +52,7 @@ std::string_view Trim(std::string_view token) {
 }
 
 std::string Shortened(std::string_view token) {
-  token = Trim(token);
-  const std::size_t length = std::min(token.size(), kMaxSnippet);
-  return fmt::format("{}{}", token.substr(0, length),
-                     token.size() > length ? "..." : "");
+  return EscapeForMessage(Trim(token), kMaxSnippet);
 }
 
 std::string DescribeNumber(ondemand::value& value) {
@@ -112,6 +108,25 @@ std::string DescribeRoot(std::string_view json) {
   return Snippet(json, offset);
 }
 
+// Offset of the first control character (below 0x20) inside a string, which
+// JSON requires escaped, or npos. O(bytes).
+std::size_t FirstUnescapedControl(std::string_view json) {
+  bool in_string = false;
+  for (std::size_t i = 0; i < json.size(); ++i) {
+    const auto c = static_cast<unsigned char>(json[i]);
+    if (!in_string) {
+      in_string = c == '"';
+    } else if (c == '\\') {
+      ++i;
+    } else if (c == '"') {
+      in_string = false;
+    } else if (c < 0x20) {
+      return i;
+    }
+  }
+  return std::string_view::npos;
+}
+
 // One open container met by DiagnoseUnbalanced.
 struct Level {
   bool is_array;
@@ -134,41 +149,6 @@ std::string PathOf(const std::vector<Level>& stack) {
 
 }  // namespace
 
-std::size_t FirstInvalidUtf8(std::string_view text) {
-  std::size_t i = 0;
-  while (i < text.size()) {
-    const auto lead = static_cast<unsigned char>(text[i]);
-    if (lead < 0x80) {
-      ++i;
-      continue;
-    }
-    std::size_t length;
-    std::uint32_t code_point;
-    std::uint32_t smallest;  // smaller code points are overlong encodings
-    if ((lead & 0xE0) == 0xC0) {
-      length = 2, code_point = lead & 0x1F, smallest = 0x80;
-    } else if ((lead & 0xF0) == 0xE0) {
-      length = 3, code_point = lead & 0x0F, smallest = 0x800;
-    } else if ((lead & 0xF8) == 0xF0) {
-      length = 4, code_point = lead & 0x07, smallest = 0x10000;
-    } else {
-      return i;
-    }
-    if (i + length > text.size()) return i;
-    for (std::size_t k = 1; k < length; ++k) {
-      const auto next = static_cast<unsigned char>(text[i + k]);
-      if ((next & 0xC0) != 0x80) return i;
-      code_point = (code_point << 6) | (next & 0x3F);
-    }
-    if (code_point < smallest || code_point > 0x10FFFF ||
-        (code_point >= 0xD800 && code_point <= 0xDFFF)) {
-      return i;
-    }
-    i += length;
-  }
-  return std::string_view::npos;
-}
-
 std::string MemberPath(std::string_view raw_key) {
   const bool identifier =
       !raw_key.empty() &&
@@ -176,12 +156,17 @@ std::string MemberPath(std::string_view raw_key) {
       std::all_of(raw_key.begin(), raw_key.end(), [](char c) {
         return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
       });
-  return identifier ? fmt::format("$.{}", raw_key)
-                    : fmt::format("$[\"{}\"]", raw_key);
+  const std::string name = EscapeForMessage(raw_key);
+  return identifier ? "$." + name : "$[\"" + name + "\"]";
 }
 
 InputError DocumentError(simdjson::error_code error, std::string_view json,
                          const std::string& prefix) {
+  if (json.starts_with("\xEF\xBB\xBF")) {  // simdjson 3.0 does not skip it
+    return InputError(prefix + "byte 0",
+                      "expected a JSON value, found a UTF-8 byte order mark "
+                      "(EF BB BF)");
+  }
   switch (error) {
     case simdjson::EMPTY:
       return InputError(prefix + "$",
@@ -195,6 +180,15 @@ InputError DocumentError(simdjson::error_code error, std::string_view json,
               ? fmt::format("expected UTF-8 text, found invalid byte 0x{:02X}",
                             static_cast<unsigned char>(json[offset]))
               : "expected UTF-8 text, found invalid UTF-8");
+    }
+    case simdjson::UNESCAPED_CHARS: {
+      const std::size_t offset =
+          std::min(FirstUnescapedControl(json), json.size());
+      return InputError(
+          fmt::format("{}byte {}", prefix, offset),
+          fmt::format("expected control characters in strings escaped (\\n, "
+                      "\\u0000), found '{}'",
+                      EscapeForMessage(json.substr(offset, 1))));
     }
     case simdjson::INCOMPLETE_ARRAY_OR_OBJECT:
     case simdjson::UNCLOSED_STRING:
@@ -309,13 +303,81 @@ InputError DuplicateMember(const std::string& prefix,
   return InputError(
       prefix + MemberPath(raw_key),
       fmt::format("expected each member once, found \"{}\" a second time",
-                  raw_key));
+                  EscapeForMessage(raw_key)));
 }
 
 InputError MissingMember(const std::string& prefix, std::string_view name) {
   return InputError(
       prefix + "$",
       fmt::format("expected member \"{}\", found an object without it", name));
+}
+
+void ValidateValue(const Context& context,
+                   simdjson::simdjson_result<ondemand::value> element,
+                   const std::string& location) {
+  ondemand::value value;
+  ondemand::json_type type;
+  if (element.get(value) != simdjson::SUCCESS ||
+      value.type().get(type) != simdjson::SUCCESS) {
+    throw SyntaxError(context, location, "a JSON value");
+  }
+  bool valid = false;
+  std::string_view expected = "a JSON value";
+  switch (type) {
+    case ondemand::json_type::array: {
+      ondemand::array array;
+      if (value.get_array().get(array) != simdjson::SUCCESS) break;
+      std::size_t index = 0;
+      for (auto item : array) {
+        ValidateValue(context, item, fmt::format("{}[{}]", location, index++));
+      }
+      return;
+    }
+    case ondemand::json_type::object: {
+      ondemand::object object;
+      if (value.get_object().get(object) != simdjson::SUCCESS) break;
+      for (auto field : object) {
+        std::string_view key;
+        if (field.unescaped_key().get(key) != simdjson::SUCCESS) {
+          throw SyntaxError(context, location, "a member name, ',' or '}'");
+        }
+        ValidateValue(context, field.value(),
+                      location + MemberPath(key).substr(1));
+      }
+      return;
+    }
+    case ondemand::json_type::string: {
+      std::string_view ignored;
+      valid = value.get_string().get(ignored) == simdjson::SUCCESS;
+      expected = "a string with valid escapes";
+      break;
+    }
+    case ondemand::json_type::number: {
+      ondemand::number ignored;
+      valid = value.get_number().get(ignored) == simdjson::SUCCESS;
+      expected = "a valid number";
+      break;
+    }
+    case ondemand::json_type::boolean: {
+      bool ignored;
+      valid = value.get_bool().get(ignored) == simdjson::SUCCESS;
+      expected = "true or false";
+      break;
+    }
+    case ondemand::json_type::null: {
+      bool is_null = false;
+      valid = value.is_null().get(is_null) == simdjson::SUCCESS && is_null;
+      expected = "null";
+      break;
+    }
+  }
+  if (!valid) {
+    const std::string_view token = value.raw_json_token();
+    throw InputError(
+        context.prefix + location,
+        fmt::format("expected {}, found '{}' at byte {}", expected,
+                    Shortened(token), token.data() - context.json.data()));
+  }
 }
 
 void CheckAtEnd(const Context& context) {

@@ -71,6 +71,13 @@ InputError MissingMember(const std::string& prefix, std::string_view name);
 // value that context.document has just finished reading.
 void CheckAtEnd(const Context& context);
 
+// Reads the value at `location` to its end, checking all of it (On Demand
+// checks only what is read): for members a reader does not use. Throws
+// InputError at the first invalid byte. O(bytes of the value).
+void ValidateValue(const Context& context,
+                   simdjson::simdjson_result<ondemand::value> element,
+                   const std::string& location);
+
 // Reads an integer in [min, max] from `element`, or throws the InputError
 // for location() (called only on failure). Fractions, exponents, integers
 // of any size outside the range, and non-numbers are rejected.

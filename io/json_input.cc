@@ -74,9 +74,10 @@ BatchInput Parse(simdjson::padded_string_view json) {
     const std::size_t index = static_cast<std::size_t>(
         std::find(kMembers.begin(), kMembers.end(), key) - kMembers.begin());
     if (index == kMembers.size()) {
-      throw InputError(path, fmt::format("expected \"{}\" or \"{}\", found an "
-                                         "unknown member \"{}\"",
-                                         kMembers[0], kMembers[1], key));
+      throw InputError(
+          path, fmt::format("expected \"{}\" or \"{}\", found an "
+                            "unknown member \"{}\"",
+                            kMembers[0], kMembers[1], EscapeForMessage(key)));
     }
     if (seen[index]) throw json_diagnostics::DuplicateMember("", key);
     seen[index] = true;

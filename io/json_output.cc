@@ -3,18 +3,29 @@
 #include "io/json_output.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
+#include <linux/magic.h>
+#include <pthread.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <unistd.h>
 
+#include <array>
 #include <cassert>
 #include <cerrno>
 #include <charconv>
+#include <climits>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <mutex>
+#include <stdexcept>
 
 namespace kvprefix {
 namespace {
+
+namespace fs = std::filesystem;
 
 // Longest decimal form of a token: "-2147483648" plus a comma.
 constexpr std::size_t kMaxTokenChars = 12;
@@ -55,7 +66,7 @@ void AppendSequences(const SequenceList& sequences, std::string& out) {
 }
 
 [[noreturn]] void ThrowErrno(const std::string& path, const char* action) {
-  throw IoError(path + ": cannot " + action + ": " + std::strerror(errno));
+  throw ErrnoError(path, action);
 }
 
 // Writes all of `contents` to `fd`, retrying short writes.
@@ -69,12 +80,152 @@ bool WriteAll(int fd, std::string_view contents) {
   return true;
 }
 
+// Writes `contents` to the existing `path` through its links, in place: for
+// devices, pipes and /proc/<pid>/fd links, which rename(2) cannot replace.
+// O_APPEND so that `-o /dev/stdout >> log` adds to the log like stdout does.
+void WriteInPlace(const std::string& path, std::string_view contents) {
+  const int fd = open(path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
+  if (fd < 0) ThrowErrno(path, "open");
+  const bool ok = WriteAll(fd, contents);
+  const int error = errno;
+  close(fd);
+  errno = error;
+  if (!ok) ThrowErrno(path, "write");
+}
+
 // The permissions a new file gets from open(..., 0666): mkstemp uses 0600.
 mode_t NewFileMode() {
   const mode_t mask = umask(0);
   umask(mask);
   return 0666 & ~mask;
 }
+
+// Whether the folder holding `path` is in /proc (magic links such as
+// /proc/self/fd/1 live there).
+bool IsInProcFs(const fs::path& path) {
+  struct statfs info;
+  const fs::path folder = path.has_parent_path() ? path.parent_path() : ".";
+  return statfs(folder.c_str(), &info) == 0 && info.f_type == PROC_SUPER_MAGIC;
+}
+
+// Where the symbolic link(s) at `path` lead, so that rename(2) replaces the
+// file they name and not the link; `path` itself when it is no link. Sets
+// `in_proc` when a link is a /proc/<pid>/fd entry (an open file, not a name
+// in a folder: -o /dev/stdout). Throws IoError for a loop of links.
+fs::path FollowSymlinks(const std::string& path, bool& in_proc) {
+  constexpr int kMaxLinks = 40;  // Linux's limit (ELOOP)
+  fs::path current(path);
+  std::error_code error;
+  for (int links = 0; links < kMaxLinks; ++links) {
+    if (!fs::is_symlink(fs::symlink_status(current, error))) return current;
+    if (IsInProcFs(current)) {
+      in_proc = true;
+      return current;
+    }
+    const fs::path target = fs::read_symlink(current, error);
+    if (error) return current;
+    current = target.is_absolute() ? target : current.parent_path() / target;
+  }
+  errno = ELOOP;
+  ThrowErrno(path, "resolve");
+}
+
+// The temporary file being written beside an output file, for the signal
+// handler: a fixed buffer because the handler may only call async-signal-safe
+// functions (unlink, signal, raise).
+char g_temporary_path[PATH_MAX];
+volatile std::sig_atomic_t g_has_temporary = 0;
+constexpr std::array<int, 3> kCleanupSignals = {SIGINT, SIGTERM, SIGHUP};
+
+extern "C" void RemoveTemporaryAndReraise(int signal_number) {
+  if (g_has_temporary) unlink(g_temporary_path);
+  std::signal(signal_number, SIG_DFL);
+  std::raise(signal_number);  // delivered with the default action on return
+}
+
+// A temporary file beside the output, removed by the destructor unless
+// renamed, and by a SIGINT, SIGTERM or SIGHUP that arrives while it exists
+// (a killed run leaves no `.name.XXXXXX` behind). One at a time per process:
+// the handler has one path buffer, so a mutex serializes writers.
+class TemporaryFile {
+ public:
+  // Creates the file from `pattern` (ending in XXXXXX); throws IoError
+  // naming `target` on failure.
+  TemporaryFile(const std::string& pattern, const std::string& target)
+      : lock_(mutex_) {
+    if (pattern.size() >= sizeof g_temporary_path) {
+      errno = ENAMETOOLONG;
+      ThrowErrno(target, "create a temporary file for");
+    }
+    const SignalBlock block;
+    std::memcpy(g_temporary_path, pattern.c_str(), pattern.size() + 1);
+    fd_ = mkostemp(g_temporary_path, O_CLOEXEC);
+    if (fd_ < 0) ThrowErrno(target, "create a temporary file for");
+    g_has_temporary = 1;
+    for (std::size_t i = 0; i < kCleanupSignals.size(); ++i) {
+      struct sigaction action = {};
+      action.sa_handler = RemoveTemporaryAndReraise;
+      sigemptyset(&action.sa_mask);
+      sigaction(kCleanupSignals[i], nullptr, &previous_[i]);
+      // A signal the caller ignores (nohup) stays ignored.
+      if (previous_[i].sa_handler != SIG_IGN) {
+        sigaction(kCleanupSignals[i], &action, nullptr);
+      }
+    }
+  }
+  TemporaryFile(const TemporaryFile&) = delete;
+  TemporaryFile& operator=(const TemporaryFile&) = delete;
+  ~TemporaryFile() {
+    const SignalBlock block;
+    if (fd_ >= 0) close(fd_);
+    if (g_has_temporary) unlink(g_temporary_path);
+    g_has_temporary = 0;
+    for (std::size_t i = 0; i < kCleanupSignals.size(); ++i) {
+      sigaction(kCleanupSignals[i], &previous_[i], nullptr);
+    }
+  }
+
+  int fd() const { return fd_; }
+
+  // Closes the file; false (errno set) on failure.
+  bool Close() {
+    const int fd = fd_;
+    fd_ = -1;
+    return close(fd) == 0;
+  }
+
+  // Renames the file to `target`; false (errno set) on failure.
+  bool RenameTo(const fs::path& target) {
+    const SignalBlock block;
+    if (rename(g_temporary_path, target.c_str()) != 0) return false;
+    g_has_temporary = 0;
+    return true;
+  }
+
+ private:
+  // Holds SIGINT, SIGTERM and SIGHUP back for a scope, so that the handler
+  // never sees the path and flag half updated.
+  class SignalBlock {
+   public:
+    SignalBlock() {
+      sigset_t set;
+      sigemptyset(&set);
+      for (const int signal_number : kCleanupSignals) {
+        sigaddset(&set, signal_number);
+      }
+      pthread_sigmask(SIG_BLOCK, &set, &previous_);
+    }
+    ~SignalBlock() { pthread_sigmask(SIG_SETMASK, &previous_, nullptr); }
+
+   private:
+    sigset_t previous_;
+  };
+
+  static inline std::mutex mutex_;
+  std::unique_lock<std::mutex> lock_;
+  int fd_ = -1;
+  std::array<struct sigaction, kCleanupSignals.size()> previous_ = {};
+};
 
 }  // namespace
 
@@ -125,36 +276,28 @@ void WriteFileAtomically(const std::string& path, std::string_view contents) {
     }
     return;
   }
+  if (path.empty()) throw std::invalid_argument("the output path is empty");
   // Devices and pipes (-o /dev/null) cannot be replaced: write in place.
   struct stat info;
-  if (stat(path.c_str(), &info) == 0 && !S_ISREG(info.st_mode)) {
-    const int fd = open(path.c_str(), O_WRONLY | O_CLOEXEC);
-    if (fd < 0) ThrowErrno(path, "open");
-    const bool ok = WriteAll(fd, contents);
-    const int error = errno;
-    close(fd);
-    errno = error;
-    if (!ok) ThrowErrno(path, "write");
+  const bool exists = stat(path.c_str(), &info) == 0;
+  bool in_proc = false;
+  const fs::path target = FollowSymlinks(path, in_proc);
+  if (in_proc || (exists && !S_ISREG(info.st_mode))) {
+    WriteInPlace(path, contents);
     return;
   }
   // The temporary file lives beside the target so that rename(2) stays on
   // one file system and therefore replaces the target atomically.
-  const std::filesystem::path target(path);
-  std::string temporary =
-      (target.parent_path() / ("." + target.filename().string() + ".XXXXXX"))
-          .string();
-  const int fd = mkostemp(temporary.data(), O_CLOEXEC);
-  if (fd < 0) ThrowErrno(path, "create a temporary file for");
-  bool ok = fchmod(fd, NewFileMode()) == 0 && WriteAll(fd, contents) &&
-            fsync(fd) == 0;
-  int error = ok ? 0 : errno;
-  if (close(fd) != 0 && ok) ok = false, error = errno;
-  if (ok && rename(temporary.c_str(), path.c_str()) != 0) {
-    ok = false, error = errno;
-  }
-  if (!ok) {
-    unlink(temporary.c_str());
-    errno = error;
+  TemporaryFile temporary(
+      (target.parent_path() /
+       fmt::format(".{}.XXXXXX", target.filename().string()))
+          .string(),
+      path);
+  // A replaced file keeps its permissions; a new one gets the umask's.
+  const mode_t mode = exists ? info.st_mode & 07777 : NewFileMode();
+  if (fchmod(temporary.fd(), mode) != 0 ||
+      !WriteAll(temporary.fd(), contents) || fsync(temporary.fd()) != 0 ||
+      !temporary.Close() || !temporary.RenameTo(target)) {
     ThrowErrno(path, "write");
   }
 }

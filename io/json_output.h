@@ -21,13 +21,22 @@ void AppendMatchJson(TokenSpan request, const Match& match, std::string& out);
 void AppendMatchesJson(const SequenceList& requests,
                        std::span<const Match> matches, std::string& out);
 
-// Appends a compact SPEC §4 document {"cached_sequences":[...],"requests":[...]}
-// followed by a newline; ParseBatchInput reads it back unchanged.
+// Appends a compact SPEC §4 document
+// {"cached_sequences":[...],"requests":[...]} followed by a newline;
+// ParseBatchInput reads it back unchanged.
 void AppendBatchInputJson(const BatchInput& input, std::string& out);
 
 // Writes `contents` to `path` atomically: to a temporary file in the same
 // folder, then rename(2), so a failure never leaves a partial file. "-" means
-// standard output. Throws IoError naming the path and the reason.
+// standard output. Symbolic links are followed: the file they lead to is
+// replaced and the links stay. A replaced file keeps its permissions; a new
+// one gets 0666 minus the umask. Devices, pipes and /proc/<pid>/fd links
+// (-o /dev/stdout) cannot be replaced and are written in place (appending).
+// While the temporary file exists, SIGINT, SIGTERM and SIGHUP remove it
+// before the process dies (their handlers are installed for that time only,
+// unless the signal is ignored). Calls from several threads are serialized.
+// Throws IoError naming the path and the reason, std::invalid_argument for an
+// empty path. O(bytes).
 void WriteFileAtomically(const std::string& path, std::string_view contents);
 
 }  // namespace kvprefix

@@ -57,7 +57,12 @@ void ReadLine(ondemand::parser& parser, simdjson::padded_string_view json,
                                           "a member name, ',' or '}'");
     }
     const bool is_length = key == "input_length";
-    if (!is_length && key != "hash_ids") continue;  // On Demand skips it
+    if (!is_length && key != "hash_ids") {
+      // Unused, but it must be JSON: On Demand would skip it unchecked.
+      json_diagnostics::ValidateValue(context, member.value(),
+                                      json_diagnostics::MemberPath(key));
+      continue;
+    }
     if (is_length ? line.input_length >= 0 : line.has_hash_ids) {
       throw json_diagnostics::DuplicateMember(prefix, key);
     }

@@ -14,7 +14,7 @@ namespace kvprefix {
 namespace {
 
 [[noreturn]] void ThrowErrno(const std::string& path, const char* action) {
-  throw IoError(path + ": cannot " + action + ": " + std::strerror(errno));
+  throw ErrnoError(path, action);
 }
 
 // Closes a file descriptor on every exit path.

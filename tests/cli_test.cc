@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -60,6 +61,31 @@ class CliTest : public ::testing::Test {
   }
   void TearDown() override { fs::remove_all(dir_); }
 
+  // Starts kvprefix with `args`, `actions` (redirections) and SIGPIPE at
+  // its default action (as from a shell); returns its pid, or -1.
+  static pid_t Spawn(const std::vector<std::string>& args,
+                     const posix_spawn_file_actions_t& actions) {
+    std::vector<std::string> argv_strings = {KVPREFIX_CLI};
+    argv_strings.insert(argv_strings.end(), args.begin(), args.end());
+    std::vector<char*> argv;
+    for (std::string& arg : argv_strings) argv.push_back(arg.data());
+    argv.push_back(nullptr);
+    posix_spawnattr_t attributes;
+    posix_spawnattr_init(&attributes);
+    sigset_t default_signals;
+    sigemptyset(&default_signals);
+    sigaddset(&default_signals, SIGPIPE);
+    posix_spawnattr_setsigdefault(&attributes, &default_signals);
+    posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGDEF);
+    pid_t pid = -1;
+    if (posix_spawn(&pid, KVPREFIX_CLI, &actions, &attributes, argv.data(),
+                    environ) != 0) {
+      pid = -1;
+    }
+    posix_spawnattr_destroy(&attributes);
+    return pid;
+  }
+
   // Runs kvprefix with `args`; standard input from `stdin_path` (or
   // /dev/null); captures stdout and stderr through files.
   RunResult Run(const std::vector<std::string>& args,
@@ -74,15 +100,9 @@ class CliTest : public ::testing::Test {
                                      O_WRONLY | O_CREAT | O_TRUNC, 0644);
     posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err_path.c_str(),
                                      O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    std::vector<std::string> argv_strings = {KVPREFIX_CLI};
-    argv_strings.insert(argv_strings.end(), args.begin(), args.end());
-    std::vector<char*> argv;
-    for (std::string& arg : argv_strings) argv.push_back(arg.data());
-    argv.push_back(nullptr);
-    pid_t pid;
     RunResult result;
-    if (posix_spawn(&pid, KVPREFIX_CLI, &actions, nullptr, argv.data(),
-                    environ) == 0) {
+    const pid_t pid = Spawn(args, actions);
+    if (pid > 0) {
       int wait_status = 0;
       waitpid(pid, &wait_status, 0);
       if (WIFEXITED(wait_status)) result.status = WEXITSTATUS(wait_status);
@@ -259,6 +279,7 @@ TEST_F(CliTest, HelpOfEverySubcommandExitsZero) {
 TEST_F(CliTest, BadUsageExitsTwo) {
   WriteFile(Path("t.jsonl"), R"({"input_length":1,"hash_ids":[1]})"
                              "\n");
+  WriteFile(Path("in.json"), R"({"cached_sequences":[],"requests":[]})");
   for (const std::vector<std::string>& args :
        std::vector<std::vector<std::string>>{
            {},
@@ -269,12 +290,95 @@ TEST_F(CliTest, BadUsageExitsTwo) {
            {"replay", Path("t.jsonl"), "--vocab", "0"},
            {"convert", "mooncake", Path("t.jsonl")},
            {"convert", "mooncake", Path("t.jsonl"), "--cached-fraction", "1.5"},
+           {"match", Path("in.json"), "-o", ""},
        }) {
     const RunResult result = Run(args);
     EXPECT_EQ(result.status, 2) << (args.empty() ? "" : args.back());
     EXPECT_EQ(result.out, "");
     EXPECT_THAT(result.err, StartsWith("kvprefix: "));
   }
+}
+
+// A SIGTERM while -o's temporary file exists removes it: the run leaves
+// neither a partial output nor a `.o.json.XXXXXX` file. The test waits for the
+// temporary file to appear, then sends the signal.
+TEST_F(CliTest, SignalDuringTheWriteLeavesNoTemporaryFile) {
+  // 3000 requests of 1000 seven-digit tokens: ~24 MB of output.
+  std::string request = "[";
+  for (int token = 1000000; token < 1001000; ++token) {
+    request += std::to_string(token) + ",";
+  }
+  request.back() = ']';
+  std::string json = R"({"cached_sequences":[],"requests":[)";
+  for (int i = 0; i < 3000; ++i) json += request + ",";
+  json.back() = ']';
+  WriteFile(Path("in.json"), json + "}");
+  const fs::path out_dir = dir_ / "out";
+  fs::create_directories(out_dir);
+  const auto temporary_exists = [&] {
+    for (const auto& entry : fs::directory_iterator(out_dir)) {
+      if (entry.path().filename().string().starts_with(".o.json.")) return true;
+    }
+    return false;
+  };
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  for (const int fd : {STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO}) {
+    posix_spawn_file_actions_addopen(&actions, fd, "/dev/null", O_RDWR, 0);
+  }
+  int caught_mid_write = 0;
+  for (int attempt = 0; attempt < 5 && caught_mid_write == 0; ++attempt) {
+    const pid_t pid =
+        Spawn({"match", Path("in.json"), "-o", (out_dir / "o.json").string()},
+              actions);
+    ASSERT_GT(pid, 0);
+    int status = 0;
+    bool exited = false;
+    while (!temporary_exists()) {
+      if (waitpid(pid, &status, WNOHANG) == pid) {
+        exited = true;
+        break;
+      }
+    }
+    if (!exited) {
+      kill(pid, SIGTERM);
+      waitpid(pid, &status, 0);
+      if (WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM &&
+          !fs::exists(out_dir / "o.json")) {
+        ++caught_mid_write;
+      }
+    }
+    EXPECT_FALSE(temporary_exists()) << "attempt " << attempt;
+    fs::remove(out_dir / "o.json");
+  }
+  posix_spawn_file_actions_destroy(&actions);
+  EXPECT_EQ(caught_mid_write, 1) << "no SIGTERM landed during the write";
+}
+
+// `kvprefix match ... | head -c 10`: a closed pipe is a write failure
+// (exit 1, one line), not death by SIGPIPE.
+TEST_F(CliTest, ClosedStdoutPipeIsAnIoFailure) {
+  WriteFile(Path("in.json"), R"({"cached_sequences":[],"requests":[[1]]})");
+  int pipe_fds[2];
+  ASSERT_EQ(pipe(pipe_fds), 0);
+  close(pipe_fds[0]);  // no reader: every write fails with EPIPE
+  const std::string err_path = Path("stderr");
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], STDOUT_FILENO);
+  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err_path.c_str(),
+                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  const pid_t pid = Spawn({"match", Path("in.json")}, actions);
+  close(pipe_fds[1]);
+  posix_spawn_file_actions_destroy(&actions);
+  ASSERT_GT(pid, 0);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status)) << "killed by signal " << WTERMSIG(status);
+  EXPECT_EQ(WEXITSTATUS(status), 1);
+  const std::string err = ReadFile(err_path);
+  EXPECT_THAT(err, HasSubstr("Broken pipe"));
+  EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
 }
 
 // Three requests of 1, 2 and 3 blocks: [1], [1,2] and [1,2,3] (partial last

@@ -2,6 +2,7 @@
 // every kind of bad input, with the exact JSON location), SPEC §5 output byte
 // for byte, round trips, atomic file replacement, and the library path of the
 // seed examples and shared cases through every engine chosen by name.
+#include <fcntl.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -85,6 +86,48 @@ TEST(ParseBatchInputTest, ErrorsPointIntoLaterSequences) {
     FAIL();
   } catch (const InputError& error) {
     EXPECT_EQ(error.location(), "$.requests[3][17]");
+  }
+}
+
+// User-written text in a message is escaped and cut, so that the message is
+// one line without terminal escapes, and names the byte it is about.
+TEST(ParseBatchInputTest, MessagesEscapeUserTextAndNameTheByte) {
+  struct Case {
+    std::string json;
+    std::string location;
+    std::string problem;
+  };
+  const std::string long_name(100, 'n');
+  const std::vector<Case> cases = {
+      {R"({"cached_sequences":[],"requests":[],"a\n\r\u001b\"\\\u0000b":1})",
+       R"($["a\n\r\u001b\"\\\u0000b"])",
+       R"(unknown member "a\n\r\u001b\"\\\u0000b")"},
+      {R"({"cached_sequences":[],"requests":[],")" + long_name + "\":1}",
+       "$." + long_name.substr(0, 40) + "...",
+       "unknown member \"" + long_name.substr(0, 40) + "...\""},
+      {std::string(R"({"cached_sequences":[],"requests":[]})") +
+           std::string(1, '\0'),
+       "$", "found '\\u0000' at byte 37"},
+      {"{\"cached_sequences\":[],\"requests\":[],\"a\tb\":1}", "byte 39",
+       "found '\\t'"},
+      {"\xEF\xBB\xBF{\"cached_sequences\":[],\"requests\":[]}", "byte 0",
+       "byte order mark"},
+      {"{\"cached_sequences\":[],\"requests\":[[1,2]\x1b]}", "$.requests[1]",
+       "found '\\u001b' at byte 40"},
+  };
+  for (const Case& bad : cases) {
+    try {
+      ParseBatchInput(bad.json);
+      ADD_FAILURE() << "accepted: " << bad.json;
+    } catch (const InputError& error) {
+      const std::string what = error.what();
+      EXPECT_EQ(error.location(), bad.location) << what;
+      EXPECT_THAT(error.problem(), HasSubstr(bad.problem)) << what;
+      EXPECT_EQ(what.find_first_of(std::string("\n\r\x1b\0", 4)),
+                std::string::npos)
+          << what;
+      EXPECT_LT(what.size(), 200u) << what;
+    }
   }
 }
 
@@ -217,6 +260,58 @@ TEST_F(WriteFileAtomicallyTest, CreatesAndReplacesLeavingNoTemporaryFile) {
       std::distance(fs::directory_iterator(dir_), fs::directory_iterator()), 1);
   EXPECT_EQ(fs::status(target).permissions() & fs::perms::owner_read,
             fs::perms::owner_read);
+}
+
+TEST_F(WriteFileAtomicallyTest, WritesThroughSymlinksKeepingThem) {
+  std::ofstream(dir_ / "target.json") << "old\n";
+  fs::create_symlink("target.json", dir_ / "link");
+  fs::create_symlink(dir_ / "link", dir_ / "link-to-link");
+  WriteFileAtomically((dir_ / "link-to-link").string(), "new\n");
+  EXPECT_TRUE(fs::is_symlink(dir_ / "link"));
+  EXPECT_TRUE(fs::is_symlink(dir_ / "link-to-link"));
+  EXPECT_EQ(Read(dir_ / "target.json"), "new\n");
+  // A dangling link creates its target.
+  fs::create_symlink("created.json", dir_ / "dangling");
+  WriteFileAtomically((dir_ / "dangling").string(), "made\n");
+  EXPECT_TRUE(fs::is_symlink(dir_ / "dangling"));
+  EXPECT_EQ(Read(dir_ / "created.json"), "made\n");
+  EXPECT_EQ(
+      std::distance(fs::directory_iterator(dir_), fs::directory_iterator()), 5);
+}
+
+// -o /dev/stdout: a link to /proc/self/fd/N names an open file (here a pipe
+// and a file opened for appending), which is written, never replaced.
+TEST_F(WriteFileAtomicallyTest, WritesOpenFilesBehindProcLinksInPlace) {
+  int pipe_fds[2];
+  ASSERT_EQ(pipe(pipe_fds), 0);
+  fs::create_symlink("/proc/self/fd/" + std::to_string(pipe_fds[1]),
+                     dir_ / "to-pipe");
+  WriteFileAtomically((dir_ / "to-pipe").string(), "piped");
+  close(pipe_fds[1]);
+  char buffer[16] = {};
+  EXPECT_EQ(read(pipe_fds[0], buffer, sizeof buffer), 5);
+  close(pipe_fds[0]);
+  EXPECT_EQ(std::string(buffer), "piped");
+
+  const fs::path log = dir_ / "log";
+  std::ofstream(log) << "kept\n";
+  const int fd = open(log.c_str(), O_WRONLY | O_APPEND);
+  ASSERT_GE(fd, 0);
+  fs::create_symlink("/proc/self/fd/" + std::to_string(fd), dir_ / "to-log");
+  WriteFileAtomically((dir_ / "to-log").string(), "added\n");
+  close(fd);
+  EXPECT_TRUE(fs::is_symlink(dir_ / "to-log"));
+  EXPECT_EQ(Read(log), "kept\nadded\n");
+}
+
+TEST_F(WriteFileAtomicallyTest, ReplacedFileKeepsItsPermissions) {
+  const fs::path target = dir_ / "private.json";
+  std::ofstream(target) << "old";
+  fs::permissions(target, fs::perms::owner_read | fs::perms::owner_write);
+  WriteFileAtomically(target.string(), "new");
+  EXPECT_EQ(Read(target), "new");
+  EXPECT_EQ(fs::status(target).permissions(),
+            fs::perms::owner_read | fs::perms::owner_write);
 }
 
 TEST_F(WriteFileAtomicallyTest, FailureThrowsIoErrorAndLeavesNothing) {

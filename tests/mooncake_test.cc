@@ -89,6 +89,19 @@ struct BadLine {
   std::string problem;
 };
 
+void ExpectEachRejected(const std::vector<BadLine>& bad) {
+  for (const BadLine& line : bad) {
+    SequenceList out;
+    try {
+      AppendTraceLine(line.json, 1, {line.mode, 1000}, out);
+      ADD_FAILURE() << "accepted: " << line.json;
+    } catch (const InputError& error) {
+      EXPECT_EQ(error.location(), line.location) << error.what();
+      EXPECT_THAT(error.problem(), HasSubstr(line.problem)) << error.what();
+    }
+  }
+}
+
 TEST(AppendTraceLineTest, BadLinesNameLineAndMember) {
   const std::vector<BadLine> bad = {
       {R"({"input_length":5})", TraceMode::kBlock, "line 1: $", "\"hash_ids\""},
@@ -116,16 +129,40 @@ TEST(AppendTraceLineTest, BadLinesNameLineAndMember) {
        "line 1: $.hash_ids[0]", "found end of input"},
       {R"([1,2])", TraceMode::kBlock, "line 1: $", "expected an object"},
   };
-  for (const BadLine& line : bad) {
-    SequenceList out;
-    try {
-      AppendTraceLine(line.json, 1, {line.mode, 1000}, out);
-      ADD_FAILURE() << "accepted: " << line.json;
-    } catch (const InputError& error) {
-      EXPECT_EQ(error.location(), line.location) << error.what();
-      EXPECT_THAT(error.problem(), HasSubstr(line.problem)) << error.what();
-    }
-  }
+  ExpectEachRejected(bad);
+}
+
+// Members kvprefix does not use must still be valid JSON: On Demand parsing
+// would skip them unchecked.
+TEST(AppendTraceLineTest, InvalidJsonInUnusedMembersIsRejected) {
+  const std::vector<BadLine> bad = {
+      {R"({"input_length":10,"hash_ids":[1],"x":tru})", TraceMode::kBlock,
+       "line 1: $.x", "expected true or false, found 'tru' at byte 38"},
+      {R"({"x":nul,"input_length":10,"hash_ids":[1]})", TraceMode::kBlock,
+       "line 1: $.x", "expected null, found 'nul' at byte 5"},
+      {R"({"input_length":10,"hash_ids":[1],"x":1.2.3})", TraceMode::kBlock,
+       "line 1: $.x", "found '1.2.3' at byte 38"},
+      {R"({"input_length":10,"hash_ids":[1],"x":01})", TraceMode::kBlock,
+       "line 1: $.x", "found '01' at byte 38"},
+      {R"({"input_length":10,"hash_ids":[1],"x":NaN})", TraceMode::kBlock,
+       "line 1: $.x", "found 'NaN' at byte 38"},
+      {R"({"input_length":10,"hash_ids":[1],"x":[1,}]})", TraceMode::kBlock,
+       "line 1: $.x[1]", "found '}' at byte 41"},
+      {R"({"input_length":10,"hash_ids":[1],"x":{"a" 1}})", TraceMode::kBlock,
+       "line 1: $.x", "found '1' at byte 43"},
+      {R"({"input_length":10,"hash_ids":[1],"x":{"y":[true,"\uZZZZ"]}})",
+       TraceMode::kBlock, "line 1: $.x.y[1]", "valid escapes"},
+      {R"({"input_length":10,"hash_ids":[1],"x":}})", TraceMode::kBlock,
+       "line 1: $.x", "found '}' at byte 38"},
+  };
+  ExpectEachRejected(bad);
+  // Valid unused members of every kind are accepted.
+  SequenceList out;
+  AppendTraceLine(
+      R"({"t":0,"o":-1.5e3,"s":"\u00e9\n","n":null,"b":[true,false,{}],)"
+      R"("input_length":10,"hash_ids":[1]})",
+      1, {TraceMode::kBlock, 1000}, out);
+  EXPECT_EQ(out.size(), 1u);
 }
 
 TEST(ReadMooncakeTraceTest, SkipsBlankLinesAndCountsThemInErrors) {
