@@ -91,8 +91,12 @@ class DuplicateMemberCheck {
   std::string Path(std::size_t depth) const {
     std::string path = "$";
     for (std::size_t i = 0; i < depth; ++i) {
-      path += frames_[i].is_object ? "." + EscapeForMessage(frames_[i].key)
-                                   : fmt::format("[{}]", frames_[i].count - 1);
+      if (frames_[i].is_object) {
+        path += '.';
+        path += EscapeForMessage(frames_[i].key);
+      } else {
+        path += fmt::format("[{}]", frames_[i].count - 1);
+      }
     }
     return path;
   }
