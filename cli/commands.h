@@ -1,5 +1,5 @@
 // The subcommands of the `kvprefix` tool and what they share: the --engine,
-// --mode and --vocab options, the check of floating-point options and the
+// --mode and --vocab options (option checks are in option_checks.h) and the
 // error that names a bad input file.
 #ifndef KVPREFIX_CLI_COMMANDS_H_
 #define KVPREFIX_CLI_COMMANDS_H_
@@ -7,10 +7,10 @@
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
-#include <cmath>
 #include <stdexcept>
 #include <string>
 
+#include "cli/option_checks.h"
 #include "io/input_error.h"
 #include "io/mooncake.h"
 
@@ -41,27 +41,6 @@ auto ReadNamed(const std::string& path, Read&& read) {
     throw FileInputError(path == "-" ? "<stdin>" : EscapeForMessage(path, 1024),
                          error);
   }
-}
-
-// A CLI11 check for a floating-point option: its value must be a finite
-// number from `min` to `max` (inclusive), else CLI11 reports the usage error
-// "<option>: must be a number from <min> to <max>, found <text>" (exit 2).
-// CLI::Range and CLI::PositiveNumber compare with < and >, which NaN passes,
-// and "inf" is a double too: every floating option of the tool uses this
-// check instead. Header-only because `kvprefix verify` (verify/, a library
-// the tool links) uses it too. Thread-safe.
-inline CLI::Validator FiniteNumberIn(double min, double max) {
-  return CLI::Validator(
-      [min, max](std::string& text) -> std::string {
-        double value = 0;
-        if (CLI::detail::lexical_cast(text, value) && std::isfinite(value) &&
-            value >= min && value <= max) {
-          return {};
-        }
-        return fmt::format("must be a number from {} to {}, found {}", min, max,
-                           text);
-      },
-      fmt::format("NUMBER in [{} - {}]", min, max));
 }
 
 // Adds --engine (default: kvprefix::DefaultEngineName()), checked against

@@ -19,7 +19,7 @@
 #include <thread>
 #include <vector>
 
-#include "cli/commands.h"
+#include "cli/option_checks.h"
 #include "io/json_output.h"
 #include "verify/case_file.h"
 #include "verify/checker.h"
