@@ -4,7 +4,7 @@
 // Flags besides Google Benchmark's own:
 //   --kvprefix_mooncake_dir=DIR        folder of the Mooncake traces (default:
 //                                      $KVPREFIX_MOONCAKE_DIR, else
-//                                      <source>/../shared/data/mooncake);
+//                                      <source>/data/mooncake);
 //   --kvprefix_mooncake_requests=N     requests taken from each trace (2000).
 // It refuses to run from a build without NDEBUG: assertion-laden numbers
 // must never reach a report.

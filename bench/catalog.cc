@@ -12,7 +12,7 @@ namespace kvprefix::bench {
 std::string DefaultMooncakeDir() {
   const char* from_environment = std::getenv("KVPREFIX_MOONCAKE_DIR");
   return from_environment != nullptr ? from_environment
-                                     : KVPREFIX_SHARED_DIR "/data/mooncake";
+                                     : KVPREFIX_SOURCE_DIR "/data/mooncake";
 }
 
 std::vector<WorkloadSpec> DefaultCatalog(const CatalogOptions& options) {

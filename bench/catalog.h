@@ -41,7 +41,7 @@ struct CatalogOptions {
 
 // Where the Mooncake traces are looked for when no flag names a folder: the
 // environment variable KVPREFIX_MOONCAKE_DIR if set, else
-// <source>/../shared/data/mooncake. Thread-safe.
+// <source>/data/mooncake. Thread-safe.
 std::string DefaultMooncakeDir();
 
 // The default suite, sized so that every engine runs it in a few minutes on

@@ -15,7 +15,7 @@
 #
 # Environment: KVPREFIX_BENCH_REPETITIONS (5), KVPREFIX_BENCH_MIN_TIME (0.05 s
 # per repetition), KVPREFIX_BENCH_FILTER (a --benchmark_filter regex, all by
-# default), KVPREFIX_MOONCAKE_DIR (the traces; default ../shared/data/mooncake).
+# default), KVPREFIX_MOONCAKE_DIR (the traces; default data/mooncake).
 # Takes about 20 minutes on a 2-vCPU machine; peak memory about 5 GB.
 set -euo pipefail
 

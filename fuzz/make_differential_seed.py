@@ -2,7 +2,7 @@
 """Writes differential_fuzzer inputs that replay SPEC §4 documents.
 
 Each JSON file named on the command line (a SPEC §4 document, or a case from
-../shared/cases/ whose extra members are ignored) becomes one fuzzer input,
+tests/data/cases/ whose extra members are ignored) becomes one fuzzer input,
 OUT_DIR/<file stem>, that decodes to: insert every cached sequence, then match
 every request. The byte format is the one differential_fuzzer.cc's first
 comment describes; keep the two in step.

@@ -1,7 +1,7 @@
 """Speed-up of kvprefix.find_prefix_matches over a plain-Python dict trie.
 
 Workload: the Mooncake conversation trace (real production requests,
-../shared/data/mooncake/conversation_trace.jsonl) in token mode (SPEC section
+data/mooncake/conversation_trace.jsonl) in token mode (SPEC section
 7): block h expands to splitmix64(h * 512 + j) mod 128256, the last block of a
 request to its remaining input_length tokens. The first 1,000 requests are the
 cached sequences, the next 1,000 the requests, as a serving system would
@@ -76,8 +76,8 @@ def best_time(function, repeat, collect_garbage=True):
 
 
 def main():
-    default_trace = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
-                                 "shared", "data", "mooncake", "conversation_trace.jsonl")
+    default_trace = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
+                                 "data", "mooncake", "conversation_trace.jsonl")
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--trace", default=default_trace)
     parser.add_argument("--cached", type=int, default=1000)

@@ -3,8 +3,8 @@
 # kvprefix needs (only the missing ones), configures and builds a Release
 # build in build/, then runs what was asked:
 #
-#   scripts/dev.sh demo    the batch job on the bundled examples (and a replay
-#                          of the real Mooncake trace when ../shared has it)
+#   scripts/dev.sh demo    the batch job on the bundled examples and a
+#                          block-mode replay of the real Mooncake trace
 #   scripts/dev.sh test    the whole test suite with ctest
 #   scripts/dev.sh build   set-up and build only
 #
@@ -46,11 +46,9 @@ demo() {
     echo "\$ build/kvprefix match $example"
     build/kvprefix match "$example"
   done
-  local trace=../shared/data/mooncake/conversation_trace.jsonl
-  if [ -f "$trace" ]; then
-    echo "\$ build/kvprefix replay $trace --mode block"
-    build/kvprefix replay "$trace" --mode block
-  fi
+  local trace=data/mooncake/conversation_trace.jsonl
+  echo "\$ build/kvprefix replay $trace --mode block"
+  build/kvprefix replay "$trace" --mode block
 }
 
 run_tests() {

@@ -21,9 +21,6 @@
 
 #include "io/json_output.h"
 
-#ifndef KVPREFIX_SHARED_DIR
-#define KVPREFIX_SHARED_DIR "../shared"
-#endif
 
 namespace kvprefix::testing {
 namespace {
@@ -238,12 +235,7 @@ SharedCase ParseCase(const fs::path& path) {
 
 }  // namespace
 
-std::string SharedCasesDir() {
-  const char* env = std::getenv("KVPREFIX_SHARED_DIR");
-  const fs::path dir =
-      fs::path(env != nullptr ? env : KVPREFIX_SHARED_DIR) / "cases";
-  return fs::is_directory(dir) ? dir.string() : std::string();
-}
+std::string SharedCasesDir() { return KVPREFIX_SOURCE_DIR "/tests/data/cases"; }
 
 SharedCase LoadSharedCase(const std::string& path) { return ParseCase(path); }
 

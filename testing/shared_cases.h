@@ -1,4 +1,4 @@
-// Loading the contract's regression cases (../shared/cases/*.json): each file
+// Loading the contract's regression cases (tests/data/cases/*.json): each file
 // holds cached_sequences, requests, the exact expected output and a source.
 #ifndef KVPREFIX_TESTING_SHARED_CASES_H_
 #define KVPREFIX_TESTING_SHARED_CASES_H_
@@ -19,9 +19,8 @@ struct SharedCase {
   std::string source;           // the bug report it came from
 };
 
-// The folder holding the shared cases: $KVPREFIX_SHARED_DIR/cases, where
-// KVPREFIX_SHARED_DIR is the environment variable if set, else the
-// compile-time default. Empty string if the folder does not exist.
+// The folder holding the regression cases, tests/data/cases of the
+// repository the tests were built from.
 std::string SharedCasesDir();
 
 // Reads every *.json file of `dir`, sorted by name (none: an empty vector).

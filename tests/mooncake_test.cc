@@ -218,12 +218,8 @@ BlockHits IndependentBlockHits(const std::string& path) {
 }
 
 TEST(MooncakeReplayTest, ConversationBlockModeHitRatioIsTheOneTheDataImplies) {
-  const std::string path = std::string(KVPREFIX_SHARED_DIR) +
-                           "/data/mooncake/conversation_trace.jsonl";
-  if (!fs::exists(path)) {
-    GTEST_SKIP() << path << " is absent: the Mooncake traces are not part of "
-                 << "the repository (see ../shared/data/mooncake/README.md)";
-  }
+  const std::string path =
+      KVPREFIX_SOURCE_DIR "/data/mooncake/conversation_trace.jsonl";
   const SequenceList trace = ReadMooncakeTrace(path, {});
   ASSERT_EQ(trace.size(), 12031u);
   const BlockHits expected = IndependentBlockHits(path);

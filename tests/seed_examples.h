@@ -1,4 +1,4 @@
-// Test helper: the seed problem's worked examples (../shared/seed/*.txt), as
+// Test helper: the seed problem's worked examples (docs/seed/*.txt), as
 // SPEC §4 input documents and the exact expected output lines.
 #ifndef KVPREFIX_TESTS_SEED_EXAMPLES_H_
 #define KVPREFIX_TESTS_SEED_EXAMPLES_H_

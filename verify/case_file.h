@@ -1,4 +1,4 @@
-// Writing a failing input as a case file, the format of ../shared/cases/:
+// Writing a failing input as a case file, the format of tests/data/cases/:
 // {"cached_sequences":[...],"requests":[...],"expected":{"matches":[...]},
 //  "source":"..."}, so a failure found by `kvprefix verify` can join the
 // regression cases as it is.

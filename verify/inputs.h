@@ -1,5 +1,5 @@
 // Where `kvprefix verify` gets its inputs: the user's SPEC §4 files, case
-// files (the format of ../shared/cases), windows of a Mooncake trace, and the
+// files (the format of tests/data/cases), windows of a Mooncake trace, and the
 // property-test generators.
 #ifndef KVPREFIX_VERIFY_INPUTS_H_
 #define KVPREFIX_VERIFY_INPUTS_H_

@@ -253,7 +253,7 @@ void RegisterVerifyCommand(CLI::App& app) {
       ->delimiter(',');
   verify
       ->add_option("--cases", flags->cases,
-                   "case file, or folder of them (format of shared/cases)")
+                   "case file, or folder of them (format of tests/data/cases)")
       ->check(CLI::ExistingPath);
   verify
       ->add_option("--trace", flags->trace,

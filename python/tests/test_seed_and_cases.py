@@ -1,5 +1,5 @@
-"""kvprefix.find_prefix_matches against the seed's examples and the shared
-regression cases (../shared/cases/*.json), on every engine."""
+"""kvprefix.find_prefix_matches against the seed's examples (docs/seed/) and the
+regression cases (tests/data/cases/*.json), on every engine."""
 import glob
 import json
 import os
@@ -9,18 +9,14 @@ import pytest
 
 import kvprefix
 
-SHARED_DIR = os.environ.get(
-    "KVPREFIX_SHARED_DIR",
-    os.path.join(os.path.dirname(__file__), "..", "..", "..", "shared"))
+REPOSITORY = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 ENGINES = kvprefix.engines()
 
 
 def seed_examples():
     """(cached, requests, output line) for each Input/Output pair of the seed."""
-    paths = glob.glob(os.path.join(SHARED_DIR, "seed", "*.txt"))
-    if not paths:
-        return [pytest.param(None, None, None,
-                             marks=pytest.mark.skip(reason="no seed in " + SHARED_DIR))]
+    paths = glob.glob(os.path.join(REPOSITORY, "docs", "seed", "*.txt"))
+    assert len(paths) == 1, paths
     with open(paths[0]) as seed:
         text = seed.read()
     inputs = re.findall(r"^Input: cached_sequences = (.*), requests = (.*)$", text, re.M)
@@ -61,10 +57,8 @@ def test_empty_inputs_give_no_matches_or_empty_matches(engine):
 
 
 def case_files():
-    paths = sorted(glob.glob(os.path.join(SHARED_DIR, "cases", "*.json")))
-    if not paths:
-        return [pytest.param(None, marks=pytest.mark.skip(
-            reason="no cases in " + os.path.join(SHARED_DIR, "cases")))]
+    paths = sorted(glob.glob(os.path.join(REPOSITORY, "tests", "data", "cases", "*.json")))
+    assert len(paths) >= 19, paths
     return [pytest.param(path, id=os.path.basename(path)) for path in paths]
 
 
