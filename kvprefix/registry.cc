@@ -4,21 +4,28 @@
 #include <stdexcept>
 
 #include "kvprefix/all_engines.h"
+#include "kvprefix/paged_index.h"
 
 namespace kvprefix {
 namespace {
 
 struct Entry {
   std::string_view name;
-  std::unique_ptr<PrefixIndex> (*make)();
+  std::unique_ptr<PrefixIndex> (*make)(const CacheOptions&);
 };
 
 const std::vector<Entry>& Entries() {
   static const std::vector<Entry> entries = [] {
     std::vector<Entry> list;
     AllEngines::ForEach([&]<typename E>() {
-      list.push_back({E::kName, []() -> std::unique_ptr<PrefixIndex> {
-                        return std::make_unique<EngineAdapter<E>>();
+      list.push_back({E::kName,
+                      [](const CacheOptions& options)
+                          -> std::unique_ptr<PrefixIndex> {
+                        if (options.page_size == 1) {
+                          return std::make_unique<EngineAdapter<E>>(options);
+                        }
+                        return std::make_unique<EngineAdapter<PagedIndex<E>>>(
+                            options);
                       }});
     });
     return list;
@@ -43,10 +50,11 @@ bool IsEngineName(std::string_view name) {
   return false;
 }
 
-std::unique_ptr<PrefixIndex> MakeEngine(std::string_view name) {
+std::unique_ptr<PrefixIndex> MakeEngine(std::string_view name,
+                                        const CacheOptions& options) {
   std::string valid;
   for (const Entry& entry : Entries()) {
-    if (entry.name == name) return entry.make();
+    if (entry.name == name) return entry.make(options);
     if (!valid.empty()) valid += ", ";
     valid += entry.name;
   }

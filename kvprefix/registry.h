@@ -25,10 +25,14 @@ std::string_view DefaultEngineName();
 // True if `name` is a built-in engine. Thread-safe.
 bool IsEngineName(std::string_view name);
 
-// A new, empty index of engine `name`. Thread-safe.
-// Throws std::invalid_argument, whose message lists the valid names, if
-// `name` is unknown.
-std::unique_ptr<PrefixIndex> MakeEngine(std::string_view name);
+// A new, empty index of engine `name`: unbounded over tokens by default,
+// else a cache with options.capacity and options.policy over pages of
+// options.page_size tokens (SPEC §8; PagedIndex when the page size is not 1).
+// Thread-safe. Throws std::invalid_argument, whose message lists the valid
+// names, if `name` is unknown, or names the problem if the page size is
+// outside 1 to 2^31 - 1.
+std::unique_ptr<PrefixIndex> MakeEngine(std::string_view name,
+                                        const CacheOptions& options = {});
 
 }  // namespace kvprefix
 

@@ -1,8 +1,10 @@
-// Replay of a request trace (SPEC §3): for each request in order, match it,
-// report the match, then insert the request, as a serving system does.
+// Replay of a request trace (SPEC §3, and SPEC §8 with a capacity): for each
+// request in order, match it, report the match, then insert the request (and
+// in a bounded cache touch its path and evict), as a serving system does.
 #ifndef KVPREFIX_KVPREFIX_REPLAY_H_
 #define KVPREFIX_KVPREFIX_REPLAY_H_
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 
@@ -15,6 +17,8 @@ struct ReplaySummary {
   std::uint64_t requests = 0;
   std::uint64_t request_tokens = 0;  // sum of request lengths (tokens)
   std::uint64_t matched_tokens = 0;  // sum of matched lengths (tokens)
+  // The most nodes present after any request (after its evictions).
+  std::uint64_t peak_nodes = 0;
 
   // matched_tokens / request_tokens; 0 for an empty trace.
   double hit_ratio() const {
@@ -24,22 +28,22 @@ struct ReplaySummary {
   }
 };
 
-// Replays `trace` on `index` (a PrefixIndexEngine or PrefixIndex, possibly
-// non-empty). For request i, calls on_match(i, request, match) after matching
-// and before inserting it. Cost: one MatchPrefix and one Insert per request.
-// Throws whatever Insert or on_match throws.
+// Replays `trace` on `index` (a PrefixCacheEngine or PrefixIndex, possibly
+// non-empty, bounded or not): Access(request) for each request in order,
+// then on_match(i, request, match) with the match of step 1. Cost: one
+// Access per request. Throws whatever Access or on_match throws.
 template <typename Index, typename OnMatch>
 ReplaySummary Replay(Index& index, const SequenceList& trace,
                      OnMatch&& on_match) {
   ReplaySummary summary;
   for (std::size_t i = 0; i < trace.size(); ++i) {
     const TokenSpan request = trace[i];
-    const Match match = index.MatchPrefix(request);
+    const Match match = index.Access(request);
     on_match(i, request, match);
-    index.Insert(request);
     ++summary.requests;
     summary.request_tokens += request.size();
     summary.matched_tokens += match.matched_length;
+    summary.peak_nodes = std::max(summary.peak_nodes, index.node_count());
   }
   return summary;
 }

@@ -95,11 +95,13 @@
 #include <cstdint>
 #include <cstdlib>
 #include <memory>
+#include <stdexcept>
 #include <string_view>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/inlined_vector.h"
+#include "kvprefix/cache.h"
 #include "kvprefix/types.h"
 
 namespace kvprefix {
@@ -134,6 +136,24 @@ class DoubleArrayTrie {
 
   // Nodes excluding the root (= the largest node ID). O(1).
   std::uint64_t node_count() const { return node_count_; }
+  // Capacity (SPEC §8) is being implemented; until then only the unbounded
+  // index exists and these members give its behaviour.
+  explicit DoubleArrayTrie(const CacheOptions& options) : DoubleArrayTrie() {
+    if (options != CacheOptions{}) {
+      throw std::invalid_argument("DoubleArrayTrie: capacity not implemented yet");
+    }
+  }
+  Match Access(TokenSpan request) {
+    const Match match = MatchPrefix(request);
+    Insert(request);
+    return match;
+  }
+  std::uint64_t evicted_count() const { return 0; }
+  const CacheOptions& options() const {
+    static const CacheOptions unbounded;
+    return unbounded;
+  }
+  void SetEvictionListener(EvictionListener) {}
 
   // Heap bytes: every array's capacity, the bitmap, both hash maps and their
   // children lists, with malloc chunk overhead. O(number of children_

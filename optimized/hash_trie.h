@@ -47,10 +47,12 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <stdexcept>
 #include <string_view>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "kvprefix/cache.h"
 #include "kvprefix/types.h"
 
 namespace kvprefix {
@@ -78,6 +80,24 @@ class HashTrie {
 
   // Nodes excluding the root. O(1).
   std::uint64_t node_count() const { return tokens_.size() - 1; }
+  // Capacity (SPEC §8) is being implemented; until then only the unbounded
+  // index exists and these members give its behaviour.
+  explicit HashTrie(const CacheOptions& options) : HashTrie() {
+    if (options != CacheOptions{}) {
+      throw std::invalid_argument("HashTrie: capacity not implemented yet");
+    }
+  }
+  Match Access(TokenSpan request) {
+    const Match match = MatchPrefix(request);
+    Insert(request);
+    return match;
+  }
+  std::uint64_t evicted_count() const { return 0; }
+  const CacheOptions& options() const {
+    static const CacheOptions unbounded;
+    return unbounded;
+  }
+  void SetEvictionListener(EvictionListener) {}
 
   // Heap bytes of the arrays and the hash table (capacity). O(1).
   std::size_t memory_bytes() const;

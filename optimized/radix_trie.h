@@ -86,10 +86,12 @@
 #include <cstdint>
 #include <limits>
 #include <memory>
+#include <stdexcept>
 #include <string_view>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "kvprefix/cache.h"
 #include "kvprefix/types.h"
 
 namespace kvprefix {
@@ -126,6 +128,24 @@ class RadixTrie {
 
   // Nodes excluding the root (= the largest node ID). O(1).
   std::uint64_t node_count() const { return node_count_; }
+  // Capacity (SPEC §8) is being implemented; until then only the unbounded
+  // index exists and these members give its behaviour.
+  explicit RadixTrie(const CacheOptions& options) : RadixTrie() {
+    if (options != CacheOptions{}) {
+      throw std::invalid_argument("RadixTrie: capacity not implemented yet");
+    }
+  }
+  Match Access(TokenSpan request) {
+    const Match match = MatchPrefix(request);
+    Insert(request);
+    return match;
+  }
+  std::uint64_t evicted_count() const { return 0; }
+  const CacheOptions& options() const {
+    static const CacheOptions unbounded;
+    return unbounded;
+  }
+  void SetEvictionListener(EvictionListener) {}
 
   // Edges excluding the root edge: branch points and chunk boundaries, not
   // nodes. O(1).

@@ -1,32 +1,54 @@
-// ReferenceTrie: see the header. Each step quotes the SPEC §1 sentence it
-// implements.
+// ReferenceTrie: see the header. Each step quotes the sentence of SPEC §1 or
+// §8 it implements.
 #include "reference/reference_trie.h"
+
+#include <stdexcept>
 
 #include "kvprefix/memory.h"
 
 namespace kvprefix {
 
-ReferenceTrie::ReferenceTrie() : nodes_(1) {}  // "The trie has a root, node ID 0."
+ReferenceTrie::ReferenceTrie(const CacheOptions& options) : options_(options) {
+  if (options.page_size != 1) {
+    throw std::invalid_argument(
+        "reference: an engine indexes tokens (page size 1); pages of more "
+        "tokens are PagedIndex's job");
+  }
+}
 
 NodeId ReferenceTrie::Insert(TokenSpan sequence) {
   // "Inserting a sequence walks from the root token by token"
   NodeId current = kRootNode;
+  std::vector<NodeId> path;
   for (Token token : sequence) {
-    auto& children = nodes_[current].children;
-    auto edge = children.find(token);
-    if (edge != children.end()) {
+    auto edge = edges_.find({current, token});
+    if (edge != edges_.end()) {
       // "where the current node has an edge for the token it follows it"
       current = edge->second;
-      continue;
+    } else {
+      // "otherwise it creates a new node whose ID is the next unused one";
+      // §8: "IDs of evicted nodes are never given again".
+      const NodeId created = next_id_++;
+      edges_.emplace(Edge{current, token}, created);
+      if (options_.bounded()) {
+        nodes_.emplace(created, NodeState{.parent = current, .token = token});
+        leaves_.emplace(LeafKey(created, nodes_.at(created)), created);
+        if (current != kRootNode) {
+          NodeState& parent = nodes_.at(current);
+          if (parent.children++ == 0) {
+            leaves_.erase({LeafKey(current, parent), current});
+          }
+        }
+      }
+      current = created;
     }
-    // "otherwise it creates a new node whose ID is the next unused one"
-    const NodeId created = nodes_.size();
-    nodes_.emplace_back();  // may reallocate: `children` is not used after
-    nodes_[current].children.emplace(token, created);
-    ++edge_count_;
-    current = created;
+    path.push_back(current);
   }
-  return current;
+  if (!options_.bounded()) return current;
+  Touch(path);
+  // §8 step 4: "evict while more than C nodes are present, one leaf at a time"
+  while (node_count() > options_.capacity) EvictLeaf();
+  return MatchPrefix(sequence).cache_node;
 }
 
 Match ReferenceTrie::MatchPrefix(TokenSpan request) const {
@@ -34,21 +56,69 @@ Match ReferenceTrie::MatchPrefix(TokenSpan request) const {
   // anything: it stops at the first token that has no edge, or at the end."
   Match match;
   for (Token token : request) {
-    const auto& children = nodes_[match.cache_node].children;
-    auto edge = children.find(token);
-    if (edge == children.end()) break;
+    auto edge = edges_.find({match.cache_node, token});
+    if (edge == edges_.end()) break;
     match.cache_node = edge->second;
     ++match.matched_length;
   }
   return match;
 }
 
+Match ReferenceTrie::Access(TokenSpan request) {
+  // §8: "1. match the request against the nodes present; this is what is
+  // recorded", then "2. insert it", "3. touch", "4. evict".
+  const Match match = MatchPrefix(request);
+  Insert(request);
+  return match;
+}
+
+std::uint64_t ReferenceTrie::LeafKey(NodeId id, const NodeState& node) const {
+  // "lru: the leaf with the smallest stamp"; "fifo: the leaf with the
+  // smallest node ID (the oldest created)".
+  return options_.policy == EvictionPolicy::kLru ? node.stamp : id;
+}
+
+void ReferenceTrie::Touch(const std::vector<NodeId>& path) {
+  // "3. touch: every node on the request's path gets stamp r"
+  const std::uint64_t stamp = ++stamp_;
+  for (NodeId id : path) {
+    NodeState& node = nodes_.at(id);
+    const bool leaf = node.children == 0;
+    if (leaf) leaves_.erase({LeafKey(id, node), id});
+    node.stamp = stamp;
+    if (leaf) leaves_.emplace(LeafKey(id, node), id);
+  }
+}
+
+void ReferenceTrie::EvictLeaf() {
+  // "one leaf at a time (a node with no children; the root is never
+  // evicted), by the policy": the leaf whose key is smallest.
+  const NodeId id = leaves_.begin()->second;
+  leaves_.erase(leaves_.begin());
+  const NodeState node = nodes_.at(id);
+  nodes_.erase(id);
+  edges_.erase({node.parent, node.token});
+  ++evicted_;
+  if (node.parent != kRootNode) {
+    NodeState& parent = nodes_.at(node.parent);
+    if (--parent.children == 0) {
+      leaves_.emplace(LeafKey(node.parent, parent), node.parent);
+    }
+  }
+  if (listener_) listener_(TokenSpan(&node.token, 1));
+}
+
 std::size_t ReferenceTrie::memory_bytes() const {
   // libstdc++'s _Rb_tree_node: color + 3 pointers (32 bytes) + the value.
-  constexpr std::size_t kTreeNodeBytes =
-      32 + sizeof(std::pair<const Token, NodeId>);
-  return VectorHeapBytes<Node>(nodes_.capacity()) +
-         edge_count_ * MallocChunkBytes(kTreeNodeBytes);
+  constexpr std::size_t kTreeNode = 32;
+  return edges_.size() *
+             MallocChunkBytes(kTreeNode + sizeof(std::pair<const Edge, NodeId>)) +
+         nodes_.size() * MallocChunkBytes(
+                             kTreeNode +
+                             sizeof(std::pair<const NodeId, NodeState>)) +
+         leaves_.size() *
+             MallocChunkBytes(kTreeNode +
+                              sizeof(std::pair<std::uint64_t, NodeId>));
 }
 
 }  // namespace kvprefix

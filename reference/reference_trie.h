@@ -1,25 +1,30 @@
 // ReferenceTrie: the oracle every other engine is judged by.
 //
-// It is simple on purpose. It follows SPEC §1 line by line, takes no
-// shortcuts and skips no case: a node is an entry in a vector indexed by its
-// ID, and its children are a std::map from token to child ID, exactly the
-// seed's hint ("a dictionary can map a token to a child node ID; list length
-// can supply the next sequential node ID"). Nothing here is recursive, so a
-// 200,000-token sequence or a 100,000-deep chain costs no stack, and
-// destruction is the destruction of a vector of maps, each holding at most
-// one level.
+// It is simple on purpose. It follows SPEC §1 and §8 line by line, takes no
+// shortcuts and skips no case. The trie is one std::map from an edge,
+// (parent node ID, token), to the child's node ID: the seed's hint ("a
+// dictionary can map a token to a child node ID"), with the parent in the
+// key so that one map holds every node. A bounded cache adds, for each node
+// present, its parent, token, child count and stamp (std::map by ID, since
+// IDs are never given twice and the present ones are sparse), and the set of
+// leaves ordered by the policy's key, from which SPEC §8 step 4 takes the
+// first. Nothing here is recursive, so a 200,000-token sequence or a
+// 100,000-deep chain costs no stack.
 //
 // When this engine and an optimized one disagree, this one is right unless
-// it contradicts SPEC.md; fix it only with a test quoting the contract.
+// it contradicts docs/SPEC.md; fix it only with a test quoting the contract.
 #ifndef KVPREFIX_REFERENCE_REFERENCE_TRIE_H_
 #define KVPREFIX_REFERENCE_REFERENCE_TRIE_H_
 
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string_view>
+#include <utility>
 #include <vector>
 
+#include "kvprefix/cache.h"
 #include "kvprefix/types.h"
 
 namespace kvprefix {
@@ -28,33 +33,67 @@ class ReferenceTrie {
  public:
   static constexpr std::string_view kName = "reference";
 
-  // An index holding only the root (node 0).
-  ReferenceTrie();
+  // An unbounded index holding only the root (node 0).
+  ReferenceTrie() = default;
+  // A cache with options.capacity and options.policy (SPEC §8). Throws
+  // std::invalid_argument if options.page_size != 1.
+  explicit ReferenceTrie(const CacheOptions& options);
 
   // Inserts `sequence` (SPEC §1): follows the edge for each token, creating a
-  // node with ID node_count() + 1 where the edge is missing. Returns the ID of
-  // the node reached by the last token, kRootNode for an empty sequence.
-  // O(length * log(children)). Throws std::bad_alloc; a partially inserted
-  // sequence keeps the nodes created before the failure, which is still a
-  // valid trie.
+  // node with the next unused ID where the edge is missing. Bounded: then
+  // touches the path and evicts (SPEC §8 steps 2-4). Returns the deepest node
+  // of the sequence's path still present (the node its last token reaches
+  // when nothing on it was evicted), kRootNode for an empty sequence.
+  // O(length * log(nodes)), plus O(log(nodes)) per eviction. Throws
+  // std::bad_alloc; the trie then holds the nodes created before the
+  // failure, still a valid trie (and possibly above capacity).
   NodeId Insert(TokenSpan sequence);
 
   // The longest prefix of `request` that is a path from the root, and the
-  // node it ends at. Never modifies the index. O(matched * log(children)).
+  // node it ends at. Never modifies the index (no touch). O(matched *
+  // log(nodes)).
   Match MatchPrefix(TokenSpan request) const;
 
-  // Nodes excluding the root; equals the largest node ID. O(1).
-  std::uint64_t node_count() const { return nodes_.size() - 1; }
+  // SPEC §8 steps 1-4 (SPEC §3 when unbounded): MatchPrefix, then Insert.
+  Match Access(TokenSpan request);
 
-  // Heap bytes: the node vector plus one red-black-tree chunk per edge. O(1).
+  // Nodes present, root excluded. O(1).
+  std::uint64_t node_count() const { return edges_.size(); }
+  // Nodes evicted so far. O(1).
+  std::uint64_t evicted_count() const { return evicted_; }
+  const CacheOptions& options() const { return options_; }
+  void SetEvictionListener(EvictionListener listener) {
+    listener_ = std::move(listener);
+  }
+
+  // Heap bytes: one red-black-tree chunk per edge, and when bounded one per
+  // node state and one per leaf. O(1).
   std::size_t memory_bytes() const;
 
  private:
-  struct Node {
-    std::map<Token, NodeId> children;
+  using Edge = std::pair<NodeId, Token>;  // (parent, token)
+  // What a bounded cache keeps for each node present.
+  struct NodeState {
+    NodeId parent;
+    Token token;
+    std::uint64_t children = 0;
+    std::uint64_t stamp = 0;  // the last request (Insert) whose path held it
   };
-  std::vector<Node> nodes_;  // nodes_[id] is the node with ID id; [0] is root
-  std::size_t edge_count_ = 0;
+
+  // The key SPEC §8 step 4 orders leaves by: the stamp (lru) or the ID (fifo).
+  std::uint64_t LeafKey(NodeId id, const NodeState& node) const;
+  void Touch(const std::vector<NodeId>& path);
+  void EvictLeaf();
+
+  CacheOptions options_;
+  std::map<Edge, NodeId> edges_;  // the trie
+  NodeId next_id_ = 1;            // "the next unused one"
+  // Bounded only:
+  std::map<NodeId, NodeState> nodes_;
+  std::set<std::pair<std::uint64_t, NodeId>> leaves_;  // (LeafKey, ID)
+  std::uint64_t stamp_ = 0;  // stamps given so far
+  std::uint64_t evicted_ = 0;
+  EvictionListener listener_;
 };
 
 }  // namespace kvprefix

@@ -1,0 +1,277 @@
+// PagedIndex<E>: any engine as a trie over pages of P tokens (SPEC §8, "Page
+// size"), the layout of vLLM's block-level prefix cache and SGLang's paged
+// RadixCache.
+//
+// Design: the engine is left unchanged and indexes symbols instead of
+// tokens. A PageTable gives every distinct page content a small symbol
+// (0, 1, 2, ...) and finds a page's symbol by hashing its tokens and then
+// comparing them, so two pages are the same symbol only if their contents
+// are equal: never by hash alone (tests force every page onto one hash).
+// A sequence of n tokens is the sequence of its floor(n / P) page symbols; the
+// trailing partial page is dropped. Node IDs, capacity and eviction are the
+// engine's, counted in pages; matched lengths are multiplied back by P.
+//
+// Dense symbols suit every engine (the double-array codes them directly).
+// A bounded cache forgets a page when no node holds it any more: the table
+// counts the nodes labelled with each symbol (new nodes are the request's
+// pages past its match; the engine reports evictions through its
+// EvictionListener) and reuses the symbols that fall to zero, so the table
+// stays proportional to the nodes present, not to the pages ever seen.
+#ifndef KVPREFIX_KVPREFIX_PAGED_INDEX_H_
+#define KVPREFIX_KVPREFIX_PAGED_INDEX_H_
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/hash/hash.h"
+#include "kvprefix/cache.h"
+#include "kvprefix/memory.h"
+#include "kvprefix/prefix_index.h"
+#include "kvprefix/types.h"
+
+namespace kvprefix {
+
+// The hash of a page's tokens. Any function will do for correctness (pages
+// are compared after hashing); tests pass a constant one.
+struct PageContentHash {
+  std::size_t operator()(TokenSpan page) const {
+    return absl::HashOf(absl::MakeSpan(page.data(), page.size()));
+  }
+};
+
+// Distinct page contents of `page_size` tokens each, numbered densely.
+// Not thread-safe for writes; Find may run concurrently with other Finds.
+template <typename Hash = PageContentHash>
+class PageTable {
+ public:
+  static constexpr Token kNoSymbol = -1;
+
+  explicit PageTable(std::size_t page_size)
+      : page_size_(page_size),
+        symbols_(0, SymbolHash{this}, SymbolEq{this}) {}
+  PageTable(const PageTable&) = delete;
+  PageTable& operator=(const PageTable&) = delete;
+
+  // The symbol of `page` (page_size tokens), or kNoSymbol. O(page_size)
+  // expected.
+  Token Find(TokenSpan page) const {
+    const auto it = symbols_.find(page);
+    return it == symbols_.end() ? kNoSymbol : *it;
+  }
+
+  // The symbol of `page`, giving it the lowest free symbol if it has none
+  // (its count is then 0). Throws CapacityError past 2^31 - 1 symbols.
+  Token FindOrAdd(TokenSpan page) {
+    if (const Token found = Find(page); found != kNoSymbol) return found;
+    Token symbol;
+    if (!free_.empty()) {
+      symbol = free_.back();
+      free_.pop_back();
+    } else {
+      if (counts_.size() > static_cast<std::size_t>(kMaxToken)) {
+        throw CapacityError("page table: more than 2^31 - 1 distinct pages");
+      }
+      symbol = static_cast<Token>(counts_.size());
+      counts_.push_back(0);
+      contents_.resize(contents_.size() + page_size_);
+    }
+    std::copy(page.begin(), page.end(), contents_.begin() + Offset(symbol));
+    symbols_.insert(symbol);
+    return symbol;
+  }
+
+  // One more node holds `symbol`.
+  void Ref(Token symbol) { ++counts_[symbol]; }
+  // One node fewer holds `symbol`; at zero the page is forgotten and its
+  // symbol reused.
+  void Unref(Token symbol) {
+    if (--counts_[symbol] == 0) {
+      symbols_.erase(symbol);
+      free_.push_back(symbol);
+    }
+  }
+
+  // The tokens of `symbol`'s page (page_size of them).
+  TokenSpan Content(Token symbol) const {
+    return TokenSpan(contents_.data() + Offset(symbol), page_size_);
+  }
+
+  std::size_t size() const { return symbols_.size(); }
+  std::size_t memory_bytes() const {
+    return VectorHeapBytes<Token>(contents_.capacity()) +
+           VectorHeapBytes<std::uint64_t>(counts_.capacity()) +
+           VectorHeapBytes<Token>(free_.capacity()) +
+           (symbols_.capacity() == 0
+                ? 0
+                : MallocChunkBytes(symbols_.capacity() * (1 + sizeof(Token)) +
+                                   16));
+  }
+
+ private:
+  static constexpr Token kMaxToken = 0x7fffffff;
+
+  std::size_t Offset(Token symbol) const {
+    return static_cast<std::size_t>(symbol) * page_size_;
+  }
+
+  // Heterogeneous lookup: the set holds symbols, hashed and compared by the
+  // content they stand for, and is searched with a page's tokens.
+  struct SymbolHash {
+    using is_transparent = void;
+    const PageTable* table;
+    std::size_t operator()(Token symbol) const {
+      return Hash()(table->Content(symbol));
+    }
+    std::size_t operator()(TokenSpan page) const { return Hash()(page); }
+  };
+  struct SymbolEq {
+    using is_transparent = void;
+    const PageTable* table;
+    TokenSpan Of(Token symbol) const { return table->Content(symbol); }
+    static TokenSpan Of(TokenSpan page) { return page; }
+    template <typename A, typename B>
+    bool operator()(const A& a, const B& b) const {
+      const TokenSpan x = Of(a);
+      const TokenSpan y = Of(b);
+      return std::equal(x.begin(), x.end(), y.begin(), y.end());
+    }
+  };
+
+  std::size_t page_size_;
+  std::vector<Token> contents_;        // symbol s: [s * P, (s + 1) * P)
+  std::vector<std::uint64_t> counts_;  // nodes holding each symbol
+  std::vector<Token> free_;            // symbols no node holds
+  absl::flat_hash_set<Token, SymbolHash, SymbolEq> symbols_;
+};
+
+// Engine E over pages of options.page_size tokens; a PrefixCacheEngine
+// itself, named as E. Costs: E's on floor(n / P) symbols, plus O(n) to hash
+// and compare a sequence's pages. Thread safety as E's.
+template <PrefixCacheEngine E, typename Hash = PageContentHash>
+class PagedIndex {
+ public:
+  static constexpr std::string_view kName = E::kName;
+
+  PagedIndex() : PagedIndex(CacheOptions{}) {}
+  // Throws std::invalid_argument unless 1 <= options.page_size <=
+  // kMaxPageSize.
+  explicit PagedIndex(const CacheOptions& options)
+      : options_(CheckPageSize(options)),
+        engine_(CacheOptions{.capacity = options.capacity,
+                             .policy = options.policy}),
+        pages_(std::make_unique<Pages>(options.page_size)) {
+    if (options.bounded()) {
+      engine_.SetEvictionListener([pages = pages_.get()](TokenSpan symbols) {
+        for (Token symbol : symbols) {
+          if (pages->listener) pages->listener(pages->table.Content(symbol));
+          pages->table.Unref(symbol);
+        }
+      });
+    }
+  }
+
+  // As E::Insert on the sequence's pages; returns a page node's ID.
+  NodeId Insert(TokenSpan sequence) {
+    const std::vector<Token> symbols = Symbols(sequence);
+    RefNewNodes(symbols);
+    return engine_.Insert(symbols);
+  }
+
+  // matched_length is in tokens: P times the pages matched.
+  Match MatchPrefix(TokenSpan request) const {
+    std::vector<Token> symbols;
+    symbols.reserve(request.size() / options_.page_size);
+    for (std::size_t i = 0; i + options_.page_size <= request.size();
+         i += options_.page_size) {
+      const Token symbol =
+          pages_->table.Find(request.subspan(i, options_.page_size));
+      if (symbol == PageTable<Hash>::kNoSymbol) break;  // no node holds it
+      symbols.push_back(symbol);
+    }
+    return Scale(engine_.MatchPrefix(symbols));
+  }
+
+  Match Access(TokenSpan request) {
+    const std::vector<Token> symbols = Symbols(request);
+    const Match match = RefNewNodes(symbols);
+    engine_.Insert(symbols);
+    return Scale(match);
+  }
+
+  std::uint64_t node_count() const { return engine_.node_count(); }
+  std::uint64_t evicted_count() const { return engine_.evicted_count(); }
+  const CacheOptions& options() const { return options_; }
+  // Reports each evicted page's tokens (P tokens per call).
+  void SetEvictionListener(EvictionListener listener) {
+    pages_->listener = std::move(listener);
+  }
+  std::size_t memory_bytes() const {
+    return engine_.memory_bytes() + pages_->table.memory_bytes() +
+           MallocChunkBytes(sizeof(Pages));
+  }
+
+  const E& engine() const { return engine_; }
+
+ private:
+  static const CacheOptions& CheckPageSize(const CacheOptions& options) {
+    if (options.page_size < 1 || options.page_size > kMaxPageSize) {
+      throw std::invalid_argument("page size " +
+                                  std::to_string(options.page_size) +
+                                  " is outside 1 to 2^31 - 1");
+    }
+    return options;
+  }
+
+  // The symbols of the whole pages of `sequence`, new pages added.
+  std::vector<Token> Symbols(TokenSpan sequence) {
+    std::vector<Token> symbols;
+    symbols.reserve(sequence.size() / options_.page_size);
+    for (std::size_t i = 0; i + options_.page_size <= sequence.size();
+         i += options_.page_size) {
+      symbols.push_back(
+          pages_->table.FindOrAdd(sequence.subspan(i, options_.page_size)));
+    }
+    return symbols;
+  }
+
+  // Counts the nodes that inserting `symbols` will create: those past its
+  // current match (SPEC §1). Done before the insert, whose evictions may
+  // already release some of them. Returns the match.
+  Match RefNewNodes(const std::vector<Token>& symbols) {
+    const Match match = engine_.MatchPrefix(symbols);
+    if (options_.bounded()) {
+      for (std::size_t i = match.matched_length; i < symbols.size(); ++i) {
+        pages_->table.Ref(symbols[i]);
+      }
+    }
+    return match;
+  }
+
+  Match Scale(Match match) const {
+    match.matched_length *= options_.page_size;
+    return match;
+  }
+
+  // On the heap, so that the engine's listener can point at it while the
+  // index itself moves.
+  struct Pages {
+    explicit Pages(std::size_t page_size) : table(page_size) {}
+    PageTable<Hash> table;
+    EvictionListener listener;  // the user's, for SetEvictionListener
+  };
+
+  CacheOptions options_;
+  E engine_;
+  std::unique_ptr<Pages> pages_;
+};
+
+}  // namespace kvprefix
+
+#endif  // KVPREFIX_KVPREFIX_PAGED_INDEX_H_
