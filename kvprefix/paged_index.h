@@ -205,6 +205,15 @@ class PagedIndex {
     return Scale(match);
   }
 
+  // Access reporting the matched path's runs as E's does (in pages), for
+  // LruCurve; only if E offers it.
+  template <typename OnRun>
+  Match Access(TokenSpan request, OnRun&& on_run) {
+    const std::vector<Token> symbols = Symbols(request);
+    RefNewNodes(symbols);
+    return Scale(engine_.Access(symbols, std::forward<OnRun>(on_run)));
+  }
+
   std::uint64_t node_count() const { return engine_.node_count(); }
   std::uint64_t evicted_count() const { return engine_.evicted_count(); }
   const CacheOptions& options() const { return options_; }

@@ -57,6 +57,22 @@ class ReferenceTrie {
   // SPEC §8 steps 1-4 (SPEC §3 when unbounded): MatchPrefix, then Insert.
   Match Access(TokenSpan request);
 
+  // Access that first reports each node of the request's matched path, root
+  // first, as on_run(stamp, 1) with the node's stamp before this request:
+  // the per-node stack distances of LruCurve (kvprefix/lru_curve.h). A
+  // bounded cache only (an unbounded one keeps no stamps).
+  template <typename OnRun>
+  Match Access(TokenSpan request, OnRun&& on_run) {
+    const Match match = MatchPrefix(request);
+    NodeId node = kRootNode;
+    for (std::size_t i = 0; i < match.matched_length; ++i) {
+      node = edges_.at({node, request[i]});
+      on_run(nodes_.at(node).stamp, std::uint64_t{1});
+    }
+    Insert(request);
+    return match;
+  }
+
   // Nodes present, root excluded. O(1).
   std::uint64_t node_count() const { return edges_.size(); }
   // Nodes evicted so far. O(1).

@@ -1,0 +1,132 @@
+// StampCounts and StackDistances: see the header.
+#include "kvprefix/lru_curve.h"
+
+#include <algorithm>
+
+#include "kvprefix/memory.h"
+
+namespace kvprefix {
+
+void StampCounts::Add(std::uint64_t stamp, std::int64_t delta) {
+  if (stamp >= tree_.size()) {
+    // Regrow by doubling and rebuild in O(size) (the linear Fenwick
+    // construction: each cell passes its sum to its parent once).
+    const std::size_t size =
+        std::max<std::size_t>({16, 2 * tree_.size(), stamp + 1});
+    counts_.resize(size, 0);
+    tree_.assign(counts_.begin(), counts_.end());
+    for (std::size_t i = 1; i < size; ++i) {
+      const std::size_t parent = i + (i & (~i + 1));
+      if (parent < size) tree_[parent] += tree_[i];
+    }
+  }
+  // Unsigned wrap-around adds a negative delta exactly.
+  const auto change = static_cast<std::uint64_t>(delta);
+  counts_[stamp] += change;
+  total_ += change;
+  for (std::size_t i = stamp; i < tree_.size(); i += i & (~i + 1)) {
+    tree_[i] += change;
+  }
+}
+
+std::uint64_t StampCounts::PrefixSum(std::uint64_t stamp) const {
+  std::uint64_t sum = 0;
+  for (std::size_t i = std::min<std::uint64_t>(stamp, tree_.size() - 1); i > 0;
+       i &= i - 1) {
+    sum += tree_[i];
+  }
+  return sum;
+}
+
+std::uint64_t StampCounts::CountNewerThan(std::uint64_t stamp) const {
+  return tree_.empty() ? 0 : total_ - PrefixSum(stamp);
+}
+
+std::size_t StampCounts::memory_bytes() const {
+  return VectorHeapBytes<std::uint64_t>(tree_.capacity()) +
+         VectorHeapBytes<std::uint64_t>(counts_.capacity());
+}
+
+void StackDistances::BeginRequest(std::uint64_t stamp) {
+  stamp_ = stamp;
+  depth_ = 0;
+  pending_.clear();
+  if (top_.size() <= stamp) top_.resize(std::max(2 * top_.size(), stamp + 1));
+}
+
+void StackDistances::AddMatchedRun(std::uint64_t old_stamp,
+                                   std::uint64_t length) {
+  const std::uint64_t first_depth = depth_ + 1;
+  const std::uint64_t distance =
+      counts_.CountNewerThan(old_stamp) + (first_depth - top_[old_stamp]);
+  ups_.push_back(distance);
+  downs_.push_back(distance + length);
+  sorted_ = false;
+  depth_ += length;
+  pending_.push_back({old_stamp, length, depth_});
+}
+
+void StackDistances::EndRequest(std::uint64_t path_length) {
+  // The request's path is the top of each old chain it met (a chain lies on
+  // one path, and the request's path starts at the root), so what is left of
+  // that chain starts just below the run.
+  for (const Update& update : pending_) {
+    counts_.Add(update.stamp, -static_cast<std::int64_t>(update.length));
+    top_[update.stamp] = update.end_depth + 1;
+  }
+  if (path_length > 0) {
+    counts_.Add(stamp_, static_cast<std::int64_t>(path_length));
+    top_[stamp_] = 1;
+  }
+  pending_.clear();
+}
+
+namespace {
+
+// sum over sorted points x < c of (c - x), with prefix[i] = points[0..i).
+std::uint64_t RampSum(const std::vector<std::uint64_t>& points,
+                      const std::vector<std::uint64_t>& prefix,
+                      std::uint64_t c) {
+  const auto below = static_cast<std::size_t>(
+      std::lower_bound(points.begin(), points.end(), c) - points.begin());
+  return below * c - prefix[below];
+}
+
+std::vector<std::uint64_t> PrefixSums(const std::vector<std::uint64_t>& v) {
+  std::vector<std::uint64_t> sums(v.size() + 1, 0);
+  for (std::size_t i = 0; i < v.size(); ++i) sums[i + 1] = sums[i] + v[i];
+  return sums;
+}
+
+}  // namespace
+
+std::vector<std::uint64_t> StackDistances::MatchedNodes(
+    std::span<const std::uint64_t> capacities) {
+  if (!sorted_) {
+    std::sort(ups_.begin(), ups_.end());
+    std::sort(downs_.begin(), downs_.end());
+    sorted_ = true;
+  }
+  const std::vector<std::uint64_t> up_sums = PrefixSums(ups_);
+  const std::vector<std::uint64_t> down_sums = PrefixSums(downs_);
+  // Past the last ramp end the curve is flat; clamping keeps the products
+  // below far from overflow for any capacity.
+  const std::uint64_t flat = downs_.empty() ? 0 : downs_.back();
+  std::vector<std::uint64_t> matched;
+  matched.reserve(capacities.size());
+  for (const std::uint64_t capacity : capacities) {
+    const std::uint64_t c = std::min(capacity, flat);
+    matched.push_back(RampSum(ups_, up_sums, c) - RampSum(downs_, down_sums, c));
+  }
+  return matched;
+}
+
+std::size_t StackDistances::memory_bytes() const {
+  return counts_.memory_bytes() +
+         VectorHeapBytes<std::uint64_t>(top_.capacity()) +
+         VectorHeapBytes<Update>(pending_.capacity()) +
+         VectorHeapBytes<std::uint64_t>(ups_.capacity()) +
+         VectorHeapBytes<std::uint64_t>(downs_.capacity());
+}
+
+}  // namespace kvprefix
