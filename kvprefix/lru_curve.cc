@@ -116,7 +116,8 @@ std::vector<std::uint64_t> StackDistances::MatchedNodes(
   matched.reserve(capacities.size());
   for (const std::uint64_t capacity : capacities) {
     const std::uint64_t c = std::min(capacity, flat);
-    matched.push_back(RampSum(ups_, up_sums, c) - RampSum(downs_, down_sums, c));
+    matched.push_back(RampSum(ups_, up_sums, c) -
+                      RampSum(downs_, down_sums, c));
   }
   return matched;
 }

@@ -87,8 +87,8 @@ class StackDistances {
   StampCounts counts_;
   std::vector<std::uint64_t> top_;  // top_[s]: depth of stamp s's chain top
   std::uint64_t stamp_ = 0;
-  std::uint64_t depth_ = 0;         // path nodes of this request so far
-  std::vector<Update> pending_;     // applied at EndRequest
+  std::uint64_t depth_ = 0;           // path nodes of this request so far
+  std::vector<Update> pending_;       // applied at EndRequest
   std::vector<std::uint64_t> ups_;    // ramp starts: distances d
   std::vector<std::uint64_t> downs_;  // ramp ends: d + L
   bool sorted_ = true;
@@ -117,9 +117,8 @@ class LruCurve {
     ++requests_;
     request_tokens_ += request.size();
     distances_.BeginRequest(requests_);
-    const Match match =
-        cache_.Access(request, [this](std::uint64_t stamp,
-                                      std::uint64_t length) {
+    const Match match = cache_.Access(
+        request, [this](std::uint64_t stamp, std::uint64_t length) {
           distances_.AddMatchedRun(stamp, length);
         });
     distances_.EndRequest(request.size() / cache_.options().page_size);

@@ -54,8 +54,7 @@ class PageTable {
   static constexpr Token kNoSymbol = -1;
 
   explicit PageTable(std::size_t page_size)
-      : page_size_(page_size),
-        symbols_(0, SymbolHash{this}, SymbolEq{this}) {}
+      : page_size_(page_size), symbols_(0, SymbolHash{this}, SymbolEq{this}) {}
   PageTable(const PageTable&) = delete;
   PageTable& operator=(const PageTable&) = delete;
 

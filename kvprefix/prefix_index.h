@@ -56,15 +56,14 @@ namespace kvprefix {
 // Thread safety, for every engine: const member functions may run
 // concurrently with each other; Insert requires exclusive access.
 template <typename E>
-concept PrefixIndexEngine =
-    std::default_initializable<E> && std::movable<E> &&
+concept PrefixIndexEngine = std::default_initializable<E> && std::movable<E> &&
     requires(E& engine, const E& const_engine, TokenSpan tokens) {
-      { E::kName } -> std::convertible_to<std::string_view>;
-      { engine.Insert(tokens) } -> std::same_as<NodeId>;
-      { const_engine.MatchPrefix(tokens) } -> std::same_as<Match>;
-      { const_engine.node_count() } -> std::same_as<std::uint64_t>;
-      { const_engine.memory_bytes() } -> std::same_as<std::size_t>;
-    };
+  { E::kName } -> std::convertible_to<std::string_view>;
+  { engine.Insert(tokens) } -> std::same_as<NodeId>;
+  { const_engine.MatchPrefix(tokens) } -> std::same_as<Match>;
+  { const_engine.node_count() } -> std::same_as<std::uint64_t>;
+  { const_engine.memory_bytes() } -> std::same_as<std::size_t>;
+};
 
 // A prefix index that can also be a bounded cache (SPEC §8). Besides the
 // PrefixIndexEngine members:
@@ -94,15 +93,15 @@ concept PrefixIndexEngine =
 // MatchPrefix never touches: recency changes only on Insert/Access. A
 // bounded engine is not safe for concurrent use beyond the const members.
 template <typename E>
-concept PrefixCacheEngine =
-    PrefixIndexEngine<E> && std::constructible_from<E, const CacheOptions&> &&
+concept PrefixCacheEngine = PrefixIndexEngine<E> &&
+    std::constructible_from<E, const CacheOptions&> &&
     requires(E& engine, const E& const_engine, TokenSpan tokens,
              EvictionListener listener) {
-      { engine.Access(tokens) } -> std::same_as<Match>;
-      { const_engine.evicted_count() } -> std::same_as<std::uint64_t>;
-      { const_engine.options() } -> std::same_as<const CacheOptions&>;
-      engine.SetEvictionListener(std::move(listener));
-    };
+  { engine.Access(tokens) } -> std::same_as<Match>;
+  { const_engine.evicted_count() } -> std::same_as<std::uint64_t>;
+  { const_engine.options() } -> std::same_as<const CacheOptions&>;
+  engine.SetEvictionListener(std::move(listener));
+};
 
 // Run-time polymorphic form of the same interface; member functions have the
 // meaning, complexity, errors and thread safety described for the concepts.

@@ -18,15 +18,14 @@ const std::vector<Entry>& Entries() {
   static const std::vector<Entry> entries = [] {
     std::vector<Entry> list;
     AllEngines::ForEach([&]<typename E>() {
-      list.push_back({E::kName,
-                      [](const CacheOptions& options)
-                          -> std::unique_ptr<PrefixIndex> {
-                        if (options.page_size == 1) {
-                          return std::make_unique<EngineAdapter<E>>(options);
-                        }
-                        return std::make_unique<EngineAdapter<PagedIndex<E>>>(
-                            options);
-                      }});
+      list.push_back(
+          {E::kName,
+           [](const CacheOptions& options) -> std::unique_ptr<PrefixIndex> {
+             if (options.page_size == 1) {
+               return std::make_unique<EngineAdapter<E>>(options);
+             }
+             return std::make_unique<EngineAdapter<PagedIndex<E>>>(options);
+           }});
     });
     return list;
   }();

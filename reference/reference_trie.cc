@@ -112,10 +112,11 @@ std::size_t ReferenceTrie::memory_bytes() const {
   // libstdc++'s _Rb_tree_node: color + 3 pointers (32 bytes) + the value.
   constexpr std::size_t kTreeNode = 32;
   return edges_.size() *
-             MallocChunkBytes(kTreeNode + sizeof(std::pair<const Edge, NodeId>)) +
-         nodes_.size() * MallocChunkBytes(
-                             kTreeNode +
-                             sizeof(std::pair<const NodeId, NodeState>)) +
+             MallocChunkBytes(kTreeNode +
+                              sizeof(std::pair<const Edge, NodeId>)) +
+         nodes_.size() *
+             MallocChunkBytes(kTreeNode +
+                              sizeof(std::pair<const NodeId, NodeState>)) +
          leaves_.size() *
              MallocChunkBytes(kTreeNode +
                               sizeof(std::pair<std::uint64_t, NodeId>));

@@ -107,7 +107,7 @@ class ReferenceTrie {
   // Bounded only:
   std::map<NodeId, NodeState> nodes_;
   std::set<std::pair<std::uint64_t, NodeId>> leaves_;  // (LeafKey, ID)
-  std::uint64_t stamp_ = 0;  // stamps given so far
+  std::uint64_t stamp_ = 0;                            // stamps given so far
   std::uint64_t evicted_ = 0;
   EvictionListener listener_;
 };

@@ -3,6 +3,8 @@
 // Expected values are worked by hand from SPEC §8 or come from a brute-force
 // model that knows nothing of tries: a table from each present prefix to its
 // ID and stamp, evicting by scanning every present prefix.
+#include "kvprefix/cache.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -13,7 +15,6 @@
 #include <vector>
 
 #include "kvprefix/all_engines.h"
-#include "kvprefix/cache.h"
 #include "kvprefix/paged_index.h"
 #include "kvprefix/registry.h"
 #include "kvprefix/replay.h"
@@ -26,7 +27,8 @@ using ::kvprefix::testing::EngineTypeName;
 using ::kvprefix::testing::GtestTypes;
 using Tokens = std::vector<Token>;
 
-constexpr CacheOptions Lru(std::uint64_t capacity, std::uint64_t page_size = 1) {
+constexpr CacheOptions Lru(std::uint64_t capacity,
+                           std::uint64_t page_size = 1) {
   return {.capacity = capacity,
           .policy = EvictionPolicy::kLru,
           .page_size = page_size};
@@ -114,7 +116,8 @@ TYPED_TEST_P(CacheTest, LruAndFifoDiffer) {
     for (const Tokens& request : requests) cache.Access(request);
     EXPECT_EQ(cache.MatchPrefix(Tokens{1, 2}),
               lru ? (Match{2, 2}) : (Match{1, 1}));
-    EXPECT_EQ(cache.MatchPrefix(Tokens{3}), lru ? (Match{0, 0}) : (Match{1, 3}));
+    EXPECT_EQ(cache.MatchPrefix(Tokens{3}),
+              lru ? (Match{0, 0}) : (Match{1, 3}));
     EXPECT_EQ(cache.MatchPrefix(Tokens{4}), (Match{1, 4}));
   }
 }
@@ -136,7 +139,8 @@ TYPED_TEST_P(CacheTest, ChainTouchedAboveItsTailLosesTheTailFirst) {
   // (node 5) evicts 2, which became a leaf with stamp 1; node 1 stays.
   for (const CacheOptions& options : {Lru(3), Fifo(3)}) {
     TypeParam cache(options);
-    for (const Tokens& request : std::vector<Tokens>{{1, 2, 3}, {1}, {7}, {8}}) {
+    for (const Tokens& request :
+         std::vector<Tokens>{{1, 2, 3}, {1}, {7}, {8}}) {
       cache.Access(request);
     }
     EXPECT_EQ(cache.MatchPrefix(Tokens{1, 2, 3}), (Match{1, 1}));
@@ -148,7 +152,7 @@ TYPED_TEST_P(CacheTest, ChainTouchedAboveItsTailLosesTheTailFirst) {
 TYPED_TEST_P(CacheTest, EvictedPrefixInsertedAgainGetsNewIds) {
   TypeParam cache(Fifo(2));
   EXPECT_EQ(cache.Insert(Tokens{7, 7}), 2u);
-  EXPECT_EQ(cache.Insert(Tokens{8}), 3u);   // evicts node 2
+  EXPECT_EQ(cache.Insert(Tokens{8}), 3u);     // evicts node 2
   EXPECT_EQ(cache.Insert(Tokens{7, 7}), 4u);  // evicts node 3, then 4 stays
   EXPECT_EQ(cache.MatchPrefix(Tokens{7, 7}), (Match{2, 4}));
   EXPECT_EQ(cache.MatchPrefix(Tokens{8}), (Match{0, 0}));
@@ -184,22 +188,22 @@ TYPED_TEST_P(CacheTest, LargeCapacityGivesTheUnboundedReplay) {
 
 // tests/data/cases/capacity/hand-02, and page size 3 with partial pages.
 TYPED_TEST_P(CacheTest, PagesDropThePartialLastPage) {
-  EXPECT_EQ(ReplayMatches<TypeParam>(
-                {.page_size = 2}, {{1, 2, 3, 4}, {1, 2, 3, 9}, {1, 2}}),
+  EXPECT_EQ(ReplayMatches<TypeParam>({.page_size = 2},
+                                     {{1, 2, 3, 4}, {1, 2, 3, 9}, {1, 2}}),
             (std::vector<Match>{{0, 0}, {2, 1}, {2, 1}}));
   // (1,2,3) is node 1; 4,5 is a partial page, dropped. (4,5,6) is node 2.
-  EXPECT_EQ(ReplayMatches<TypeParam>({.page_size = 3},
-                                     {{1, 2, 3, 4, 5},
-                                      {1, 2, 3, 4, 5, 6},
-                                      {1, 2, 3, 4, 5, 6, 7, 8},
-                                      {1, 2},
-                                      {1, 2, 3, 4, 5, 9}}),
-            (std::vector<Match>{{0, 0}, {3, 1}, {6, 2}, {0, 0}, {3, 1}}));
+  EXPECT_EQ(
+      ReplayMatches<TypeParam>({.page_size = 3}, {{1, 2, 3, 4, 5},
+                                                  {1, 2, 3, 4, 5, 6},
+                                                  {1, 2, 3, 4, 5, 6, 7, 8},
+                                                  {1, 2},
+                                                  {1, 2, 3, 4, 5, 9}}),
+      (std::vector<Match>{{0, 0}, {3, 1}, {6, 2}, {0, 0}, {3, 1}}));
   // With a capacity, counted in pages: (1,2) and (3,4) fill C = 2; (5,6)
   // evicts (3,4) under LRU and FIFO alike.
   for (const CacheOptions& options : {Lru(2, 2), Fifo(2, 2)}) {
-    EXPECT_EQ(ReplayMatches<TypeParam>(
-                  options, {{1, 2, 3, 4, 9}, {5, 6}, {1, 2, 3, 4}}),
+    EXPECT_EQ(ReplayMatches<TypeParam>(options,
+                                       {{1, 2, 3, 4, 9}, {5, 6}, {1, 2, 3, 4}}),
               (std::vector<Match>{{0, 0}, {0, 0}, {2, 1}}));
   }
 }
@@ -222,7 +226,8 @@ struct ConstantHash {
 };
 
 TYPED_TEST_P(CacheTest, PagesOnOneHashAreStillComparedByContent) {
-  for (const CacheOptions& options : {CacheOptions{.page_size = 2}, Lru(4, 2)}) {
+  for (const CacheOptions& options :
+       {CacheOptions{.page_size = 2}, Lru(4, 2)}) {
     PagedIndex<TypeParam, ConstantHash> cache(options);
     cache.Access(Tokens{1, 2, 3, 4});
     EXPECT_EQ(cache.Access(Tokens{1, 2, 4, 3}), (Match{2, 1}));
