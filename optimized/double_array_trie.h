@@ -140,7 +140,8 @@ class DoubleArrayTrie {
   // index exists and these members give its behaviour.
   explicit DoubleArrayTrie(const CacheOptions& options) : DoubleArrayTrie() {
     if (options != CacheOptions{}) {
-      throw std::invalid_argument("DoubleArrayTrie: capacity not implemented yet");
+      throw std::invalid_argument(
+          "DoubleArrayTrie: capacity not implemented yet");
     }
   }
   Match Access(TokenSpan request) {

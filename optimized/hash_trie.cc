@@ -60,9 +60,10 @@ std::size_t HashTrie::memory_bytes() const {
   const std::size_t table_bytes =
       capacity == 0
           ? 0
-          : MallocChunkBytes(capacity + 16 + 8 +
-                             capacity * sizeof(std::pair<const std::uint64_t,
-                                                       std::uint32_t>));
+          : MallocChunkBytes(
+                capacity + 16 + 8 +
+                capacity *
+                    sizeof(std::pair<const std::uint64_t, std::uint32_t>));
   return VectorHeapBytes<Token>(tokens_.capacity()) +
          VectorHeapBytes<std::uint64_t>((next_node_.capacity() + 63) / 64) +
          table_bytes;

@@ -14,8 +14,8 @@ constexpr std::size_t kMaxReportedOperations = 50;
 constexpr std::size_t kMaxReportedTokens = 64;
 
 std::string FormatMatch(const Match& match) {
-  return fmt::format("(matched_length {}, cache_node {})",
-                     match.matched_length, match.cache_node);
+  return fmt::format("(matched_length {}, cache_node {})", match.matched_length,
+                     match.cache_node);
 }
 
 }  // namespace
@@ -63,9 +63,9 @@ std::optional<std::string> DifferentialChecker::Apply(
                       fmt::format("insert returns node {}", actual));
       }
       if (engine->node_count() != reference_->node_count()) {
-        return Report(
-            *engine, fmt::format("node_count {}", reference_->node_count()),
-            fmt::format("node_count {}", engine->node_count()));
+        return Report(*engine,
+                      fmt::format("node_count {}", reference_->node_count()),
+                      fmt::format("node_count {}", engine->node_count()));
       }
     }
     return std::nullopt;
@@ -82,10 +82,12 @@ std::optional<std::string> DifferentialChecker::Apply(
 
 std::optional<std::string> DifferentialChecker::ApplyBatch(
     const SequenceList& cached_sequences, const SequenceList& requests) {
-  const auto apply_all = [&](const SequenceList& list, Operation::Kind kind)
-      -> std::optional<std::string> {
+  const auto apply_all =
+      [&](const SequenceList& list,
+          Operation::Kind kind) -> std::optional<std::string> {
     for (TokenSpan tokens : list) {
-      auto report = Apply({kind, std::vector<Token>(tokens.begin(), tokens.end())});
+      auto report =
+          Apply({kind, std::vector<Token>(tokens.begin(), tokens.end())});
       if (report) return report;
     }
     return std::nullopt;

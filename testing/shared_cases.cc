@@ -21,7 +21,6 @@
 
 #include "io/json_output.h"
 
-
 namespace kvprefix::testing {
 namespace {
 

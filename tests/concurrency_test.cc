@@ -44,7 +44,8 @@ TYPED_TEST(ConcurrencyTest, ConcurrentMatchesEqualSequentialOnes) {
   for (int t = 0; t < kThreads; ++t) {
     for (std::size_t k = 0; k < requests.size(); ++k) {
       const std::size_t i = (k * (2 * t + 1)) % requests.size();
-      ASSERT_EQ(answers[t][k], expected[i]) << "thread " << t << " request " << i;
+      ASSERT_EQ(answers[t][k], expected[i])
+          << "thread " << t << " request " << i;
     }
   }
 }

@@ -3,13 +3,14 @@
 // built to share prefixes. The seed is printed; rerun a failure with
 // KVPREFIX_TEST_SEED=<seed>. (The RapidCheck suite in tests/property/ does
 // the same with shrinking; this test is the plain, always-on version.)
+#include "testing/differential.h"
+
 #include <gtest/gtest.h>
 
 #include <climits>
 #include <cstdlib>
 #include <random>
 
-#include "testing/differential.h"
 #include "testing/workloads.h"
 
 namespace kvprefix {
@@ -50,7 +51,8 @@ std::vector<Token> Variant(TokenSpan base, std::mt19937_64& random) {
 
 TEST(DifferentialTest, EveryEngineEqualsTheReferenceOnRandomInterleavings) {
   const std::uint64_t seed = TestSeed();
-  std::printf("KVPREFIX_TEST_SEED=%llu\n", static_cast<unsigned long long>(seed));
+  std::printf("KVPREFIX_TEST_SEED=%llu\n",
+              static_cast<unsigned long long>(seed));
   std::mt19937_64 random(seed);
   for (int round = 0; round < 200; ++round) {
     const SequenceList base = testing::SharedPrefixSequences(

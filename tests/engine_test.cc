@@ -37,9 +37,9 @@ class EngineTest : public ::testing::Test {};
 TYPED_TEST_SUITE_P(EngineTest);
 
 TYPED_TEST_P(EngineTest, SeedExamples) {
-  EXPECT_EQ(RunBatch<TypeParam>({{1, 2}, {1, 2, 3}, {4}},
-                                {{1, 2, 9}, {4, 5}, {5}}),
-            (std::vector<Match>{{2, 2}, {1, 4}, {0, 0}}));
+  EXPECT_EQ(
+      RunBatch<TypeParam>({{1, 2}, {1, 2, 3}, {4}}, {{1, 2, 9}, {4, 5}, {5}}),
+      (std::vector<Match>{{2, 2}, {1, 4}, {0, 0}}));
   EXPECT_EQ(RunBatch<TypeParam>({{7}, {7}}, {{7, 8}}),
             (std::vector<Match>{{1, 1}}));
   EXPECT_EQ(RunBatch<TypeParam>({{9}}, {{2, 2, 2}}),
@@ -86,8 +86,8 @@ TYPED_TEST_P(EngineTest, DuplicatesAndSharedPrefixesCreateNoNodes) {
 // consecutive: after [1,2],[1,3],[9],[1,2,3,4] the path 1,2,3,4 is 1,2,5,6.
 TYPED_TEST_P(EngineTest, IdsFollowCreationOrderAcrossBranches) {
   TypeParam engine;
-  for (const auto& sequence : std::vector<std::vector<Token>>{
-           {1, 2}, {1, 3}, {9}, {1, 2, 3, 4}}) {
+  for (const auto& sequence :
+       std::vector<std::vector<Token>>{{1, 2}, {1, 3}, {9}, {1, 2, 3, 4}}) {
     engine.Insert(sequence);
   }
   EXPECT_EQ(engine.node_count(), 6u);
@@ -115,8 +115,9 @@ TYPED_TEST_P(EngineTest, MatchEndsInsideALongerSequenceOrPastIt) {
 // stay distinct: every engine that maps or truncates tokens is tested here.
 TYPED_TEST_P(EngineTest, FullInt32RangeKeepsTokensDistinct) {
   const std::vector<Token> tokens = {
-      INT32_MIN, INT32_MIN + 1, -65536, -256, -1, 0, 1, 255, 256, 65535, 65536,
-      65537, 1 << 24, (1 << 24) + 1, 0x7FFF0000, INT32_MAX - 1, INT32_MAX};
+      INT32_MIN, INT32_MIN + 1, -65536,     -256,          -1,       0,
+      1,         255,           256,        65535,         65536,    65537,
+      1 << 24,   (1 << 24) + 1, 0x7FFF0000, INT32_MAX - 1, INT32_MAX};
   TypeParam engine;
   for (Token token : tokens) {
     engine.Insert(std::vector<Token>{token, token});
@@ -217,43 +218,43 @@ void ForEachSmallWorld(Check&& check) {
 }
 
 TYPED_TEST_P(EngineTest, ExhaustiveSmallWorldBatch) {
-  ForEachSmallWorld([](Token b, const auto& cached, const auto& requests,
-                       unsigned set) {
-    TypeParam engine;
-    PrefixTableModel model(b);
-    for (std::size_t i = 0; i < cached.size(); ++i) {
-      if (set >> i & 1) {
-        engine.Insert(cached[i]);
-        model.Insert(cached[i]);
-      }
-    }
-    ASSERT_EQ(engine.node_count(), model.node_count()) << "set " << set;
-    for (const auto& request : requests) {
-      ASSERT_EQ(engine.MatchPrefix(request), model.MatchPrefix(request))
-          << "b " << b << " set " << set;
-    }
-  });
+  ForEachSmallWorld(
+      [](Token b, const auto& cached, const auto& requests, unsigned set) {
+        TypeParam engine;
+        PrefixTableModel model(b);
+        for (std::size_t i = 0; i < cached.size(); ++i) {
+          if (set >> i & 1) {
+            engine.Insert(cached[i]);
+            model.Insert(cached[i]);
+          }
+        }
+        ASSERT_EQ(engine.node_count(), model.node_count()) << "set " << set;
+        for (const auto& request : requests) {
+          ASSERT_EQ(engine.MatchPrefix(request), model.MatchPrefix(request))
+              << "b " << b << " set " << set;
+        }
+      });
 }
 
 TYPED_TEST_P(EngineTest, ExhaustiveSmallWorldInterleaved) {
-  ForEachSmallWorld([](Token b, const auto& cached, const auto& requests,
-                       unsigned set) {
-    TypeParam engine;
-    PrefixTableModel model(b);
-    // Insert longest first this time, so later inserts end inside edges,
-    // and match every request after every insert.
-    for (std::size_t i = cached.size(); i-- > 0;) {
-      if (!(set >> i & 1)) continue;
-      model.Insert(cached[i]);
-      ASSERT_EQ(engine.Insert(cached[i]),
-                model.MatchPrefix(cached[i]).cache_node)
-          << "set " << set;
-      for (const auto& request : requests) {
-        ASSERT_EQ(engine.MatchPrefix(request), model.MatchPrefix(request))
-            << "b " << b << " set " << set;
-      }
-    }
-  });
+  ForEachSmallWorld(
+      [](Token b, const auto& cached, const auto& requests, unsigned set) {
+        TypeParam engine;
+        PrefixTableModel model(b);
+        // Insert longest first this time, so later inserts end inside edges,
+        // and match every request after every insert.
+        for (std::size_t i = cached.size(); i-- > 0;) {
+          if (!(set >> i & 1)) continue;
+          model.Insert(cached[i]);
+          ASSERT_EQ(engine.Insert(cached[i]),
+                    model.MatchPrefix(cached[i]).cache_node)
+              << "set " << set;
+          for (const auto& request : requests) {
+            ASSERT_EQ(engine.MatchPrefix(request), model.MatchPrefix(request))
+                << "b " << b << " set " << set;
+          }
+        }
+      });
 }
 
 // --- Scale: no recursion, no quadratic paths ---------------------------------
