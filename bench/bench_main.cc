@@ -19,7 +19,7 @@
 #include "bench/catalog.h"
 #include "bench/engine_bench.h"
 #include "bench/io_bench.h"
-#include "kvprefix/all_engines.h"
+#include "engines/all_engines.h"
 
 namespace {
 

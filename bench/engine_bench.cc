@@ -11,7 +11,7 @@
 #include <memory>
 #include <string>
 
-#include "kvprefix/all_engines.h"
+#include "engines/all_engines.h"
 #include "kvprefix/prefix_index.h"
 #include "kvprefix/replay.h"
 

@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
+#include "engines/registry.h"
 #include "io/json_input.h"
 #include "io/json_output.h"
 #include "kvprefix/batch.h"
-#include "kvprefix/registry.h"
 
 namespace kvprefix::bench {
 namespace {

@@ -4,8 +4,8 @@
 #include <string>
 
 #include "cli/commands.h"
+#include "engines/registry.h"
 #include "io/json_output.h"
-#include "kvprefix/registry.h"
 
 namespace kvprefix::cli {
 

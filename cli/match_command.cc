@@ -7,10 +7,10 @@
 
 #include "cli/commands.h"
 #include "cli/progress.h"
+#include "engines/registry.h"
 #include "io/json_input.h"
 #include "io/json_output.h"
 #include "kvprefix/batch.h"
-#include "kvprefix/registry.h"
 
 namespace kvprefix::cli {
 namespace {

@@ -3,7 +3,7 @@
 #include <vector>
 
 #include "cli/commands.h"
-#include "kvprefix/registry.h"
+#include "engines/registry.h"
 
 namespace kvprefix::cli {
 

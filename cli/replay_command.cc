@@ -8,9 +8,9 @@
 
 #include "cli/commands.h"
 #include "cli/progress.h"
+#include "engines/registry.h"
 #include "io/input_error.h"
 #include "io/json_output.h"
-#include "kvprefix/registry.h"
 #include "kvprefix/replay.h"
 
 namespace kvprefix::cli {

@@ -45,7 +45,7 @@
 #include <string>
 #include <vector>
 
-#include "kvprefix/registry.h"
+#include "engines/registry.h"
 #include "reference/reference_trie.h"
 #include "testing/differential.h"
 #include "testing/mutants.h"

@@ -32,9 +32,9 @@
 #include <utility>
 #include <vector>
 
+#include "engines/registry.h"
 #include "kvprefix/batch.h"
 #include "kvprefix/prefix_index.h"
-#include "kvprefix/registry.h"
 #include "kvprefix/sequence_list.h"
 #include "kvprefix/types.h"
 

@@ -3,7 +3,7 @@
 
 #include <fmt/format.h>
 
-#include "kvprefix/registry.h"
+#include "engines/registry.h"
 #include "reference/reference_trie.h"
 
 namespace kvprefix::testing {

@@ -1,5 +1,5 @@
 // Turns kvprefix's EngineList into GoogleTest's ::testing::Types, so typed
-// suites are instantiated for exactly the engines of kvprefix/all_engines.h.
+// suites are instantiated for exactly the engines of engines/all_engines.h.
 #ifndef KVPREFIX_TESTING_ENGINE_TYPES_H_
 #define KVPREFIX_TESTING_ENGINE_TYPES_H_
 
@@ -8,7 +8,7 @@
 #include <algorithm>
 #include <string>
 
-#include "kvprefix/all_engines.h"
+#include "engines/all_engines.h"
 
 namespace kvprefix::testing {
 

@@ -6,7 +6,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "kvprefix/all_engines.h"
+#include "engines/all_engines.h"
 #include "kvprefix/memory.h"
 
 namespace kvprefix::testing {

@@ -14,9 +14,9 @@
 #include <string>
 #include <vector>
 
-#include "kvprefix/all_engines.h"
+#include "engines/all_engines.h"
+#include "engines/registry.h"
 #include "kvprefix/paged_index.h"
-#include "kvprefix/registry.h"
 #include "kvprefix/replay.h"
 #include "testing/engine_types.h"
 

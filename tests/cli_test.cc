@@ -16,8 +16,8 @@
 #include <string>
 #include <vector>
 
+#include "engines/registry.h"
 #include "io/json_output.h"
-#include "kvprefix/registry.h"
 #include "testing/shared_cases.h"
 #include "tests/bad_inputs.h"
 #include "tests/seed_examples.h"

@@ -1,5 +1,5 @@
 // The conformance suite: one typed GoogleTest suite instantiated for every
-// engine in kvprefix/all_engines.h, the reference included (which checks the
+// engine in engines/all_engines.h, the reference included (which checks the
 // suite itself). Expected values come from the contract (SPEC §1-§3), the
 // shared regression cases, or an independent brute-force model; never from
 // another engine.

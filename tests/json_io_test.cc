@@ -12,10 +12,10 @@
 #include <fstream>
 #include <sstream>
 
+#include "engines/registry.h"
 #include "io/json_input.h"
 #include "io/json_output.h"
 #include "kvprefix/batch.h"
-#include "kvprefix/registry.h"
 #include "testing/shared_cases.h"
 #include "tests/bad_inputs.h"
 #include "tests/seed_examples.h"

@@ -4,8 +4,8 @@
 
 #include <vector>
 
+#include "engines/registry.h"
 #include "kvprefix/batch.h"
-#include "kvprefix/registry.h"
 #include "optimized/radix_trie.h"
 
 namespace kvprefix {

@@ -13,7 +13,7 @@
 #include <set>
 #include <vector>
 
-#include "kvprefix/registry.h"
+#include "engines/registry.h"
 #include "kvprefix/replay.h"
 
 namespace kvprefix {

@@ -9,9 +9,9 @@
 #include <stdexcept>
 #include <utility>
 
+#include "engines/registry.h"
 #include "io/json_output.h"
 #include "kvprefix/batch.h"
-#include "kvprefix/registry.h"
 #include "reference/reference_trie.h"
 #include "testing/differential.h"
 #include "verify/output_check.h"

@@ -52,7 +52,7 @@ using EngineFactory =
 Checker MakeEngineChecker(EngineFactory make_engines);
 
 // make_engines for MakeEngineChecker from registry names (see
-// kvprefix/registry.h); "all" stands for every engine but the reference.
+// engines/registry.h); "all" stands for every engine but the reference.
 // Throws std::invalid_argument for an unknown name.
 EngineFactory EnginesByName(const std::vector<std::string>& names);
 

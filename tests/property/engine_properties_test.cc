@@ -1,5 +1,5 @@
 // RapidCheck properties of every engine (SPEC §1-§3), run by ctest: each
-// RC_GTEST_PROP checks every registered engine (kvprefix/all_engines.h, so
+// RC_GTEST_PROP checks every registered engine (engines/all_engines.h, so
 // new engines are picked up without an edit here) and the mutants' correct
 // baseline. The bodies live in property_checks.cc, shared with the teeth
 // test. Reproducing a failure and long campaigns: tests/README.md.
@@ -8,7 +8,7 @@
 
 #include <algorithm>
 
-#include "kvprefix/all_engines.h"
+#include "engines/all_engines.h"
 #include "tests/property/property_checks.h"
 
 namespace kvprefix::testing {

@@ -9,7 +9,7 @@
 #include <set>
 #include <string>
 
-#include "kvprefix/registry.h"
+#include "engines/registry.h"
 #include "reference/reference_trie.h"
 #include "testing/differential.h"
 #include "testing/generators.h"

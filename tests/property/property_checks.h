@@ -21,7 +21,7 @@
 
 namespace kvprefix::testing {
 
-// Engine names: registered engines (kvprefix/registry.h) or mutants
+// Engine names: registered engines (engines/registry.h) or mutants
 // (testing/mutants.h).
 using EngineNameList = std::vector<std::string_view>;
 

@@ -1,9 +1,9 @@
 // The engine registry: choose an engine by name at run time.
 //
-// Names are one lower-case word each (see kvprefix/all_engines.h), identical
+// Names are one lower-case word each (see engines/all_engines.h), identical
 // in the CLI, the Python module, tests, benchmark names and reports.
-#ifndef KVPREFIX_KVPREFIX_REGISTRY_H_
-#define KVPREFIX_KVPREFIX_REGISTRY_H_
+#ifndef KVPREFIX_ENGINES_REGISTRY_H_
+#define KVPREFIX_ENGINES_REGISTRY_H_
 
 #include <memory>
 #include <string>
@@ -36,4 +36,4 @@ std::unique_ptr<PrefixIndex> MakeEngine(std::string_view name,
 
 }  // namespace kvprefix
 
-#endif  // KVPREFIX_KVPREFIX_REGISTRY_H_
+#endif  // KVPREFIX_ENGINES_REGISTRY_H_

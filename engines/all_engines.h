@@ -2,10 +2,10 @@
 // The registry, the typed test suites, the fuzzers and the benchmarks all
 // take their engines from here, so adding an engine is one line below.
 //
-// Everything else in kvprefix/ depends on no engine; only this header and
-// registry.cc do.
-#ifndef KVPREFIX_KVPREFIX_ALL_ENGINES_H_
-#define KVPREFIX_KVPREFIX_ALL_ENGINES_H_
+// It lives in engines/, above reference/ and optimized/, because it includes
+// every engine; the core (kvprefix/) includes none.
+#ifndef KVPREFIX_ENGINES_ALL_ENGINES_H_
+#define KVPREFIX_ENGINES_ALL_ENGINES_H_
 
 #include "optimized/double_array_trie.h"
 #include "optimized/hash_trie.h"
@@ -34,4 +34,4 @@ using OptimizedEngines = EngineList<HashTrie, DoubleArrayTrie, RadixTrie>;
 
 }  // namespace kvprefix
 
-#endif  // KVPREFIX_KVPREFIX_ALL_ENGINES_H_
+#endif  // KVPREFIX_ENGINES_ALL_ENGINES_H_

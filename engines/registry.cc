@@ -1,9 +1,9 @@
 // The engine registry, built from the compile-time list in all_engines.h.
-#include "kvprefix/registry.h"
+#include "engines/registry.h"
 
 #include <stdexcept>
 
-#include "kvprefix/all_engines.h"
+#include "engines/all_engines.h"
 #include "kvprefix/paged_index.h"
 
 namespace kvprefix {
