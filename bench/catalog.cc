@@ -18,7 +18,7 @@ std::string DefaultMooncakeDir() {
 std::vector<WorkloadSpec> DefaultCatalog(const CatalogOptions& options) {
   std::vector<WorkloadSpec> catalog;
   auto add = [&](std::string name, std::size_t size, unsigned ops,
-                 Workload (*make)(std::size_t)) {
+                 BatchInput (*make)(std::size_t)) {
     catalog.push_back(
         {std::move(name), size, ops, [make, size] { return make(size); }});
   };
@@ -70,10 +70,10 @@ std::vector<WorkloadSpec> DefaultCatalog(const CatalogOptions& options) {
   return catalog;
 }
 
-const Workload& LoadWorkload(const WorkloadSpec& spec) {
-  static auto* cache = new std::map<std::string, std::unique_ptr<Workload>>;
-  std::unique_ptr<Workload>& slot = (*cache)[spec.Label()];
-  if (slot == nullptr) slot = std::make_unique<Workload>(spec.make());
+const BatchInput& LoadWorkload(const WorkloadSpec& spec) {
+  static auto* cache = new std::map<std::string, std::unique_ptr<BatchInput>>;
+  std::unique_ptr<BatchInput>& slot = (*cache)[spec.Label()];
+  if (slot == nullptr) slot = std::make_unique<BatchInput>(spec.make());
   return *slot;
 }
 

@@ -24,7 +24,7 @@ struct WorkloadSpec {
   std::string name;  // one word, e.g. "system-prompt"
   std::size_t size;  // the generator's size argument (see workloads.h)
   unsigned ops;      // Ops bit set
-  std::function<Workload()> make;
+  std::function<BatchInput()> make;
 
   // "<name>/<size>", the tail of every benchmark name using this workload.
   std::string Label() const { return name + "/" + std::to_string(size); }
@@ -51,7 +51,7 @@ std::vector<WorkloadSpec> DefaultCatalog(const CatalogOptions& options);
 // The workload of `spec`, generated on the first call and kept for the life
 // of the process (benchmarks with random interleaving come back to it).
 // Throws what the generator throws. Not thread-safe.
-const Workload& LoadWorkload(const WorkloadSpec& spec);
+const BatchInput& LoadWorkload(const WorkloadSpec& spec);
 
 }  // namespace kvprefix::bench
 

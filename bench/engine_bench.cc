@@ -68,10 +68,11 @@ template <PrefixIndexEngine E>
 void BuildBenchmark(benchmark::State& state, const WorkloadSpec& spec) {
   Guarded(state, [&] {
     Warm() = WarmSlot{};  // free the memory before building
-    const Workload& workload = LoadWorkload(spec);
+    const BatchInput& workload = LoadWorkload(spec);
     for (auto _ : state) {
       auto engine = std::make_unique<E>();
-      for (TokenSpan sequence : workload.cached) engine->Insert(sequence);
+      for (TokenSpan sequence : workload.cached_sequences)
+        engine->Insert(sequence);
       state.PauseTiming();
       SetIndexCounters(state, *engine);
       engine.reset();
@@ -79,7 +80,7 @@ void BuildBenchmark(benchmark::State& state, const WorkloadSpec& spec) {
     }
     state.SetItemsProcessed(
         state.iterations() *
-        static_cast<std::int64_t>(workload.cached.total_tokens()));
+        static_cast<std::int64_t>(workload.cached_sequences.total_tokens()));
   });
 }
 
@@ -87,9 +88,9 @@ void BuildBenchmark(benchmark::State& state, const WorkloadSpec& spec) {
 template <PrefixIndexEngine E>
 void MatchBenchmark(benchmark::State& state, const WorkloadSpec& spec) {
   Guarded(state, [&] {
-    const Workload& workload = LoadWorkload(spec);
+    const BatchInput& workload = LoadWorkload(spec);
     const E& engine = WarmIndex<E>(std::string(E::kName) + "/" + spec.Label(),
-                                   workload.cached);
+                                   workload.cached_sequences);
     std::uint64_t matched = 0;
     std::uint64_t digest = 0;
     for (auto _ : state) {
@@ -122,11 +123,11 @@ template <PrefixIndexEngine E>
 void ReplayBenchmark(benchmark::State& state, const WorkloadSpec& spec) {
   Guarded(state, [&] {
     Warm() = WarmSlot{};
-    const Workload& workload = LoadWorkload(spec);
+    const BatchInput& workload = LoadWorkload(spec);
     ReplaySummary first, second;
     for (auto _ : state) {
       auto engine = std::make_unique<E>();
-      first = Replay(*engine, workload.cached);
+      first = Replay(*engine, workload.cached_sequences);
       second = Replay(*engine, workload.requests);
       state.PauseTiming();
       SetIndexCounters(state, *engine);

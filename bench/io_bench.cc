@@ -29,11 +29,10 @@ const IoInputs& LoadIoInputs(const WorkloadSpec& spec) {
   static auto* cache = new std::map<std::string, std::unique_ptr<IoInputs>>;
   std::unique_ptr<IoInputs>& slot = (*cache)[spec.Label()];
   if (slot == nullptr) {
-    const Workload& workload = LoadWorkload(spec);
+    const BatchInput& workload = LoadWorkload(spec);
     const auto index = MakeEngine(DefaultEngineName());
-    slot = std::make_unique<IoInputs>(IoInputs{
-        BatchDocument(workload),
-        FindPrefixMatches(*index, workload.cached, workload.requests)});
+    slot = std::make_unique<IoInputs>(
+        IoInputs{BatchDocument(workload), FindPrefixMatches(*index, workload)});
   }
   return *slot;
 }
@@ -41,7 +40,7 @@ const IoInputs& LoadIoInputs(const WorkloadSpec& spec) {
 // Models: the parse stage of `kvprefix match` on its input document.
 void ParseJsonBenchmark(benchmark::State& state, const WorkloadSpec& spec) {
   try {
-    const Workload& workload = LoadWorkload(spec);
+    const BatchInput& workload = LoadWorkload(spec);
     const std::string& document = LoadIoInputs(spec).document;
     for (auto _ : state) {
       BatchInput input = ParseBatchInput(document);
@@ -50,8 +49,8 @@ void ParseJsonBenchmark(benchmark::State& state, const WorkloadSpec& spec) {
       input = BatchInput{};
       state.ResumeTiming();
     }
-    const auto tokens =
-        workload.cached.total_tokens() + workload.requests.total_tokens();
+    const auto tokens = workload.cached_sequences.total_tokens() +
+                        workload.requests.total_tokens();
     state.SetItemsProcessed(state.iterations() *
                             static_cast<std::int64_t>(tokens));
     state.SetBytesProcessed(state.iterations() *
@@ -64,7 +63,7 @@ void ParseJsonBenchmark(benchmark::State& state, const WorkloadSpec& spec) {
 // Models: the write stage of `kvprefix match`: the {"matches":[...]} answer.
 void WriteJsonBenchmark(benchmark::State& state, const WorkloadSpec& spec) {
   try {
-    const Workload& workload = LoadWorkload(spec);
+    const BatchInput& workload = LoadWorkload(spec);
     const std::vector<Match>& matches = LoadIoInputs(spec).matches;
     std::string output;
     for (auto _ : state) {
@@ -84,10 +83,9 @@ void WriteJsonBenchmark(benchmark::State& state, const WorkloadSpec& spec) {
 
 }  // namespace
 
-std::string BatchDocument(const Workload& workload) {
+std::string BatchDocument(const BatchInput& workload) {
   std::string document;
-  AppendBatchInputJson(BatchInput{workload.cached, workload.requests},
-                       document);
+  AppendBatchInputJson(workload, document);
   return document;
 }
 

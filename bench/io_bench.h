@@ -13,7 +13,7 @@ namespace kvprefix::bench {
 
 // The SPEC §4 document {"cached_sequences":[...],"requests":[...]} of
 // `workload`, as `kvprefix match` reads it. O(tokens).
-std::string BatchDocument(const Workload& workload);
+std::string BatchDocument(const BatchInput& workload);
 
 // Registers, for every workload of `catalog` with the kIo operation:
 //   BM_ParseJson/io/<workload>/<size>  ParseBatchInput on its document;

@@ -67,11 +67,11 @@ std::vector<Tokens> Copies(const SequenceList& list) {
 
 }  // namespace
 
-Workload SystemPromptWorkload(std::size_t sequences) {
+BatchInput SystemPromptWorkload(std::size_t sequences) {
   Random random(0x5157e3);
   const Tokens prompt = random.MakeTokens(4096);
-  Workload workload;
-  for (SequenceList* list : {&workload.cached, &workload.requests}) {
+  BatchInput workload;
+  for (SequenceList* list : {&workload.cached_sequences, &workload.requests}) {
     for (std::size_t i = 0; i < sequences; ++i) {
       Tokens sequence = prompt;
       random.AppendTokens(random.Between(64, 192), sequence);
@@ -81,17 +81,17 @@ Workload SystemPromptWorkload(std::size_t sequences) {
   return workload;
 }
 
-Workload MultiTurnWorkload(std::size_t conversations) {
+BatchInput MultiTurnWorkload(std::size_t conversations) {
   Random random(0xc4a7);
   const Tokens system_prompt = random.MakeTokens(256);
-  Workload workload;
+  BatchInput workload;
   for (std::size_t c = 0; c < conversations; ++c) {
     Tokens history = system_prompt;
     const std::size_t turns = random.Between(2, 9);
     for (std::size_t turn = 1; turn < turns; ++turn) {
       random.AppendTokens(random.Between(16, 128), history);  // user
       random.AppendTokens(random.Between(32, 384), history);  // assistant
-      Append(history, workload.cached);
+      Append(history, workload.cached_sequences);
     }
     random.AppendTokens(random.Between(16, 128), history);  // next user turn
     Append(history, workload.requests);
@@ -99,7 +99,7 @@ Workload MultiTurnWorkload(std::size_t conversations) {
   return workload;
 }
 
-Workload FewShotWorkload(std::size_t sequences) {
+BatchInput FewShotWorkload(std::size_t sequences) {
   constexpr std::size_t kPool = 64;
   constexpr std::size_t kShots = 5;
   Random random(0xf3e5);
@@ -109,8 +109,8 @@ Workload FewShotWorkload(std::size_t sequences) {
     pool.push_back(random.MakeTokens(random.Between(96, 224)));
   }
   std::vector<std::size_t> order(kPool);
-  Workload workload;
-  for (SequenceList* list : {&workload.cached, &workload.requests}) {
+  BatchInput workload;
+  for (SequenceList* list : {&workload.cached_sequences, &workload.requests}) {
     for (std::size_t i = 0; i < sequences; ++i) {
       std::iota(order.begin(), order.end(), 0);
       random.Shuffle(order);
@@ -126,7 +126,7 @@ Workload FewShotWorkload(std::size_t sequences) {
   return workload;
 }
 
-Workload TreeOfThoughtWorkload(std::size_t leaves) {
+BatchInput TreeOfThoughtWorkload(std::size_t leaves) {
   constexpr std::size_t kBranching = 4;
   std::size_t depth = 1;
   for (std::size_t width = kBranching; width < leaves; width *= kBranching) {
@@ -152,9 +152,9 @@ Workload TreeOfThoughtWorkload(std::size_t leaves) {
     }
     return path;
   };
-  Workload workload;
+  BatchInput workload;
   for (std::size_t leaf = 0; leaf < leaves; ++leaf) {
-    Append(path_to(leaf, depth), workload.cached);
+    Append(path_to(leaf, depth), workload.cached_sequences);
   }
   for (std::size_t i = 0; i < leaves; ++i) {
     Tokens request =
@@ -165,17 +165,17 @@ Workload TreeOfThoughtWorkload(std::size_t leaves) {
   return workload;
 }
 
-Workload NoSharingWorkload(std::size_t sequences) {
+BatchInput NoSharingWorkload(std::size_t sequences) {
   constexpr std::size_t kLength = 64;
   constexpr std::size_t kChanged = 8;
   Random random(0x5a4e);
-  Workload workload;
+  BatchInput workload;
   for (std::size_t i = 0; i < sequences; ++i) {
-    Append(random.MakeTokens(kLength), workload.cached);
+    Append(random.MakeTokens(kLength), workload.cached_sequences);
   }
   for (std::size_t i = 0; i < sequences; ++i) {
     Append(random.MakeTokens(kLength), workload.requests);
-    TokenSpan cached = workload.cached[random.Between(0, sequences)];
+    TokenSpan cached = workload.cached_sequences[random.Between(0, sequences)];
     Tokens changed(cached.begin(), cached.end() - kChanged);
     random.AppendTokens(kChanged, changed);
     Append(changed, workload.requests);
@@ -183,20 +183,20 @@ Workload NoSharingWorkload(std::size_t sequences) {
   return workload;
 }
 
-Workload WideWorkload(std::size_t first_tokens) {
+BatchInput WideWorkload(std::size_t first_tokens) {
   constexpr std::size_t kLength = 16;
   Random random(0x771de);
   std::vector<Token> firsts(kDefaultVocabulary);
   std::iota(firsts.begin(), firsts.end(), 0);
   random.Shuffle(firsts);
   firsts.resize(std::min<std::size_t>(first_tokens, firsts.size()));
-  Workload workload;
+  BatchInput workload;
   for (Token first : firsts) {
     Tokens sequence{first};
     random.AppendTokens(kLength - 1, sequence);
-    Append(sequence, workload.cached);
+    Append(sequence, workload.cached_sequences);
   }
-  std::vector<Tokens> requests = Copies(workload.cached);
+  std::vector<Tokens> requests = Copies(workload.cached_sequences);
   random.Shuffle(requests);
   for (Tokens& request : requests) {
     request[random.Between(1, kLength)] = random.VocabularyToken();
@@ -205,7 +205,7 @@ Workload WideWorkload(std::size_t first_tokens) {
   return workload;
 }
 
-Workload RootFanoutWorkload(std::size_t children) {
+BatchInput RootFanoutWorkload(std::size_t children) {
   Random random(0xfa40);
   std::vector<Token> tokens;
   tokens.reserve(children * 2);
@@ -220,8 +220,8 @@ Workload RootFanoutWorkload(std::size_t children) {
   }
   random.Shuffle(tokens);
   tokens.resize(children);
-  Workload workload;
-  for (Token token : tokens) Append({token}, workload.cached);
+  BatchInput workload;
+  for (Token token : tokens) Append({token}, workload.cached_sequences);
   random.Shuffle(tokens);
   for (Token token : tokens) {
     Append({token, random.VocabularyToken()}, workload.requests);
@@ -229,28 +229,28 @@ Workload RootFanoutWorkload(std::size_t children) {
   return workload;
 }
 
-Workload ChainWorkload(std::size_t length) {
+BatchInput ChainWorkload(std::size_t length) {
   Random random(0xc8a1);
-  Workload workload;
-  Append(random.MakeTokens(length), workload.cached);
-  workload.requests = workload.cached;
+  BatchInput workload;
+  Append(random.MakeTokens(length), workload.cached_sequences);
+  workload.requests = workload.cached_sequences;
   return workload;
 }
 
-Workload RepeatedTokenWorkload(std::size_t length) {
-  Workload workload;
-  Append(Tokens(length, 42), workload.cached);
-  workload.requests = workload.cached;
+BatchInput RepeatedTokenWorkload(std::size_t length) {
+  BatchInput workload;
+  Append(Tokens(length, 42), workload.cached_sequences);
+  workload.requests = workload.cached_sequences;
   return workload;
 }
 
-Workload SharedPrefixWorkload(std::size_t prefix_tokens) {
+BatchInput SharedPrefixWorkload(std::size_t prefix_tokens) {
   constexpr std::size_t kSequences = 32;
   constexpr std::size_t kUnique = 64;
   Random random(0x9f1c);
   const Tokens prefix = random.MakeTokens(prefix_tokens);
-  Workload workload;
-  for (SequenceList* list : {&workload.cached, &workload.requests}) {
+  BatchInput workload;
+  for (SequenceList* list : {&workload.cached_sequences, &workload.requests}) {
     for (std::size_t i = 0; i < kSequences; ++i) {
       Tokens sequence = prefix;
       random.AppendTokens(kUnique, sequence);
@@ -260,7 +260,7 @@ Workload SharedPrefixWorkload(std::size_t prefix_tokens) {
   return workload;
 }
 
-Workload SequenceCountWorkload(std::size_t sequences) {
+BatchInput SequenceCountWorkload(std::size_t sequences) {
   constexpr std::size_t kHeaders = 16;
   constexpr std::size_t kHalf = 64;
   constexpr std::size_t kChanged = 32;
@@ -269,13 +269,13 @@ Workload SequenceCountWorkload(std::size_t sequences) {
   for (std::size_t i = 0; i < kHeaders; ++i) {
     headers.push_back(random.MakeTokens(kHalf));
   }
-  Workload workload;
+  BatchInput workload;
   for (std::size_t i = 0; i < sequences; ++i) {
     Tokens sequence = headers[random.Between(0, kHeaders)];
     random.AppendTokens(kHalf, sequence);
-    Append(sequence, workload.cached);
+    Append(sequence, workload.cached_sequences);
   }
-  std::vector<Tokens> requests = Copies(workload.cached);
+  std::vector<Tokens> requests = Copies(workload.cached_sequences);
   random.Shuffle(requests);
   for (Tokens& request : requests) {
     request.resize(request.size() - kChanged);
@@ -299,12 +299,13 @@ SequenceList ReadMooncakeHead(const std::string& path, std::size_t requests) {
   return trace;
 }
 
-Workload MooncakeBatchWorkload(const std::string& path, std::size_t requests) {
+BatchInput MooncakeBatchWorkload(const std::string& path,
+                                 std::size_t requests) {
   const SequenceList trace = ReadMooncakeHead(path, requests);
-  Workload workload;
+  BatchInput workload;
   const std::size_t half = trace.size() / 2;
   for (std::size_t i = 0; i < trace.size(); ++i) {
-    (i < half ? workload.cached : workload.requests).Append(trace[i]);
+    (i < half ? workload.cached_sequences : workload.requests).Append(trace[i]);
   }
   return workload;
 }

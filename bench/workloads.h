@@ -9,10 +9,11 @@
 // otherwise. The Mooncake readers take the real FAST'25 traces in SPEC §7
 // token mode.
 //
-// The three benchmark operations use a Workload as follows:
-//   Build:  insert `cached` into an empty index;
-//   Match:  with `cached` inserted, match every request (warm);
-//   Replay: replay `cached` then `requests` as one trace (SPEC §3).
+// Each workload is a BatchInput (kvprefix/batch.h), which the three
+// benchmark operations use as follows:
+//   Build:  insert `cached_sequences` into an empty index;
+//   Match:  with `cached_sequences` inserted, match every request (warm);
+//   Replay: replay `cached_sequences` then `requests` as one trace (SPEC §3).
 //
 // Thread safety: the functions share no state; each call allocates its own
 // result.
@@ -22,75 +23,71 @@
 #include <cstddef>
 #include <string>
 
+#include "kvprefix/batch.h"
 #include "kvprefix/sequence_list.h"
 
 namespace kvprefix::bench {
-
-struct Workload {
-  SequenceList cached;    // inserted in order
-  SequenceList requests;  // matched in order (insert nothing)
-};
 
 // Models: an API deployment where every request carries the same long system
 // prompt (4,096 tokens) followed by a short unique user message (64..191
 // tokens), as in SGLang's RadixAttention evaluation. `sequences` cached
 // conversations and as many new requests with the same prompt.
-Workload SystemPromptWorkload(std::size_t sequences);
+BatchInput SystemPromptWorkload(std::size_t sequences);
 
 // Models: multi-turn chat. Each of `conversations` conversations has a shared
 // 256-token system prompt and 2..8 turns (user 16..127 tokens, assistant
 // 32..383 tokens); every completed turn's history is cached, and the request
 // is the full history plus the next user message (the Mooncake conversation
 // pattern: each turn extends the last).
-Workload MultiTurnWorkload(std::size_t conversations);
+BatchInput MultiTurnWorkload(std::size_t conversations);
 
 // Models: few-shot prompting as in evaluation harnesses (MMLU 5-shot): a
 // 128-token instruction, 5 distinct examples drawn from a pool of 64
 // (96..223 tokens each) in random order, then a 32..63-token question.
 // `sequences` cached prompts and as many fresh ones as requests.
-Workload FewShotWorkload(std::size_t sequences);
+BatchInput FewShotWorkload(std::size_t sequences);
 
 // Models: tree-of-thought / parallel sampling (SGLang fork): a 512-token
 // problem statement, then a tree with branching factor 4 whose steps are
 // 32..64 tokens; `leaves` root-to-leaf paths are cached. Each request follows
 // a random cached path to a random depth and continues with a new step.
-Workload TreeOfThoughtWorkload(std::size_t leaves);
+BatchInput TreeOfThoughtWorkload(std::size_t leaves);
 
 // Models: unrelated requests with no reuse, the overhead case of a prefix
 // cache (issue 3's no-sharing workload): `sequences` random 64-token
 // sequences cached; requests alternate between a fresh random sequence and a
 // cached one with its last 8 tokens changed (2 * `sequences` requests).
-Workload NoSharingWorkload(std::size_t sequences);
+BatchInput NoSharingWorkload(std::size_t sequences);
 
 // Models: many short unrelated prompts whose first tokens already differ
 // (issue 3's wide workload): `first_tokens` (<= vocabulary) 16-token
 // sequences with distinct first tokens; each request is a cached sequence, in
 // shuffled order, with one token at position 1..15 changed.
-Workload WideWorkload(std::size_t first_tokens);
+BatchInput WideWorkload(std::size_t first_tokens);
 
 // Adversarial: `children` single-token sequences whose tokens are distinct
 // random values over the whole int32 range (negatives included), i.e. that
 // many children at the root. Requests: each token again, shuffled, followed
 // by one more token.
-Workload RootFanoutWorkload(std::size_t children);
+BatchInput RootFanoutWorkload(std::size_t children);
 
 // Adversarial: one `length`-token random chain, requested once in full.
-Workload ChainWorkload(std::size_t length);
+BatchInput ChainWorkload(std::size_t length);
 
 // Adversarial: one token repeated `length` times, requested once in full.
-Workload RepeatedTokenWorkload(std::size_t length);
+BatchInput RepeatedTokenWorkload(std::size_t length);
 
 // Sweep of shared-prefix length: 32 cached sequences that share their first
 // `prefix_tokens` tokens and end in 64 unique tokens; 32 requests with the
 // same prefix and new 64-token endings. Models growing system prompts /
 // documents in RAG.
-Workload SharedPrefixWorkload(std::size_t prefix_tokens);
+BatchInput SharedPrefixWorkload(std::size_t prefix_tokens);
 
 // Sweep of number of sequences: `sequences` cached 128-token sequences, each
 // one of 16 shared 64-token headers (prompt templates) plus 64 random
 // tokens; the requests are the cached sequences, shuffled, with their last 32
 // tokens changed.
-Workload SequenceCountWorkload(std::size_t sequences);
+BatchInput SequenceCountWorkload(std::size_t sequences);
 
 // The first `requests` lines of a Mooncake trace (SPEC §7 token mode, default
 // vocabulary), as one list of token sequences. Throws IoError if the file
@@ -101,7 +98,7 @@ SequenceList ReadMooncakeHead(const std::string& path, std::size_t requests);
 // A Mooncake trace's first `requests` requests in batch form: the first half
 // cached, the second half as requests (issue 3: `requests` = 2,000 on
 // conversation_trace.jsonl). Throws as ReadMooncakeHead.
-Workload MooncakeBatchWorkload(const std::string& path, std::size_t requests);
+BatchInput MooncakeBatchWorkload(const std::string& path, std::size_t requests);
 
 }  // namespace kvprefix::bench
 

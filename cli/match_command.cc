@@ -28,8 +28,7 @@ void RunMatch(const MatchOptions& options) {
                             input.cached_sequences.size(),
                             input.requests.size()));
   const auto index = MakeEngine(options.engine);
-  const auto matches =
-      FindPrefixMatches(*index, input.cached_sequences, input.requests);
+  const auto matches = FindPrefixMatches(*index, input);
   progress.Note(fmt::format("matched; {} nodes", index->node_count()));
   std::string json;
   AppendMatchesJson(input.requests, matches, json);

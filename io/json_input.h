@@ -6,17 +6,9 @@
 #include <string_view>
 
 #include "io/input_error.h"
-#include "kvprefix/sequence_list.h"
+#include "kvprefix/batch.h"
 
 namespace kvprefix {
-
-// The two members of a SPEC §4 document.
-struct BatchInput {
-  SequenceList cached_sequences;
-  SequenceList requests;
-
-  friend bool operator==(const BatchInput&, const BatchInput&) = default;
-};
 
 // Parses one SPEC §4 document: an object with exactly the members
 // "cached_sequences" and "requests" (either order), each an array of arrays

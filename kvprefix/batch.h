@@ -1,5 +1,5 @@
-// The batch job of SPEC §2 (the seed's function): insert every cached
-// sequence in input order, then match every request, in request order.
+// The batch job of SPEC §2 (the seed's function) and its input: insert every
+// cached sequence in input order, then match every request, in request order.
 #ifndef KVPREFIX_KVPREFIX_BATCH_H_
 #define KVPREFIX_KVPREFIX_BATCH_H_
 
@@ -10,6 +10,16 @@
 #include "kvprefix/types.h"
 
 namespace kvprefix {
+
+// The input of the batch job: the two members of a SPEC §4 document. The one
+// batch-input type of the project: io reads and writes it, the CLI, verify,
+// the generators, the benchmarks and the Python module build it.
+struct BatchInput {
+  SequenceList cached_sequences;  // inserted in order
+  SequenceList requests;          // matched in order; they insert nothing
+
+  friend bool operator==(const BatchInput&, const BatchInput&) = default;
+};
 
 // Inserts `cached_sequences` into `index` (which may already hold sequences),
 // then returns one Match per request, in request order; requests insert
@@ -28,6 +38,12 @@ std::vector<Match> FindPrefixMatches(Index& index,
     matches.push_back(index.MatchPrefix(request));
   }
   return matches;
+}
+
+// The same, for a whole BatchInput.
+template <typename Index>
+std::vector<Match> FindPrefixMatches(Index& index, const BatchInput& input) {
+  return FindPrefixMatches(index, input.cached_sequences, input.requests);
 }
 
 }  // namespace kvprefix

@@ -235,8 +235,8 @@ struct ConvertedSequences {
 };
 
 // Converts a sequence of token sequences; `name` is the argument's name.
-ConvertedSequences ToSequenceList(py::handle sequences,
-                                  const std::string& name) {
+ConvertedSequences ConvertSequences(py::handle sequences,
+                                    const std::string& name) {
   py::object items =
       FastSequence(sequences.ptr(), name, "a sequence of token sequences");
   ConvertedSequences converted;
@@ -315,18 +315,20 @@ std::unique_ptr<PrefixIndex> MakeEngineOrRaise(const std::string& engine) {
 py::dict FindPrefixMatchesPy(py::handle cached_sequences, py::handle requests,
                              const std::string& engine) {
   std::unique_ptr<PrefixIndex> index = MakeEngineOrRaise(engine);
-  const SequenceList cached =
-      ToSequenceList(cached_sequences, "cached_sequences").tokens;
-  const ConvertedSequences queries = ToSequenceList(requests, "requests");
+  BatchInput input;
+  input.cached_sequences =
+      ConvertSequences(cached_sequences, "cached_sequences").tokens;
+  ConvertedSequences queries = ConvertSequences(requests, "requests");
+  input.requests = std::move(queries.tokens);
   std::vector<Match> matches;
   {
     py::gil_scoped_release release;
-    matches = FindPrefixMatches(*index, cached, queries.tokens);
+    matches = FindPrefixMatches(*index, input);
     index.reset();  // a large trie takes a while to free: do it without the GIL
   }
   py::list entries(matches.size());
   for (std::size_t i = 0; i < matches.size(); ++i) {
-    entries[i] = MatchDict(matches[i], queries.tokens[i], queries.items[i]);
+    entries[i] = MatchDict(matches[i], input.requests[i], queries.items[i]);
   }
   py::dict result;
   result["matches"] = std::move(entries);

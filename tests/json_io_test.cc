@@ -194,10 +194,7 @@ TEST(LibraryPathTest, SeedExamplesAreByteExactForEveryEngine) {
       const BatchInput input = ParseBatchInput(example.input_json);
       const auto index = MakeEngine(name);
       std::string out;
-      AppendMatchesJson(
-          input.requests,
-          FindPrefixMatches(*index, input.cached_sequences, input.requests),
-          out);
+      AppendMatchesJson(input.requests, FindPrefixMatches(*index, input), out);
       EXPECT_EQ(out, example.output_line) << name << ": " << example.input_json;
     }
   }
@@ -216,10 +213,8 @@ TEST(LibraryPathTest, SharedCasesMatchForEveryEngineChosenByName) {
       const auto index = MakeEngine(name);
       std::string out;
       try {
-        AppendMatchesJson(
-            input.requests,
-            FindPrefixMatches(*index, input.cached_sequences, input.requests),
-            out);
+        AppendMatchesJson(input.requests, FindPrefixMatches(*index, input),
+                          out);
       } catch (const std::exception& error) {
         ADD_FAILURE() << name << ": " << shared.name << ": " << error.what();
         continue;

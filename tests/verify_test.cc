@@ -98,9 +98,7 @@ void ExpectShrunk(const testing::SharedCase& shrunk) {
   }
   // The case file carries the reference's answer.
   ReferenceTrie reference;
-  EXPECT_EQ(
-      shrunk.expected,
-      FindPrefixMatches(reference, input.cached_sequences, input.requests));
+  EXPECT_EQ(shrunk.expected, FindPrefixMatches(reference, input));
 }
 
 TEST(VerifyCliTest, CorrectPythonImplementationPasses1000Runs) {

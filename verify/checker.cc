@@ -93,7 +93,7 @@ std::optional<Failure> CheckRun(const CommandOptions& options,
 
 std::vector<Match> ReferenceMatches(const BatchInput& input) {
   ReferenceTrie reference;
-  return FindPrefixMatches(reference, input.cached_sequences, input.requests);
+  return FindPrefixMatches(reference, input);
 }
 
 Checker MakeCommandChecker(CommandOptions options) {
