@@ -12,6 +12,7 @@
 
 #include "cli/option_checks.h"
 #include "io/input_error.h"
+#include "io/json_strings.h"
 #include "io/mooncake.h"
 
 namespace kvprefix::cli {
@@ -23,6 +24,7 @@ void RegisterMatchCommand(CLI::App& app);    // kvprefix match
 void RegisterReplayCommand(CLI::App& app);   // kvprefix replay
 void RegisterConvertCommand(CLI::App& app);  // kvprefix convert mooncake
 void RegisterEnginesCommand(CLI::App& app);  // kvprefix engines
+void RegisterVerifyCommand(CLI::App& app);   // kvprefix verify (verify/run.h)
 
 // Bad input in a named file: what() is "<file>: <location>: <problem>".
 class FileInputError : public std::runtime_error {

@@ -12,7 +12,6 @@
 #include "cli/commands.h"
 #include "io/input_error.h"
 #include "kvprefix/types.h"
-#include "verify/verify_command.h"
 
 namespace {
 
@@ -39,7 +38,7 @@ int main(int argc, char** argv) {
   kvprefix::cli::RegisterReplayCommand(app);
   kvprefix::cli::RegisterConvertCommand(app);
   kvprefix::cli::RegisterEnginesCommand(app);
-  kvprefix::RegisterVerifyCommand(app);
+  kvprefix::cli::RegisterVerifyCommand(app);
   try {
     app.parse(argc, argv);
     return 0;

@@ -1,5 +1,5 @@
-// Validators for command-line options, shared by the tool's subcommands and
-// by `kvprefix verify` (verify/), which registers its own subcommand.
+// Validators for command-line options, shared by the tool's subcommands.
+// Private to cli/: no library below the CLI knows about CLI11.
 #ifndef KVPREFIX_CLI_OPTION_CHECKS_H_
 #define KVPREFIX_CLI_OPTION_CHECKS_H_
 
@@ -16,9 +16,7 @@ namespace kvprefix::cli {
 // "<option>: must be a number from <min> to <max>, found <text>" (exit 2).
 // CLI::Range and CLI::PositiveNumber compare with < and >, which NaN passes,
 // and "inf" is a double too: every floating option of the tool uses this
-// check instead. Header-only and
-// apart from commands.h because `kvprefix verify` (verify/, a library the
-// tool links) uses it too. Thread-safe.
+// check instead. Thread-safe.
 inline CLI::Validator FiniteNumberIn(double min, double max) {
   return CLI::Validator(
       [min, max](std::string& text) -> std::string {

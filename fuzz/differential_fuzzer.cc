@@ -1,5 +1,5 @@
 // Differential fuzz target: every engine against the reference, through the
-// one harness (testing/differential.h), on an online stream of inserts and
+// one harness (checking/differential.h), on an online stream of inserts and
 // matches (SPEC §3).
 //
 // How bytes decode (all reads are FuzzedDataProvider integer reads, which
@@ -45,16 +45,16 @@
 #include <string>
 #include <vector>
 
+#include "checking/differential.h"
 #include "engines/registry.h"
 #include "reference/reference_trie.h"
-#include "testing/differential.h"
 #include "testing/mutants.h"
 
 namespace kvprefix {
 namespace {
 
-using testing::DifferentialChecker;
-using testing::Operation;
+using checking::DifferentialChecker;
+using checking::Operation;
 
 constexpr std::size_t kMaxInputBytes = 1 << 14;
 constexpr std::size_t kMaxOperations = 256;
@@ -95,11 +95,11 @@ const std::string& MutantName() {
     const char* value = std::getenv("KVPREFIX_FUZZ_MUTANT");
     const std::string mutant = value == nullptr ? "" : value;
     try {
-      if (!mutant.empty()) testing::MakeMutant(mutant);
+      if (!mutant.empty()) test::MakeMutant(mutant);
     } catch (const std::invalid_argument& error) {
       // fuzz/teeth.sh reads the list from the last line.
       std::string names = "mutant-baseline";
-      for (std::string_view name : testing::MutantNames()) {
+      for (std::string_view name : test::MutantNames()) {
         names += fmt::format(" {}", name);
       }
       std::fprintf(stderr, "KVPREFIX_FUZZ_MUTANT: %s\nmutants: %s\n",
@@ -115,7 +115,7 @@ const std::string& MutantName() {
 std::vector<std::unique_ptr<PrefixIndex>> MakeEnginesUnderTest() {
   std::vector<std::unique_ptr<PrefixIndex>> engines;
   if (!MutantName().empty()) {
-    engines.push_back(testing::MakeMutant(MutantName()));
+    engines.push_back(test::MakeMutant(MutantName()));
     return engines;
   }
   for (std::string_view name : EngineNames()) {

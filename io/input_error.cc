@@ -1,87 +1,14 @@
-// Making user-written text safe for one-line error messages (input_error.h).
+// Errors raised while reading input (input_error.h).
 #include "io/input_error.h"
 
 #include <fmt/format.h>
 
 #include <cerrno>
-#include <cstdint>
 #include <cstring>
 
-#include "io/json_diagnostics.h"
+#include "io/json_strings.h"
 
 namespace kvprefix {
-namespace {
-
-// Length of the valid UTF-8 sequence at text[i], or 0 if there is none.
-std::size_t Utf8Length(std::string_view text, std::size_t i) {
-  const auto lead = static_cast<unsigned char>(text[i]);
-  std::size_t length;
-  std::uint32_t code_point;
-  std::uint32_t smallest;  // smaller code points are overlong encodings
-  if ((lead & 0xE0) == 0xC0) {
-    length = 2, code_point = lead & 0x1F, smallest = 0x80;
-  } else if ((lead & 0xF0) == 0xE0) {
-    length = 3, code_point = lead & 0x0F, smallest = 0x800;
-  } else if ((lead & 0xF8) == 0xF0) {
-    length = 4, code_point = lead & 0x07, smallest = 0x10000;
-  } else {
-    return lead < 0x80 ? 1 : 0;
-  }
-  if (i + length > text.size()) return 0;
-  for (std::size_t k = 1; k < length; ++k) {
-    const auto next = static_cast<unsigned char>(text[i + k]);
-    if ((next & 0xC0) != 0x80) return 0;
-    code_point = (code_point << 6) | (next & 0x3F);
-  }
-  const bool valid = code_point >= smallest && code_point <= 0x10FFFF &&
-                     (code_point < 0xD800 || code_point > 0xDFFF);
-  return valid ? length : 0;
-}
-
-}  // namespace
-
-// Declared in io/json_diagnostics.h; here to share Utf8Length.
-std::size_t json_diagnostics::FirstInvalidUtf8(std::string_view text) {
-  for (std::size_t i = 0; i < text.size();) {
-    const std::size_t length = Utf8Length(text, i);
-    if (length == 0) return i;
-    i += length;
-  }
-  return std::string_view::npos;
-}
-
-std::string EscapeForMessage(std::string_view text, std::size_t max_bytes) {
-  std::string out;
-  std::size_t i = 0;
-  while (i < text.size() && i < max_bytes) {
-    const auto byte = static_cast<unsigned char>(text[i]);
-    const std::size_t length = Utf8Length(text, i);
-    if (length == 0) {
-      out += fmt::format("\\x{:02X}", byte);
-      ++i;
-      continue;
-    }
-    if (length > 1) {
-      out.append(text, i, length);
-    } else if (byte == '"' || byte == '\\') {
-      out += '\\';
-      out += static_cast<char>(byte);
-    } else if (byte == '\n') {
-      out += "\\n";
-    } else if (byte == '\r') {
-      out += "\\r";
-    } else if (byte == '\t') {
-      out += "\\t";
-    } else if (byte < 0x20 || byte == 0x7F) {
-      out += fmt::format("\\u{:04x}", byte);
-    } else {
-      out += static_cast<char>(byte);
-    }
-    i += length;
-  }
-  if (i < text.size()) out += "...";
-  return out;
-}
 
 IoError ErrnoError(std::string_view path, std::string_view action) {
   return IoError(fmt::format("{}: cannot {}: {}", EscapeForMessage(path, 1024),

@@ -35,13 +35,6 @@ class IoError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// `text` (a member name, a token, a file name: anything the user wrote) made
-// safe for a one-line message: escaped as in a JSON string (\" \\ \n \r
-// \t \u0000 \u001b ... \u007f), bytes that are not UTF-8 shown as \xFF,
-// and cut after `max_bytes` bytes of `text` with "..." appended. No quotes
-// are added. O(min(size, max_bytes)).
-std::string EscapeForMessage(std::string_view text, std::size_t max_bytes = 40);
-
 // The IoError "<path>: cannot <action>: <strerror(errno)>", path escaped.
 IoError ErrnoError(std::string_view path, std::string_view action);
 

@@ -7,6 +7,8 @@
 #include <cctype>
 #include <vector>
 
+#include "io/json_strings.h"
+
 namespace kvprefix::json_diagnostics {
 namespace {
 
@@ -141,7 +143,7 @@ std::string PathOf(const std::vector<Level>& stack) {
     if (level.is_array) {
       path += fmt::format("[{}]", level.index);
     } else if (!level.key.empty()) {
-      path += MemberPath(level.key).substr(1);
+      path = MemberPath(level.key, path);
     }
   }
   return path;
@@ -149,7 +151,8 @@ std::string PathOf(const std::vector<Level>& stack) {
 
 }  // namespace
 
-std::string MemberPath(std::string_view raw_key) {
+std::string MemberPath(std::string_view raw_key,
+                       const std::string& object_path) {
   const bool identifier =
       !raw_key.empty() &&
       !std::isdigit(static_cast<unsigned char>(raw_key[0])) &&
@@ -157,7 +160,8 @@ std::string MemberPath(std::string_view raw_key) {
         return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
       });
   const std::string name = EscapeForMessage(raw_key);
-  return identifier ? "$." + name : "$[\"" + name + "\"]";
+  return identifier ? object_path + "." + name
+                    : object_path + "[\"" + name + "\"]";
 }
 
 InputError DocumentError(simdjson::error_code error, std::string_view json,
@@ -298,17 +302,18 @@ InputError SyntaxError(const Context& context, const std::string& location,
       fmt::format("expected {}, found {}", expected, FoundAtCurrent(context)));
 }
 
-InputError DuplicateMember(const std::string& prefix,
-                           std::string_view raw_key) {
+InputError DuplicateMember(const std::string& prefix, std::string_view raw_key,
+                           const std::string& object_path) {
   return InputError(
-      prefix + MemberPath(raw_key),
+      prefix + MemberPath(raw_key, object_path),
       fmt::format("expected each member once, found \"{}\" a second time",
                   EscapeForMessage(raw_key)));
 }
 
-InputError MissingMember(const std::string& prefix, std::string_view name) {
+InputError MissingMember(const std::string& prefix, std::string_view name,
+                         const std::string& object_path) {
   return InputError(
-      prefix + "$",
+      prefix + object_path,
       fmt::format("expected member \"{}\", found an object without it", name));
 }
 
@@ -341,8 +346,7 @@ void ValidateValue(const Context& context,
         if (field.unescaped_key().get(key) != simdjson::SUCCESS) {
           throw SyntaxError(context, location, "a member name, ',' or '}'");
         }
-        ValidateValue(context, field.value(),
-                      location + MemberPath(key).substr(1));
+        ValidateValue(context, field.value(), MemberPath(key, location));
       }
       return;
     }

@@ -31,13 +31,11 @@ struct Context {
   std::string prefix;
 };
 
-// Byte offset of the first byte of `text` that does not start or continue a
-// valid UTF-8 sequence (RFC 3629), or std::string_view::npos. O(bytes).
-std::size_t FirstInvalidUtf8(std::string_view text);
-
-// "$.name" for a member of the root, or "$[\"we ird\"]" when the raw
-// (still escaped) key is not an identifier.
-std::string MemberPath(std::string_view raw_key);
+// The path of member `raw_key` (still escaped) of the object at
+// `object_path`: "$.name", or "$[\"we ird\"]" when the key is not an
+// identifier.
+std::string MemberPath(std::string_view raw_key,
+                       const std::string& object_path = "$");
 
 // The error for a failure of parser.iterate() or of opening the root object:
 // empty input, invalid UTF-8, truncation, trailing garbage, a root that is not
@@ -62,10 +60,13 @@ InputError Unexpected(const Context& context,
 InputError SyntaxError(const Context& context, const std::string& location,
                        std::string_view expected);
 
-// The error for a root member that appears twice (`raw_key`) or not at all
-// (`name`).
-InputError DuplicateMember(const std::string& prefix, std::string_view raw_key);
-InputError MissingMember(const std::string& prefix, std::string_view name);
+// The error for a member of the object at `object_path` that appears twice
+// (`raw_key`; located at the member) or not at all (`name`; located at the
+// object).
+InputError DuplicateMember(const std::string& prefix, std::string_view raw_key,
+                           const std::string& object_path = "$");
+InputError MissingMember(const std::string& prefix, std::string_view name,
+                         const std::string& object_path = "$");
 
 // Throws InputError at the root if anything but whitespace follows the root
 // value that context.document has just finished reading.

@@ -22,6 +22,8 @@
 #include <mutex>
 #include <stdexcept>
 
+#include "io/input_error.h"
+
 namespace kvprefix {
 namespace {
 

@@ -5,7 +5,7 @@
 #include <span>
 #include <string>
 
-#include "io/json_input.h"
+#include "kvprefix/batch.h"
 #include "kvprefix/sequence_list.h"
 #include "kvprefix/types.h"
 

@@ -10,7 +10,7 @@
 
 #include "engines/all_engines.h"
 
-namespace kvprefix::testing {
+namespace kvprefix::test {
 
 template <typename List>
 struct GtestTypes;
@@ -29,6 +29,6 @@ struct EngineTypeName {
   }
 };
 
-}  // namespace kvprefix::testing
+}  // namespace kvprefix::test
 
 #endif  // KVPREFIX_TESTING_ENGINE_TYPES_H_

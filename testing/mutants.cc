@@ -9,7 +9,7 @@
 #include "engines/all_engines.h"
 #include "kvprefix/memory.h"
 
-namespace kvprefix::testing {
+namespace kvprefix::test {
 namespace {
 
 using Baseline = MutantRadixTrie<MutantBug::kNone>;
@@ -184,4 +184,4 @@ std::unique_ptr<PrefixIndex> MakeMutant(std::string_view name) {
   return mutant;
 }
 
-}  // namespace kvprefix::testing
+}  // namespace kvprefix::test

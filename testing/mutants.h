@@ -3,8 +3,9 @@
 // Each mutant carries one small, realistic bug of the kind an optimized
 // engine could ship with. The property suite (tests/property/) must find a
 // counterexample for every one of them; a suite that passes a mutant has no
-// teeth (mutation testing, as in PIT or Mull). Fuzzers and `verify` use them
-// the same way to prove they can fail.
+// teeth (mutation testing, as in PIT or Mull). The fuzzers and the tests of
+// `verify` use them the same way to prove they can fail; the shipped tool
+// never contains them.
 //
 // All radix-shaped mutants are one small path-compressed trie,
 // `MutantRadixTrie<kBug>`, written for readability, not speed, and
@@ -30,7 +31,7 @@
 #include "kvprefix/prefix_index.h"
 #include "kvprefix/types.h"
 
-namespace kvprefix::testing {
+namespace kvprefix::test {
 
 // The bug a MutantRadixTrie carries.
 enum class MutantBug {
@@ -123,6 +124,6 @@ std::vector<std::string_view> MutantNames();
 // "mutant-baseline"). Throws std::invalid_argument for any other name.
 std::unique_ptr<PrefixIndex> MakeMutant(std::string_view name);
 
-}  // namespace kvprefix::testing
+}  // namespace kvprefix::test
 
 #endif  // KVPREFIX_TESTING_MUTANTS_H_

@@ -1,43 +1,33 @@
-// Loading the contract's regression cases (tests/data/cases/*.json): each file
-// holds cached_sequences, requests, the exact expected output and a source.
+// The contract's regression cases: tests/data/cases/*.json, case files
+// (io/case_file.h) that every engine must answer exactly.
 #ifndef KVPREFIX_TESTING_SHARED_CASES_H_
 #define KVPREFIX_TESTING_SHARED_CASES_H_
 
 #include <string>
 #include <vector>
 
-#include "io/json_input.h"
-#include "kvprefix/types.h"
+#include "io/case_file.h"
+#include "io/json_output.h"
 
-namespace kvprefix::testing {
+namespace kvprefix::test {
 
-struct SharedCase {
-  std::string name;  // file name without folder, e.g. "03-empty-request.json"
-  BatchInput input;  // cached_sequences and requests
-  std::vector<Match> expected;  // from the "expected" member, request order
-  std::string expected_json;    // "expected" re-serialized per SPEC §5
-  std::string source;           // the bug report it came from
-};
+// tests/data/cases of the repository the tests were built from.
+inline std::string SharedCasesDir() {
+  return KVPREFIX_SOURCE_DIR "/tests/data/cases";
+}
 
-// The folder holding the regression cases, tests/data/cases of the
-// repository the tests were built from.
-std::string SharedCasesDir();
+// Every shared case, sorted by file name.
+inline std::vector<CaseFile> LoadSharedCases() {
+  return ReadCaseFolder(SharedCasesDir());
+}
 
-// Reads every *.json file of `dir`, sorted by name (none: an empty vector).
-// Throws IoError for an unreadable file, and InputError for a malformed case,
-// its location "<file>: $.requests[3][17]" (the file as given) and its
-// problem what was expected and found. Malformed: not JSON, a missing,
-// unknown or duplicated member, a token that is not an integer in the int32
-// range (booleans, fractions and larger integers are rejected, never
-// converted), a matched_length or cache_node that is not an unsigned 64-bit
-// integer, an uncached_suffix that is not the request's tail, a number of
-// matches other than the number of requests. O(file bytes).
-std::vector<SharedCase> LoadSharedCases(const std::string& dir);
+// The exact SPEC §5 bytes `kvprefix match` prints for `shared`.
+inline std::string ExpectedOutput(const CaseFile& shared) {
+  std::string json;
+  AppendMatchesJson(shared.input.requests, shared.expected, json);
+  return json;
+}
 
-// Reads one case file (e.g. one written by `kvprefix verify`). Throws as
-// LoadSharedCases.
-SharedCase LoadSharedCase(const std::string& path);
-
-}  // namespace kvprefix::testing
+}  // namespace kvprefix::test
 
 #endif  // KVPREFIX_TESTING_SHARED_CASES_H_

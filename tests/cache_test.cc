@@ -23,8 +23,8 @@
 namespace kvprefix {
 namespace {
 
-using ::kvprefix::testing::EngineTypeName;
-using ::kvprefix::testing::GtestTypes;
+using ::kvprefix::test::EngineTypeName;
+using ::kvprefix::test::GtestTypes;
 using Tokens = std::vector<Token>;
 
 constexpr CacheOptions Lru(std::uint64_t capacity,

@@ -17,10 +17,11 @@
 #include <vector>
 
 #include "engines/registry.h"
+#include "io/json_input.h"
 #include "io/json_output.h"
+#include "testing/bad_inputs.h"
+#include "testing/seed_examples.h"
 #include "testing/shared_cases.h"
-#include "tests/bad_inputs.h"
-#include "tests/seed_examples.h"
 
 extern char** environ;
 
@@ -135,7 +136,7 @@ class CliTest : public ::testing::Test {
 
 TEST_F(CliTest, SeedExamplesAreByteExactFromFileAndStdin) {
   const auto examples =
-      testing::LoadSeedExamples(KVPREFIX_SOURCE_DIR "/docs/seed");
+      test::LoadSeedExamples(KVPREFIX_SOURCE_DIR "/docs/seed");
   ASSERT_EQ(examples.size(), 3u);
   for (const auto& example : examples) {
     WriteFile(Path("in.json"), example.input_json);
@@ -162,8 +163,7 @@ TEST_F(CliTest, EnginesListsTheRegistryAndMarksTheDefault) {
 }
 
 TEST_F(CliTest, SharedCasesAreExactForEveryEngine) {
-  const std::string dir = testing::SharedCasesDir();
-  const auto cases = testing::LoadSharedCases(dir);
+  const auto cases = test::LoadSharedCases();
   ASSERT_GE(cases.size(), 19u);
   const auto engines = EngineNamesFromCli();
   ASSERT_FALSE(engines.empty());
@@ -175,7 +175,7 @@ TEST_F(CliTest, SharedCasesAreExactForEveryEngine) {
       const RunResult result =
           Run({"match", Path("in.json"), "--engine", engine});
       EXPECT_EQ(result.status, 0) << engine << " " << shared.name;
-      EXPECT_TRUE(result.out == shared.expected_json)
+      EXPECT_TRUE(result.out == test::ExpectedOutput(shared))
           << engine << " " << shared.name << " (" << shared.source << ")";
     }
   }
@@ -194,12 +194,11 @@ TEST_F(CliTest, OutputOptionWritesTheFileAndNothingOnStdout) {
       "\n");
 }
 
-class CliBadInputTest
-    : public CliTest,
-      public ::testing::WithParamInterface<testing::BadInput> {};
+class CliBadInputTest : public CliTest,
+                        public ::testing::WithParamInterface<test::BadInput> {};
 
 TEST_P(CliBadInputTest, ExitsTwoWithOneLineNamingFileAndLocation) {
-  const testing::BadInput& bad = GetParam();
+  const test::BadInput& bad = GetParam();
   const std::string input = Path("bad.json");
   WriteFile(input, bad.json);
   const RunResult result = Run({"match", input});
@@ -230,7 +229,7 @@ TEST_P(CliBadInputTest, LeavesNoOutputFileAndKeepsAnExistingOne) {
 }
 
 INSTANTIATE_TEST_SUITE_P(EveryKind, CliBadInputTest,
-                         ::testing::ValuesIn(testing::BadInputs()),
+                         ::testing::ValuesIn(test::BadInputs()),
                          [](const auto& info) { return info.param.name; });
 
 TEST_F(CliTest, UnknownEngineIsBadUsage) {

@@ -9,19 +9,19 @@
 
 #include "kvprefix/batch.h"
 #include "testing/engine_types.h"
-#include "testing/workloads.h"
+#include "testing/shared_prefix_sequences.h"
 
 namespace kvprefix {
 namespace {
 
 template <typename E>
 class ConcurrencyTest : public ::testing::Test {};
-TYPED_TEST_SUITE(ConcurrencyTest, testing::GtestTypes<AllEngines>::type,
-                 testing::EngineTypeName);
+TYPED_TEST_SUITE(ConcurrencyTest, test::GtestTypes<AllEngines>::type,
+                 test::EngineTypeName);
 
 TYPED_TEST(ConcurrencyTest, ConcurrentMatchesEqualSequentialOnes) {
-  const SequenceList cached = testing::SharedPrefixSequences(1, 400, 300, 50);
-  const SequenceList requests = testing::SharedPrefixSequences(1, 800, 300, 50);
+  const SequenceList cached = test::SharedPrefixSequences(1, 400, 300, 50);
+  const SequenceList requests = test::SharedPrefixSequences(1, 800, 300, 50);
   TypeParam engine;
   const std::vector<Match> expected =
       FindPrefixMatches(engine, cached, requests);

@@ -3,7 +3,7 @@
 // built to share prefixes. The seed is printed; rerun a failure with
 // KVPREFIX_TEST_SEED=<seed>. (The RapidCheck suite in tests/property/ does
 // the same with shrinking; this test is the plain, always-on version.)
-#include "testing/differential.h"
+#include "checking/differential.h"
 
 #include <gtest/gtest.h>
 
@@ -11,13 +11,13 @@
 #include <cstdlib>
 #include <random>
 
-#include "testing/workloads.h"
+#include "testing/shared_prefix_sequences.h"
 
 namespace kvprefix {
 namespace {
 
-using testing::DifferentialChecker;
-using testing::Operation;
+using checking::DifferentialChecker;
+using checking::Operation;
 
 std::uint64_t TestSeed() {
   if (const char* env = std::getenv("KVPREFIX_TEST_SEED")) {
@@ -55,7 +55,7 @@ TEST(DifferentialTest, EveryEngineEqualsTheReferenceOnRandomInterleavings) {
               static_cast<unsigned long long>(seed));
   std::mt19937_64 random(seed);
   for (int round = 0; round < 200; ++round) {
-    const SequenceList base = testing::SharedPrefixSequences(
+    const SequenceList base = test::SharedPrefixSequences(
         random(), 1 + random() % 60, 1 + random() % 40, 2 + random() % 20);
     DifferentialChecker checker;
     for (int step = 0; step < 300; ++step) {

@@ -16,14 +16,14 @@
 #include <random>
 #include <vector>
 
-#include "testing/differential.h"
-#include "testing/workloads.h"
+#include "checking/differential.h"
+#include "testing/shared_prefix_sequences.h"
 
 namespace kvprefix {
 namespace {
 
-using testing::DifferentialChecker;
-using testing::Operation;
+using checking::DifferentialChecker;
+using checking::Operation;
 
 Match MatchOf(const DoubleArrayTrie& trie, std::vector<Token> request) {
   return trie.MatchPrefix(request);
@@ -276,7 +276,7 @@ TEST(DoubleArrayTrieTest, RandomizedDifferentialAgainstTheReference) {
   for (int round = 0; round < 40; ++round) {
     // Alphabets from tiny (deep sharing, many relocations) to wide.
     const std::uint32_t alphabet = round % 2 ? 2 + random() % 6 : 300000;
-    const SequenceList base = testing::SharedPrefixSequences(
+    const SequenceList base = test::SharedPrefixSequences(
         random(), 1 + random() % 300, 1 + random() % 60, alphabet);
     DifferentialChecker checker = MakeChecker();
     for (TokenSpan sequence : base) {

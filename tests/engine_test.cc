@@ -18,8 +18,8 @@
 namespace kvprefix {
 namespace {
 
-using ::kvprefix::testing::EngineTypeName;
-using ::kvprefix::testing::GtestTypes;
+using ::kvprefix::test::EngineTypeName;
+using ::kvprefix::test::GtestTypes;
 
 template <typename E>
 std::vector<Match> RunBatch(const SequenceList& cached,
@@ -47,8 +47,7 @@ TYPED_TEST_P(EngineTest, SeedExamples) {
 }
 
 TYPED_TEST_P(EngineTest, SharedCases) {
-  const std::string dir = testing::SharedCasesDir();
-  const auto cases = testing::LoadSharedCases(dir);
+  const auto cases = test::LoadSharedCases();
   ASSERT_GE(cases.size(), 19u);
   for (const auto& shared : cases) {
     EXPECT_EQ(RunBatch<TypeParam>(shared.input.cached_sequences,

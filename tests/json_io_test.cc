@@ -16,9 +16,9 @@
 #include "io/json_input.h"
 #include "io/json_output.h"
 #include "kvprefix/batch.h"
+#include "testing/bad_inputs.h"
+#include "testing/seed_examples.h"
 #include "testing/shared_cases.h"
-#include "tests/bad_inputs.h"
-#include "tests/seed_examples.h"
 
 namespace kvprefix {
 namespace {
@@ -58,10 +58,10 @@ TEST(ParseBatchInputTest, ReadsTheWholeInt32RangeAndNegativeZero) {
             (BatchInput{{{INT32_MIN, INT32_MAX}}, {{0, 0, -1}}}));
 }
 
-class BadInputTest : public ::testing::TestWithParam<testing::BadInput> {};
+class BadInputTest : public ::testing::TestWithParam<test::BadInput> {};
 
 TEST_P(BadInputTest, NamesTheLocationAndTheProblem) {
-  const testing::BadInput& bad = GetParam();
+  const test::BadInput& bad = GetParam();
   try {
     ParseBatchInput(bad.json);
     FAIL() << "accepted: " << bad.json;
@@ -74,7 +74,7 @@ TEST_P(BadInputTest, NamesTheLocationAndTheProblem) {
 }
 
 INSTANTIATE_TEST_SUITE_P(EveryKind, BadInputTest,
-                         ::testing::ValuesIn(testing::BadInputs()),
+                         ::testing::ValuesIn(test::BadInputs()),
                          [](const auto& info) { return info.param.name; });
 
 TEST(ParseBatchInputTest, ErrorsPointIntoLaterSequences) {
@@ -187,7 +187,7 @@ TEST(AppendBatchInputJsonTest, RoundTripsThroughTheParser) {
 
 TEST(LibraryPathTest, SeedExamplesAreByteExactForEveryEngine) {
   const auto examples =
-      testing::LoadSeedExamples(KVPREFIX_SOURCE_DIR "/docs/seed");
+      test::LoadSeedExamples(KVPREFIX_SOURCE_DIR "/docs/seed");
   ASSERT_EQ(examples.size(), 3u);
   for (const std::string_view name : EngineNames()) {
     for (const auto& example : examples) {
@@ -201,8 +201,7 @@ TEST(LibraryPathTest, SeedExamplesAreByteExactForEveryEngine) {
 }
 
 TEST(LibraryPathTest, SharedCasesMatchForEveryEngineChosenByName) {
-  const std::string dir = testing::SharedCasesDir();
-  const auto cases = testing::LoadSharedCases(dir);
+  const auto cases = test::LoadSharedCases();
   ASSERT_GE(cases.size(), 19u);
   for (const std::string_view name : EngineNames()) {
     for (const auto& shared : cases) {
@@ -219,7 +218,8 @@ TEST(LibraryPathTest, SharedCasesMatchForEveryEngineChosenByName) {
         ADD_FAILURE() << name << ": " << shared.name << ": " << error.what();
         continue;
       }
-      EXPECT_EQ(out, shared.expected_json) << name << ": " << shared.name;
+      EXPECT_EQ(out, test::ExpectedOutput(shared))
+          << name << ": " << shared.name;
     }
   }
 }

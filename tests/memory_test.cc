@@ -8,7 +8,7 @@
 
 #include "kvprefix/batch.h"
 #include "testing/engine_types.h"
-#include "testing/workloads.h"
+#include "testing/shared_prefix_sequences.h"
 
 namespace kvprefix {
 namespace {
@@ -33,19 +33,19 @@ void ExpectHonestMemory(const SequenceList& sequences) {
 
 template <typename E>
 class MemoryTest : public ::testing::Test {};
-TYPED_TEST_SUITE(MemoryTest, testing::GtestTypes<AllEngines>::type,
-                 testing::EngineTypeName);
+TYPED_TEST_SUITE(MemoryTest, test::GtestTypes<AllEngines>::type,
+                 test::EngineTypeName);
 
 // Long shared prefixes, like chat and agent traffic.
 TYPED_TEST(MemoryTest, SharedPrefixWorkload) {
   ExpectHonestMemory<TypeParam>(
-      testing::SharedPrefixSequences(7, 400, 4000, 128256));
+      test::SharedPrefixSequences(7, 400, 4000, 128256));
 }
 
 // Many short branches from few nodes, like a wide vocabulary at the root.
 TYPED_TEST(MemoryTest, WideWorkload) {
   ExpectHonestMemory<TypeParam>(
-      testing::SharedPrefixSequences(8, 60000, 4, 1u << 30));
+      test::SharedPrefixSequences(8, 60000, 4, 1u << 30));
 }
 
 }  // namespace

@@ -15,13 +15,13 @@
 #include <random>
 #include <vector>
 
-#include "testing/differential.h"
+#include "checking/differential.h"
 
 namespace kvprefix {
 namespace {
 
-using testing::DifferentialChecker;
-using testing::Operation;
+using checking::DifferentialChecker;
+using checking::Operation;
 
 // A braced token list as a span argument: trie.Insert(Tokens{1, 2}).
 using Tokens = std::vector<Token>;

@@ -18,11 +18,12 @@
 #include <thread>
 #include <variant>
 
+#include "checking/random_input.h"
+#include "io/case_file.h"
 #include "io/json_input.h"
 #include "io/json_output.h"
 #include "kvprefix/batch.h"
 #include "reference/reference_trie.h"
-#include "testing/generators.h"
 #include "testing/mutants.h"
 #include "testing/shared_cases.h"
 #include "verify/checker.h"
@@ -78,19 +79,18 @@ CliRun RunVerify(const std::string& arguments) {
 std::string Quote(const std::string& text) { return "'" + text + "'"; }
 
 // Checks that `script` fails as `kind` and returns the written case file.
-testing::SharedCase ExpectCaught(const std::string& script,
-                                 const std::string& kind,
-                                 const std::string& extra_flags = "") {
+CaseFile ExpectCaught(const std::string& script, const std::string& kind,
+                      const std::string& extra_flags = "") {
   const std::string out = TempPath(script + ".case.json");
   const CliRun run = RunVerify("--cmd " + Quote(Script(script)) +
                                " --seed 1 --out " + out + " " + extra_flags);
   EXPECT_EQ(run.exit_status, 1) << run.output;
   EXPECT_THAT(run.output, HasSubstr("FAILED: " + kind + " on ")) << run.output;
   EXPECT_THAT(run.output, HasSubstr("kvprefix: verify failed: " + kind));
-  return testing::LoadSharedCase(out);
+  return ReadCaseFile(out);
 }
 
-void ExpectShrunk(const testing::SharedCase& shrunk) {
+void ExpectShrunk(const CaseFile& shrunk) {
   const BatchInput& input = shrunk.input;
   EXPECT_LE(input.cached_sequences.size() + input.requests.size(), 3u);
   for (const SequenceList* list : {&input.cached_sequences, &input.requests}) {
@@ -109,13 +109,13 @@ TEST(VerifyCliTest, CorrectPythonImplementationPasses1000Runs) {
 }
 
 TEST(VerifyCliTest, CorrectPythonImplementationPassesSharedCases) {
-  const std::string dir = testing::SharedCasesDir();
+  const std::string dir = test::SharedCasesDir();
   const CliRun run = RunVerify("--cmd " + Quote(Script("prefix_cache.py")) +
                                " --cases " + dir);
   EXPECT_EQ(run.exit_status, 0) << run.output;
   EXPECT_THAT(run.output,
               HasSubstr(fmt::format("OK: {} inputs agree",
-                                    testing::LoadSharedCases(dir).size())));
+                                    test::LoadSharedCases().size())));
   EXPECT_THAT(run.output, ::testing::Not(HasSubstr("warning")));
 }
 
@@ -131,8 +131,7 @@ TEST(VerifyCliTest, CorrectPythonImplementationPassesTraceWindows) {
 }
 
 TEST(VerifyCliTest, OffByOneAtMatchEndIsWrongAnswerShrunk) {
-  const testing::SharedCase shrunk =
-      ExpectCaught("off_by_one.py", "wrong-answer");
+  const CaseFile shrunk = ExpectCaught("off_by_one.py", "wrong-answer");
   ExpectShrunk(shrunk);
   // The minimal case replays: still wrong for the bug, right for the truth.
   const std::string out = TempPath("off_by_one.py.case.json");
@@ -147,8 +146,7 @@ TEST(VerifyCliTest, OffByOneAtMatchEndIsWrongAnswerShrunk) {
 }
 
 TEST(VerifyCliTest, DuplicatesAsNewNodesIsWrongAnswerShrunk) {
-  const testing::SharedCase shrunk =
-      ExpectCaught("duplicate_nodes.py", "wrong-answer");
+  const CaseFile shrunk = ExpectCaught("duplicate_nodes.py", "wrong-answer");
   ExpectShrunk(shrunk);
   // Only a duplicated cached sequence shows this bug.
   ASSERT_EQ(shrunk.input.cached_sequences.size(), 2u);
@@ -157,7 +155,7 @@ TEST(VerifyCliTest, DuplicatesAsNewNodesIsWrongAnswerShrunk) {
 }
 
 TEST(VerifyCliTest, CrashOnEmptyRequestIsCrashShrunkToIt) {
-  const testing::SharedCase shrunk = ExpectCaught("crash_on_empty.py", "crash");
+  const CaseFile shrunk = ExpectCaught("crash_on_empty.py", "crash");
   ASSERT_EQ(shrunk.input.requests.size(), 1u);
   EXPECT_TRUE(shrunk.input.requests[0].empty());
   EXPECT_EQ(shrunk.input.cached_sequences.size(), 0u);
@@ -251,67 +249,6 @@ TEST(VerifyCliTest, BadUsageAndBadInputExitWithStatus2) {
   EXPECT_EQ(RunVerify("--cmd true --engines all --runs 1").exit_status, 2);
 }
 
-// Former bug: case files were read with nlohmann's get<Token>(), which
-// converts instead of rejecting: [[4294967297]] was sent as [[1]].
-TEST(SharedCasesTest, RejectsWhatTheProductRejectsNamingFileAndLocation) {
-  struct Example {
-    std::string text;
-    std::string message;  // after "<file>: "
-  };
-  const std::string expected = ",\"expected\":{\"matches\":[]}}";
-  const std::vector<Example> examples = {
-      {"{\"cached_sequences\":[[4294967297]],\"requests\":[]" + expected,
-       "$.cached_sequences[0][0]: expected an integer from -2147483648 to "
-       "2147483647, found 4294967297"},
-      {"{\"cached_sequences\":[[0,-2147483649]],\"requests\":[]" + expected,
-       "$.cached_sequences[0][1]: expected an integer from -2147483648 to "
-       "2147483647, found -2147483649"},
-      {"{\"cached_sequences\":[],\"requests\":[[true]]" + expected,
-       "$.requests[0][0]: expected an integer from -2147483648 to "
-       "2147483647, found true"},
-      {"{\"cached_sequences\":[[1.5]],\"requests\":[]" + expected,
-       "$.cached_sequences[0][0]: expected an integer from -2147483648 to "
-       "2147483647, found 1.5"},
-      {"{\"cached_sequences\":[],\"cached_sequences\":[[1]],"
-       "\"requests\":[]" +
-           expected,
-       "$: expected each member once, found \"cached_sequences\" a second "
-       "time"},
-      {"{\"cached_sequences\":[],\"requests\":[[1]],\"expected\":{"
-       "\"matches\":[{\"matched_length\":0,\"cache_node\":0,"
-       "\"cache_node\":0,\"uncached_suffix\":[1]}]}}",
-       "$.expected.matches[0]: expected each member once, found "
-       "\"cache_node\" a second time"},
-      {"{\"cached_sequences\":[],\"requests\":[[1]],\"expected\":{"
-       "\"matches\":[{\"matched_length\":true,\"cache_node\":0,"
-       "\"uncached_suffix\":[1]}]}}",
-       "$.expected.matches[0].matched_length: expected an unsigned 64-bit "
-       "integer, found true"},
-      {"{\"cached_sequences\":[],\"requests\":[[1]],\"expected\":{"
-       "\"matches\":[{\"matched_length\":0,\"cache_node\":0,"
-       "\"uncached_suffix\":[4294967297]}]}}",
-       "$.expected.matches[0].uncached_suffix[0]: expected an integer"},
-      {"{\"cached_sequences\":[],\"requests\":[],\"expected\":5}",
-       "$.expected: expected an object, found 5"},
-      {"{\"cached_sequences\":[],\"requests\":[]}",
-       "$: expected member \"expected\", found an object without it"},
-      {"{\"cached_sequences\":[],\"requests\":[],\"extra\":1" + expected,
-       "$.extra: expected a known member, found an unknown member"},
-      {"", "parse error at line 1, column 1: syntax error"},
-  };
-  const std::string path = TempPath("bad-case.json");
-  for (const Example& example : examples) {
-    WriteFileAtomically(path, example.text);
-    try {
-      testing::LoadSharedCase(path);
-      ADD_FAILURE() << "accepted " << example.text;
-    } catch (const InputError& error) {
-      EXPECT_THAT(error.what(), HasSubstr(path + ": " + example.message))
-          << example.text;
-    }
-  }
-}
-
 TEST(VerifyCliTest, BadCaseFileIsExit2NamingThePathAsGiven) {
   const std::string file = TempPath("huge-token-case.json");
   WriteFileAtomically(file,
@@ -325,7 +262,8 @@ TEST(VerifyCliTest, BadCaseFileIsExit2NamingThePathAsGiven) {
   run = RunVerify("--engines all --cases /dev/null");
   EXPECT_EQ(run.exit_status, 2) << run.output;
   EXPECT_THAT(run.output,
-              HasSubstr("kvprefix: /dev/null: parse error at line 1"));
+              HasSubstr("kvprefix: /dev/null: $: expected a JSON object, "
+                        "found end of input"));
 }
 
 TEST(VerifyCliTest, EmptyCasesFolderIsExit2NotGeneratedInputs) {
@@ -569,20 +507,18 @@ TEST(OutputCheckTest, WrongAnswerNamesTheRequest) {
 // Every mutant engine is caught on generated inputs and shrinks to a small
 // case that still fails (the --engines path, without processes).
 TEST(ShrinkTest, MutantEnginesShrinkToSmallCases) {
-  for (std::string_view name : testing::MutantNames()) {
-    if (name == testing::MutantName(testing::MutantBug::kNone)) continue;
+  for (std::string_view name : test::MutantNames()) {
+    if (name == test::MutantName(test::MutantBug::kNone)) continue;
     const Checker check = MakeEngineChecker([name] {
       std::vector<std::unique_ptr<PrefixIndex>> engines;
-      engines.push_back(testing::MakeMutant(name));
+      engines.push_back(test::MakeMutant(name));
       return engines;
     });
     std::optional<Failure> failure;
     BatchInput input;
     for (std::uint64_t seed = 0; seed < 2000 && !failure; ++seed) {
-      const testing::BatchCase generated =
-          testing::GenerateBatchCase(seed, static_cast<int>(seed % 101));
-      input = BatchInput{testing::ToSequenceList(generated.cached_sequences),
-                         testing::ToSequenceList(generated.requests)};
+      // The inputs `kvprefix verify` generates.
+      input = checking::RandomBatchInput(seed, static_cast<int>(seed % 101));
       failure = check(input);
     }
     ASSERT_TRUE(failure) << name << " was never caught";

@@ -9,11 +9,11 @@
 #include <stdexcept>
 #include <utility>
 
+#include "checking/differential.h"
 #include "engines/registry.h"
 #include "io/json_output.h"
 #include "kvprefix/batch.h"
 #include "reference/reference_trie.h"
-#include "testing/differential.h"
 #include "verify/output_check.h"
 
 namespace kvprefix::verify {
@@ -106,9 +106,8 @@ Checker MakeEngineChecker(EngineFactory make_engines) {
   return [make_engines = std::move(make_engines)](
              const BatchInput& input) -> std::optional<Failure> {
     try {
-      testing::DifferentialChecker checker(make_engines());
-      if (auto report =
-              checker.ApplyBatch(input.cached_sequences, input.requests)) {
+      checking::DifferentialChecker checker(make_engines());
+      if (auto report = checker.ApplyBatch(input)) {
         return Failure{FailureKind::kWrongAnswer, *std::move(report)};
       }
       return std::nullopt;

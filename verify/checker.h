@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "io/json_input.h"
+#include "kvprefix/batch.h"
 #include "kvprefix/prefix_index.h"
 #include "kvprefix/types.h"
 #include "verify/failure.h"
@@ -46,7 +46,7 @@ using EngineFactory =
     std::function<std::vector<std::unique_ptr<PrefixIndex>>()>;
 
 // A checker that runs the batch job on fresh engines from `make_engines`
-// through testing::DifferentialChecker (the one comparison harness) and
+// through checking::DifferentialChecker (the one comparison harness) and
 // reports its first disagreement as kWrongAnswer; an engine that throws
 // (CapacityError, ...) is kCrash.
 Checker MakeEngineChecker(EngineFactory make_engines);

@@ -6,9 +6,11 @@
 #include <filesystem>
 #include <stdexcept>
 
+#include "checking/random_input.h"
+#include "io/case_file.h"
+#include "io/input_error.h"
+#include "io/json_input.h"
 #include "io/mooncake.h"
-#include "testing/generators.h"
-#include "testing/shared_cases.h"
 
 namespace kvprefix::verify {
 namespace {
@@ -45,18 +47,17 @@ std::vector<NamedInput> ReadInputFiles(const std::vector<std::string>& paths) {
 }
 
 std::vector<NamedInput> ReadCaseInputs(const std::string& path) {
-  std::vector<testing::SharedCase> cases =
-      std::filesystem::is_directory(path)
-          ? testing::LoadSharedCases(path)
-          : std::vector<testing::SharedCase>{testing::LoadSharedCase(path)};
+  std::vector<CaseFile> cases = std::filesystem::is_directory(path)
+                                    ? ReadCaseFolder(path)
+                                    : std::vector<CaseFile>{ReadCaseFile(path)};
   if (cases.empty()) {
     // Falling back to generated inputs would check something else than asked.
     throw std::invalid_argument("no case files (*.json) in " + path);
   }
   std::vector<NamedInput> inputs;
-  for (testing::SharedCase& shared : cases) {
-    inputs.push_back(NamedInput{"case " + shared.name, std::move(shared.input),
-                                std::move(shared.expected)});
+  for (CaseFile& found : cases) {
+    inputs.push_back(NamedInput{"case " + found.name, std::move(found.input),
+                                std::move(found.expected)});
   }
   return inputs;
 }
@@ -87,12 +88,9 @@ std::vector<NamedInput> TraceWindowInputs(const std::string& path,
 NamedInput GeneratedInput(std::uint64_t seed, std::uint64_t run, int max_size) {
   const int size =
       static_cast<int>(run % (static_cast<std::uint64_t>(max_size) + 1));
-  testing::BatchCase generated = testing::GenerateBatchCase(seed + run, size);
   return NamedInput{
       fmt::format("generated input {} (--seed {}, size {})", run, seed, size),
-      BatchInput{testing::ToSequenceList(generated.cached_sequences),
-                 testing::ToSequenceList(generated.requests)},
-      std::nullopt};
+      checking::RandomBatchInput(seed + run, size), std::nullopt};
 }
 
 }  // namespace kvprefix::verify

@@ -1,6 +1,6 @@
 // Where `kvprefix verify` gets its inputs: the user's SPEC §4 files, case
-// files (the format of tests/data/cases), windows of a Mooncake trace, and the
-// property-test generators.
+// files (io/case_file.h), windows of a Mooncake trace, and generated inputs
+// with the property tests' shapes (checking/random_input.h).
 #ifndef KVPREFIX_VERIFY_INPUTS_H_
 #define KVPREFIX_VERIFY_INPUTS_H_
 
@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "io/json_input.h"
+#include "kvprefix/batch.h"
 #include "kvprefix/types.h"
 
 namespace kvprefix::verify {
@@ -26,10 +26,10 @@ struct NamedInput {
 // IoError as ReadBatchInputFile.
 std::vector<NamedInput> ReadInputFiles(const std::vector<std::string>& paths);
 
-// Reads case files ({"cached_sequences", "requests", "expected", "source"}):
-// every *.json of `path` if it is a folder (sorted by name), else the one
-// file. Throws InputError or IoError naming the file, and
-// std::invalid_argument for a folder without *.json files.
+// Reads case files (io/case_file.h): every *.json of `path` if it is a
+// folder (sorted by name), else the one file. Throws InputError or IoError
+// naming the file, and std::invalid_argument for a folder without *.json
+// files.
 std::vector<NamedInput> ReadCaseInputs(const std::string& path);
 
 // Cuts a Mooncake trace (block mode, SPEC §7) into consecutive windows of
@@ -42,7 +42,7 @@ std::vector<NamedInput> ReadCaseInputs(const std::string& path);
 std::vector<NamedInput> TraceWindowInputs(const std::string& path,
                                           std::size_t window);
 
-// Generated input number `run`: testing::GenerateBatchCase(seed + run,
+// Generated input number `run`: checking::RandomBatchInput(seed + run,
 // run % (max_size + 1)), so sizes cycle from 0 to max_size and the same
 // (seed, run, max_size) always gives the same input.
 NamedInput GeneratedInput(std::uint64_t seed, std::uint64_t run, int max_size);

@@ -9,8 +9,8 @@
 #include <limits>
 #include <string>
 
+#include "checking/differential.h"
 #include "io/json_output.h"
-#include "testing/differential.h"
 
 namespace kvprefix::verify {
 namespace {
@@ -112,7 +112,7 @@ std::string FormatMatch(std::uint64_t matched_length, std::uint64_t cache_node,
                         TokenSpan uncached_suffix) {
   return fmt::format("matched_length {}, cache_node {}, uncached_suffix {}",
                      matched_length, cache_node,
-                     testing::FormatTokens(uncached_suffix));
+                     checking::FormatTokens(uncached_suffix));
 }
 
 std::optional<Failure> FindWrongAnswer(
@@ -131,7 +131,7 @@ std::optional<Failure> FindWrongAnswer(
         FailureKind::kWrongAnswer,
         fmt::format(
             "request {} of {}, tokens {}:\n  expected {}\n  actual   {}", i,
-            requests.size(), testing::FormatTokens(request),
+            requests.size(), checking::FormatTokens(request),
             FormatMatch(expected[i].matched_length, expected[i].cache_node,
                         suffix),
             FormatMatch(printed.matched_length, printed.cache_node,

@@ -8,18 +8,22 @@
 #include <utility>
 #include <vector>
 
-#include "testing/generators.h"
-
 namespace kvprefix::verify {
 namespace {
 
-using testing::BatchCase;
-using testing::Sequence;
-using testing::Sequences;
+using Sequence = std::vector<Token>;
+using Sequences = std::vector<Sequence>;
+
+// The shrinker's working form of a batch input: every sequence its own
+// vector, so that candidates are easy to edit.
+struct EditableInput {
+  Sequences cached_sequences;
+  Sequences requests;
+};
 
 // The two lists of a case: shrinking treats them alike.
-constexpr std::array<Sequences BatchCase::*, 2> kLists = {
-    &BatchCase::requests, &BatchCase::cached_sequences};
+constexpr std::array<Sequences EditableInput::*, 2> kLists = {
+    &EditableInput::requests, &EditableInput::cached_sequences};
 
 Sequences ToSequences(const SequenceList& list) {
   Sequences sequences;
@@ -29,9 +33,14 @@ Sequences ToSequences(const SequenceList& list) {
   return sequences;
 }
 
-BatchInput ToBatchInput(const BatchCase& work) {
-  return BatchInput{testing::ToSequenceList(work.cached_sequences),
-                    testing::ToSequenceList(work.requests)};
+BatchInput ToBatchInput(const EditableInput& work) {
+  BatchInput input;
+  for (const Sequence& sequence : work.cached_sequences) {
+    input.cached_sequences.Append(sequence);
+  }
+  for (const Sequence& sequence : work.requests)
+    input.requests.Append(sequence);
+  return input;
 }
 
 // Calls visit(sequence) for every sequence of both lists of `work`.
@@ -89,7 +98,7 @@ class Shrinker {
   }
 
   // Keeps `candidate` if it fails the same way as the current input.
-  bool Try(BatchCase candidate) {
+  bool Try(EditableInput candidate) {
     ++attempts_;
     std::optional<Failure> failure = check_(ToBatchInput(candidate));
     if (!failure || failure->kind != failure_.kind) return false;
@@ -107,7 +116,7 @@ class Shrinker {
          ; chunk /= 2) {
       for (std::size_t start = 0;
            start < items(current_).size() && !OutOfBudget();) {
-        BatchCase candidate = current_;
+        EditableInput candidate = current_;
         auto& edited = items(candidate);
         edited.erase(edited.begin() + start,
                      edited.begin() + std::min(start + chunk, edited.size()));
@@ -125,7 +134,7 @@ class Shrinker {
     bool progress = false;
     for (auto list : kLists) {
       progress |= DropChunks(
-          [list](BatchCase& work) -> Sequences& { return work.*list; });
+          [list](EditableInput& work) -> Sequences& { return work.*list; });
     }
     return progress;
   }
@@ -137,7 +146,7 @@ class Shrinker {
     });
     bool progress = false;
     for (std::size_t column = width; column-- > 0 && !OutOfBudget();) {
-      BatchCase candidate = current_;
+      EditableInput candidate = current_;
       ForEachSequence(candidate, [column](Sequence& sequence) {
         if (column < sequence.size()) sequence.erase(sequence.begin() + column);
       });
@@ -150,7 +159,7 @@ class Shrinker {
     bool progress = false;
     for (auto list : kLists) {
       for (std::size_t i = 0; i < (current_.*list).size(); ++i) {
-        progress |= DropChunks([list, i](BatchCase& work) -> Sequence& {
+        progress |= DropChunks([list, i](EditableInput& work) -> Sequence& {
           return (work.*list)[i];
         });
       }
@@ -167,7 +176,7 @@ class Shrinker {
     for (Token value : values) {
       for (Token replacement : SmallerValues(value)) {
         if (OutOfBudget()) return progress;
-        BatchCase candidate = current_;
+        EditableInput candidate = current_;
         ForEachSequence(candidate, [value, replacement](Sequence& sequence) {
           std::replace(sequence.begin(), sequence.end(), value, replacement);
         });
@@ -180,7 +189,7 @@ class Shrinker {
     return progress;
   }
 
-  BatchCase current_;
+  EditableInput current_;
   Failure failure_;
   const Checker& check_;
   ShrinkOptions options_;

@@ -19,7 +19,7 @@
 #include <chrono>
 #include <cstddef>
 
-#include "io/json_input.h"
+#include "kvprefix/batch.h"
 #include "verify/checker.h"
 #include "verify/failure.h"
 

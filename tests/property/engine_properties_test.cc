@@ -9,9 +9,9 @@
 #include <algorithm>
 
 #include "engines/all_engines.h"
-#include "tests/property/property_checks.h"
+#include "testing/property_checks.h"
 
-namespace kvprefix::testing {
+namespace kvprefix::test {
 namespace {
 
 // The properties below cover every optimized engine of all_engines.h.
@@ -68,4 +68,4 @@ RC_GTEST_PROP(EngineProperties, MatchingNeverChangesIndex, ()) {
 }
 
 }  // namespace
-}  // namespace kvprefix::testing
+}  // namespace kvprefix::test

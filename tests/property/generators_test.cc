@@ -1,9 +1,11 @@
-// Checks that the workload generators (testing/generators.h) really produce
-// the inputs that find bugs: matches ending at the root, at branch points,
-// inside longer cached sequences and past every cached sequence, each often;
-// duplicates, empty sequences, strict prefixes, extreme tokens and tokens
-// equal in their low 16 bits. Fractions are measured over a fixed set of
-// seeds, so the numbers are reproducible.
+// Checks that both drivers of the input shapes (checking/recipe.h) really
+// produce the inputs that find bugs: the RapidCheck generators
+// (testing/generators.h, for properties) and the std::mt19937_64 one
+// (checking/random_input.h, for `kvprefix verify`). Matches ending at the
+// root, at branch points, inside longer cached sequences and past every
+// cached sequence, each often; duplicates, empty sequences, strict prefixes,
+// extreme tokens and tokens equal in their low 16 bits. Fractions are
+// measured over a fixed set of seeds, so the numbers are reproducible.
 #include "testing/generators.h"
 
 #include <gtest/gtest.h>
@@ -12,21 +14,42 @@
 #include <array>
 #include <limits>
 #include <set>
+#include <string>
+#include <vector>
 
+#include "checking/random_input.h"
 #include "reference/reference_trie.h"
 
-namespace kvprefix::testing {
+namespace kvprefix::test {
 namespace {
 
 constexpr int kCases = 400;
 constexpr double kMinFraction = 0.10;
 
-// Case i of the sample: seeds 1..kCases at sizes cycling over 0..99, as a
-// default RapidCheck run does.
-BatchCase SampleCase(int i) { return GenerateBatchCase(i + 1, i % 100); }
+using Sequence = std::vector<Token>;
+
+BatchInput RapidCheckInput(std::uint64_t seed, int size) {
+  return GenBatchInput()(rc::Random(seed), size).value();
+}
+
+// A driver of the input shapes: the input for (seed, size), the same every
+// time.
+struct Driver {
+  const char* name;
+  BatchInput (*make)(std::uint64_t seed, int size);
+};
+
+void PrintTo(const Driver& driver, std::ostream* os) { *os << driver.name; }
+
+class GeneratorsTest : public ::testing::TestWithParam<Driver> {
+ protected:
+  // Case i of the sample: seeds 1..kCases at sizes cycling over 0..99, as a
+  // default RapidCheck run does.
+  BatchInput SampleCase(int i) const { return GetParam().make(i + 1, i % 100); }
+};
 
 TEST(ClassifyMatchEndTest, SeedExample) {
-  const Sequences cached = {{1, 2}, {1, 2, 3}, {4}, {5, 6}, {5, 7}};
+  const SequenceList cached = {{1, 2}, {1, 2, 3}, {4}, {5, 6}, {5, 7}};
   EXPECT_EQ(ClassifyMatchEnd(cached, Sequence{1, 2, 9}, 2),
             MatchEnd::kInsideSequence);
   EXPECT_EQ(ClassifyMatchEnd(cached, Sequence{4, 5}, 1),
@@ -36,35 +59,36 @@ TEST(ClassifyMatchEndTest, SeedExample) {
             MatchEnd::kBranchPoint);
 }
 
-TEST(GeneratorsTest, SameSeedSameCase) {
-  const BatchCase first = GenerateBatchCase(7, 50);
-  const BatchCase again = GenerateBatchCase(7, 50);
+TEST_P(GeneratorsTest, SameSeedSameCase) {
+  const BatchInput first = GetParam().make(7, 50);
+  const BatchInput again = GetParam().make(7, 50);
   EXPECT_EQ(first.cached_sequences, again.cached_sequences);
   EXPECT_EQ(first.requests, again.requests);
-  const BatchCase other = GenerateBatchCase(8, 50);
+  const BatchInput other = GetParam().make(8, 50);
   EXPECT_NE(first.cached_sequences, other.cached_sequences);
 }
 
 // Every class of match end is at least 10% of all requests generated, and
 // at least 10% of first requests: the property BatchAgreesWithReference
 // tags each case by its first request's class.
-TEST(GeneratorsTest, MatchEndsAreSpread) {
+TEST_P(GeneratorsTest, MatchEndsAreSpread) {
   std::array<int, 4> all{};
   std::array<int, 4> first{};
   int requests = 0;
   for (int i = 0; i < kCases; ++i) {
-    const BatchCase batch = SampleCase(i);
+    const BatchInput batch = SampleCase(i);
     ReferenceTrie trie;
-    for (const Sequence& sequence : batch.cached_sequences) {
+    for (const TokenSpan sequence : batch.cached_sequences) {
       trie.Insert(sequence);
     }
     ASSERT_FALSE(batch.requests.empty());
-    for (const Sequence& request : batch.requests) {
+    for (std::size_t r = 0; r < batch.requests.size(); ++r) {
+      const TokenSpan request = batch.requests[r];
       const std::size_t matched = trie.MatchPrefix(request).matched_length;
       const int end = static_cast<int>(
           ClassifyMatchEnd(batch.cached_sequences, request, matched));
       ++all[end];
-      if (&request == &batch.requests.front()) ++first[end];
+      if (r == 0) ++first[end];
       ++requests;
     }
   }
@@ -82,19 +106,22 @@ TEST(GeneratorsTest, MatchEndsAreSpread) {
   }
 }
 
-bool HasDuplicate(const Sequences& sequences) {
-  const std::set<Sequence> distinct(sequences.begin(), sequences.end());
+bool HasDuplicate(const SequenceList& sequences) {
+  std::set<Sequence> distinct;
+  for (const TokenSpan s : sequences) distinct.emplace(s.begin(), s.end());
   return distinct.size() < sequences.size();
 }
 
-bool HasEmpty(const Sequences& sequences) {
-  return std::any_of(sequences.begin(), sequences.end(),
-                     [](const Sequence& s) { return s.empty(); });
+bool HasEmpty(const SequenceList& sequences) {
+  for (const TokenSpan s : sequences) {
+    if (s.empty()) return true;
+  }
+  return false;
 }
 
-bool HasStrictPrefixPair(const Sequences& sequences) {
-  for (const Sequence& a : sequences) {
-    for (const Sequence& b : sequences) {
+bool HasStrictPrefixPair(const SequenceList& sequences) {
+  for (const TokenSpan a : sequences) {
+    for (const TokenSpan b : sequences) {
       if (!a.empty() && a.size() < b.size() &&
           std::equal(a.begin(), a.end(), b.begin())) {
         return true;
@@ -104,24 +131,24 @@ bool HasStrictPrefixPair(const Sequences& sequences) {
   return false;
 }
 
-std::set<Token> Tokens(const BatchCase& batch) {
+std::set<Token> Tokens(const BatchInput& batch) {
   std::set<Token> tokens;
-  for (const Sequences* list : {&batch.cached_sequences, &batch.requests}) {
-    for (const Sequence& sequence : *list) {
+  for (const SequenceList* list : {&batch.cached_sequences, &batch.requests}) {
+    for (const TokenSpan sequence : *list) {
       tokens.insert(sequence.begin(), sequence.end());
     }
   }
   return tokens;
 }
 
-bool HasExtremeToken(const BatchCase& batch) {
+bool HasExtremeToken(const BatchInput& batch) {
   const std::set<Token> tokens = Tokens(batch);
   return tokens.contains(std::numeric_limits<Token>::min()) ||
          tokens.contains(std::numeric_limits<Token>::max()) ||
          tokens.contains(-1);
 }
 
-bool HasLow16Collision(const BatchCase& batch) {
+bool HasLow16Collision(const BatchInput& batch) {
   std::set<std::uint16_t> low;
   for (Token token : Tokens(batch)) {
     if (!low.insert(static_cast<std::uint16_t>(token)).second) return true;
@@ -130,28 +157,28 @@ bool HasLow16Collision(const BatchCase& batch) {
 }
 
 // Each bug-finding shape appears in at least 10% of cases.
-TEST(GeneratorsTest, HardShapesAreFrequent) {
+TEST_P(GeneratorsTest, HardShapesAreFrequent) {
   struct Shape {
     const char* name;
-    bool (*present)(const BatchCase&);
+    bool (*present)(const BatchInput&);
     int cases = 0;
   };
   Shape shapes[] = {
       {"duplicate cached sequences",
-       [](const BatchCase& b) { return HasDuplicate(b.cached_sequences); }},
+       [](const BatchInput& b) { return HasDuplicate(b.cached_sequences); }},
       {"empty sequence",
-       [](const BatchCase& b) {
+       [](const BatchInput& b) {
          return HasEmpty(b.cached_sequences) || HasEmpty(b.requests);
        }},
       {"cached sequence that is a strict prefix of another",
-       [](const BatchCase& b) {
+       [](const BatchInput& b) {
          return HasStrictPrefixPair(b.cached_sequences);
        }},
       {"INT32_MIN, INT32_MAX or -1", &HasExtremeToken},
       {"distinct tokens equal in their low 16 bits", &HasLow16Collision},
   };
   for (int i = 0; i < kCases; ++i) {
-    const BatchCase batch = SampleCase(i);
+    const BatchInput batch = SampleCase(i);
     for (Shape& shape : shapes) shape.cases += shape.present(batch);
   }
   for (const Shape& shape : shapes) {
@@ -161,5 +188,13 @@ TEST(GeneratorsTest, HardShapesAreFrequent) {
   }
 }
 
+INSTANTIATE_TEST_SUITE_P(
+    Drivers, GeneratorsTest,
+    ::testing::Values(Driver{"rapidcheck", &RapidCheckInput},
+                      Driver{"mt19937", &checking::RandomBatchInput}),
+    [](const ::testing::TestParamInfo<Driver>& info) {
+      return std::string(info.param.name);
+    });
+
 }  // namespace
-}  // namespace kvprefix::testing
+}  // namespace kvprefix::test

@@ -23,9 +23,9 @@
 #include <string_view>
 
 #include "testing/mutants.h"
-#include "tests/property/property_checks.h"
+#include "testing/property_checks.h"
 
-namespace kvprefix::testing {
+namespace kvprefix::test {
 namespace {
 
 constexpr std::uint64_t kTeethSeed = 20261129;
@@ -123,4 +123,4 @@ TEST(TeethTest, BaselinePassesEveryProperty) {
 }
 
 }  // namespace
-}  // namespace kvprefix::testing
+}  // namespace kvprefix::test

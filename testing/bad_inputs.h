@@ -1,14 +1,14 @@
 // Test data: one malformed SPEC §4 document per kind of bad input the
 // contract lists, with the JSON location its error must name. Shared by the
 // library tests (json_io_test.cc) and the CLI tests (cli_test.cc).
-#ifndef KVPREFIX_TESTS_BAD_INPUTS_H_
-#define KVPREFIX_TESTS_BAD_INPUTS_H_
+#ifndef KVPREFIX_TESTING_BAD_INPUTS_H_
+#define KVPREFIX_TESTING_BAD_INPUTS_H_
 
 #include <ostream>
 #include <string>
 #include <vector>
 
-namespace kvprefix::testing {
+namespace kvprefix::test {
 
 struct BadInput {
   std::string name;      // a GoogleTest-friendly name of the kind
@@ -91,6 +91,6 @@ inline std::vector<BadInput> BadInputs() {
   };
 }
 
-}  // namespace kvprefix::testing
+}  // namespace kvprefix::test
 
-#endif  // KVPREFIX_TESTS_BAD_INPUTS_H_
+#endif  // KVPREFIX_TESTING_BAD_INPUTS_H_

@@ -1,16 +1,16 @@
 // The RapidCheck property suite, as plain functions over a set of engines.
 //
-// Each property draws its own input (`*GenBatchCase()` and friends from
+// Each property draws its own input (`*GenBatchInput()` and friends from
 // testing/generators.h) and fails through RC_ASSERT/RC_FAIL, so it runs
-// both inside RC_GTEST_PROP (engine_properties_test.cc: every registered
-// engine) and under rc::detail::checkTestable (teeth_test.cc: every mutant
-// of testing/mutants.h, which the suite must catch).
+// both inside RC_GTEST_PROP (tests/property/engine_properties_test.cc: every
+// registered engine) and under rc::detail::checkTestable (teeth_test.cc: every
+// mutant of testing/mutants.h, which the suite must catch).
 //
 // Engine-versus-reference comparisons go through the one differential
-// harness, testing/differential.h. The metamorphic relations compare an
+// harness, checking/differential.h. The metamorphic relations compare an
 // engine with itself, so they also run on the reference.
-#ifndef KVPREFIX_TESTS_PROPERTY_PROPERTY_CHECKS_H_
-#define KVPREFIX_TESTS_PROPERTY_PROPERTY_CHECKS_H_
+#ifndef KVPREFIX_TESTING_PROPERTY_CHECKS_H_
+#define KVPREFIX_TESTING_PROPERTY_CHECKS_H_
 
 #include <cstddef>
 #include <memory>
@@ -19,7 +19,7 @@
 
 #include "kvprefix/prefix_index.h"
 
-namespace kvprefix::testing {
+namespace kvprefix::test {
 
 // Engine names: registered engines (engines/registry.h) or mutants
 // (testing/mutants.h).
@@ -90,6 +90,6 @@ void CheckMatchingNeverChangesIndex(const EngineNameList& engines,
 // Every property above, differential first.
 const std::vector<Property>& AllProperties();
 
-}  // namespace kvprefix::testing
+}  // namespace kvprefix::test
 
-#endif  // KVPREFIX_TESTS_PROPERTY_PROPERTY_CHECKS_H_
+#endif  // KVPREFIX_TESTING_PROPERTY_CHECKS_H_

@@ -5,19 +5,19 @@
 // Unit tests, RapidCheck properties, fuzzers and `kvprefix verify --engines`
 // all go through this one harness (after RE2's re2/testing/tester.cc), so a
 // fix to how engines are compared is made once.
-#ifndef KVPREFIX_TESTING_DIFFERENTIAL_H_
-#define KVPREFIX_TESTING_DIFFERENTIAL_H_
+#ifndef KVPREFIX_CHECKING_DIFFERENTIAL_H_
+#define KVPREFIX_CHECKING_DIFFERENTIAL_H_
 
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "kvprefix/batch.h"
 #include "kvprefix/prefix_index.h"
-#include "kvprefix/sequence_list.h"
 #include "kvprefix/types.h"
 
-namespace kvprefix::testing {
+namespace kvprefix::checking {
 
 // One step of an online workload (SPEC §3).
 struct Operation {
@@ -47,8 +47,7 @@ class DifferentialChecker {
 
   // Applies an insert for each cached sequence, then a match for each
   // request (the batch job, SPEC §2).
-  std::optional<std::string> ApplyBatch(const SequenceList& cached_sequences,
-                                        const SequenceList& requests);
+  std::optional<std::string> ApplyBatch(const BatchInput& input);
 
   // The operations applied so far, in order.
   const std::vector<Operation>& history() const { return history_; }
@@ -63,6 +62,6 @@ class DifferentialChecker {
   std::vector<Operation> history_;
 };
 
-}  // namespace kvprefix::testing
+}  // namespace kvprefix::checking
 
-#endif  // KVPREFIX_TESTING_DIFFERENTIAL_H_
+#endif  // KVPREFIX_CHECKING_DIFFERENTIAL_H_

@@ -1,10 +1,10 @@
 // Test workloads: see the header.
-#include "testing/workloads.h"
+#include "testing/shared_prefix_sequences.h"
 
 #include <random>
 #include <vector>
 
-namespace kvprefix::testing {
+namespace kvprefix::test {
 
 SequenceList SharedPrefixSequences(std::uint64_t seed, std::size_t count,
                                    std::size_t length, std::uint32_t alphabet) {
@@ -29,4 +29,4 @@ SequenceList SharedPrefixSequences(std::uint64_t seed, std::size_t count,
   return list;
 }
 
-}  // namespace kvprefix::testing
+}  // namespace kvprefix::test

@@ -1,14 +1,14 @@
 // Test helper: the seed problem's worked examples (docs/seed/*.txt), as
 // SPEC §4 input documents and the exact expected output lines.
-#ifndef KVPREFIX_TESTS_SEED_EXAMPLES_H_
-#define KVPREFIX_TESTS_SEED_EXAMPLES_H_
+#ifndef KVPREFIX_TESTING_SEED_EXAMPLES_H_
+#define KVPREFIX_TESTING_SEED_EXAMPLES_H_
 
 #include <filesystem>
 #include <fstream>
 #include <string>
 #include <vector>
 
-namespace kvprefix::testing {
+namespace kvprefix::test {
 
 struct SeedExample {
   std::string input_json;   // {"cached_sequences":...,"requests":...}
@@ -43,6 +43,6 @@ inline std::vector<SeedExample> LoadSeedExamples(const std::string& seed_dir) {
   return examples;
 }
 
-}  // namespace kvprefix::testing
+}  // namespace kvprefix::test
 
-#endif  // KVPREFIX_TESTS_SEED_EXAMPLES_H_
+#endif  // KVPREFIX_TESTING_SEED_EXAMPLES_H_

@@ -1,12 +1,12 @@
 // The differential harness: see the header.
-#include "testing/differential.h"
+#include "checking/differential.h"
 
 #include <fmt/format.h>
 
 #include "engines/registry.h"
 #include "reference/reference_trie.h"
 
-namespace kvprefix::testing {
+namespace kvprefix::checking {
 namespace {
 
 // Histories of fuzzing runs can be long; the report keeps their tail.
@@ -81,7 +81,7 @@ std::optional<std::string> DifferentialChecker::Apply(
 }
 
 std::optional<std::string> DifferentialChecker::ApplyBatch(
-    const SequenceList& cached_sequences, const SequenceList& requests) {
+    const BatchInput& input) {
   const auto apply_all =
       [&](const SequenceList& list,
           Operation::Kind kind) -> std::optional<std::string> {
@@ -92,10 +92,11 @@ std::optional<std::string> DifferentialChecker::ApplyBatch(
     }
     return std::nullopt;
   };
-  if (auto report = apply_all(cached_sequences, Operation::Kind::kInsert)) {
+  if (auto report =
+          apply_all(input.cached_sequences, Operation::Kind::kInsert)) {
     return report;
   }
-  return apply_all(requests, Operation::Kind::kMatch);
+  return apply_all(input.requests, Operation::Kind::kMatch);
 }
 
 std::string DifferentialChecker::Report(const PrefixIndex& engine,
@@ -116,4 +117,4 @@ std::string DifferentialChecker::Report(const PrefixIndex& engine,
   return report;
 }
 
-}  // namespace kvprefix::testing
+}  // namespace kvprefix::checking

@@ -1,5 +1,5 @@
 // The property suite: see the header.
-#include "tests/property/property_checks.h"
+#include "testing/property_checks.h"
 
 #include <fmt/format.h>
 #include <rapidcheck.h>
@@ -9,14 +9,19 @@
 #include <set>
 #include <string>
 
+#include "checking/differential.h"
 #include "engines/registry.h"
 #include "reference/reference_trie.h"
-#include "testing/differential.h"
 #include "testing/generators.h"
 #include "testing/mutants.h"
 
-namespace kvprefix::testing {
+namespace kvprefix::test {
 namespace {
+
+using checking::DifferentialChecker;
+using checking::FormatTokens;
+using checking::Operation;
+using Sequence = std::vector<Token>;
 
 std::vector<std::unique_ptr<PrefixIndex>> MakeEngines(
     const EngineNameList& engines) {
@@ -27,32 +32,30 @@ std::vector<std::unique_ptr<PrefixIndex>> MakeEngines(
   return made;
 }
 
-void Record(const Sequences& sequences, InputShape* shape) {
-  shape->sequences = sequences.size();
-  shape->max_tokens = 0;
-  for (const Sequence& sequence : sequences) {
-    shape->max_tokens = std::max(shape->max_tokens, sequence.size());
+// The shape of `lists` together: how many sequences, the longest's tokens.
+InputShape ShapeOf(std::initializer_list<const SequenceList*> lists) {
+  InputShape shape;
+  for (const SequenceList* list : lists) {
+    shape.sequences += list->size();
+    for (const TokenSpan sequence : *list) {
+      shape.max_tokens = std::max(shape.max_tokens, sequence.size());
+    }
   }
+  return shape;
 }
 
-void Record(const BatchCase& batch, InputShape* shape) {
-  Sequences all = batch.cached_sequences;
-  all.insert(all.end(), batch.requests.begin(), batch.requests.end());
-  Record(all, shape);
-}
-
-// Draws the batch case every metamorphic relation starts from.
-BatchCase DrawBatch(InputShape* shape) {
-  BatchCase batch = *GenBatchCase();
-  Record(batch, shape);
+// Draws the batch input every metamorphic relation starts from.
+BatchInput DrawBatch(InputShape* shape) {
+  BatchInput batch = *GenBatchInput();
+  *shape = ShapeOf({&batch.cached_sequences, &batch.requests});
   return batch;
 }
 
 // A new engine `name` holding the batch's cached sequences.
 std::unique_ptr<PrefixIndex> MakeWithCached(std::string_view name,
-                                            const BatchCase& batch) {
+                                            const BatchInput& batch) {
   auto engine = MakeEngineOrMutant(name);
-  for (const Sequence& sequence : batch.cached_sequences) {
+  for (const TokenSpan sequence : batch.cached_sequences) {
     engine->Insert(sequence);
   }
   return engine;
@@ -94,7 +97,7 @@ void AddPrefixes(TokenSpan sequence, std::set<Sequence>* prefixes) {
 // used, so that new commands derive related sequences from it.
 struct OnlineModel {
   std::vector<Token> alphabet;
-  Sequences seen;
+  SequenceList seen;
 };
 
 class OperationCommand
@@ -104,7 +107,7 @@ class OperationCommand
       : operation_{kind, *GenRelatedSequence(model.seen, model.alphabet)} {}
 
   void apply(OnlineModel& model) const override {
-    model.seen.push_back(operation_.tokens);
+    model.seen.Append(operation_.tokens);
   }
   void run(const OnlineModel& /*model*/,
            DifferentialChecker& checker) const override {
@@ -151,15 +154,12 @@ EngineNameList EnginesWithReference() {
 
 void CheckBatchAgreesWithReference(const EngineNameList& engines,
                                    InputShape* shape) {
-  const BatchCase batch = DrawBatch(shape);
+  const BatchInput batch = DrawBatch(shape);
   DifferentialChecker checker(MakeEngines(engines));
-  if (auto report = checker.ApplyBatch(ToSequenceList(batch.cached_sequences),
-                                       ToSequenceList(batch.requests))) {
-    RC_FAIL(*report);
-  }
+  if (auto report = checker.ApplyBatch(batch)) RC_FAIL(*report);
   // One tag per case, from its first request (there always is one), so the
   // printed distribution is a partition of the cases.
-  const Sequence& first = batch.requests.front();
+  const TokenSpan first = batch.requests[0];
   const std::size_t matched =
       checker.reference().MatchPrefix(first).matched_length;
   RC_TAG(std::string(
@@ -172,12 +172,12 @@ void CheckOnlineAgreesWithReference(const EngineNameList& engines,
   const auto commands = *rc::state::gen::commands(
       initial,
       rc::state::gen::execOneOfWithArgs<InsertCommand, MatchCommand>());
-  Sequences used;
+  SequenceList used;
   for (const auto& command : commands) {
-    used.push_back(
+    used.Append(
         dynamic_cast<const OperationCommand&>(*command).operation().tokens);
   }
-  Record(used, shape);
+  *shape = ShapeOf({&used});
   DifferentialChecker checker(MakeEngines(engines));
   rc::state::runAll(commands, initial, checker);
 }
@@ -185,14 +185,14 @@ void CheckOnlineAgreesWithReference(const EngineNameList& engines,
 void CheckMatchSplitsRequest(const EngineNameList& engines, InputShape* shape) {
   static constexpr std::string_view kRelation =
       "the matched part is a cached prefix, the suffix starts uncached";
-  const BatchCase batch = DrawBatch(shape);
+  const BatchInput batch = DrawBatch(shape);
   std::set<Sequence> prefixes;
-  for (const Sequence& sequence : batch.cached_sequences) {
+  for (const TokenSpan sequence : batch.cached_sequences) {
     AddPrefixes(sequence, &prefixes);
   }
   for (std::string_view name : engines) {
     const auto engine = MakeWithCached(name, batch);
-    for (const Sequence& request : batch.requests) {
+    for (const TokenSpan request : batch.requests) {
       const Match match = engine->MatchPrefix(request);
       const std::size_t length = match.matched_length;
       const TokenSpan whole(request);
@@ -222,11 +222,11 @@ void CheckMatchSplitsRequest(const EngineNameList& engines, InputShape* shape) {
 
 void CheckNodeCountIsDistinctPrefixes(const EngineNameList& engines,
                                       InputShape* shape) {
-  const BatchCase batch = DrawBatch(shape);
+  const BatchInput batch = DrawBatch(shape);
   for (std::string_view name : engines) {
     const auto engine = MakeEngineOrMutant(name);
     std::set<Sequence> prefixes;
-    for (const Sequence& sequence : batch.cached_sequences) {
+    for (const TokenSpan sequence : batch.cached_sequences) {
       engine->Insert(sequence);
       AddPrefixes(sequence, &prefixes);
       if (engine->node_count() != prefixes.size()) {
@@ -243,11 +243,11 @@ void CheckReinsertCreatesNoNode(const EngineNameList& engines,
                                 InputShape* shape) {
   static constexpr std::string_view kRelation =
       "re-inserting an inserted sequence or a prefix creates no node";
-  const BatchCase batch = DrawBatch(shape);
+  const BatchInput batch = DrawBatch(shape);
   for (std::string_view name : engines) {
     const auto engine = MakeWithCached(name, batch);
     const std::uint64_t nodes = engine->node_count();
-    for (const Sequence& sequence : batch.cached_sequences) {
+    for (const TokenSpan sequence : batch.cached_sequences) {
       for (std::size_t length = 0; length <= sequence.size(); ++length) {
         const TokenSpan prefix = TokenSpan(sequence).first(length);
         const Match before = engine->MatchPrefix(prefix);
@@ -267,10 +267,10 @@ void CheckReinsertCreatesNoNode(const EngineNameList& engines,
 
 void CheckInsertedRequestMatchesInFull(const EngineNameList& engines,
                                        InputShape* shape) {
-  const BatchCase batch = DrawBatch(shape);
+  const BatchInput batch = DrawBatch(shape);
   for (std::string_view name : engines) {
     const auto engine = MakeWithCached(name, batch);
-    for (const Sequence& request : batch.requests) {
+    for (const TokenSpan request : batch.requests) {
       const NodeId node = engine->Insert(request);
       RequireMatch(*engine, "after inserting a request it matches in full",
                    request, Match{request.size(), node});
@@ -279,9 +279,9 @@ void CheckInsertedRequestMatchesInFull(const EngineNameList& engines,
 }
 
 void CheckNodeIdsNeverChange(const EngineNameList& engines, InputShape* shape) {
-  const BatchCase batch = DrawBatch(shape);
-  Sequences inserted = batch.cached_sequences;
-  inserted.insert(inserted.end(), batch.requests.begin(), batch.requests.end());
+  const BatchInput batch = DrawBatch(shape);
+  SequenceList inserted = batch.cached_sequences;
+  for (const TokenSpan request : batch.requests) inserted.Append(request);
   for (std::string_view name : engines) {
     const auto engine = MakeEngineOrMutant(name);
     std::vector<NodeId> nodes;
@@ -299,20 +299,20 @@ void CheckMatchingNeverChangesIndex(const EngineNameList& engines,
                                     InputShape* shape) {
   static constexpr std::string_view kRelation =
       "matching never changes the index";
-  const BatchCase batch = DrawBatch(shape);
+  const BatchInput batch = DrawBatch(shape);
   for (std::string_view name : engines) {
     // `matched` answers every request twice before the requests are
     // inserted into both; `unmatched` only inserts.
     const auto matched = MakeEngineOrMutant(name);
     const auto unmatched = MakeEngineOrMutant(name);
-    for (const Sequence& sequence : batch.cached_sequences) {
+    for (const TokenSpan sequence : batch.cached_sequences) {
       matched->Insert(sequence);
       unmatched->Insert(sequence);
     }
     const std::uint64_t nodes = matched->node_count();
     const std::size_t bytes = matched->memory_bytes();
     std::vector<Match> first_answers;
-    for (const Sequence& request : batch.requests) {
+    for (const TokenSpan request : batch.requests) {
       first_answers.push_back(matched->MatchPrefix(request));
     }
     for (std::size_t i = 0; i < batch.requests.size(); ++i) {
@@ -324,7 +324,7 @@ void CheckMatchingNeverChangesIndex(const EngineNameList& engines,
                        nodes, bytes, matched->node_count(),
                        matched->memory_bytes()));
     }
-    for (const Sequence& request : batch.requests) {
+    for (const TokenSpan request : batch.requests) {
       const NodeId after_matches = matched->Insert(request);
       const NodeId without_matches = unmatched->Insert(request);
       if (after_matches != without_matches) {
@@ -352,4 +352,4 @@ const std::vector<Property>& AllProperties() {
   return properties;
 }
 
-}  // namespace kvprefix::testing
+}  // namespace kvprefix::test

@@ -1,0 +1,86 @@
+// Drawing recipes with std::mt19937_64: see random_input.h.
+#include "checking/random_input.h"
+
+#include <algorithm>
+#include <random>
+#include <vector>
+
+#include "checking/recipe.h"
+
+namespace kvprefix::checking {
+namespace {
+
+class Draw {
+ public:
+  explicit Draw(std::uint64_t seed) : random_(seed) {}
+
+  // Uniform in [0, limit); limit > 0.
+  std::size_t Below(std::size_t limit) { return random_() % limit; }
+  std::size_t In(Range range) {
+    return range.low + Below(range.high - range.low);
+  }
+  bool Coin() { return (random_() & 1) != 0; }
+  std::uint64_t Bits() { return random_(); }
+
+  template <typename T, std::size_t N>
+  T Pick(const std::array<Weighted<T>, N>& table) {
+    std::size_t total = 0;
+    for (const Weighted<T>& choice : table) total += choice.weight;
+    std::size_t at = Below(total);
+    for (const Weighted<T>& choice : table) {
+      if (at < choice.weight) return choice.value;
+      at -= choice.weight;
+    }
+    return table.back().value;
+  }
+
+ private:
+  std::mt19937_64 random_;
+};
+
+Token DrawToken(Draw& draw) {
+  switch (draw.Pick(kTokenKindWeights)) {
+    case TokenKind::kExtreme:
+      return kExtremeTokens[draw.Below(kExtremeTokens.size())];
+    case TokenKind::kSmall:
+      return static_cast<Token>(draw.Below(kSmallTokenLimit));
+    case TokenKind::kAny:
+      break;
+  }
+  return static_cast<Token>(static_cast<std::uint32_t>(draw.Bits()));
+}
+
+std::vector<Token> DrawAlphabet(Draw& draw) {
+  std::vector<Token> alphabet(
+      draw.In(AlphabetSize(draw.Pick(kAlphabetWidthWeights))));
+  for (Token& token : alphabet) token = DrawToken(draw);
+  return draw.Coin() ? WithHighBitCopies(std::move(alphabet)) : alphabet;
+}
+
+std::vector<Recipe> DrawRecipes(Draw& draw, Role role, int size) {
+  const std::size_t limit = std::max<std::size_t>(
+      1, static_cast<std::size_t>(size * kRecipeCountScale));
+  std::vector<Recipe> recipes(1 + draw.Below(limit));
+  for (Recipe& recipe : recipes) {
+    recipe.kind = draw.Pick(DerivationWeights(role));
+    recipe.source = draw.Below(kSourceLimit);
+    recipe.position = draw.Below(kPositionLimit);
+    recipe.fresh.resize(draw.In(FreshCount(draw.Pick(kFreshRunWeights), size)));
+    for (std::size_t& index : recipe.fresh) {
+      index = draw.Below(kAlphabetIndexLimit);
+    }
+  }
+  return recipes;
+}
+
+}  // namespace
+
+BatchInput RandomBatchInput(std::uint64_t seed, int size) {
+  Draw draw(seed);
+  const std::vector<Token> alphabet = DrawAlphabet(draw);
+  const std::vector<Recipe> cached = DrawRecipes(draw, Role::kCached, size);
+  const std::vector<Recipe> requests = DrawRecipes(draw, Role::kRequest, size);
+  return BuildBatch(alphabet, cached, requests);
+}
+
+}  // namespace kvprefix::checking

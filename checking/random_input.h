@@ -1,0 +1,24 @@
+// Generated batch inputs without RapidCheck: the shapes of checking/recipe.h
+// drawn from std::mt19937_64, for `kvprefix verify` (whose inputs must be
+// reproducible from a seed and must not need the test library).
+#ifndef KVPREFIX_CHECKING_RANDOM_INPUT_H_
+#define KVPREFIX_CHECKING_RANDOM_INPUT_H_
+
+#include <cstdint>
+
+#include "kvprefix/batch.h"
+
+namespace kvprefix::checking {
+
+// A batch input of recipe.h's shapes: at least one cached sequence, each
+// related to the ones before it, and at least one request, each related to
+// the cached sequences. `size` (0 or more; 100 is a RapidCheck run's
+// largest) scales the number of sequences (up to ~size * 0.3 per list) and
+// the fresh tokens per sequence. The same (seed, size) always gives the same
+// input, on every platform: mt19937_64's outputs are fixed by the C++
+// standard and every draw reduces them with `%`. Thread-safe.
+BatchInput RandomBatchInput(std::uint64_t seed, int size);
+
+}  // namespace kvprefix::checking
+
+#endif  // KVPREFIX_CHECKING_RANDOM_INPUT_H_

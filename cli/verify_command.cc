@@ -1,0 +1,106 @@
+// `kvprefix verify`: its options, parsed with CLI11 into verify::RunOptions;
+// the work is verify::Run (verify/run.h).
+#include <cstdint>
+#include <limits>
+#include <memory>
+
+#include "cli/commands.h"
+#include "verify/run.h"
+
+namespace kvprefix::cli {
+namespace {
+
+// The options as parsed; `runs` and `seed` count only when given.
+struct VerifyFlags {
+  verify::RunOptions options;
+  std::uint64_t runs = 100;
+  std::uint64_t seed = 0;
+  bool no_format_check = false;
+};
+
+}  // namespace
+
+void RegisterVerifyCommand(CLI::App& app) {
+  auto flags = std::make_shared<VerifyFlags>();
+  verify::RunOptions& options = flags->options;
+  CLI::App* verify = app.add_subcommand(
+      "verify",
+      "Check an implementation against the reference trie: an external "
+      "command speaking SPEC §4 JSON on stdin and SPEC §5 on stdout "
+      "(--cmd), or built-in engines (--engines). Inputs: FILEs, --cases, "
+      "--trace and generated ones. The first failure is shrunk and written "
+      "to --out; exit 0 all agree, 1 a failure, 2 bad usage or input.");
+  verify->add_option("files", options.files, "SPEC §4 input files to check")
+      ->check(CLI::ExistingFile);
+  verify->add_option("--cmd", options.command,
+                     "command run with /bin/sh -c once per input");
+  verify
+      ->add_option("--engines", options.engines,
+                   "built-in engines to check: names or 'all'")
+      ->allow_extra_args(false)
+      ->delimiter(',');
+  verify
+      ->add_option("--cases", options.cases,
+                   "case file, or folder of them (format of tests/data/cases)")
+      ->check(CLI::ExistingPath);
+  verify
+      ->add_option("--trace", options.trace,
+                   "Mooncake trace (JSON Lines): check windows of it")
+      ->check(CLI::ExistingFile);
+  verify
+      ->add_option("--trace-window", options.trace_window,
+                   "trace requests per window: first half cached, rest "
+                   "requests")
+      ->capture_default_str()
+      ->check(
+          CLI::Range(std::size_t{2}, std::numeric_limits<std::size_t>::max()));
+  CLI::Option* runs = verify->add_option(
+      "--runs", flags->runs,
+      "generated inputs to check (default 100, or 0 when FILEs, --cases or "
+      "--trace are given)");
+  CLI::Option* seed = verify->add_option(
+      "--seed", flags->seed, "seed of the generated inputs (default: random)");
+  verify
+      ->add_option("--max-size", options.max_size,
+                   "largest generator size: sequences per input and fresh "
+                   "tokens per sequence grow with it")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 10000));
+  verify
+      ->add_option("--time", options.time_budget,
+                   "seconds budget: start no input after it (alone: "
+                   "generate until it runs out); 0: no budget")
+      ->check(FiniteNumberIn(0, verify::kMaxSeconds));
+  verify
+      ->add_option("--timeout", options.timeout,
+                   "seconds the command may take per input")
+      ->capture_default_str()
+      ->check(FiniteNumberIn(verify::kMinTimeout, verify::kMaxSeconds));
+  verify
+      ->add_option("--jobs", options.jobs,
+                   "inputs checked at once (default: one per core)")
+      ->check(CLI::PositiveNumber);
+  verify
+      ->add_option("--out", options.out, "where the minimal failing case goes")
+      ->capture_default_str();
+  verify->add_flag("--no-format-check", flags->no_format_check,
+                   "accept any JSON layout, not only SPEC §5's compact bytes");
+  verify
+      ->add_option("--shrink-attempts", options.shrink_attempts,
+                   "most checks spent shrinking a failure")
+      ->capture_default_str();
+  verify
+      ->add_option("--shrink-time", options.shrink_time,
+                   "most seconds spent shrinking a failure")
+      ->capture_default_str()
+      ->check(FiniteNumberIn(0, verify::kMaxSeconds));
+  verify->callback([flags, runs, seed] {
+    verify::RunOptions options = flags->options;
+    if (runs->count() > 0) options.runs = flags->runs;
+    if (seed->count() > 0) options.seed = flags->seed;
+    options.check_format = !flags->no_format_check;
+    verify::Run(options);
+  });
+}
+
+}  // namespace kvprefix::cli

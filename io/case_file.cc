@@ -1,0 +1,171 @@
+// Reading and writing case files (case_file.h), with the same simdjson
+// readers and JSON writers as SPEC §4 input.
+#include "io/case_file.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <filesystem>
+#include <system_error>
+
+#include "io/json_output.h"
+#include "io/json_reader.h"
+#include "io/json_strings.h"
+#include "io/padded_file.h"
+
+namespace kvprefix {
+namespace {
+
+namespace fs = std::filesystem;
+using json_reader::Context;
+using json_reader::Value;
+
+constexpr std::array<std::string_view, 4> kMembers = {
+    "cached_sequences", "requests", "expected", "source"};  // source optional
+constexpr std::array<std::string_view, 1> kExpectedMembers = {"matches"};
+constexpr std::array<std::string_view, 3> kMatchMembers = {
+    "matched_length", "cache_node", "uncached_suffix"};
+
+// The matches as written, checked against the requests once all is read:
+// "expected" may come before "requests".
+struct WrittenMatches {
+  std::vector<Match> matches;
+  SequenceList suffixes;
+};
+
+void ReadMatch(const Context& context, Value value, const std::string& path,
+               WrittenMatches& out) {
+  Match& match = out.matches.emplace_back();
+  json_reader::ReadObject(
+      context, value, path, kMatchMembers, kMatchMembers.size(),
+      [&](std::size_t index, Value member, const std::string& member_path) {
+        if (index == 2) {
+          json_reader::ReadTokens(context, member, member_path, out.suffixes);
+          return;
+        }
+        const std::uint64_t number =
+            json_reader::ReadUnsigned(context, member, member_path);
+        (index == 0 ? match.matched_length : match.cache_node) = number;
+      });
+}
+
+void ReadExpected(const Context& context, Value value, const std::string& path,
+                  WrittenMatches& out) {
+  json_reader::ReadObject(
+      context, value, path, kExpectedMembers, kExpectedMembers.size(),
+      [&](std::size_t, Value matches, const std::string& matches_path) {
+        simdjson::ondemand::array array;
+        if (matches.get_array().get(array) != simdjson::SUCCESS) {
+          throw json_diagnostics::Unexpected(context, matches, matches_path,
+                                             "an array of matches");
+        }
+        for (auto match : array) {
+          ReadMatch(context, match,
+                    fmt::format("{}[{}]", matches_path, out.matches.size()),
+                    out);
+        }
+      });
+}
+
+// One match per request, each suffix the request's tail.
+void CheckMatches(const WrittenMatches& written, const SequenceList& requests) {
+  if (written.matches.size() != requests.size()) {
+    throw InputError("$.expected.matches",
+                     fmt::format("expected {} matches (one per request), "
+                                 "found {}",
+                                 requests.size(), written.matches.size()));
+  }
+  for (std::size_t i = 0; i < requests.size(); ++i) {
+    const TokenSpan request = requests[i];
+    const std::size_t matched = written.matches[i].matched_length;
+    if (matched > request.size() ||
+        !std::ranges::equal(written.suffixes[i], request.subspan(matched))) {
+      throw InputError(fmt::format("$.expected.matches[{}]", i),
+                       "expected an uncached_suffix that is the request's "
+                       "tail after matched_length");
+    }
+  }
+}
+
+CaseFile Parse(simdjson::padded_string_view json) {
+  CaseFile result;
+  WrittenMatches written;
+  json_reader::ReadRootObject(
+      json, kMembers, kMembers.size() - 1,
+      [&](const Context& context, std::size_t index, Value value,
+          const std::string& path) {
+        switch (index) {
+          case 0:
+          case 1:
+            json_reader::ReadSequences(context, value, path,
+                                       index == 0
+                                           ? result.input.cached_sequences
+                                           : result.input.requests);
+            break;
+          case 2:
+            ReadExpected(context, value, path, written);
+            break;
+          default:
+            result.source = json_reader::ReadString(context, value, path);
+        }
+      });
+  CheckMatches(written, result.input.requests);
+  result.expected = std::move(written.matches);
+  return result;
+}
+
+}  // namespace
+
+CaseFile ParseCaseFile(std::string_view json) {
+  const simdjson::padded_string padded(json);
+  return Parse(padded);
+}
+
+CaseFile ReadCaseFile(const std::string& path) {
+  const std::string text = ReadPaddedFile(path);
+  try {
+    CaseFile result = Parse(PaddedView(text));
+    result.name = fs::path(path).filename().string();
+    return result;
+  } catch (const InputError& error) {
+    // The path as given: its file name alone is "null" for /dev/null.
+    throw InputError(EscapeForMessage(path, 1024) + ": " + error.location(),
+                     error.problem());
+  }
+}
+
+std::vector<CaseFile> ReadCaseFolder(const std::string& dir) {
+  std::vector<fs::path> paths;
+  std::error_code error;
+  for (const auto& entry : fs::directory_iterator(dir, error)) {
+    if (entry.path().extension() == ".json") paths.push_back(entry.path());
+  }
+  if (error) {
+    throw IoError(fmt::format("{}: cannot read the folder: {}",
+                              EscapeForMessage(dir, 1024), error.message()));
+  }
+  std::sort(paths.begin(), paths.end());
+  std::vector<CaseFile> cases;
+  for (const fs::path& path : paths) cases.push_back(ReadCaseFile(path));
+  return cases;
+}
+
+std::string FormatCaseFile(const BatchInput& input,
+                           std::span<const Match> expected,
+                           std::string_view source) {
+  // AppendBatchInputJson ends with "}\n" and AppendMatchesJson with "\n":
+  // both are reused, not re-implemented, and spliced here.
+  std::string text;
+  AppendBatchInputJson(input, text);
+  text.resize(text.size() - 2);
+  text += ",\"expected\":";
+  AppendMatchesJson(input.requests, expected, text);
+  text.pop_back();
+  text += ",\"source\":";
+  AppendJsonString(source, text);
+  text += "}\n";
+  return text;
+}
+
+}  // namespace kvprefix

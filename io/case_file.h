@@ -1,0 +1,60 @@
+// Case files: one batch input with its exact expected answer, the format of
+// the regression cases in tests/data/cases/ and of the minimal failing case
+// `kvprefix verify` writes, so that a failure found can join the regression
+// cases as it is:
+//   {"cached_sequences":[...],"requests":[...],
+//    "expected":{"matches":[...]},"source":"..."}
+// "expected" is what SPEC §5 prints for the input; "source" (optional) says
+// where the case came from.
+#ifndef KVPREFIX_IO_CASE_FILE_H_
+#define KVPREFIX_IO_CASE_FILE_H_
+
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "io/input_error.h"
+#include "kvprefix/batch.h"
+#include "kvprefix/types.h"
+
+namespace kvprefix {
+
+struct CaseFile {
+  std::string name;  // the file name without its folder: "03-empty.json"
+  BatchInput input;
+  std::vector<Match> expected;  // one per request, in request order
+  std::string source;           // "" when the file has none
+};
+
+// Parses a case file as strictly as ParseBatchInput parses SPEC §4 input
+// (its tokens are sent to implementations under test): exactly the members
+// above, each once, in any order; "expected" an object with the one member
+// "matches", an array of one match per request, each with exactly
+// matched_length and cache_node (unsigned 64-bit integers) and an
+// uncached_suffix that is the request's tail after matched_length. Throws
+// InputError naming the JSON location, what was expected and what was found.
+// The result's name is empty. O(bytes). Thread-safe.
+CaseFile ParseCaseFile(std::string_view json);
+
+// Reads and parses the case file `path`. Throws IoError if it cannot be read
+// and InputError whose location starts with `path` as given ("<path>:
+// $.requests[3][17]").
+CaseFile ReadCaseFile(const std::string& path);
+
+// Every *.json file of the folder `dir`, sorted by name (none: an empty
+// vector). Throws as ReadCaseFile, and IoError for an unreadable folder.
+std::vector<CaseFile> ReadCaseFolder(const std::string& dir);
+
+// The case file text, one line plus a newline: `input`'s members, the
+// `expected` answer (one Match per request; normally the reference's) as
+// SPEC §5 writes it, and `source` (any text; JSON-escaped here, bytes that
+// are not UTF-8 replaced by U+FFFD). ParseCaseFile reads it back.
+// O(input tokens). Thread-safe.
+std::string FormatCaseFile(const BatchInput& input,
+                           std::span<const Match> expected,
+                           std::string_view source);
+
+}  // namespace kvprefix
+
+#endif  // KVPREFIX_IO_CASE_FILE_H_

@@ -1,0 +1,118 @@
+// Internal to io/: the pieces io's strict readers (SPEC §4 documents, case
+// files) are built from, on simdjson On Demand: objects whose members come
+// from a fixed list, arrays of token arrays, unsigned integers and strings.
+// Each one consumes the whole value it is given, so every byte is checked,
+// and reports a problem at its JSON location through json_diagnostics.
+#ifndef KVPREFIX_IO_JSON_READER_H_
+#define KVPREFIX_IO_JSON_READER_H_
+
+#include <simdjson.h>
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "io/json_diagnostics.h"
+#include "kvprefix/sequence_list.h"
+
+namespace kvprefix::json_reader {
+
+using json_diagnostics::Context;
+using Value = simdjson::simdjson_result<simdjson::ondemand::value>;
+
+// Appends the array of tokens `value` (at `path`) to `out` as one sequence.
+// Throws InputError unless it is an array of integers in the int32 range.
+void ReadTokens(const Context& context, Value value, const std::string& path,
+                SequenceList& out);
+
+// Appends every array of tokens of the array `value` (at `path`) to `out`.
+void ReadSequences(const Context& context, Value value, const std::string& path,
+                   SequenceList& out);
+
+// An integer from 0 to 2^64 - 1, or InputError at `path`.
+std::uint64_t ReadUnsigned(const Context& context, Value value,
+                           const std::string& path);
+
+// A string (unescaped), or InputError at `path`.
+std::string ReadString(const Context& context, Value value,
+                       const std::string& path);
+
+// The error for member `raw_key` of the object at `path`, which is none of
+// `names`.
+InputError UnknownMember(const Context& context, const std::string& path,
+                         std::span<const std::string_view> names,
+                         std::string_view raw_key);
+
+// Reads every member of `object` (at `path`): each must be one of `names`,
+// at most once, and the first `required` names must all be there. Calls
+// read(index in names, value, member path) for each member, in input order.
+template <std::size_t N, typename Read>
+void ReadMembers(const Context& context, simdjson::ondemand::object object,
+                 const std::string& path,
+                 const std::array<std::string_view, N>& names,
+                 std::size_t required, Read&& read) {
+  std::array<bool, N> seen = {};
+  for (auto member : object) {
+    std::string_view key;
+    if (member.unescaped_key().get(key) != simdjson::SUCCESS) {
+      throw json_diagnostics::SyntaxError(context, path,
+                                          "a member name, ',' or '}'");
+    }
+    std::size_t index = 0;
+    while (index < N && names[index] != key) ++index;
+    if (index == N) throw UnknownMember(context, path, names, key);
+    if (seen[index]) {
+      throw json_diagnostics::DuplicateMember(context.prefix, key, path);
+    }
+    seen[index] = true;
+    read(index, member.value(), json_diagnostics::MemberPath(key, path));
+  }
+  for (std::size_t index = 0; index < required; ++index) {
+    if (!seen[index]) {
+      throw json_diagnostics::MissingMember(context.prefix, names[index], path);
+    }
+  }
+}
+
+// ReadMembers on `value`, which must be an object.
+template <std::size_t N, typename Read>
+void ReadObject(const Context& context, Value value, const std::string& path,
+                const std::array<std::string_view, N>& names,
+                std::size_t required, Read&& read) {
+  simdjson::ondemand::object object;
+  if (value.get_object().get(object) != simdjson::SUCCESS) {
+    throw json_diagnostics::Unexpected(context, value, path, "an object");
+  }
+  ReadMembers(context, object, path, names, required, read);
+}
+
+// Parses `json` as one object read by ReadMembers at "$", calling
+// read(context, index, value, path) for each member, and requires that
+// nothing but whitespace follows it. Throws InputError (see DocumentError
+// for the document as a whole), or IoError for a document over 4 GiB.
+template <std::size_t N, typename Read>
+void ReadRootObject(simdjson::padded_string_view json,
+                    const std::array<std::string_view, N>& names,
+                    std::size_t required, Read&& read) {
+  simdjson::ondemand::parser parser;
+  simdjson::ondemand::document document;
+  simdjson::ondemand::object root;
+  simdjson::error_code error = parser.iterate(json).get(document);
+  if (error == simdjson::SUCCESS) error = document.get_object().get(root);
+  if (error != simdjson::SUCCESS) {
+    throw json_diagnostics::DocumentError(error, json, "");
+  }
+  const Context context{document, json, ""};
+  ReadMembers(context, root, "$", names, required,
+              [&](std::size_t index, Value value, const std::string& path) {
+                read(context, index, value, path);
+              });
+  json_diagnostics::CheckAtEnd(context);
+}
+
+}  // namespace kvprefix::json_reader
+
+#endif  // KVPREFIX_IO_JSON_READER_H_

@@ -1,0 +1,32 @@
+// Text that goes into JSON strings and into one-line error messages: UTF-8
+// checking and escaping, shared by io's readers (messages quote what the
+// user wrote) and writers (case files carry a free-text "source").
+#ifndef KVPREFIX_IO_JSON_STRINGS_H_
+#define KVPREFIX_IO_JSON_STRINGS_H_
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+namespace kvprefix {
+
+// Byte offset of the first byte of `text` that does not start or continue a
+// valid UTF-8 sequence (RFC 3629: no overlong forms, no surrogates, nothing
+// above U+10FFFF), or std::string_view::npos. O(bytes).
+std::size_t FirstInvalidUtf8(std::string_view text);
+
+// `text` (a member name, a token, a file name: anything the user wrote) made
+// safe for a one-line message: escaped as in a JSON string (\" \\ \n \r
+// \t \u0000 \u001b ... \u007f), bytes that are not UTF-8 shown as \xFF,
+// and cut after `max_bytes` bytes of `text` with "..." appended. No quotes
+// are added. O(min(size, max_bytes)).
+std::string EscapeForMessage(std::string_view text, std::size_t max_bytes = 40);
+
+// Appends `text` as a JSON string (RFC 8259), quotes included: escaped as
+// EscapeForMessage escapes, never cut, and each byte that is not UTF-8
+// replaced by U+FFFD, so that the result is always valid JSON. O(bytes).
+void AppendJsonString(std::string_view text, std::string& out);
+
+}  // namespace kvprefix
+
+#endif  // KVPREFIX_IO_JSON_STRINGS_H_

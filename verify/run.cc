@@ -1,0 +1,196 @@
+// `kvprefix verify`'s run: see run.h.
+#include "verify/run.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <functional>
+#include <future>
+#include <random>
+#include <stdexcept>
+#include <thread>
+
+#include "io/case_file.h"
+#include "io/json_output.h"
+#include "verify/checker.h"
+#include "verify/inputs.h"
+#include "verify/shrink.h"
+#include "verify/subprocess.h"
+
+namespace kvprefix::verify {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Case files up to this size are also printed in the report.
+constexpr std::size_t kMaxPrintedCaseBytes = 400;
+
+// `seconds` (checked: finite, 0 to kMaxSeconds) rounded up, so that
+// a short positive timeout does not become 0 ms.
+std::chrono::milliseconds Milliseconds(double seconds) {
+  return std::chrono::ceil<std::chrono::milliseconds>(
+      std::chrono::duration<double>(seconds));
+}
+
+// `text` quoted for /bin/sh, for copy-paste replay lines.
+std::string ShellQuote(std::string_view text) {
+  std::string quoted = "'";
+  for (char c : text) {
+    quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  }
+  return quoted + "'";
+}
+
+std::string Describe(const BatchInput& input) {
+  return fmt::format(
+      "{} sequences ({} tokens)",
+      input.cached_sequences.size() + input.requests.size(),
+      input.cached_sequences.total_tokens() + input.requests.total_tokens());
+}
+
+// What is under test, as flags, for replay lines and case-file sources.
+std::string TargetFlags(const RunOptions& options) {
+  if (!options.command.empty()) return "--cmd " + ShellQuote(options.command);
+  return fmt::format("--engines {}", fmt::join(options.engines, ","));
+}
+
+Checker MakeChecker(const RunOptions& options) {
+  if (!options.command.empty()) {
+    return MakeCommandChecker(
+        CommandOptions{.command = options.command,
+                       .timeout = Milliseconds(options.timeout),
+                       .check_format = options.check_format});
+  }
+  return MakeEngineChecker(EnginesByName(options.engines));
+}
+
+std::vector<NamedInput> LoadInputs(const RunOptions& options) {
+  std::vector<NamedInput> inputs = ReadInputFiles(options.files);
+  auto add = [&inputs](std::vector<NamedInput> more) {
+    for (NamedInput& input : more) inputs.push_back(std::move(input));
+  };
+  if (!options.cases.empty()) add(ReadCaseInputs(options.cases));
+  if (!options.trace.empty()) {
+    add(TraceWindowInputs(options.trace, options.trace_window));
+  }
+  return inputs;
+}
+
+// Shrinks (unless it timed out: every attempt would cost the timeout),
+// writes the case file, prints the report, and throws (exit status 1).
+[[noreturn]] void ReportFailure(const RunOptions& options, const Checker& check,
+                                const NamedInput& failing,
+                                const Failure& failure) {
+  fmt::print("FAILED: {} on {}\n", FailureKindName(failure.kind), failing.name);
+  ShrinkResult shrunk{failing.input, failure, 0};
+  if (failure.kind != FailureKind::kTimeout) {
+    shrunk =
+        Shrink(failing.input, failure, check,
+               ShrinkOptions{.max_attempts = options.shrink_attempts,
+                             .deadline = Clock::now() +
+                                         Milliseconds(options.shrink_time)});
+    if (shrunk.attempts > 0) {
+      fmt::print("shrunk in {} checks from {} to {}\n", shrunk.attempts,
+                 Describe(failing.input), Describe(shrunk.input));
+    }
+  }
+  fmt::print("{}\n", shrunk.failure.message);
+  const std::string text = FormatCaseFile(
+      shrunk.input, ReferenceMatches(shrunk.input),
+      fmt::format("kvprefix verify {}: {} on {}", TargetFlags(options),
+                  FailureKindName(shrunk.failure.kind), failing.name));
+  if (text.size() <= kMaxPrintedCaseBytes) fmt::print("case: {}", text);
+  WriteFileAtomically(options.out, text);
+  fmt::print(
+      "minimal failing case (with the reference's answer) written to {}\n"
+      "replay: kvprefix verify {} --cases {}\n",
+      options.out, TargetFlags(options), ShellQuote(options.out));
+  std::fflush(stdout);
+  throw std::runtime_error(
+      fmt::format("verify failed: {}", FailureKindName(failure.kind)));
+}
+
+}  // namespace
+
+void Run(const RunOptions& options) {
+  if (options.command.empty() == options.engines.empty()) {
+    throw std::invalid_argument(
+        "verify: give exactly one of --cmd COMMAND and --engines NAMES");
+  }
+  IgnoreSigpipe();
+  const Checker check = MakeChecker(options);
+  const std::vector<NamedInput> inputs = LoadInputs(options);
+  // Given inputs replace the generated ones unless `runs` asks for both; a
+  // time budget alone means "generate until the time is up".
+  const std::uint64_t runs = options.runs              ? *options.runs
+                             : options.time_budget > 0 ? UINT64_MAX
+                             : inputs.empty()          ? 100
+                                                       : 0;
+  if (inputs.empty() && runs == 0) {
+    // "OK: 0 inputs agree" would be a false success.
+    throw std::invalid_argument(
+        "verify: nothing to check (--runs 0 and no FILEs, --cases or --trace)");
+  }
+  const std::uint64_t seed =
+      options.seed ? *options.seed : std::random_device{}();
+  if (runs > 0) fmt::print("generating inputs with --seed {}\n", seed);
+  const std::size_t jobs =
+      options.jobs > 0 ? options.jobs
+                       : std::max(1u, std::thread::hardware_concurrency());
+
+  const Clock::time_point start = Clock::now();
+  const Clock::time_point stop = options.time_budget > 0
+                                     ? start + Milliseconds(options.time_budget)
+                                     : Clock::time_point::max();
+  // Inputs in order: the given ones, then generated ones; nullopt at the
+  // end or when the time budget is spent (after the first input, so that a
+  // run always checks something).
+  std::size_t next_given = 0;
+  std::uint64_t next_run = 0;
+  auto next_input = [&]() -> std::optional<NamedInput> {
+    if (next_given + next_run > 0 && Clock::now() >= stop) return std::nullopt;
+    if (next_given < inputs.size()) return inputs[next_given++];
+    if (next_run < runs) {
+      return GeneratedInput(seed, next_run++, options.max_size);
+    }
+    return std::nullopt;
+  };
+  // Checks run --jobs at a time; failures are taken in input order, so a
+  // run is reproducible whatever the number of jobs.
+  std::size_t checked = 0;
+  for (bool more = true; more;) {
+    std::vector<NamedInput> batch;
+    std::vector<std::future<std::optional<Failure>>> results;
+    while (batch.size() < jobs) {
+      std::optional<NamedInput> input = next_input();
+      if (!input) {
+        more = false;
+        break;
+      }
+      batch.push_back(*std::move(input));
+    }
+    for (const NamedInput& input : batch) {
+      results.push_back(
+          std::async(std::launch::async, check, std::cref(input.input)));
+    }
+    for (std::size_t i = 0; i < batch.size(); ++i) {
+      // A std::system_error (no pipes, no /bin/sh) propagates: status 1.
+      const std::optional<Failure> failure = results[i].get();
+      if (failure) ReportFailure(options, check, batch[i], *failure);
+      if (batch[i].expected &&
+          *batch[i].expected != ReferenceMatches(batch[i].input)) {
+        fmt::print(
+            "warning: {}: its expected answer disagrees with the reference\n",
+            batch[i].name);
+      }
+      ++checked;
+    }
+  }
+  const std::chrono::duration<double> elapsed = Clock::now() - start;
+  fmt::print("OK: {} inputs agree with the reference ({:.1f} s)\n", checked,
+             elapsed.count());
+}
+
+}  // namespace kvprefix::verify

@@ -1,0 +1,67 @@
+// `kvprefix verify` as a library call: checks an implementation of the
+// contract (an external program, or built-in engines) against the reference
+// trie on given and generated inputs, and on the first failure shrinks it,
+// writes it as a case file and explains it. The CLI (cli/verify_command.cc)
+// only turns its options into RunOptions.
+#ifndef KVPREFIX_VERIFY_RUN_H_
+#define KVPREFIX_VERIFY_RUN_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kvprefix::verify {
+
+// The longest duration accepted, in seconds (11.6 days): far beyond any real
+// run, and small enough that a deadline computed from it cannot overflow the
+// clock.
+inline constexpr double kMaxSeconds = 1e6;
+// The shortest command timeout, in seconds: poll(2) counts in milliseconds.
+inline constexpr double kMinTimeout = 0.001;
+
+struct RunOptions {
+  // What is checked: exactly one of an external command (run with
+  // /bin/sh -c once per input) and built-in engines (registry names or
+  // "all").
+  std::string command;
+  std::vector<std::string> engines;
+  // Given inputs: SPEC §4 files, a case file or folder of them, a Mooncake
+  // trace cut into windows of `trace_window` (>= 2) requests; "" for none.
+  std::vector<std::string> files;
+  std::string cases;
+  std::string trace;
+  std::size_t trace_window = 64;
+  // Generated inputs: `runs` of them (unset: 100, or none when inputs are
+  // given, or until the time budget is spent when there is one) from `seed`
+  // (unset: a random one, printed), sizes cycling from 0 to `max_size`.
+  std::optional<std::uint64_t> runs;
+  std::optional<std::uint64_t> seed;
+  int max_size = 100;
+  // Durations in seconds, finite: time_budget in [0, kMaxSeconds] (0: no
+  // budget; no input starts after it), timeout in [kMinTimeout,
+  // kMaxSeconds], shrink_time in [0, kMaxSeconds].
+  double time_budget = 0;
+  double timeout = 10;
+  double shrink_time = 120;
+  std::size_t shrink_attempts = 5000;
+  std::size_t jobs = 0;      // inputs checked at once; 0: one per core
+  bool check_format = true;  // also require SPEC §5's exact bytes
+  std::string out = "kvprefix-verify-failure.json";  // the minimal case
+};
+
+// Checks every input in order, `jobs` at a time, and prints the report on
+// standard output: "OK: N inputs agree ...", or the failure, shrunk, whose
+// case file (with the reference's answer) is written to `out`. Failures are
+// taken in input order, so a run is reproducible whatever `jobs` is.
+// Throws std::invalid_argument or InputError for bad usage or input,
+// IoError for an unwritable `out` or unreadable input, std::system_error if
+// the command cannot be started, and std::runtime_error ("verify failed:
+// <kind>") when the implementation disagrees with the reference. Not
+// thread-safe (it sets the process's SIGPIPE disposition).
+void Run(const RunOptions& options);
+
+}  // namespace kvprefix::verify
+
+#endif  // KVPREFIX_VERIFY_RUN_H_
