@@ -10,7 +10,7 @@
 // in 40 seeds every mutant still had a small counterexample elsewhere.)
 //
 // The seed is fixed (kTeethSeed) so ctest is reproducible; set
-// RC_PARAMS="seed=..." to try another (scripts/property-campaign.sh does).
+// RC_PARAMS="seed=..." to try another (scripts/property_campaign.sh does).
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <rapidcheck.h>

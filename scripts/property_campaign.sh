@@ -4,7 +4,7 @@
 # stops at the first failure, whose output holds the shrunk counterexample
 # and the RC_PARAMS line that reproduces it (see tests/README.md).
 #
-#   scripts/property-campaign.sh [build-dir] [cases-per-property] [rounds]
+#   scripts/property_campaign.sh [build-dir] [cases-per-property] [rounds]
 #
 # Defaults: build/, 10000 cases, 10 rounds. Each round draws a new seed and
 # runs the engine properties and the teeth test with
