@@ -11,7 +11,7 @@ set -euo pipefail
 fuzz_dir=$(dirname "$(realpath "$0")")
 repo=$(dirname "$fuzz_dir")
 build=$(realpath -m "${1:-$repo/build-fuzz-ci}")
-targets=(differential_fuzzer json_input_fuzzer mooncake_line_fuzzer)
+mapfile -t targets < <(grep -E '^[a-z0-9_]+$' "$fuzz_dir/targets.txt")
 
 # clang whatever $CC says: libFuzzer is clang's. KVPREFIX_FUZZ_CC/CXX pick
 # another clang (e.g. clang-14).

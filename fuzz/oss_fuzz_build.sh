@@ -15,7 +15,7 @@ set -euo pipefail
 src=$(dirname "$(dirname "$(realpath "$0")")")
 work=${WORK:-$(mktemp -d)}
 build=$work/kvprefix-oss-fuzz
-targets=(differential_fuzzer json_input_fuzzer mooncake_line_fuzzer)
+mapfile -t targets < <(grep -E '^[a-z0-9_]+$' "$src/fuzz/targets.txt")
 
 # The loader expands $ORIGIN, the shell must not.
 # shellcheck disable=SC2016

@@ -2,7 +2,7 @@
 # Runs one libFuzzer campaign and prints its exec/s and coverage at the end.
 #
 # Usage: fuzz/run_campaign.sh TARGET [SECONDS] [JOBS] [CORPUS_DIR] [CRASH_DIR]
-#   TARGET      differential_fuzzer, json_input_fuzzer or mooncake_line_fuzzer
+#   TARGET      a target of fuzz/targets.txt, e.g. differential_fuzzer
 #   SECONDS     campaign length (default 600)
 #   JOBS        parallel fuzzing processes, libFuzzer -fork=JOBS when above 1
 #               (default 1: one in-process run)
