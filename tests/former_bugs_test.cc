@@ -1,0 +1,169 @@
+// Former bugs: every bug found in kvprefix so far, one line each, with the
+// regression test that fails without its fix. A test named Suite.Name is a
+// GoogleTest test of tests/; "ctest NAME" is a ctest test that runs a script
+// (tests/CMakeLists.txt); "pytest NAME" is a test of python/tests/. Tests
+// written for a bug that had none live in this file.
+// FormerBugsTest.EveryListedTestExists keeps the table honest.
+//
+// To add one: fix the bug, write (or name) the test that fails without the
+// fix, and add a line. A counterexample from a property or a fuzzer becomes
+// a test here that replays its operations through
+// checking::DifferentialChecker (tests/README.md).
+//
+// clang-format off
+// Engines
+//   double-array: on a slot conflict, moving only the new child (not its whole family) lost siblings; a bug known from double-array libraries, see optimized/double_array_trie.h -- DoubleArrayTrieTest.RelocationMovesEverySiblingAndFixesTheirChildren
+//   double-array: a family spread over the vocabulary left a vocabulary-wide hole that was never filled (tree-of-thought: 614 bytes per node) -- DoubleArrayTrieTest.BranchingEveryStepDoesNotLeaveVocabularyWideHoles
+// io and the CLI
+//   -o over a symbolic link replaced the link with a file instead of writing the file it leads to -- WriteFileAtomicallyTest.WritesThroughSymlinksKeepingThem
+//   -o /dev/stdout (a /proc/self/fd link) was replaced by a file instead of written in place -- WriteFileAtomicallyTest.WritesOpenFilesBehindProcLinksInPlace
+//   a replaced -o file lost its permissions (the temporary file's 0600) -- WriteFileAtomicallyTest.ReplacedFileKeepsItsPermissions
+//   SIGINT, SIGTERM or SIGHUP during a write left the temporary .name.XXXXXX file behind -- CliTest.SignalDuringTheWriteLeavesNoTemporaryFile
+//   a closed stdout pipe (| head -c 10) killed the tool silently with SIGPIPE -- CliTest.ClosedStdoutPipeIsAnIoFailure
+//   error messages quoted user text raw: newlines and terminal escapes reached the terminal -- ParseBatchInputTest.MessagesEscapeUserTextAndNameTheByte
+//   invalid JSON in trace members kvprefix does not use was skipped unchecked by simdjson On Demand -- AppendTraceLineTest.InvalidJsonInUnusedMembersIsRejected
+//   NaN, infinity and out-of-range values of floating-point options were cast into nonsense -- CliOptionsTest.CachedFractionMustBeAFiniteNumberFrom0To1, CliOptionsTest.VerifyDurationsMustBeFiniteAndInRange
+// verify
+//   case files were read with nlohmann's get<Token>(), which converts: [[4294967297]] was sent as [[1]], true as 1 -- CaseFileTest.RejectsWhatTheProductRejectsNamingFileAndLocation
+//   a case file member given twice was taken silently (nlohmann keeps the last one) -- CaseFileTest.RejectsWhatTheProductRejectsNamingFileAndLocation
+//   a bad case file was named by its file name alone ("null" for --cases /dev/null) -- VerifyCliTest.BadCaseFileIsExit2NamingThePathAsGiven
+//   a bad --trace was reported without its file name -- VerifyCliTest.BadTraceErrorNamesTheFile
+//   an empty --cases folder silently fell back to generated inputs -- VerifyCliTest.EmptyCasesFolderIsExit2NotGeneratedInputs
+//   --runs 0 without inputs, or a time budget spent before the first input, reported "OK" having checked nothing -- CliOptionsTest.VerifyNeverReportsSuccessWithoutChecking
+//   a --timeout below a millisecond became 0 ms: every run timed out -- CliOptionsTest.VerifyDurationsMustBeFiniteAndInRange
+//   --trace-window near SIZE_MAX wrapped around (begin + window) -- CliOptionsTest.TraceWindowAtLeastTheTraceIsOneInput
+//   a background child holding stdout open turned a finished answer into a timeout and outlived the run -- SubprocessTest.BackgroundChildHoldingThePipeIsNotATimeout, VerifyCliTest.BackgroundChildOfTheCommandIsNoTimeout
+//   a failure whose case-file source held bytes that are not UTF-8 (a --cmd, a file name) made nlohmann's dump() throw: no case file was written -- FormerBugsTest.CaseFileSourceNeedNotBeUtf8, CaseFileTest.FormatReadsBackWithAnySource
+// Layering (issue 12)
+//   the shipped CLI linked the test library: mutants, RapidCheck and nlohmann-json were in build/kvprefix -- ctest cli_symbols
+//   includes pointed up: the core included every engine, verify/ included cli/ and testing/ -- ctest layering
+//
+// Bugs of other projects, kept as the shared regression cases
+// (tests/data/cases/NN-*.json, whose "source" names the report): every engine
+// answers each one exactly -- EngineTest.SharedCases,
+// LibraryPathTest.SharedCasesMatchForEveryEngineChosenByName,
+// CliTest.SharedCasesAreExactForEveryEngine, pytest test_regression_case_gives_expected_matches
+//   01 sgl-project/sglang#154: recursive radix insert hit the recursion limit on a very long input
+//   03 sgl-project/sglang#10637: a key that becomes empty must return an empty match early
+//   05 sgl-project/mini-sglang#46: match_prefix overwrote the matched node with the root while walking up
+//   07 armon/libart#24: the prefix check ignored bytes past the stored partial prefix and matched falsely
+//   09 ai-dynamo/dynamo#7800: duplicate store events were counted as new blocks
+//   11 takawitter/trie4j#35: common-prefix search indexed -1 when the query ran past a stored key
+//   13 fragglet/c-algorithms#2: keys >= 128 crashed the trie (char sign used as child index)
+//   15 rafaelkallis/adaptive-radix-tree#18: growing node_16 made a node_48 whose children could not be read
+//   17 NVIDIA/Megatron-LM#4158: a polynomial rolling block hash collided
+//   19 openvinotoolkit/openvino.genai#3722: a hash hit was trusted without checking the block's tokens
+//   21 llm-d/llm-d-inference-sim#705: the hit count kept growing after the first missing block
+//   23 LMCache/LMCache#5151: full hits at an exact chunk multiple restored the wrong context
+//   25 pytries/marisa-trie#55: a one-character prefix of a stored key returned no match
+//   27 TheAlgorithms/Python#11316: inserting a key that ends where two keys branch raised an error
+//   29 openrewrite/rewrite#7878: a recursive adaptive radix tree overflowed the stack on a, aa, aaa, ...
+//   31 Tessil/hat-trie#54: a uint16 index type broke the structure past 65535 entries
+//   33 pytries/datrie#32: insertion got slower as the trie grew
+//   35 luislavena/radix#22: lookup compared against the first child only and missed its sibling
+//   37 plar/go-adaptive-radix-tree#1: keys inserted after longer keys sharing their prefix went missing
+//   39 sgl-project/sglang#22367: a vocabulary boundary check used > where >= was needed
+// clang-format on
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
+
+#include "io/case_file.h"
+
+namespace kvprefix {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string ReadText(const fs::path& path) {
+  std::ifstream file(path);
+  std::stringstream text;
+  text << file.rdbuf();
+  return text.str();
+}
+
+// The whole text of every file of `dir` (not its subfolders) ending in
+// `extension`.
+std::string ReadAll(const fs::path& dir, const std::string& extension) {
+  std::string all;
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    if (entry.path().extension() == extension) all += ReadText(entry.path());
+  }
+  return all;
+}
+
+// The tests the table names: everything after " -- " on a table line, split
+// at ", ".
+std::set<std::string> ListedTests(const std::string& table) {
+  std::set<std::string> tests;
+  std::istringstream lines(table);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("// clang-format on", 0) == 0) break;
+    const std::size_t arrow = line.find(" -- ");
+    if (line.rfind("//", 0) != 0 || arrow == std::string::npos) continue;
+    std::istringstream names(line.substr(arrow + 4));
+    for (std::string name; std::getline(names, name, ',');) {
+      tests.insert(name.substr(name.find_first_not_of(' ')));
+    }
+  }
+  return tests;
+}
+
+TEST(FormerBugsTest, EveryListedTestExists) {
+  const fs::path source = KVPREFIX_SOURCE_DIR;
+  const std::set<std::string> listed =
+      ListedTests(ReadText(source / "tests/former_bugs_test.cc"));
+  ASSERT_GE(listed.size(), 20u);
+  const std::string gtests = ReadAll(source / "tests", ".cc") +
+                             ReadAll(source / "tests/property", ".cc");
+  const std::string ctests = ReadText(source / "tests/CMakeLists.txt");
+  const std::string pytests = ReadAll(source / "python/tests", ".py");
+  for (const std::string& test : listed) {
+    bool found = false;
+    if (test.rfind("ctest ", 0) == 0) {
+      found = ctests.find("add_test(NAME " + test.substr(6) + " ") !=
+              std::string::npos;
+    } else if (test.rfind("pytest ", 0) == 0) {
+      found = pytests.find("def " + test.substr(7) + "(") != std::string::npos;
+    } else {
+      const std::size_t dot = test.find('.');
+      ASSERT_NE(dot, std::string::npos) << "not Suite.Name: " << test;
+      const std::regex definition(
+          "(TEST|TEST_F|TEST_P|TYPED_TEST|TYPED_TEST_P|RC_GTEST_PROP)\\(\\s*" +
+          test.substr(0, dot) + ",\\s*" + test.substr(dot + 1) + "\\b");
+      found = std::regex_search(gtests, definition);
+    }
+    EXPECT_TRUE(found) << "the former-bugs table names a missing test: "
+                       << test;
+  }
+}
+
+// The case file of a failure carries the command line in its "source"; a
+// --cmd with a byte that is not UTF-8 made nlohmann's dump() throw, so the
+// failure was reported without its case file. Now the byte becomes U+FFFD.
+TEST(FormerBugsTest, CaseFileSourceNeedNotBeUtf8) {
+  const std::string out = (fs::path(::testing::TempDir()) /
+                           (std::to_string(::getpid()) + "-latin1.json"))
+                              .string();
+  const std::string command = std::string(KVPREFIX_CLI) +
+                              " verify --cmd 'false #caf\xe9' --runs 1 --out " +
+                              out + " >/dev/null 2>&1";
+  const int status = std::system(command.c_str());
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 1);  // the failure itself
+  const CaseFile written = ReadCaseFile(out);
+  EXPECT_THAT(written.source, ::testing::HasSubstr("caf\xEF\xBF\xBD"));
+  EXPECT_THAT(written.source, ::testing::HasSubstr("crash"));
+}
+
+}  // namespace
+}  // namespace kvprefix
