@@ -23,6 +23,8 @@ using json_reader::Value;
 
 constexpr std::array<std::string_view, 4> kMembers = {
     "cached_sequences", "requests", "expected", "source"};  // source optional
+constexpr std::array<std::string_view, 3> kReplayCaseMembers = {
+    "document", "expected", "source"};  // source optional
 constexpr std::array<std::string_view, 1> kExpectedMembers = {"matches"};
 constexpr std::array<std::string_view, 3> kMatchMembers = {
     "matched_length", "cache_node", "uncached_suffix"};
@@ -115,27 +117,54 @@ CaseFile Parse(simdjson::padded_string_view json) {
   return result;
 }
 
-}  // namespace
-
-CaseFile ParseCaseFile(std::string_view json) {
-  const simdjson::padded_string padded(json);
-  return Parse(padded);
+ReplayCaseFile ParseReplay(simdjson::padded_string_view json) {
+  ReplayCaseFile result;
+  WrittenMatches written;
+  json_reader::ReadRootObject(
+      json, kReplayCaseMembers, kReplayCaseMembers.size() - 1,
+      [&](const Context& context, std::size_t index, Value value,
+          const std::string& path) {
+        switch (index) {
+          case 0:
+            json_reader::ReadObject(
+                context, value, path, json_reader::kReplayMembers, 1,
+                [&](std::size_t member, Value member_value,
+                    const std::string& member_path) {
+                  json_reader::ReadReplayMember(context, member, member_value,
+                                                member_path, result.input);
+                });
+            break;
+          case 1:
+            ReadExpected(context, value, path, written);
+            break;
+          default:
+            result.source = json_reader::ReadString(context, value, path);
+        }
+      });
+  CheckMatches(written, result.input.requests);
+  result.expected = std::move(written.matches);
+  return result;
 }
 
-CaseFile ReadCaseFile(const std::string& path) {
+// The case file `path`, parsed by `parse`; errors name the path as given
+// (its file name alone is "null" for /dev/null).
+template <typename Case>
+Case ReadCase(const std::string& path,
+              Case (*parse)(simdjson::padded_string_view)) {
   const std::string text = ReadPaddedFile(path);
   try {
-    CaseFile result = Parse(PaddedView(text));
+    Case result = parse(PaddedView(text));
     result.name = fs::path(path).filename().string();
     return result;
   } catch (const InputError& error) {
-    // The path as given: its file name alone is "null" for /dev/null.
     throw InputError(EscapeForMessage(path, 1024) + ": " + error.location(),
                      error.problem());
   }
 }
 
-std::vector<CaseFile> ReadCaseFolder(const std::string& dir) {
+template <typename Case>
+std::vector<Case> ReadFolder(const std::string& dir,
+                             Case (*parse)(simdjson::padded_string_view)) {
   std::vector<fs::path> paths;
   std::error_code error;
   for (const auto& entry : fs::directory_iterator(dir, error)) {
@@ -146,9 +175,51 @@ std::vector<CaseFile> ReadCaseFolder(const std::string& dir) {
                               EscapeForMessage(dir, 1024), error.message()));
   }
   std::sort(paths.begin(), paths.end());
-  std::vector<CaseFile> cases;
-  for (const fs::path& path : paths) cases.push_back(ReadCaseFile(path));
+  std::vector<Case> cases;
+  for (const fs::path& path : paths) cases.push_back(ReadCase(path, parse));
   return cases;
+}
+
+// Ends a case file whose input members are in `text` (which ends with the
+// input's closing "}\n"): "expected", "source", and the closing brace.
+void AppendExpectedAndSource(const SequenceList& requests,
+                             std::span<const Match> expected,
+                             std::string_view source, std::string& text) {
+  text.resize(text.size() - 2);
+  text += ",\"expected\":";
+  AppendMatchesJson(requests, expected, text);
+  text.pop_back();
+  text += ",\"source\":";
+  AppendJsonString(source, text);
+  text += "}\n";
+}
+
+}  // namespace
+
+CaseFile ParseCaseFile(std::string_view json) {
+  const simdjson::padded_string padded(json);
+  return Parse(padded);
+}
+
+CaseFile ReadCaseFile(const std::string& path) {
+  return ReadCase(path, &Parse);
+}
+
+std::vector<CaseFile> ReadCaseFolder(const std::string& dir) {
+  return ReadFolder(dir, &Parse);
+}
+
+ReplayCaseFile ParseReplayCaseFile(std::string_view json) {
+  const simdjson::padded_string padded(json);
+  return ParseReplay(padded);
+}
+
+ReplayCaseFile ReadReplayCaseFile(const std::string& path) {
+  return ReadCase(path, &ParseReplay);
+}
+
+std::vector<ReplayCaseFile> ReadReplayCaseFolder(const std::string& dir) {
+  return ReadFolder(dir, &ParseReplay);
 }
 
 std::string FormatCaseFile(const BatchInput& input,
@@ -158,13 +229,18 @@ std::string FormatCaseFile(const BatchInput& input,
   // both are reused, not re-implemented, and spliced here.
   std::string text;
   AppendBatchInputJson(input, text);
-  text.resize(text.size() - 2);
-  text += ",\"expected\":";
-  AppendMatchesJson(input.requests, expected, text);
-  text.pop_back();
-  text += ",\"source\":";
-  AppendJsonString(source, text);
-  text += "}\n";
+  AppendExpectedAndSource(input.requests, expected, source, text);
+  return text;
+}
+
+std::string FormatReplayCaseFile(const ReplayInput& input,
+                                 std::span<const Match> expected,
+                                 std::string_view source) {
+  std::string text = "{\"document\":";
+  AppendReplayDocumentJson(input, text);
+  text.pop_back();  // the document's newline
+  text += "}\n";    // as if the case ended here, then extended
+  AppendExpectedAndSource(input.requests, expected, source, text);
   return text;
 }
 

@@ -1,11 +1,15 @@
-// Case files: one batch input with its exact expected answer, the format of
-// the regression cases in tests/data/cases/ and of the minimal failing case
+// Case files: one input with its exact expected answer, the format of the
+// regression cases in tests/data/cases/ and of the minimal failing case
 // `kvprefix verify` writes, so that a failure found can join the regression
-// cases as it is:
+// cases as it is. A batch case (SPEC §2):
 //   {"cached_sequences":[...],"requests":[...],
 //    "expected":{"matches":[...]},"source":"..."}
-// "expected" is what SPEC §5 prints for the input; "source" (optional) says
-// where the case came from.
+// A replay case (SPEC §8, tests/data/cases/capacity/):
+//   {"document":{"requests":[...],"capacity":C,...},
+//    "expected":{"matches":[...]},"source":"..."}
+// "expected" is what SPEC §5 prints for the input (for a replay, each
+// request's match at step 1); "source" (optional) says where the case came
+// from.
 #ifndef KVPREFIX_IO_CASE_FILE_H_
 #define KVPREFIX_IO_CASE_FILE_H_
 
@@ -16,16 +20,20 @@
 
 #include "io/input_error.h"
 #include "kvprefix/batch.h"
+#include "kvprefix/replay.h"
 #include "kvprefix/types.h"
 
 namespace kvprefix {
 
-struct CaseFile {
+template <typename Input>
+struct CaseFileOf {
   std::string name;  // the file name without its folder: "03-empty.json"
-  BatchInput input;
+  Input input;
   std::vector<Match> expected;  // one per request, in request order
   std::string source;           // "" when the file has none
 };
+using CaseFile = CaseFileOf<BatchInput>;
+using ReplayCaseFile = CaseFileOf<ReplayInput>;
 
 // Parses a case file as strictly as ParseBatchInput parses SPEC §4 input
 // (its tokens are sent to implementations under test): exactly the members
@@ -54,6 +62,15 @@ std::vector<CaseFile> ReadCaseFolder(const std::string& dir);
 std::string FormatCaseFile(const BatchInput& input,
                            std::span<const Match> expected,
                            std::string_view source);
+
+// The same four for replay cases: "document" is read as
+// ParseReplayDocument reads a whole document (io/replay_document.h).
+ReplayCaseFile ParseReplayCaseFile(std::string_view json);
+ReplayCaseFile ReadReplayCaseFile(const std::string& path);
+std::vector<ReplayCaseFile> ReadReplayCaseFolder(const std::string& dir);
+std::string FormatReplayCaseFile(const ReplayInput& input,
+                                 std::span<const Match> expected,
+                                 std::string_view source);
 
 }  // namespace kvprefix
 

@@ -271,6 +271,22 @@ void AppendBatchInputJson(const BatchInput& input, std::string& out) {
   out += "}\n";
 }
 
+void AppendReplayDocumentJson(const ReplayInput& input, std::string& out) {
+  out.reserve(out.size() + 96 + 8 * input.requests.total_tokens() +
+              3 * input.requests.size());
+  out += "{\"requests\":";
+  AppendSequences(input.requests, out);
+  if (input.options.bounded()) {
+    out += ",\"capacity\":";
+    AppendUint(input.options.capacity, out);
+  }
+  out += ",\"policy\":\"";
+  out += EvictionPolicyName(input.options.policy);
+  out += "\",\"page_size\":";
+  AppendUint(input.options.page_size, out);
+  out += "}\n";
+}
+
 void WriteFileAtomically(const std::string& path, std::string_view contents) {
   if (path == "-") {
     if (std::fflush(stdout) != 0 || !WriteAll(STDOUT_FILENO, contents)) {

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "kvprefix/batch.h"
+#include "kvprefix/replay.h"
 #include "kvprefix/sequence_list.h"
 #include "kvprefix/types.h"
 
@@ -25,6 +26,11 @@ void AppendMatchesJson(const SequenceList& requests,
 // {"cached_sequences":[...],"requests":[...]} followed by a newline;
 // ParseBatchInput reads it back unchanged.
 void AppendBatchInputJson(const BatchInput& input, std::string& out);
+
+// Appends a compact SPEC §8 replay document followed by a newline:
+// {"requests":[...],"capacity":C,"policy":"lru","page_size":P}, capacity
+// left out when unbounded; ParseReplayDocument reads it back unchanged.
+void AppendReplayDocumentJson(const ReplayInput& input, std::string& out);
 
 // Writes `contents` to `path` atomically: to a temporary file in the same
 // folder, then rename(2), so a failure never leaves a partial file. "-" means

@@ -16,6 +16,7 @@
 #include <string_view>
 
 #include "io/json_diagnostics.h"
+#include "kvprefix/replay.h"
 #include "kvprefix/sequence_list.h"
 
 namespace kvprefix::json_reader {
@@ -31,6 +32,15 @@ void ReadTokens(const Context& context, Value value, const std::string& path,
 // Appends every array of tokens of the array `value` (at `path`) to `out`.
 void ReadSequences(const Context& context, Value value, const std::string& path,
                    SequenceList& out);
+
+// The members of a SPEC §8 replay document, "requests" (required) first.
+inline constexpr std::array<std::string_view, 4> kReplayMembers = {
+    "requests", "capacity", "policy", "page_size"};
+
+// Reads member kReplayMembers[index] of a replay document (replay_document.h
+// says what each may hold) into `out`.
+void ReadReplayMember(const Context& context, std::size_t index, Value value,
+                      const std::string& path, ReplayInput& out);
 
 // An integer from 0 to 2^64 - 1, or InputError at `path`.
 std::uint64_t ReadUnsigned(const Context& context, Value value,

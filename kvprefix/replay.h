@@ -8,10 +8,21 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "kvprefix/cache.h"
 #include "kvprefix/sequence_list.h"
 #include "kvprefix/types.h"
 
 namespace kvprefix {
+
+// The input of a replay: the member `requests` of a SPEC §8 replay document
+// and the cache it runs on (capacity kUnbounded when the document has none).
+// io reads and writes it; verify and the Python module build it.
+struct ReplayInput {
+  SequenceList requests;
+  CacheOptions options;
+
+  friend bool operator==(const ReplayInput&, const ReplayInput&) = default;
+};
 
 struct ReplaySummary {
   std::uint64_t requests = 0;

@@ -1,5 +1,6 @@
-// The contract's regression cases: tests/data/cases/*.json, case files
-// (io/case_file.h) that every engine must answer exactly.
+// The contract's regression cases: tests/data/cases/*.json and the capacity
+// cases of tests/data/cases/capacity/, case files (io/case_file.h) that every
+// engine must answer exactly.
 #ifndef KVPREFIX_TESTING_SHARED_CASES_H_
 #define KVPREFIX_TESTING_SHARED_CASES_H_
 
@@ -19,6 +20,11 @@ inline std::string SharedCasesDir() {
 // Every shared case, sorted by file name.
 inline std::vector<CaseFile> LoadSharedCases() {
   return ReadCaseFolder(SharedCasesDir());
+}
+
+// Every capacity case (SPEC §8 replay documents): tests/data/cases/capacity.
+inline std::vector<ReplayCaseFile> LoadCapacityCases() {
+  return ReadReplayCaseFolder(SharedCasesDir() + "/capacity");
 }
 
 // The exact SPEC §5 bytes `kvprefix match` prints for `shared`.

@@ -19,6 +19,7 @@
 #include "kvprefix/paged_index.h"
 #include "kvprefix/replay.h"
 #include "testing/engine_types.h"
+#include "testing/shared_cases.h"
 
 namespace kvprefix {
 namespace {
@@ -55,6 +56,24 @@ std::vector<Match> ReplayMatches(const CacheOptions& options,
 template <typename E>
 class CacheTest : public ::testing::Test {};
 TYPED_TEST_SUITE_P(CacheTest);
+
+// Every replay document of tests/data/cases/capacity/ gives its expected
+// matches, directly and through the registry.
+TYPED_TEST_P(CacheTest, CapacityCases) {
+  const std::vector<ReplayCaseFile> cases = test::LoadCapacityCases();
+  ASSERT_EQ(cases.size(), 14u);
+  for (const ReplayCaseFile& shared : cases) {
+    PagedIndex<TypeParam> cache(shared.input.options);
+    const auto by_name = MakeEngine(TypeParam::kName, shared.input.options);
+    for (std::size_t i = 0; i < shared.input.requests.size(); ++i) {
+      const TokenSpan request = shared.input.requests[i];
+      EXPECT_EQ(cache.Access(request), shared.expected[i])
+          << shared.name << " request " << i;
+      EXPECT_EQ(by_name->Access(request), shared.expected[i])
+          << shared.name << " request " << i;
+    }
+  }
+}
 
 // tests/data/cases/capacity/hand-01: capacity 3, LRU.
 TYPED_TEST_P(CacheTest, LruEvictsTheOldestLeafAndNeverReusesIds) {
@@ -364,18 +383,16 @@ TYPED_TEST_P(CacheTest, ExhaustiveSmallWorldAgainstBruteForce) {
   CheckEveryList<TypeParam>(AllSequences(4), 3, 2);
 }
 
-REGISTER_TYPED_TEST_SUITE_P(CacheTest, LruEvictsTheOldestLeafAndNeverReusesIds,
-                            CapacityZeroKeepsNothingButCountsIds,
-                            RequestLongerThanCapacityKeepsItsFirstNodes,
-                            LruAndFifoDiffer,
-                            ChainTouchedAboveItsTailLosesTheTailFirst,
-                            EvictedPrefixInsertedAgainGetsNewIds,
-                            ExactlyAtCapacityEvictsNothing,
-                            LargeCapacityGivesTheUnboundedReplay,
-                            PagesDropThePartialLastPage,
-                            ReplaySummaryCountsPartialPagesAndPeakNodes,
-                            PagesOnOneHashAreStillComparedByContent,
-                            ExhaustiveSmallWorldAgainstBruteForce);
+REGISTER_TYPED_TEST_SUITE_P(
+    CacheTest, CapacityCases, LruEvictsTheOldestLeafAndNeverReusesIds,
+    CapacityZeroKeepsNothingButCountsIds,
+    RequestLongerThanCapacityKeepsItsFirstNodes, LruAndFifoDiffer,
+    ChainTouchedAboveItsTailLosesTheTailFirst,
+    EvictedPrefixInsertedAgainGetsNewIds, ExactlyAtCapacityEvictsNothing,
+    LargeCapacityGivesTheUnboundedReplay, PagesDropThePartialLastPage,
+    ReplaySummaryCountsPartialPagesAndPeakNodes,
+    PagesOnOneHashAreStillComparedByContent,
+    ExhaustiveSmallWorldAgainstBruteForce);
 INSTANTIATE_TYPED_TEST_SUITE_P(Engine, CacheTest,
                                GtestTypes<EngineList<ReferenceTrie>>::type,
                                EngineTypeName);

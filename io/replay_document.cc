@@ -1,0 +1,70 @@
+// Reading SPEC §8 replay documents with io's strict readers.
+#include "io/replay_document.h"
+
+#include <fmt/format.h>
+
+#include <array>
+#include <limits>
+
+#include "io/json_reader.h"
+#include "io/json_strings.h"
+#include "io/padded_file.h"
+
+namespace kvprefix {
+namespace json_reader {
+
+void ReadReplayMember(const Context& context, std::size_t index, Value value,
+                      const std::string& path, ReplayInput& out) {
+  switch (index) {
+    case 0:
+      ReadSequences(context, value, path, out.requests);
+      break;
+    case 1:
+      out.options.capacity = ReadUnsigned(context, value, path);
+      break;
+    case 2: {
+      const std::string name = ReadString(context, value, path);
+      const auto policy = ParseEvictionPolicy(name);
+      if (!policy) {
+        throw InputError(path, fmt::format("expected \"lru\" or \"fifo\", "
+                                           "found \"{}\"",
+                                           EscapeForMessage(name)));
+      }
+      out.options.policy = *policy;
+      break;
+    }
+    default:
+      out.options.page_size =
+          static_cast<std::uint64_t>(json_diagnostics::ReadInteger(
+              context, value, 1, kMaxPageSize, [&] { return path; }));
+  }
+}
+
+}  // namespace json_reader
+
+namespace {
+
+ReplayInput Parse(simdjson::padded_string_view json) {
+  ReplayInput input;
+  json_reader::ReadRootObject(
+      json, json_reader::kReplayMembers, 1,
+      [&](const json_reader::Context& context, std::size_t index,
+          json_reader::Value value, const std::string& path) {
+        json_reader::ReadReplayMember(context, index, value, path, input);
+      });
+  return input;
+}
+
+}  // namespace
+
+ReplayInput ParseReplayDocument(std::string_view json) {
+  const simdjson::padded_string padded(json);
+  return Parse(padded);
+}
+
+ReplayInput ReadReplayDocumentFile(const std::string& path) {
+  const std::string text = ReadPaddedFile(path);
+  return Parse(PaddedView(text));
+}
+
+}  // namespace kvprefix
