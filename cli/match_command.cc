@@ -5,6 +5,7 @@
 #include <memory>
 #include <string>
 
+#include "cli/cache_options.h"
 #include "cli/commands.h"
 #include "cli/progress.h"
 #include "engines/registry.h"
@@ -18,6 +19,7 @@ namespace {
 struct MatchOptions {
   std::string input = "-";
   std::string engine;
+  CacheArguments cache;  // --page-size only: the batch job has no capacity
   std::string output = "-";
 };
 
@@ -27,7 +29,8 @@ void RunMatch(const MatchOptions& options) {
   progress.Note(fmt::format("parsed {} cached sequences, {} requests",
                             input.cached_sequences.size(),
                             input.requests.size()));
-  const auto index = MakeEngine(options.engine);
+  const auto index =
+      MakeEngine(options.engine, ToCacheOptions(options.cache, 1));
   const auto matches = FindPrefixMatches(*index, input);
   progress.Note(fmt::format("matched; {} nodes", index->node_count()));
   std::string json;
@@ -50,6 +53,7 @@ void RegisterMatchCommand(CLI::App& app) {
                    "SPEC §4 JSON input; - reads standard input")
       ->capture_default_str();
   AddEngineOption(*command, options->engine);
+  AddCacheOptions(*command, options->cache, /*bounded=*/false);
   command
       ->add_option("-o,--output", options->output,
                    "Output file, replaced atomically (never left partial); "

@@ -1,16 +1,21 @@
-// `kvprefix replay`: SPEC §3 replay of a Mooncake trace (SPEC §7): each
-// request is matched, then inserted; prints the cache-hit summary.
+// `kvprefix replay`: a serving system's replay of a request trace (SPEC §3),
+// on an unbounded index or a cache with a capacity (SPEC §8): each request is
+// matched, then inserted (and the cache touched and evicted). Reads a
+// Mooncake trace (SPEC §7) and prints the hit summary, or a replay document
+// (SPEC §8) and prints every request's match (SPEC §5).
 #include <fmt/format.h>
 
 #include <cstdio>
 #include <memory>
 #include <string>
 
+#include "cli/cache_options.h"
 #include "cli/commands.h"
 #include "cli/progress.h"
 #include "engines/registry.h"
 #include "io/input_error.h"
 #include "io/json_output.h"
+#include "io/replay_document.h"
 #include "kvprefix/replay.h"
 
 namespace kvprefix::cli {
@@ -18,8 +23,15 @@ namespace {
 
 struct ReplayOptions {
   TraceArguments trace;
+  std::string format = "mooncake";
   std::string engine;
+  CacheArguments cache;
   std::string matches;  // empty: do not write per-request matches
+  std::string output = "-";
+  CLI::Option* mode_option = nullptr;
+  CLI::Option* vocab_option = nullptr;
+  CLI::Option* matches_option = nullptr;
+  CLI::Option* output_option = nullptr;
 };
 
 // {"request":i,"request_length":n,"matched_length":m,"cache_node":c}
@@ -31,13 +43,27 @@ void AppendMatchLine(std::size_t i, TokenSpan request, const Match& match,
                  i, request.size(), match.matched_length, match.cache_node);
 }
 
-void RunReplay(const ReplayOptions& options) {
+// Throws a usage error if `option` was given: it means nothing with
+// --format `format`.
+void Reject(const CLI::Option* option, std::string_view format) {
+  if (option->count() > 0) {
+    throw std::invalid_argument(fmt::format("{} does not apply to --format {}",
+                                            option->get_name(), format));
+  }
+}
+
+void ReplayMooncake(const ReplayOptions& options) {
+  Reject(options.output_option, "mooncake");
   Progress progress;
   const SequenceList trace = ReadTrace(options.trace);
   const double read_seconds = progress.Seconds();
   progress.Note(fmt::format("parsed {} requests, {} tokens", trace.size(),
                             trace.total_tokens()));
-  const auto index = MakeEngine(options.engine);
+  // In block mode a symbol is a hash id: 512 tokens of KV cache.
+  const std::uint64_t symbol_tokens =
+      options.trace.mode == "block" ? kMooncakeBlockTokens : 1;
+  const CacheOptions cache = ToCacheOptions(options.cache, symbol_tokens);
+  const auto index = MakeEngine(options.engine, cache);
   std::string match_lines;
   const ReplaySummary summary = Replay(
       *index, trace, [&](std::size_t i, TokenSpan request, const Match& match) {
@@ -52,15 +78,45 @@ void RunReplay(const ReplayOptions& options) {
     WriteFileAtomically(options.matches, match_lines);
   }
   const std::string line = fmt::format(
-      "{{\"engine\":\"{}\",\"mode\":\"{}\",\"vocab\":{},\"requests\":{},"
+      "{{\"engine\":\"{}\",\"mode\":\"{}\",\"vocab\":{},{},\"requests\":{},"
       "\"request_tokens\":{},\"matched_tokens\":{},\"hit_ratio\":{},"
-      "\"nodes\":{},\"memory_bytes\":{},\"read_seconds\":{:.3f},"
-      "\"replay_seconds\":{:.3f}}}\n",
+      "\"nodes\":{},\"peak_nodes\":{},\"evictions\":{},\"memory_bytes\":{},"
+      "\"read_seconds\":{:.3f},\"replay_seconds\":{:.3f}}}\n",
       index->name(), options.trace.mode, options.trace.options.vocabulary,
-      summary.requests, summary.request_tokens, summary.matched_tokens,
-      summary.hit_ratio(), index->node_count(), index->memory_bytes(),
-      read_seconds, replay_seconds);
+      CacheSummaryJson(cache, options.cache, symbol_tokens), summary.requests,
+      summary.request_tokens, summary.matched_tokens, summary.hit_ratio(),
+      index->node_count(), summary.peak_nodes, index->evicted_count(),
+      index->memory_bytes(), read_seconds, replay_seconds);
   WriteFileAtomically("-", line);
+}
+
+// --format requests: the document's cache, unless an option overrides it.
+void ReplayDocument(const ReplayOptions& options) {
+  Reject(options.mode_option, "requests");
+  Reject(options.vocab_option, "requests");
+  Reject(options.matches_option, "requests");
+  ReplayInput input = ReadNamed(
+      options.trace.path,
+      [](const std::string& path) { return ReadReplayDocumentFile(path); });
+  const CacheOptions given = ToCacheOptions(options.cache, 1);
+  const CacheArguments& cache = options.cache;
+  if (cache.capacity_option->count() > 0) {
+    input.options.capacity = given.capacity;
+  }
+  if (cache.policy_option->count() > 0) input.options.policy = given.policy;
+  if (cache.page_size_option->count() > 0) {
+    input.options.page_size = given.page_size;
+  }
+  const auto index = MakeEngine(options.engine, input.options);
+  std::vector<Match> matches;
+  matches.reserve(input.requests.size());
+  Replay(*index, input.requests,
+         [&](std::size_t, TokenSpan, const Match& match) {
+           matches.push_back(match);
+         });
+  std::string json;
+  AppendMatchesJson(input.requests, matches, json);
+  WriteFileAtomically(options.output, json);
 }
 
 }  // namespace
@@ -69,19 +125,45 @@ void RegisterReplayCommand(CLI::App& app) {
   auto options = std::make_shared<ReplayOptions>();
   CLI::App* command = app.add_subcommand(
       "replay",
-      "Replay a Mooncake trace (JSON Lines with input_length and hash_ids) "
-      "as a serving system would: match each request, then insert it "
-      "(SPEC §3). Prints one JSON line: engine, mode, vocab, requests, "
-      "request_tokens, matched_tokens, hit_ratio (matched/request tokens), "
-      "nodes, memory_bytes, read_seconds, replay_seconds.");
+      "Replay requests as a serving system would: match each request, then "
+      "insert it (SPEC §3); with --capacity, a cache that touches the "
+      "request's path and evicts leaves by --policy (SPEC §8).\n"
+      "--format mooncake (default): a Mooncake trace (JSON Lines with "
+      "input_length and hash_ids); prints one JSON line: engine, mode, "
+      "vocab, capacity, policy, page_size, requests, request_tokens, "
+      "matched_tokens, hit_ratio (matched/request tokens), nodes, "
+      "peak_nodes, evictions, memory_bytes, read_seconds, replay_seconds.\n"
+      "--format requests: a replay document {\"requests\":[[...],...], "
+      "\"capacity\":C,\"policy\":\"lru\",\"page_size\":P} (SPEC §8; "
+      "options given override its cache); prints {\"matches\":[...]} as "
+      "`match` does, each request's match before its insert.");
   AddTraceArguments(*command, options->trace);
+  options->mode_option = command->get_option("--mode");
+  options->vocab_option = command->get_option("--vocab");
+  command
+      ->add_option("-f,--format", options->format,
+                   "What TRACE holds: mooncake (a Mooncake trace) or "
+                   "requests (a SPEC §8 replay document)")
+      ->check(CLI::IsMember({"mooncake", "requests"}))
+      ->capture_default_str();
   AddEngineOption(*command, options->engine);
-  command->add_option(
+  AddCacheOptions(*command, options->cache, /*bounded=*/true);
+  options->matches_option = command->add_option(
       "--matches", options->matches,
-      "Also write every request's match as JSON Lines to this file "
-      "({\"request\":i,\"request_length\":n,\"matched_length\":m,"
+      "--format mooncake: also write every request's match as JSON Lines to "
+      "this file ({\"request\":i,\"request_length\":n,\"matched_length\":m,"
       "\"cache_node\":c}); - is standard output");
-  command->callback([options] { RunReplay(*options); });
+  options->output_option = command->add_option(
+      "-o,--output", options->output,
+      "--format requests: output file, replaced atomically; - is standard "
+      "output");
+  command->callback([options] {
+    if (options->format == "requests") {
+      ReplayDocument(*options);
+    } else {
+      ReplayMooncake(*options);
+    }
+  });
 }
 
 }  // namespace kvprefix::cli

@@ -1,0 +1,177 @@
+// The cache options of the CLI: see cache_options.h.
+#include "cli/cache_options.h"
+
+#include <fmt/format.h>
+
+#include <array>
+#include <cctype>
+#include <charconv>
+#include <limits>
+#include <stdexcept>
+#include <utility>
+
+namespace kvprefix::cli {
+namespace {
+
+constexpr std::array<std::pair<std::string_view, std::uint64_t>, 9> kUnits = {{
+    {"B", 1},
+    {"KB", 1000},
+    {"MB", 1000 * 1000},
+    {"GB", 1000ull * 1000 * 1000},
+    {"TB", 1000ull * 1000 * 1000 * 1000},
+    {"KiB", 1ull << 10},
+    {"MiB", 1ull << 20},
+    {"GiB", 1ull << 30},
+    {"TiB", 1ull << 40},
+}};
+
+bool AllDigits(std::string_view text) {
+  if (text.empty()) return false;
+  for (char c : text) {
+    if (!std::isdigit(static_cast<unsigned char>(c))) return false;
+  }
+  return true;
+}
+
+// `text` (digits only) as a number, or nullopt past 2^64 - 1.
+std::optional<std::uint64_t> ToUint(std::string_view text) {
+  std::uint64_t value = 0;
+  const auto [end, error] =
+      std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc() || end != text.data() + text.size()) {
+    return std::nullopt;
+  }
+  return value;
+}
+
+}  // namespace
+
+void AddCacheOptions(CLI::App& command, CacheArguments& cache, bool bounded) {
+  cache.page_size_option =
+      command
+          .add_option("--page-size", cache.page_size,
+                      "Tokens per page P (SPEC §8): the trie is built over "
+                      "whole pages (vLLM's block size, SGLang's page size); "
+                      "a trailing partial page is neither inserted nor "
+                      "matched")
+          ->check(CLI::Range(std::uint64_t{1}, kMaxPageSize))
+          ->capture_default_str();
+  if (!bounded) return;
+  cache.capacity_option = command.add_option(
+      "--capacity", cache.capacity,
+      "Cache capacity C (SPEC §8): the most nodes kept besides the root "
+      "(a node is one token, one page of P tokens, or in block mode one "
+      "hash id), or with --kv-bytes-per-token a size such as 80GiB or "
+      "500MB; default: unbounded (nothing is evicted)");
+  cache.policy_option =
+      command
+          .add_option("--policy", cache.policy,
+                      "Eviction policy: lru evicts the least recently used "
+                      "leaf, fifo the oldest created leaf")
+          ->check(CLI::IsMember({"lru", "fifo"}))
+          ->capture_default_str();
+  command
+      .add_option("--kv-bytes-per-token", cache.kv_bytes_per_token,
+                  "KV-cache bytes of one token (e.g. 131072 for Llama-3-8B "
+                  "in fp16: 2 x 32 layers x 8 KV heads x 128 dims x 2 "
+                  "bytes), for capacities given as sizes")
+      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 40));
+}
+
+std::optional<std::uint64_t> ParseByteSize(std::string_view text) {
+  std::size_t number_end = 0;
+  while (number_end < text.size() &&
+         (std::isdigit(static_cast<unsigned char>(text[number_end])) ||
+          text[number_end] == '.')) {
+    ++number_end;
+  }
+  const std::string_view number = text.substr(0, number_end);
+  const std::string_view unit_name = text.substr(number_end);
+  if (unit_name.empty()) return std::nullopt;
+  std::uint64_t unit = 0;
+  for (const auto& [name, bytes] : kUnits) {
+    if (name == unit_name) unit = bytes;
+  }
+  const std::size_t point = number.find('.');
+  const std::string_view whole = number.substr(0, point);
+  const std::string_view fraction =
+      point == std::string_view::npos ? "" : number.substr(point + 1);
+  const auto whole_value = ToUint(whole);
+  const auto fraction_value =
+      fraction.empty() ? std::optional<std::uint64_t>(0) : ToUint(fraction);
+  if (unit == 0 || !AllDigits(whole) ||
+      (point != std::string_view::npos && !AllDigits(fraction)) ||
+      !whole_value || !fraction_value || fraction.size() > 18) {
+    throw std::invalid_argument(fmt::format(
+        "--capacity: expected a number of nodes or a size such as 80GiB "
+        "(units B, KB, MB, GB, TB, KiB, MiB, GiB, TiB), found '{}'",
+        text));
+  }
+  // whole.fraction * unit, rounded down, in 128 bits.
+  unsigned __int128 scale = 1;
+  for (std::size_t i = 0; i < fraction.size(); ++i) scale *= 10;
+  const unsigned __int128 bytes =
+      (static_cast<unsigned __int128>(*whole_value) * scale + *fraction_value) *
+      unit / scale;
+  if (bytes > std::numeric_limits<std::uint64_t>::max()) {
+    throw std::invalid_argument(
+        fmt::format("--capacity: {} is 2^64 bytes or more", text));
+  }
+  return static_cast<std::uint64_t>(bytes);
+}
+
+CacheOptions ToCacheOptions(const CacheArguments& cache,
+                            std::uint64_t symbol_tokens) {
+  CacheOptions options{.policy = cache.policy == "fifo" ? EvictionPolicy::kFifo
+                                                        : EvictionPolicy::kLru,
+                       .page_size = cache.page_size};
+  if (cache.capacity.empty()) return options;
+  if (AllDigits(cache.capacity)) {
+    const auto nodes = ToUint(cache.capacity);
+    if (!nodes) {
+      throw std::invalid_argument(fmt::format(
+          "--capacity: expected at most 18446744073709551615 nodes, found {}",
+          cache.capacity));
+    }
+    options.capacity = *nodes;
+    return options;
+  }
+  const std::optional<std::uint64_t> bytes = ParseByteSize(cache.capacity);
+  if (!bytes) {
+    throw std::invalid_argument(fmt::format(
+        "--capacity: expected a number of nodes or a size such as 80GiB, "
+        "found '{}'",
+        cache.capacity));
+  }
+  if (cache.kv_bytes_per_token == 0) {
+    throw std::invalid_argument(fmt::format(
+        "--capacity {}: a size needs --kv-bytes-per-token", cache.capacity));
+  }
+  const unsigned __int128 node_bytes =
+      static_cast<unsigned __int128>(cache.kv_bytes_per_token) * symbol_tokens *
+      cache.page_size;
+  options.capacity = static_cast<std::uint64_t>(*bytes / node_bytes);
+  return options;
+}
+
+std::string CacheSummaryJson(const CacheOptions& options,
+                             const CacheArguments& cache,
+                             std::uint64_t symbol_tokens) {
+  std::string json = options.bounded()
+                         ? fmt::format("\"capacity\":{}", options.capacity)
+                         : std::string("\"capacity\":null");
+  json += fmt::format(",\"policy\":\"{}\",\"page_size\":{}",
+                      EvictionPolicyName(options.policy), options.page_size);
+  if (cache.kv_bytes_per_token != 0 && options.bounded()) {
+    const unsigned __int128 bytes =
+        static_cast<unsigned __int128>(options.capacity) *
+        cache.kv_bytes_per_token * symbol_tokens * options.page_size;
+    json += bytes > std::numeric_limits<std::uint64_t>::max()
+                ? std::string(",\"capacity_bytes\":null")
+                : fmt::format(",\"capacity_bytes\":{}",
+                              static_cast<std::uint64_t>(bytes));
+  }
+  return json;
+}
+
+}  // namespace kvprefix::cli

@@ -1,0 +1,55 @@
+// The options of a bounded cache (SPEC §8) shared by `replay`, `match` and
+// `curve`: --capacity, --policy, --page-size and --kv-bytes-per-token.
+#ifndef KVPREFIX_CLI_CACHE_OPTIONS_H_
+#define KVPREFIX_CLI_CACHE_OPTIONS_H_
+
+#include <CLI/CLI.hpp>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "kvprefix/cache.h"
+
+namespace kvprefix::cli {
+
+struct CacheArguments {
+  std::string capacity;  // as typed: nodes, or a size with a unit; "" if none
+  std::string policy = "lru";
+  std::uint64_t page_size = 1;
+  std::uint64_t kv_bytes_per_token = 0;  // 0: not given
+  // The options as CLI11 holds them, to tell "given" from "default".
+  CLI::Option* capacity_option = nullptr;
+  CLI::Option* policy_option = nullptr;
+  CLI::Option* page_size_option = nullptr;
+};
+
+// Adds --page-size to `command`; with `bounded`, also --capacity, --policy
+// and --kv-bytes-per-token.
+void AddCacheOptions(CLI::App& command, CacheArguments& cache, bool bounded);
+
+// The number of bytes `text` names: a decimal number (digits, optionally a
+// fraction) followed by a unit B, KB, MB, GB, TB (powers of 1000) or KiB,
+// MiB, GiB, TiB (powers of 1024), rounded down to whole bytes; or nullopt if
+// `text` has no unit. Throws std::invalid_argument naming the problem for
+// anything else, or a size of 2^64 bytes or more. Exact: no floating point.
+std::optional<std::uint64_t> ParseByteSize(std::string_view text);
+
+// The cache the options describe, with `symbol_tokens` tokens of KV cache in
+// one symbol of the trie before paging (512 for a Mooncake block, else 1): a
+// capacity given as a size holds floor(size / (B * symbol_tokens * P))
+// nodes.
+// Throws std::invalid_argument (a usage error) for a capacity that is not a
+// decimal integer or a size, or a size without --kv-bytes-per-token.
+CacheOptions ToCacheOptions(const CacheArguments& cache,
+                            std::uint64_t symbol_tokens);
+
+// Summary members for a JSON line: "capacity":C|null,"policy":"lru",
+// "page_size":P,"capacity_bytes":N (only with --kv-bytes-per-token).
+std::string CacheSummaryJson(const CacheOptions& options,
+                             const CacheArguments& cache,
+                             std::uint64_t symbol_tokens);
+
+}  // namespace kvprefix::cli
+
+#endif  // KVPREFIX_CLI_CACHE_OPTIONS_H_
