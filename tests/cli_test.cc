@@ -396,8 +396,10 @@ TEST_F(CliTest, ReplayBlockModePrintsTheSummaryAndMatches) {
   EXPECT_THAT(
       result.out,
       StartsWith(R"({"engine":"reference","mode":"block","vocab":128256,)"
+                 R"("capacity":null,"policy":"lru","page_size":1,)"
                  R"("requests":3,"request_tokens":6,"matched_tokens":3,)"
-                 R"("hit_ratio":0.5,"nodes":3,"memory_bytes":)"));
+                 R"("hit_ratio":0.5,"nodes":3,"peak_nodes":3,"evictions":0,)"
+                 R"("memory_bytes":)"));
   EXPECT_EQ(std::count(result.out.begin(), result.out.end(), '\n'), 1);
   EXPECT_EQ(
       ReadFile(Path("m.jsonl")),
@@ -417,7 +419,8 @@ TEST_F(CliTest, ReplayTokenModeCountsEveryToken) {
   // Tokens: 100, 600 and 1025; matched: 0, then 100 (the first request is a
   // prefix of block 1's 512 tokens), then 600.
   EXPECT_THAT(result.out,
-              HasSubstr(R"("mode":"token","vocab":1000,"requests":3,)"
+              HasSubstr(R"("mode":"token","vocab":1000,"capacity":null,)"
+                        R"("policy":"lru","page_size":1,"requests":3,)"
                         R"("request_tokens":1725,"matched_tokens":700,)"));
 }
 
