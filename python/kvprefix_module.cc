@@ -34,7 +34,9 @@
 
 #include "engines/registry.h"
 #include "kvprefix/batch.h"
+#include "kvprefix/cache.h"
 #include "kvprefix/prefix_index.h"
+#include "kvprefix/replay.h"
 #include "kvprefix/sequence_list.h"
 #include "kvprefix/types.h"
 
@@ -299,7 +301,42 @@ py::dict MatchDict(const Match& match, TokenSpan request, py::handle items) {
   return result;
 }
 
-std::unique_ptr<PrefixIndex> MakeEngineOrRaise(const std::string& engine) {
+// The cache of SPEC §8 from Python arguments: capacity None (unbounded) or
+// an int >= 0, policy "lru" or "fifo", page_size an int from 1 to 2^31 - 1.
+// Raises ValueError naming the argument, TypeError for a wrong type.
+CacheOptions ToCacheOptions(py::handle capacity, const std::string& policy,
+                            py::handle page_size) {
+  CacheOptions options;
+  const auto to_uint = [](py::handle value, const char* name, std::uint64_t min,
+                          std::uint64_t max) {
+    if (PyBool_Check(value.ptr()) || !PyIndex_Check(value.ptr())) {
+      Raise(PyExc_TypeError, std::string(name) + " must be an int, not " +
+                                 TypeName(value.ptr()));
+    }
+    const py::int_ number = py::reinterpret_borrow<py::object>(value);
+    if (number < py::int_(min) || number > py::int_(max)) {
+      Raise(PyExc_ValueError, std::string(name) + " must be from " +
+                                  std::to_string(min) + " to " +
+                                  std::to_string(max) + ", not " +
+                                  std::string(py::str(py::handle(number))));
+    }
+    return number.cast<std::uint64_t>();
+  };
+  if (!capacity.is_none()) {
+    options.capacity = to_uint(capacity, "capacity", 0, kUnbounded);
+  }
+  const auto parsed = ParseEvictionPolicy(policy);
+  if (!parsed) {
+    Raise(PyExc_ValueError,
+          "policy must be 'lru' or 'fifo', not '" + policy + "'");
+  }
+  options.policy = *parsed;
+  options.page_size = to_uint(page_size, "page_size", 1, kMaxPageSize);
+  return options;
+}
+
+std::unique_ptr<PrefixIndex> MakeEngineOrRaise(
+    const std::string& engine, const CacheOptions& options = {}) {
   if (!IsEngineName(engine)) {
     std::string valid;
     for (std::string_view name : EngineNames()) {
@@ -309,12 +346,44 @@ std::unique_ptr<PrefixIndex> MakeEngineOrRaise(const std::string& engine) {
     Raise(PyExc_ValueError,
           "unknown engine '" + engine + "' (available: " + valid + ")");
   }
-  return MakeEngine(engine);
+  return MakeEngine(engine, options);
+}
+
+// {"matches": [...]} for matches[i] answering requests[i].
+py::dict MatchesDict(const std::vector<Match>& matches,
+                     const ConvertedSequences& requests) {
+  py::list entries(matches.size());
+  for (std::size_t i = 0; i < matches.size(); ++i) {
+    entries[i] = MatchDict(matches[i], requests.tokens[i], requests.items[i]);
+  }
+  py::dict result;
+  result["matches"] = std::move(entries);
+  return result;
+}
+
+py::dict ReplayPy(py::handle requests, py::handle capacity,
+                  const std::string& policy, py::handle page_size,
+                  const std::string& engine) {
+  std::unique_ptr<PrefixIndex> index =
+      MakeEngineOrRaise(engine, ToCacheOptions(capacity, policy, page_size));
+  const ConvertedSequences queries = ConvertSequences(requests, "requests");
+  std::vector<Match> matches;
+  {
+    py::gil_scoped_release release;
+    matches.reserve(queries.tokens.size());
+    Replay(*index, queries.tokens,
+           [&](std::size_t, TokenSpan, const Match& match) {
+             matches.push_back(match);
+           });
+    index.reset();
+  }
+  return MatchesDict(matches, queries);
 }
 
 py::dict FindPrefixMatchesPy(py::handle cached_sequences, py::handle requests,
-                             const std::string& engine) {
-  std::unique_ptr<PrefixIndex> index = MakeEngineOrRaise(engine);
+                             const std::string& engine, py::handle page_size) {
+  std::unique_ptr<PrefixIndex> index =
+      MakeEngineOrRaise(engine, ToCacheOptions(py::none(), "lru", page_size));
   BatchInput input;
   input.cached_sequences =
       ConvertSequences(cached_sequences, "cached_sequences").tokens;
@@ -326,13 +395,8 @@ py::dict FindPrefixMatchesPy(py::handle cached_sequences, py::handle requests,
     matches = FindPrefixMatches(*index, input);
     index.reset();  // a large trie takes a while to free: do it without the GIL
   }
-  py::list entries(matches.size());
-  for (std::size_t i = 0; i < matches.size(); ++i) {
-    entries[i] = MatchDict(matches[i], input.requests[i], queries.items[i]);
-  }
-  py::dict result;
-  result["matches"] = std::move(entries);
-  return result;
+  queries.tokens = std::move(input.requests);
+  return MatchesDict(matches, queries);
 }
 
 // The Python PrefixIndex: one engine plus a reader-writer lock, because the
@@ -340,8 +404,10 @@ py::dict FindPrefixMatchesPy(py::handle cached_sequences, py::handle requests,
 // object (engines allow concurrent const calls, exclusive Insert).
 class PyPrefixIndex {
  public:
-  explicit PyPrefixIndex(const std::string& engine)
-      : index_(MakeEngineOrRaise(engine)) {}
+  PyPrefixIndex(const std::string& engine, py::handle capacity,
+                const std::string& policy, py::handle page_size)
+      : index_(MakeEngineOrRaise(
+            engine, ToCacheOptions(capacity, policy, page_size))) {}
 
   NodeId Insert(py::handle sequence) {
     SequenceList tokens;
@@ -363,10 +429,36 @@ class PyPrefixIndex {
     return MatchDict(match, tokens[0], items);
   }
 
+  // SPEC §8 steps 1-4: the match, then the insert (touch, evict).
+  py::dict Access(py::handle request) {
+    SequenceList tokens;
+    const py::object items = AppendSequence(request.ptr(), "request", tokens);
+    Match match;
+    {
+      py::gil_scoped_release release;
+      std::unique_lock lock(mutex_);
+      match = index_->Access(tokens[0]);
+    }
+    return MatchDict(match, tokens[0], items);
+  }
+
   std::uint64_t node_count() const {
     std::shared_lock lock(mutex_);
     return index_->node_count();
   }
+  std::uint64_t evicted_count() const {
+    std::shared_lock lock(mutex_);
+    return index_->evicted_count();
+  }
+  py::object capacity() const {
+    const CacheOptions& options = index_->options();
+    return options.bounded() ? py::object(py::int_(options.capacity))
+                             : py::object(py::none());
+  }
+  std::string_view policy() const {
+    return EvictionPolicyName(index_->options().policy);
+  }
+  std::uint64_t page_size() const { return index_->options().page_size; }
   std::size_t memory_bytes() const {
     std::shared_lock lock(mutex_);
     return index_->memory_bytes();
@@ -414,31 +506,68 @@ PYBIND11_MODULE(kvprefix, m) {
   m.def(
       "find_prefix_matches", &kvprefix::FindPrefixMatchesPy,
       py::arg("cached_sequences"), py::arg("requests"),
-      py::arg("engine") = default_engine,
+      py::arg("engine") = default_engine, py::kw_only(),
+      py::arg("page_size") = 1,
       R"doc(Inserts every cached sequence in order, then matches every request.
 
 Each argument is a sequence of token sequences; a token sequence is a list or
 tuple of ints, or a 1-D buffer of integers (NumPy array, array.array).
 Returns {"matches": [{"matched_length": int, "cache_node": int,
 "uncached_suffix": [int, ...]}, ...]}, one entry per request, in order.
+With page_size P > 1 the trie is built over whole pages of P tokens (SPEC
+section 8): a trailing partial page is dropped and matched_length is a
+multiple of P.
 Raises TypeError (not a sequence, non-int or bool token, float buffer),
-OverflowError (token outside int32), ValueError (unknown engine),
-kvprefix.CapacityError (the engine ran out of node IDs; a MemoryError).
-The GIL is released while the engine inserts and matches.)doc");
+OverflowError (token outside int32), ValueError (unknown engine, page_size
+out of range), kvprefix.CapacityError (the engine ran out of node IDs; a
+MemoryError). The GIL is released while the engine inserts and matches.)doc");
+
+  m.def("replay", &kvprefix::ReplayPy, py::arg("requests"), py::kw_only(),
+        py::arg("capacity") = py::none(), py::arg("policy") = "lru",
+        py::arg("page_size") = 1, py::arg("engine") = default_engine,
+        R"doc(Replays requests on a prefix cache as a serving system does.
+
+Each request is matched, then inserted (SPEC section 3); with a capacity C
+(nodes besides the root; None: unbounded) the request's path is then touched
+and leaves are evicted by `policy` ('lru': least recently used, 'fifo':
+oldest created) until at most C nodes remain (SPEC section 8). page_size P
+builds the trie over pages of P tokens. Returns {"matches": [...]} as
+find_prefix_matches does, each request's match taken before its insert.
+Raises as find_prefix_matches, and ValueError for a capacity below 0 or a
+policy other than 'lru' and 'fifo'.)doc");
 
   py::class_<PyPrefixIndex>(m, "PrefixIndex",
                             "An online prefix index: insert and match in any "
                             "order. Thread-safe: matches run concurrently, "
                             "inserts exclusively, all without the GIL.")
-      .def(py::init<const std::string&>(), py::arg("engine") = default_engine)
+      .def(py::init<const std::string&, py::handle, const std::string&,
+                    py::handle>(),
+           py::arg("engine") = default_engine, py::kw_only(),
+           py::arg("capacity") = py::none(), py::arg("policy") = "lru",
+           py::arg("page_size") = 1,
+           "A prefix index of `engine`; with a capacity (nodes besides the "
+           "root) a cache that evicts leaves by `policy` ('lru' or 'fifo'); "
+           "page_size P builds it over pages of P tokens (SPEC section 8).")
       .def("insert", &PyPrefixIndex::Insert, py::arg("sequence"),
            "Inserts a token sequence; returns the ID of the node its last "
            "token reaches (0 for an empty sequence).")
       .def("match", &PyPrefixIndex::MatchPrefix, py::arg("request"),
            "The longest cached prefix of `request`, as {\"matched_length\", "
            "\"cache_node\", \"uncached_suffix\"}. Inserts nothing.")
+      .def("access", &PyPrefixIndex::Access, py::arg("request"),
+           "The serving step: matches `request` (returned as match() "
+           "returns it), then inserts it, touching its path and evicting "
+           "when the index has a capacity.")
       .def_property_readonly("node_count", &PyPrefixIndex::node_count,
-                             "Number of nodes, root excluded.")
+                             "Number of nodes present, root excluded.")
+      .def_property_readonly("evicted_count", &PyPrefixIndex::evicted_count,
+                             "Nodes evicted so far.")
+      .def_property_readonly("capacity", &PyPrefixIndex::capacity,
+                             "The capacity in nodes, or None if unbounded.")
+      .def_property_readonly("policy", &PyPrefixIndex::policy,
+                             "'lru' or 'fifo'.")
+      .def_property_readonly("page_size", &PyPrefixIndex::page_size,
+                             "Tokens per node.")
       .def_property_readonly("memory_bytes", &PyPrefixIndex::memory_bytes,
                              "Heap bytes owned by the engine.")
       .def_property_readonly("engine", &PyPrefixIndex::engine,
