@@ -12,6 +12,7 @@
 #include "cli/commands.h"
 #include "io/input_error.h"
 #include "kvprefix/types.h"
+#include "kvprefix/version.h"
 
 namespace {
 
@@ -33,6 +34,9 @@ int main(int argc, char** argv) {
       "kvprefix: the longest reusable KV-cache prefix of each LLM request "
       "(a token trie; see `kvprefix <command> --help`)",
       "kvprefix");
+  app.set_version_flag("--version",
+                       fmt::format("kvprefix {}", kvprefix::kVersion),
+                       "Print \"kvprefix <version>\" and exit");
   app.require_subcommand(1);
   kvprefix::cli::RegisterMatchCommand(app);
   kvprefix::cli::RegisterReplayCommand(app);
@@ -43,7 +47,8 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
     return 0;
   } catch (const CLI::ParseError& error) {
-    if (error.get_exit_code() == 0) return app.exit(error);  // --help
+    if (error.get_exit_code() == 0)
+      return app.exit(error);  // --help, --version
     return Fail(kExitBadInput,
                 fmt::format("{} (run with --help for usage)", error.what()));
   } catch (const kvprefix::cli::FileInputError& error) {
