@@ -33,6 +33,10 @@
 #include <vector>
 
 #include "engines/registry.h"
+#include "io/input_error.h"
+#include "io/json_input.h"
+#include "io/json_output.h"
+#include "io/json_strings.h"
 #include "kvprefix/batch.h"
 #include "kvprefix/cache.h"
 #include "kvprefix/prefix_index.h"
@@ -473,7 +477,9 @@ class PyPrefixIndex {
 }  // namespace
 }  // namespace kvprefix
 
-PYBIND11_MODULE(kvprefix, m) {
+// The extension kvprefix._kvprefix; the package kvprefix (python/src/kvprefix/)
+// re-exports it.
+PYBIND11_MODULE(_kvprefix, m) {
   namespace py = pybind11;
   using kvprefix::PyPrefixIndex;
   const std::string default_engine(kvprefix::DefaultEngineName());
@@ -535,6 +541,45 @@ builds the trie over pages of P tokens. Returns {"matches": [...]} as
 find_prefix_matches does, each request's match taken before its insert.
 Raises as find_prefix_matches, and ValueError for a capacity below 0 or a
 policy other than 'lru' and 'fifo'.)doc");
+
+  // `python3 -m kvprefix match` (kvprefix/__main__.py): `kvprefix match
+  // FILE` through the CLI's reader, engine and writer, so that both print the
+  // same bytes, and bad input raises the CLI's message (cli/commands.h's
+  // FileInputError: the file, then the InputError) as kvprefix.InputError.
+  static py::exception<kvprefix::InputError>& input_error =
+      py::register_exception<kvprefix::InputError>(m, "InputError",
+                                                   PyExc_ValueError);
+  m.def(
+      "match_file",
+      [](const std::string& path, const std::string& engine) {
+        std::unique_ptr<kvprefix::PrefixIndex> index =
+            kvprefix::MakeEngineOrRaise(engine);
+        std::string json;
+        try {
+          py::gil_scoped_release release;
+          const kvprefix::BatchInput input = kvprefix::ReadBatchInputFile(path);
+          const auto matches = kvprefix::FindPrefixMatches(*index, input);
+          kvprefix::AppendMatchesJson(input.requests, matches, json);
+          index.reset();
+        } catch (const kvprefix::InputError& error) {
+          const std::string file =
+              path == "-" ? "<stdin>" : kvprefix::EscapeForMessage(path, 1024);
+          PyErr_SetString(input_error.ptr(),
+                          (file + ": " + error.what()).c_str());
+          throw py::error_already_set();
+        } catch (const kvprefix::IoError& error) {
+          PyErr_SetString(PyExc_OSError, error.what());
+          throw py::error_already_set();
+        }
+        return py::bytes(json);
+      },
+      py::arg("path"), py::arg("engine") = default_engine,
+      R"doc(The SPEC §5 answer to the SPEC §4 input file `path` ("-": standard
+input), as the bytes `kvprefix match` prints (one line of JSON).
+Raises kvprefix.InputError (a ValueError) for bad input, with the message the
+CLI prints after "kvprefix: " (the file, the JSON location, the problem);
+OSError when the file cannot be read; ValueError for an unknown engine;
+kvprefix.CapacityError as find_prefix_matches.)doc");
 
   py::class_<PyPrefixIndex>(m, "PrefixIndex",
                             "An online prefix index: insert and match in any "

@@ -1,10 +1,17 @@
-"""Builds the kvprefix extension with the project's CMake build.
+"""Builds the kvprefix package with the project's CMake build.
 
 setuptools has no CMake support of its own and scikit-build is not packaged
 by Debian 12, so build_ext is replaced by a configure-and-build of the one
-target `kvprefix_python`; the built module is then copied where setuptools
-expects it. The CMake build tree lives under build/ (setuptools' build_temp)
-and is reused by the next install.
+target `kvprefix_python` (the extension kvprefix._kvprefix); the built
+extension is then copied where setuptools expects it, beside the package's
+Python sources (src/kvprefix/). Only the libraries' dependencies and
+pybind11 are needed: the configure turns the tool, tests and benchmarks off.
+
+The CMake build tree lives under build/ (setuptools' build_temp) and is
+reused by the next install. CMake reads CMAKE_CXX_COMPILER_LAUNCHER (e.g.
+ccache) and CMAKE_BUILD_PARALLEL_LEVEL from the environment.
+
+The version is the top-level CMakeLists.txt's, the one place it is set.
 """
 import os
 import pathlib
@@ -20,9 +27,9 @@ SOURCE_DIR = pathlib.Path(__file__).resolve().parent.parent
 
 
 def project_version():
-    """The version in the top-level CMakeLists.txt: the one place it is set."""
+    """The version of project(kvprefix VERSION ...) in CMakeLists.txt."""
     text = (SOURCE_DIR / "CMakeLists.txt").read_text()
-    return re.search(r"project\(kvprefix VERSION ([0-9.]+)", text).group(1)
+    return re.search(r"project\(kvprefix\s+VERSION\s+([0-9.]+)", text).group(1)
 
 
 class CMakeBuild(build_ext):
@@ -31,14 +38,16 @@ class CMakeBuild(build_ext):
         subprocess.run(
             ["cmake", "-S", str(SOURCE_DIR), "-B", str(build_dir),
              "-DCMAKE_BUILD_TYPE=Release", "-DKVPREFIX_PYTHON=ON",
-             "-DKVPREFIX_BENCH=OFF", "-DPYTHON_EXECUTABLE=" + sys.executable],
+             "-DKVPREFIX_CLI=OFF", "-DKVPREFIX_TESTS=OFF",
+             "-DKVPREFIX_BENCH=OFF", "-DKVPREFIX_INSTALL=OFF",
+             "-DPYTHON_EXECUTABLE=" + sys.executable],
             check=True)
         jobs = os.environ.get("CMAKE_BUILD_PARALLEL_LEVEL", str(os.cpu_count() or 1))
         subprocess.run(
             ["cmake", "--build", str(build_dir), "--target", "kvprefix_python",
              "--parallel", jobs],
             check=True)
-        built = next((build_dir / "python").glob("kvprefix*.so"))
+        built = next((build_dir / "python" / "kvprefix").glob("_kvprefix*.so"))
         target = pathlib.Path(self.get_ext_fullpath(ext.name))
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(built, target)
@@ -46,7 +55,8 @@ class CMakeBuild(build_ext):
 
 setup(
     version=project_version(),
-    ext_modules=[Extension("kvprefix", sources=[])],
+    package_dir={"": "src"},
+    packages=["kvprefix"],
+    ext_modules=[Extension("kvprefix._kvprefix", sources=[])],
     cmdclass={"build_ext": CMakeBuild},
-    py_modules=[],
 )

@@ -1,0 +1,129 @@
+"""The package around the extension: its version is the CMake project's,
+and `python3 -m kvprefix match` prints the very bytes, error line and exit
+status of the tool's `kvprefix match` (the tool is $KVPREFIX_CLI, which
+ctest sets, or build/kvprefix)."""
+import glob
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+import kvprefix
+
+REPOSITORY = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+CLI = os.environ.get("KVPREFIX_CLI", os.path.join(REPOSITORY, "build", "kvprefix"))
+
+
+def cmake_project_version():
+    with open(os.path.join(REPOSITORY, "CMakeLists.txt")) as cmake_lists:
+        return re.search(r"project\(kvprefix\s+VERSION\s+([0-9.]+)",
+                         cmake_lists.read()).group(1)
+
+
+def test_version_is_the_cmake_projects():
+    assert kvprefix.__version__ == cmake_project_version()
+    # ctest passes ${PROJECT_VERSION}: the value CMake itself read.
+    assert kvprefix.__version__ == os.environ.get("KVPREFIX_PROJECT_VERSION",
+                                                  kvprefix.__version__)
+
+
+def run(command, stdin=None):
+    return subprocess.run(command, input=stdin, capture_output=True, timeout=120)
+
+
+def python_m_kvprefix(*args, stdin=None):
+    return run([sys.executable, "-m", "kvprefix", *args], stdin=stdin)
+
+
+@pytest.fixture(scope="module")
+def cli():
+    if not os.access(CLI, os.X_OK):
+        pytest.skip(f"no kvprefix tool at {CLI} (set KVPREFIX_CLI)")
+    return CLI
+
+
+def test_version_flags_print_the_same_line(cli):
+    expected = f"kvprefix {cmake_project_version()}\n".encode()
+    assert run([cli, "--version"]).stdout == expected
+    assert python_m_kvprefix("--version").stdout == expected
+
+
+def inputs():
+    """The examples (the seed's and chat.json) and the regression cases."""
+    paths = sorted(glob.glob(os.path.join(REPOSITORY, "examples", "*.json")))
+    assert len(paths) >= 4, paths
+    cases = sorted(glob.glob(os.path.join(REPOSITORY, "tests", "data", "cases", "*.json")))
+    assert len(cases) >= 19, cases
+    # A case file is no SPEC §4 document ("expected" is not a member): bad input.
+    return [pytest.param(path, id=os.path.relpath(path, REPOSITORY))
+            for path in paths + cases[:3]]
+
+
+def assert_same_as_cli(cli, args, stdin=None):
+    expected = run([cli, "match", *args], stdin=stdin)
+    actual = python_m_kvprefix("match", *args, stdin=stdin)
+    assert (actual.returncode, actual.stdout, actual.stderr) == (
+        expected.returncode, expected.stdout, expected.stderr)
+    return actual
+
+
+@pytest.mark.parametrize("path", inputs())
+def test_python_m_kvprefix_match_prints_the_clis_bytes(cli, path):
+    assert_same_as_cli(cli, [path])
+
+
+def test_seed_example_prints_the_seeds_output(cli):
+    result = assert_same_as_cli(cli, [os.path.join(REPOSITORY, "examples", "seed-1.json")])
+    assert result.stdout == (
+        b'{"matches":[{"matched_length":2,"cache_node":2,"uncached_suffix":[9]},'
+        b'{"matched_length":1,"cache_node":4,"uncached_suffix":[5]},'
+        b'{"matched_length":0,"cache_node":0,"uncached_suffix":[5]}]}\n')
+
+
+@pytest.mark.parametrize("engine", kvprefix.engines())
+def test_every_engine_and_standard_input(cli, engine):
+    with open(os.path.join(REPOSITORY, "examples", "chat.json"), "rb") as chat:
+        document = chat.read()
+    assert_same_as_cli(cli, ["--engine", engine], stdin=document)
+    assert_same_as_cli(cli, ["-", "--engine", engine], stdin=document)
+
+
+@pytest.mark.parametrize("document", [
+    b'{"cached_sequences":[[1]],"requests":[[1.5]]}',
+    b'{"cached_sequences":[[1]],"requests":[[2147483648]]}',
+    b'{"cached_sequences":[[1]]}',
+    b'{"cached_sequences":[[1]],"requests":[[1]]',
+    b'{"cached_sequences":[],"requests":[]} x',
+    b'\xff',
+    b'',
+])
+def test_bad_input_gives_the_clis_error_line_and_status_2(cli, tmp_path, document):
+    path = tmp_path / "bad input.json"
+    path.write_bytes(document)
+    result = assert_same_as_cli(cli, [str(path)])
+    assert result.returncode == 2 and result.stdout == b""
+    assert result.stderr.startswith(f"kvprefix: {path}: ".encode())
+    assert result.stderr.count(b"\n") == 1
+    assert_same_as_cli(cli, [], stdin=document)
+
+
+def test_unreadable_file_gives_the_clis_error_line_and_status_1(cli, tmp_path):
+    result = assert_same_as_cli(cli, [str(tmp_path / "absent.json")])
+    assert result.returncode == 1 and b"cannot open" in result.stderr
+
+
+def test_match_file_returns_bytes_and_raises_input_error(tmp_path):
+    path = tmp_path / "input.json"
+    path.write_bytes(b'{"cached_sequences":[[7],[7]],"requests":[[7,8]]}')
+    assert kvprefix.match_file(str(path)) == (
+        b'{"matches":[{"matched_length":1,"cache_node":1,"uncached_suffix":[8]}]}\n')
+    path.write_bytes(b'{"cached_sequences":[[7]],"requests":[[true]]}')
+    with pytest.raises(kvprefix.InputError, match=r"^.*input\.json: \$\.requests\[0\]\[0\]: "):
+        kvprefix.match_file(str(path))
+    assert issubclass(kvprefix.InputError, ValueError)
+    with pytest.raises(ValueError, match="unknown engine"):
+        kvprefix.match_file(str(path), engine="btree")
+    with pytest.raises(OSError):
+        kvprefix.match_file(str(tmp_path / "absent.json"))
