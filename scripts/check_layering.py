@@ -45,6 +45,9 @@ LAYERS = {
     "fuzz": _PRODUCT + ["testing"],
     "bench": _PRODUCT + ["testing"],
     "python": _PRODUCT,
+    # examples/consumer/ uses kvprefix as a user does: only the libraries
+    # that are installed and exported (kvprefix::kvprefix, kvprefix::io).
+    "examples": _ENGINES + ["io"],
 }
 
 _SOURCE = re.compile(r"\.(cc|h|cpp|hpp)$")

@@ -12,12 +12,15 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# python3-wheel: pip install without build isolation; dpkg-dev and file:
+# cpack -G DEB (dpkg-shlibdeps computes the package's Depends).
 readonly PACKAGES=(
   g++ cmake ninja-build pkg-config git time
   libabsl-dev libsimdjson-dev libcli11-dev libfmt-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev librapidcheck-dev libbenchmark-dev libhwy-dev
   python3 python3-dev pybind11-dev python3-pybind11 python3-pytest python3-numpy
-  python3-setuptools python3-venv python3-matplotlib libbenchmark-tools
+  python3-setuptools python3-wheel python3-venv python3-matplotlib
+  libbenchmark-tools dpkg-dev file
 )
 
 install_packages() {

@@ -1,0 +1,207 @@
+#!/usr/bin/env bash
+# The packaging tests (ctest label "packaging"; tests/packaging/CMakeLists.txt
+# passes the environment below). Each works in its own scratch folder,
+# emptied first, and checks the seed's three examples (examples/seed-N.json
+# against the Nth "Output:" line of docs/seed/) byte for byte:
+#
+#   packaging_test.sh install       `cmake --install` the build into a prefix;
+#                                   every #include of an installed header is
+#                                   installed; examples/consumer/ builds
+#                                   against it with find_package, and its
+#                                   main.cc with pkg-config (kvprefix.pc)
+#   packaging_test.sh subdirectory  examples/consumer/ built with the source
+#                                   tree added by add_subdirectory
+#   packaging_test.sh deb           `cpack -G DEB`; the control fields; the
+#                                   CLI run from the unpacked .deb
+#   packaging_test.sh pip           `pip install --no-build-isolation
+#                                   --no-index` of a copy of the repository
+#                                   into a new venv; version metadata and
+#                                   `python -m kvprefix match`
+#
+# Environment: KVPREFIX_SOURCE (repository), KVPREFIX_BUILD (the configured
+# build), KVPREFIX_WORK (scratch folder), KVPREFIX_VERSION (the project's),
+# KVPREFIX_GENERATOR, KVPREFIX_CXX, and optionally KVPREFIX_LAUNCHER (ccache)
+# and KVPREFIX_PYTHON (the interpreter of the pip test).
+set -euo pipefail
+: "${KVPREFIX_SOURCE:?}" "${KVPREFIX_BUILD:?}" "${KVPREFIX_WORK:?}"
+: "${KVPREFIX_VERSION:?}" "${KVPREFIX_GENERATOR:?}" "${KVPREFIX_CXX:?}"
+src=$KVPREFIX_SOURCE
+build=$KVPREFIX_BUILD
+work=$KVPREFIX_WORK
+version=$KVPREFIX_VERSION
+
+# Prints a command, then runs it.
+run() {
+  echo "+ $*" >&2
+  "$@"
+}
+
+fail() {
+  echo "FAILED: $*" >&2
+  exit 1
+}
+
+# CMake arguments that build a consumer as the build under test is built.
+cmake_arguments=(-G "$KVPREFIX_GENERATOR" -DCMAKE_CXX_COMPILER="$KVPREFIX_CXX")
+if [ -n "${KVPREFIX_LAUNCHER:-}" ]; then
+  cmake_arguments+=(-DCMAKE_CXX_COMPILER_LAUNCHER="$KVPREFIX_LAUNCHER")
+fi
+
+# Writes $work/seed-N.expected: the seed's Nth output line (N = 1, 2, 3),
+# which `kvprefix match examples/seed-N.json` prints.
+write_seed_outputs() {
+  local outputs n
+  mapfile -t outputs < <(grep -h '^Output: ' "$src"/docs/seed/*.txt | cut -c9-)
+  [ ${#outputs[@]} -eq 3 ] || fail "expected 3 Output lines in docs/seed/"
+  for n in 1 2 3; do
+    printf '%s\n' "${outputs[n - 1]}" >"$work/seed-$n.expected"
+  done
+}
+
+# check_seed_examples COMMAND...: `COMMAND examples/seed-N.json` prints the
+# seed's Nth output line, for N = 1, 2, 3.
+check_seed_examples() {
+  local n expected actual
+  for n in 1 2 3; do
+    expected=$work/seed-$n.expected
+    actual=$work/seed-$n.actual
+    run "$@" "$src/examples/seed-$n.json" >"$actual"
+    cmp "$expected" "$actual" || fail "$* examples/seed-$n.json: $(cat "$actual")"
+  done
+  echo "seed examples: $* prints the seed's outputs" >&2
+}
+
+# The consumer run without arguments answers the first seed example.
+check_consumer() {
+  local consumer=$1 expected=$work/seed-1.expected
+  run "$consumer" >"$work/consumer.out" 2>"$work/consumer.err"
+  cmp "$expected" "$work/consumer.out" || fail "$consumer: $(cat "$work/consumer.out")"
+  grep -qx "consumer: kvprefix $version" "$work/consumer.err" ||
+    fail "$consumer: not built against kvprefix $version: $(cat "$work/consumer.err")"
+  check_seed_examples "$consumer"
+}
+
+# Every `#include "folder/file.h"` of an installed header names an installed
+# header (third-party includes, such as absl/, are not ours to check).
+check_installed_includes() {
+  local include_dir=$1 header included folder count=0
+  while IFS= read -r header; do
+    while IFS= read -r included; do
+      folder=${included%%/*}
+      [ -d "$src/$folder" ] || continue
+      [ -f "$include_dir/$included" ] ||
+        fail "${header#"$include_dir"/} includes $included, which is not installed"
+    done < <(sed -n 's/^#include "\(.*\)"$/\1/p' "$header")
+    count=$((count + 1))
+  done < <(find "$include_dir" -name '*.h')
+  [ "$count" -gt 0 ] || fail "no headers in $include_dir"
+  echo "installed headers: $count, every include installed" >&2
+}
+
+test_install() {
+  local prefix=$work/prefix
+  run cmake --install "$build" --prefix "$prefix" >/dev/null
+  check_installed_includes "$prefix/include/kvprefix"
+  for file in bin/kvprefix lib/cmake/kvprefix/kvprefixConfig.cmake \
+    lib/cmake/kvprefix/kvprefixConfigVersion.cmake lib/pkgconfig/kvprefix.pc \
+    include/kvprefix/kvprefix/version.h; do
+    [ -e "$prefix/$file" ] || fail "not installed: $file"
+  done
+
+  # As a user types it (README, "Library").
+  run cmake -S "$src/examples/consumer" -B "$work/consumer" "${cmake_arguments[@]}" \
+    -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
+  run cmake --build "$work/consumer" >/dev/null
+  check_consumer "$work/consumer/consumer"
+
+  # pkg-config: the same program, compiled by hand.
+  export PKG_CONFIG_PATH=$prefix/lib/pkgconfig
+  [ "$(pkg-config --modversion kvprefix)" = "$version" ] ||
+    fail "kvprefix.pc: version $(pkg-config --modversion kvprefix)"
+  read -r -a flags < <(pkg-config --cflags --libs kvprefix)
+  run "$KVPREFIX_CXX" -std=c++20 "$src/examples/consumer/main.cc" \
+    -o "$work/pkg_config_consumer" "${flags[@]}"
+  check_consumer "$work/pkg_config_consumer"
+}
+
+test_subdirectory() {
+  # No build type: the quickest build of the libraries.
+  run cmake -S "$src/examples/consumer" -B "$work/consumer" "${cmake_arguments[@]}" \
+    -DKVPREFIX_SUBDIRECTORY="$src" >"$work/configure.log"
+  # Added below another project, kvprefix builds only its libraries, and
+  # looks for no test, benchmark, CLI or Python dependency.
+  if grep -E '^(GTest|rapidcheck|benchmark|nlohmann_json|CLI11|pybind11)_DIR:' \
+    "$work/consumer/CMakeCache.txt"; then
+    fail "a subproject kvprefix looked for a dependency of its tests or tools"
+  fi
+  run cmake --build "$work/consumer" >/dev/null
+  check_consumer "$work/consumer/consumer"
+}
+
+test_deb() {
+  run cpack --config "$build/CPackConfig.cmake" -G DEB -B "$work" >/dev/null
+  local deb
+  deb=$(find "$work" -maxdepth 1 -name "kvprefix_${version}_*.deb")
+  [ -f "$deb" ] || fail "cpack made no kvprefix_${version}_*.deb"
+  run dpkg-deb --field "$deb" Package Version Maintainer Depends Recommends
+  [ "$(dpkg-deb --field "$deb" Package)" = kvprefix ] || fail "Package"
+  [ "$(dpkg-deb --field "$deb" Version)" = "$version" ] || fail "Version"
+  [ -n "$(dpkg-deb --field "$deb" Maintainer)" ] || fail "no Maintainer"
+  # dpkg-shlibdeps found the shared libraries the CLI loads.
+  local depends
+  depends=$(dpkg-deb --field "$deb" Depends)
+  for library in libc6 libstdc++6 libfmt libsimdjson libhwy; do
+    [[ $depends == *"$library"* ]] || fail "Depends lacks $library: $depends"
+  done
+  run dpkg-deb --contents "$deb"
+  run dpkg-deb --extract "$deb" "$work/root"
+  for file in usr/bin/kvprefix usr/lib/libkvprefix_core.a \
+    usr/lib/cmake/kvprefix/kvprefixConfig.cmake usr/lib/pkgconfig/kvprefix.pc \
+    usr/include/kvprefix/engines/registry.h usr/share/doc/kvprefix/CHANGELOG.md; do
+    [ -e "$work/root/$file" ] || fail "not in the .deb: $file"
+  done
+  local cli=$work/root/usr/bin/kvprefix
+  [ "$(run "$cli" --version)" = "kvprefix $version" ] || fail "$cli --version"
+  check_seed_examples "$cli" match
+}
+
+test_pip() {
+  local python=${KVPREFIX_PYTHON:-/usr/bin/python3}
+  # A copy of the repository, so that the build under test is not reused and
+  # nothing is written into the source tree (python/build/, *.egg-info).
+  mkdir -p "$work/repository"
+  tar -C "$src" --exclude='./build*' --exclude=./.git --exclude=./.venv \
+    --exclude=./python/build --exclude='*.egg-info' --exclude=__pycache__ \
+    -cf - . | tar -C "$work/repository" -xf -
+  run "$python" -m venv --system-site-packages "$work/venv"
+  # README's command; a launcher (ccache) passes to setup.py's CMake build.
+  CMAKE_CXX_COMPILER_LAUNCHER=${KVPREFIX_LAUNCHER:-} PIP_DISABLE_PIP_VERSION_CHECK=1 \
+    run "$work/venv/bin/pip" install --no-build-isolation --no-index \
+    "$work/repository/python" >"$work/pip.log" 2>&1 ||
+    { cat "$work/pip.log"; fail "pip install"; }
+  tail -n 1 "$work/pip.log"
+  run "$work/venv/bin/pip" show kvprefix
+  cd "$work"  # nothing named kvprefix here: the venv's package is imported
+  run "$work/venv/bin/python" - "$version" "$work/venv" <<'PYTHON'
+import importlib.metadata
+import sys
+
+import kvprefix
+
+version, venv = sys.argv[1:]
+assert kvprefix.__file__.startswith(venv), kvprefix.__file__
+assert kvprefix.__version__ == version, kvprefix.__version__
+assert importlib.metadata.version("kvprefix") == version
+print("import kvprefix:", kvprefix.__version__, kvprefix.engines())
+PYTHON
+  check_seed_examples "$work/venv/bin/python" -m kvprefix match
+}
+
+rm -rf "$work"
+mkdir -p "$work"
+write_seed_outputs
+case "${1:-}" in
+  install | subdirectory | deb | pip) "test_$1" ;;
+  *) fail "usage: packaging_test.sh install|subdirectory|deb|pip" ;;
+esac
+echo "packaging $1: OK" >&2
