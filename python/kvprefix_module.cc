@@ -551,9 +551,11 @@ policy other than 'lru' and 'fifo'.)doc");
                                                    PyExc_ValueError);
   m.def(
       "match_file",
-      [](const std::string& path, const std::string& engine) {
+      [](const std::string& path, const std::string& engine,
+         py::handle page_size) {
         std::unique_ptr<kvprefix::PrefixIndex> index =
-            kvprefix::MakeEngineOrRaise(engine);
+            kvprefix::MakeEngineOrRaise(
+                engine, kvprefix::ToCacheOptions(py::none(), "lru", page_size));
         std::string json;
         try {
           py::gil_scoped_release release;
@@ -574,12 +576,15 @@ policy other than 'lru' and 'fifo'.)doc");
         return py::bytes(json);
       },
       py::arg("path"), py::arg("engine") = default_engine,
+      py::arg("page_size") = 1,
       R"doc(The SPEC §5 answer to the SPEC §4 input file `path` ("-": standard
-input), as the bytes `kvprefix match` prints (one line of JSON).
+input), as the bytes `kvprefix match path --page-size page_size` prints (one
+line of JSON).
 Raises kvprefix.InputError (a ValueError) for bad input, with the message the
 CLI prints after "kvprefix: " (the file, the JSON location, the problem);
-OSError when the file cannot be read; ValueError for an unknown engine;
-kvprefix.CapacityError as find_prefix_matches.)doc");
+OSError when the file cannot be read; ValueError for an unknown engine or a
+page size outside 1 to 2^31 - 1; kvprefix.CapacityError as
+find_prefix_matches.)doc");
 
   py::class_<PyPrefixIndex>(m, "PrefixIndex",
                             "An online prefix index: insert and match in any "

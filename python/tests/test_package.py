@@ -90,6 +90,13 @@ def test_every_engine_and_standard_input(cli, engine):
     assert_same_as_cli(cli, ["-", "--engine", engine], stdin=document)
 
 
+@pytest.mark.parametrize("page_size", ["1", "2", "3"])
+def test_page_size_prints_the_clis_bytes(cli, page_size):
+    for name in ["seed-1.json", "chat.json"]:
+        assert_same_as_cli(
+            cli, [os.path.join(REPOSITORY, "examples", name), "--page-size", page_size])
+
+
 @pytest.mark.parametrize("document", [
     b'{"cached_sequences":[[1]],"requests":[[1.5]]}',
     b'{"cached_sequences":[[1]],"requests":[[2147483648]]}',

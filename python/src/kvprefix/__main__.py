@@ -1,4 +1,4 @@
-"""python3 -m kvprefix match [FILE] [--engine NAME]
+"""python3 -m kvprefix match [FILE] [--engine NAME] [--page-size P]
 
 The command-line tool's `kvprefix match` from Python: the batch job (SPEC
 §2) on a SPEC §4 file ("-" or none: standard input), answered on standard
@@ -38,11 +38,16 @@ def main(argv=None):
     match.add_argument("--engine", default=kvprefix.default_engine(),
                        choices=kvprefix.engines(),
                        help="engine (default: %(default)s)")
+    match.add_argument("--page-size", type=int, default=1, metavar="P",
+                       help="tokens per page (SPEC §8; default: 1)")
     args = parser.parse_args(argv)
 
     try:
-        output = kvprefix.match_file(args.file, engine=args.engine)
+        output = kvprefix.match_file(args.file, engine=args.engine,
+                                     page_size=args.page_size)
     except kvprefix.InputError as error:
+        return _fail(EXIT_BAD_INPUT, error)
+    except ValueError as error:  # a page size out of range
         return _fail(EXIT_BAD_INPUT, error)
     except kvprefix.CapacityError as error:
         return _fail(EXIT_IO_FAILURE, f"capacity: {error}")
