@@ -12,7 +12,8 @@
 #   packaging_test.sh subdirectory  examples/consumer/ built with the source
 #                                   tree added by add_subdirectory
 #   packaging_test.sh deb           `cpack -G DEB`; the control fields; the
-#                                   CLI run from the unpacked .deb
+#                                   CLI run from the unpacked .deb, and the
+#                                   consumer built against it
 #   packaging_test.sh pip           `pip install --no-build-isolation
 #                                   --no-index` of a copy of the repository
 #                                   into a new venv; version metadata and
@@ -163,6 +164,11 @@ test_deb() {
   local cli=$work/root/usr/bin/kvprefix
   [ "$(run "$cli" --version)" = "kvprefix $version" ] || fail "$cli --version"
   check_seed_examples "$cli" match
+  # The package's libraries and CMake package work where it is unpacked.
+  run cmake -S "$src/examples/consumer" -B "$work/consumer" "${cmake_arguments[@]}" \
+    -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$work/root/usr" >/dev/null
+  run cmake --build "$work/consumer" >/dev/null
+  check_consumer "$work/consumer/consumer"
 }
 
 test_pip() {
