@@ -46,6 +46,8 @@ HWY_AFTER_NAMESPACE();
 #if HWY_ONCE
 
 #include <algorithm>
+#include <bit>
+#include <stdexcept>
 #include <string>
 
 #include "kvprefix/memory.h"
@@ -54,9 +56,41 @@ namespace kvprefix {
 
 HWY_EXPORT(CommonPrefixLength);
 
+namespace {
+
+// Orders a std heap of leaf entries smallest key first.
+struct LaterKey {
+  template <typename Entry>
+  bool operator()(const Entry& a, const Entry& b) const {
+    return a.key > b.key;
+  }
+};
+
+// Tokens of a fresh chunk that will hold `live` more tokens: a power of two
+// between the first and the largest chunk size.
+std::size_t ChunkTokensFor(std::size_t live) {
+  return std::clamp(std::bit_ceil(std::max<std::size_t>(live, 1)),
+                    RadixTrie::kFirstChunkTokens, RadixTrie::kMaxChunkTokens);
+}
+
+}  // namespace
+
 RadixTrie::RadixTrie(std::uint64_t max_edges)
     : edges_{Edge{nullptr, kRootNode, 0}},
       max_edges_(std::min(max_edges, kMaxEdges)) {}
+
+RadixTrie::RadixTrie(const CacheOptions& options, std::uint64_t max_edges)
+    : RadixTrie(max_edges) {
+  if (options.page_size != 1) {
+    throw std::invalid_argument(
+        "radix: an engine indexes tokens (page size 1); pages of more "
+        "tokens are PagedIndex's job");
+  }
+  options_ = options;
+  bounded_ = options.bounded();
+  lru_ = options.policy == EvictionPolicy::kLru;
+  if (bounded_) states_.emplace_back();  // the root's, never a leaf
+}
 
 RadixTrie::Position RadixTrie::Walk(TokenSpan sequence) const {
   Position position;
@@ -94,22 +128,102 @@ Match RadixTrie::MatchPrefix(TokenSpan request) const {
 
 NodeId RadixTrie::Insert(TokenSpan sequence) {
   const Position position = Walk(sequence);
+  return bounded_ ? InsertBounded(sequence, position)
+                  : InsertAt(sequence, position);
+}
+
+Match RadixTrie::Access(TokenSpan request) {
+  const Position position = Walk(request);
+  const Match match{position.matched, NodeAt(position)};
+  if (bounded_) {
+    InsertBounded(request, position);
+  } else {
+    InsertAt(request, position);
+  }
+  return match;
+}
+
+NodeId RadixTrie::InsertAt(TokenSpan sequence, const Position& position) {
   if (position.matched == sequence.size()) return NodeAt(position);
   const TokenSpan suffix = sequence.subspan(position.matched);
   const bool split = position.offset < edges_[position.edge].length;
-  const std::uint64_t new_edges =
-      split ? 1 + NewEdgesFor(suffix.size(), false)
-            : NewEdgesFor(suffix.size(), Extendable(position.edge));
-  if (edge_count() + new_edges > max_edges_) {
-    throw CapacityError("radix trie: inserting " +
-                        std::to_string(suffix.size()) + " new tokens needs " +
-                        std::to_string(new_edges) + " more edges, over the " +
-                        std::to_string(max_edges_) + "-edge limit");
-  }
+  CheckEdgeLimit(split ? 1 + NewEdgesFor(suffix.size(), false)
+                       : NewEdgesFor(suffix.size(), Extendable(position.edge)),
+                 suffix.size());
   const EdgeIndex attach =
-      split ? Split(position.parent, position.edge, position.offset)
+      split ? Split<false>(position.parent, position.edge, position.offset)
             : position.edge;
-  return Append(attach, suffix);
+  Append<false>(attach, suffix);
+  return node_count_;
+}
+
+NodeId RadixTrie::InsertBounded(TokenSpan sequence, Position position) {
+  // Only the first C tokens are stored (see the header). A match never
+  // exceeds C while at most C nodes are present; the second walk is for a
+  // cache left over capacity by an exception.
+  const auto stored = static_cast<std::size_t>(
+      std::min<std::uint64_t>(sequence.size(), options_.capacity));
+  if (position.matched > stored) position = Walk(sequence.first(stored));
+  const std::size_t new_tokens = stored - position.matched;
+  const bool grows = new_tokens > 0;
+  // Cut the edge the walk stopped inside: to branch off it, or (lru) so
+  // that the touched upper part gets its own stamp.
+  const bool cut =
+      position.offset < edges_[position.edge].length && (grows || lru_);
+  CheckEdgeLimit(
+      (cut ? 1 : 0) +
+          (grows ? NewEdgesFor(new_tokens, !cut && Extendable(position.edge))
+                 : 0),
+      new_tokens);
+
+  // SPEC §8 step 2, insert, then step 3, touch, with request stamp r.
+  ++stamp_;
+  NodeId reached = NodeAt(position);
+  EdgeIndex deepest = position.edge;
+  try {
+    if (cut) {
+      deepest = Split<true>(position.parent, position.edge, position.offset);
+    }
+    if (grows) {
+      deepest =
+          Append<true>(deepest, sequence.subspan(position.matched, new_tokens));
+      reached = last_id_;
+    }
+  } catch (...) {
+    heap_stale_ = true;  // a new leaf may have no heap entry
+    throw;
+  }
+  if (lru_) Touch(deepest);
+  if (deepest != kRootEdge && states_[deepest].children == 0 &&
+      (lru_ || grows)) {
+    PushLeaf(deepest);  // its key changed: a new stamp, or a new last ID
+  }
+  if (stored < sequence.size()) {
+    // The tail past C, created and evicted at once (its IDs are used up).
+    const std::size_t skipped = sequence.size() - stored;
+    last_id_ += skipped;
+    evicted_ += skipped;
+    // The newest run's last ID is no longer the largest. (It ends at depth
+    // C, so nothing could extend it anyway; the reset keeps the invariant
+    // plain.)
+    newest_edge_ = kRootEdge;
+    if (listener_) listener_(sequence.subspan(stored));
+  }
+  // Step 4.
+  EvictOverflow();
+  if (heap_.size() > 2 * edges_.size() + 64) RebuildHeap();
+  MaybeCompact();
+  return reached;
+}
+
+void RadixTrie::CheckEdgeLimit(std::uint64_t new_edges,
+                               std::size_t new_tokens) const {
+  if (edge_count() + new_edges > max_edges_) {
+    throw CapacityError("radix trie: inserting " + std::to_string(new_tokens) +
+                        " new tokens needs " + std::to_string(new_edges) +
+                        " more edges, over the " + std::to_string(max_edges_) +
+                        "-edge limit");
+  }
 }
 
 bool RadixTrie::Extendable(EdgeIndex edge) const {
@@ -136,12 +250,42 @@ std::uint64_t RadixTrie::NewEdgesFor(std::size_t tokens, bool extend) const {
   return edges;
 }
 
+RadixTrie::EdgeIndex RadixTrie::FreeEdgeIndex() {
+  if (free_edges_.empty()) {
+    const std::size_t slot = edges_.size();
+    // Room for every slot to be free at once, so that removing an edge
+    // never allocates.
+    if (free_edges_.capacity() <= slot) free_edges_.reserve(2 * slot);
+    states_.emplace_back();
+    try {
+      edges_.push_back(Edge{nullptr, kRootNode, 0});
+    } catch (...) {
+      states_.pop_back();
+      throw;
+    }
+    free_edges_.push_back(static_cast<EdgeIndex>(slot));
+  }
+  return free_edges_.back();
+}
+
+template <bool kBounded>
 RadixTrie::EdgeIndex RadixTrie::Split(EdgeIndex parent, EdgeIndex edge,
                                       std::uint32_t offset) {
-  const EdgeIndex upper = static_cast<EdgeIndex>(edges_.size());
   const Edge old = edges_[edge];
-  edges_.push_back(Edge{old.tokens, old.first_id, offset});
-  children_.emplace(ChildKey(upper, old.tokens[offset]), edge);
+  EdgeIndex upper;
+  if constexpr (kBounded) {
+    upper = FreeEdgeIndex();
+    children_.emplace(ChildKey(upper, old.tokens[offset]), edge);
+    free_edges_.pop_back();  // taken: nothing below can throw
+    edges_[upper] = Edge{old.tokens, old.first_id, offset};
+    // Both parts keep the stamp; the caller touches the upper one.
+    states_[upper] = EdgeState{states_[edge].stamp, parent, 1};
+    states_[edge].parent = upper;
+  } else {
+    upper = static_cast<EdgeIndex>(edges_.size());
+    edges_.push_back(Edge{old.tokens, old.first_id, offset});
+    children_.emplace(ChildKey(upper, old.tokens[offset]), edge);
+  }
   // Nothing below can throw: the lower part keeps its index and children.
   edges_[edge] =
       Edge{old.tokens + offset, old.first_id + offset, old.length - offset};
@@ -159,7 +303,8 @@ void RadixTrie::AddChunk() {
   newest_edge_ = kRootEdge;  // a fresh chunk continues no run
 }
 
-NodeId RadixTrie::Append(EdgeIndex edge, TokenSpan suffix) {
+template <bool kBounded>
+RadixTrie::EdgeIndex RadixTrie::Append(EdgeIndex edge, TokenSpan suffix) {
   while (!suffix.empty()) {
     if (arena_end_ == chunk_limit_) AddChunk();
     const std::size_t piece = std::min<std::size_t>(
@@ -168,6 +313,14 @@ NodeId RadixTrie::Append(EdgeIndex edge, TokenSpan suffix) {
     const auto length = static_cast<std::uint32_t>(piece);
     if (Extendable(edge)) {
       edges_[edge].length += length;
+    } else if constexpr (kBounded) {
+      const EdgeIndex child = FreeEdgeIndex();
+      children_.emplace(ChildKey(edge, suffix[0]), child);
+      free_edges_.pop_back();  // taken
+      edges_[child] = Edge{arena_end_, last_id_ + 1, length};
+      states_[child] = EdgeState{stamp_, edge, 0};
+      ++states_[edge].children;
+      edge = child;
     } else {
       const auto child = static_cast<EdgeIndex>(edges_.size());
       edges_.push_back(Edge{arena_end_, node_count_ + 1, length});
@@ -178,9 +331,149 @@ NodeId RadixTrie::Append(EdgeIndex edge, TokenSpan suffix) {
     newest_edge_ = edge;
     arena_end_ += piece;
     node_count_ += piece;
+    if constexpr (kBounded) last_id_ += piece;
     suffix = suffix.subspan(piece);
   }
-  return node_count_;
+  return edge;
+}
+
+std::uint64_t RadixTrie::LeafKey(EdgeIndex edge) const {
+  // SPEC §8 step 4: "lru: the leaf with the smallest stamp"; "fifo: the
+  // leaf with the smallest node ID". The leaf is the edge's last node.
+  const Edge& run = edges_[edge];
+  return lru_ ? states_[edge].stamp : run.first_id + run.length - 1;
+}
+
+bool RadixTrie::IsCurrent(const LeafEntry& entry) const {
+  return edges_[entry.edge].length > 0 && states_[entry.edge].children == 0 &&
+         LeafKey(entry.edge) == entry.key;
+}
+
+void RadixTrie::PushLeaf(EdgeIndex edge) {
+  heap_.push_back(LeafEntry{LeafKey(edge), edge});
+  std::push_heap(heap_.begin(), heap_.end(), LaterKey());
+}
+
+void RadixTrie::RebuildHeap() {
+  heap_stale_ = true;  // until every leaf is back in
+  heap_.clear();
+  for (EdgeIndex edge = 1; edge < edges_.size(); ++edge) {
+    if (edges_[edge].length > 0 && states_[edge].children == 0) {
+      heap_.push_back(LeafEntry{LeafKey(edge), edge});
+    }
+  }
+  std::make_heap(heap_.begin(), heap_.end(), LaterKey());
+  heap_stale_ = false;
+}
+
+void RadixTrie::Touch(EdgeIndex deepest) {
+  // "every node on the request's path gets stamp r": the path is the
+  // deepest edge and its ancestors, each edge whole.
+  for (EdgeIndex edge = deepest; edge != kRootEdge;
+       edge = states_[edge].parent) {
+    states_[edge].stamp = stamp_;
+  }
+}
+
+void RadixTrie::EvictOverflow() {
+  if (heap_stale_) RebuildHeap();
+  // "evict while more than C nodes are present, one leaf at a time": the
+  // policy's leaf and then the rest of its run's tail (see the header).
+  // Nodes are present, so a leaf edge is, and its entry is in the heap.
+  while (node_count_ > options_.capacity) {
+    const LeafEntry top = heap_.front();
+    std::pop_heap(heap_.begin(), heap_.end(), LaterKey());
+    heap_.pop_back();
+    if (!IsCurrent(top)) continue;  // stale
+    const std::uint64_t excess = node_count_ - options_.capacity;
+    EvictTail(top.edge, static_cast<std::uint32_t>(std::min<std::uint64_t>(
+                            excess, edges_[top.edge].length)));
+  }
+}
+
+void RadixTrie::EvictTail(EdgeIndex index, std::uint32_t count) {
+  Edge& edge = edges_[index];
+  edge.length -= count;
+  const TokenSpan evicted(edge.tokens + edge.length, count);
+  node_count_ -= count;
+  evicted_ += count;
+  dead_tokens_ += count;
+  // The newest run is on the path of the last insert, which evictions
+  // spare, unless an exception left the cache over capacity: then this
+  // keeps it from being extended over its evicted tail.
+  if (index == newest_edge_) newest_edge_ = kRootEdge;
+  if (edge.length > 0) {
+    PushLeaf(index);  // fifo: its key is now smaller; lru: the same
+  } else {
+    const EdgeIndex parent = states_[index].parent;
+    children_.erase(ChildKey(parent, edge.tokens[0]));
+    if (--states_[parent].children == 0 && parent != kRootEdge) {
+      PushLeaf(parent);
+    }
+    free_edges_.push_back(index);  // reserved: never allocates
+  }
+  // The heap popped one entry and pushed at most one: it did not allocate.
+  if (listener_) listener_(evicted);
+}
+
+void RadixTrie::MaybeCompact() {
+  if (dead_tokens_ > node_count_ + kFirstChunkTokens) Compact();
+}
+
+void RadixTrie::Compact() {
+  // Every live run, in edge order, the newest last so that it still ends at
+  // the write position and stays extendable.
+  const EdgeIndex newest = newest_edge_;
+  auto for_each_run = [&](auto&& visit) {
+    for (EdgeIndex edge = 1; edge < edges_.size(); ++edge) {
+      if (edges_[edge].length > 0 && edge != newest) visit(edges_[edge]);
+    }
+    if (newest != kRootEdge) visit(edges_[newest]);
+  };
+  // Plan the chunks (a run never crosses one) and allocate them all before
+  // changing anything, so that bad_alloc leaves the arena as it was.
+  std::vector<std::size_t> sizes;
+  std::size_t remaining = node_count_;
+  std::size_t room = 0;
+  for_each_run([&](const Edge& edge) {
+    if (edge.length > room) {
+      sizes.push_back(ChunkTokensFor(remaining));
+      room = sizes.back();
+    }
+    room -= edge.length;
+    remaining -= edge.length;
+  });
+  std::vector<std::unique_ptr<Token[]>> chunks;
+  chunks.reserve(sizes.size());
+  std::size_t bytes = 0;
+  for (std::size_t size : sizes) {
+    chunks.push_back(std::make_unique_for_overwrite<Token[]>(size));
+    bytes += MallocChunkBytes(size * sizeof(Token));
+  }
+  // Copy, as planned; nothing below throws.
+  std::size_t next = 0;
+  Token* out = nullptr;
+  Token* limit = nullptr;
+  for_each_run([&](Edge& edge) {
+    if (edge.length > static_cast<std::size_t>(limit - out)) {
+      out = chunks[next].get();
+      limit = out + sizes[next];
+      ++next;
+    }
+    std::copy_n(edge.tokens, edge.length, out);
+    edge.tokens = out;
+    out += edge.length;
+  });
+  for (Edge& edge : edges_) {
+    if (edge.length == 0) edge.tokens = nullptr;  // removed: no old pointer
+  }
+  chunks_ = std::move(chunks);  // frees the old arena
+  chunk_bytes_ = bytes;
+  arena_end_ = out;
+  chunk_limit_ = limit;
+  next_chunk_tokens_ = ChunkTokensFor(node_count_);
+  dead_tokens_ = 0;
+  ++compactions_;
 }
 
 std::size_t RadixTrie::memory_bytes() const {
@@ -194,7 +487,10 @@ std::size_t RadixTrie::memory_bytes() const {
   const std::size_t table =
       capacity == 0 ? 0 : MallocChunkBytes(control + capacity * sizeof(Slot));
   return chunk_bytes_ + table + VectorHeapBytes<Edge>(edges_.capacity()) +
-         VectorHeapBytes<std::unique_ptr<Token[]>>(chunks_.capacity());
+         VectorHeapBytes<std::unique_ptr<Token[]>>(chunks_.capacity()) +
+         VectorHeapBytes<EdgeState>(states_.capacity()) +
+         VectorHeapBytes<LeafEntry>(heap_.capacity()) +
+         VectorHeapBytes<EdgeIndex>(free_edges_.capacity());
 }
 
 }  // namespace kvprefix

@@ -1,5 +1,6 @@
 // RadixTrie: a path-compressed (radix) trie whose edges hold whole token runs
-// stored in an arena, with node IDs implicit in the run position.
+// stored in an arena, with node IDs implicit in the run position; bounded,
+// it is a SPEC §8 cache that evicts a run's tail, or a whole run, at once.
 //
 // Design
 // ------
@@ -20,8 +21,8 @@
 //   * an insert creates the nodes of its unmatched suffix one after another,
 //     so they get consecutive IDs;
 //   * every created node's token is appended to a token arena at the moment
-//     the node is created, so arena order is ID order and a new run is one
-//     contiguous arena range;
+//     the node is created, so a new run is one contiguous arena range in ID
+//     order;
 //   * splitting an edge cuts its run in two contiguous pieces, each still
 //     consecutive in ID.
 // So an edge is (pointer to its run in the arena, ID of its first node,
@@ -32,9 +33,10 @@
 //
 // Memory layout
 //   chunks_    the token arena: chunks of 256, 512, ... up to 2^18 tokens
-//              (1 MiB), never moved or reallocated, so edges keep raw
-//              pointers into them and growth touches each page once (no
-//              doubling copy). An edge's run never crosses a chunk boundary;
+//              (1 MiB), never reallocated, so edges keep raw pointers into
+//              them and growth touches each page once (no doubling copy);
+//              only a bounded cache's compaction (below) moves runs, into
+//              fresh chunks. An edge's run never crosses a chunk boundary;
 //              an insert whose new run reaches the end of a chunk continues
 //              as a single child edge in the next one.
 //   edges_     vector of Edge {run pointer, first node ID (64-bit), length}:
@@ -48,15 +50,16 @@
 // with its hash slot), plus at most one partly used chunk.
 //
 // Invariants
-//   * every non-root edge has length >= 1 and exactly one children_ entry
-//     pointing to it, keyed by its parent edge and its first token;
+//   * every non-root edge present has length >= 1 and exactly one children_
+//     entry pointing to it, keyed by its parent edge and its first token;
 //   * the children of an edge have pairwise distinct first tokens;
-//   * the last token written to the arena is the token of node node_count_,
-//     so the edge whose run ends at the arena's write position (newest_edge_)
-//     ends at the newest node, which has no children: that leaf may be
-//     extended in place by the next insert that continues it, as long as
-//     the current chunk has room. Splitting it keeps this true, since the
-//     lower part keeps the edge's index.
+//   * newest_edge_, unless it is the root, is a leaf whose run ends at the
+//     arena's write position and whose last node has the largest ID given
+//     so far: the next insert that continues it may extend it in place
+//     (while the current chunk has room) and its new nodes stay consecutive
+//     in ID. Splitting it keeps this true, since the lower part keeps the
+//     edge's index; anything else that breaks it (an eviction from it, IDs
+//     skipped for nodes never stored) resets newest_edge_ to the root.
 //
 // Insert walks like MatchPrefix. If the sequence ends on the path, the node
 // reached is returned and nothing changes. If it leaves the path inside an
@@ -65,20 +68,103 @@
 // is O(1) whatever the fan-out below). The unmatched suffix is then copied
 // to the arena and attached as new child edge(s), or appended to the leaf
 // edge in place when that leaf is the newest run in the current chunk.
+// Access is one walk: its position is both the answer (SPEC §8 step 1) and
+// where the insert starts.
 //
 // MatchPrefix walks from the root: one hash probe for the first token of the
 // next edge, then a SIMD compare of the request against the edge's run. It
 // never writes, so concurrent matches are safe.
 //
+// A cache with a capacity (SPEC §8)
+// ---------------------------------
+// Unbounded (CacheOptions{}, the default) none of what follows exists: no
+// stamps are written, no leaf heap is kept, the code path is the one above.
+// Bounded, the engine adds:
+//   states_       per edge {stamp, parent edge, child count} (16 bytes), a
+//                 vector parallel to edges_;
+//   heap_         a lazy binary min-heap of leaf edges {key, edge} (16 bytes
+//                 an entry): key = stamp (lru) or the ID of the edge's last
+//                 node (fifo);
+//   free_edges_   indices of removed edges, given again before edges_ grows;
+//   last_id_      the largest ID given, separate from node_count_ (present).
+//
+// Node IDs. IDs of evicted nodes are never given again (SPEC §8 step 2), so
+// a re-inserted prefix gets IDs above every earlier one: it is never
+// consecutive with the run it continues and becomes a new child edge.
+// In-place extension stays correct by the newest_edge_ invariant above.
+//
+// Recency per edge, not per token. Every node of an edge has the same stamp:
+// new runs are created with the request's stamp; a touch (SPEC §8 step 3)
+// covers whole edges, because the path of an insert ends at the end of an
+// edge, except when the request ends inside an edge (it is a prefix of a
+// longer cached run), and then that edge is split there (a split that adds
+// no branch; IDs stay consecutive in each part) so the upper part takes the
+// new stamp and the lower part keeps its own. Evictions take a run's tail,
+// which keeps the rest uniform. Since the path is a chain of ancestors, the
+// touch climbs parent links from the deepest edge: O(edges on the path), and
+// Touch is where a walk can report each path edge's old stamp and length
+// (what an LRU stack-distance pass needs, issue 15). fifo needs no stamps
+// and skips both the touch and those splits.
+//
+// Eviction (SPEC §8 step 4) at run granularity. A node is a leaf exactly
+// when it is the last node of an edge with no child edge, so the policy's
+// leaf is the last node of the leaf edge with the smallest key. Once that
+// edge is chosen, its tail nodes are the next victims, deepest first:
+//   * lru: leaf stamps are unique (SPEC §8), so the chosen edge's stamp s is
+//     smaller than every other leaf's. Evicting its last node makes the node
+//     above it a leaf with the same stamp s, again the smallest; this holds
+//     while the edge has nodes left.
+//   * fifo: the chosen edge's last node has ID k, smaller than every other
+//     leaf's; the node above it has ID k - 1 (IDs are consecutive along a
+//     run), smaller still.
+// So while more than `capacity` nodes are present, the engine pops the smallest
+// valid heap entry and evicts min(excess, length) tokens from that edge's tail
+// in one step (one listener call with that span). An edge left empty is
+// removed; its parent may become a leaf and enters the heap. SGLang's
+// RadixCache evicts the same way, by LRU over leaf edges in a heap
+// (RadixCache.evict in python/sglang/srt/mem_cache/radix_cache.py pops the
+// least recently used leaf, frees its whole run and pushes its parent once that
+// is a leaf); SPEC §8 counts nodes exactly, so this engine takes only the tail
+// it needs and keeps the rest of the run. A request longer than the capacity C
+// keeps only its first C nodes: every other node, then its own tail, deepest
+// first, would be evicted (its stamp is the newest, its tail's IDs the
+// largest), so the tail past C is never stored; its IDs, evicted_count() and
+// the listener are as if it had been. Nodes on the path of the current request
+// are never evicted otherwise, so Insert returns the deepest node it stored.
+//
+// The heap is lazy: an entry is valid while its edge is present, a leaf,
+// and has that key. Every leaf edge present has a valid entry: one is pushed
+// whenever an edge becomes a leaf or a leaf's key changes (the deepest edge
+// of each insert; the rest of a tail-evicted edge; a parent left without
+// children). Keys among leaves are unique, so the smallest valid entry is
+// the policy's leaf. Stale entries are dropped when popped, and the heap is
+// rebuilt from edges_ when it holds more than twice as many entries as
+// edges_ has slots, so it stays proportional to the edges.
+//
+// Memory stays proportional to the nodes present, not to the nodes ever
+// created: removed edge indices are reused (edges_, children_ and the heap keep
+// the size of the most edges present at once, at most 2C since every edge holds
+// a node and an insert stores at most C), and evicted tokens stay in the arena
+// only until they outnumber the live ones (plus 256); then the arena is
+// compacted: every live run is copied, in edge order, into fresh chunks sized
+// to the live tokens, edge pointers are updated, and the old chunks freed (the
+// newest edge is copied last, so it stays extendable). The copy costs O(live
+// tokens + edges), paid for by at least as many evicted tokens since the last
+// compaction: amortized O(1) per inserted token. While it runs, the old and new
+// arenas coexist (up to about 3x the live tokens).
+//
 // Complexity: Insert and MatchPrefix are O(length) expected, with one hash
 // probe per edge on the path plus a streaming compare; a split is O(1).
-// Nothing is recursive (a 200,000-token sequence or a 100,000-edge-deep
-// chain costs no stack).
+// Bounded, Insert adds O(edges on the path) for the touch and O(log E) per
+// edge event (a leaf pushed, an edge chosen, an edge removed) over the E
+// edges present, never per token, plus the amortized compaction. Nothing
+// is recursive (a 200,000-token sequence or a 100,000-edge-deep chain costs
+// no stack).
 //
-// Capacity: edge indices are stored in 32 bits. Insert throws CapacityError,
-// before changing anything, when it would need more than max_edges edges.
-// Node IDs are 64-bit; run lengths fit 32 bits since a run never exceeds
-// one chunk.
+// Limits: edge indices are stored in 32 bits. Insert throws CapacityError,
+// before changing anything, when it would need more than max_edges edges
+// present (counted before the insert's own evictions). Node IDs are 64-bit;
+// run lengths fit 32 bits since a run never exceeds one chunk.
 #ifndef KVPREFIX_OPTIMIZED_RADIX_TRIE_H_
 #define KVPREFIX_OPTIMIZED_RADIX_TRIE_H_
 
@@ -86,8 +172,8 @@
 #include <cstdint>
 #include <limits>
 #include <memory>
-#include <stdexcept>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -107,52 +193,74 @@ class RadixTrie {
   static constexpr std::size_t kFirstChunkTokens = 256;
   static constexpr std::size_t kMaxChunkTokens = std::size_t{1} << 18;
 
-  // An empty trie (root only) that holds at most `max_edges` edges
-  // (1 <= max_edges <= kMaxEdges; tests lower it to reach the limit).
+  // An empty unbounded trie (root only) that holds at most `max_edges`
+  // edges (1 <= max_edges <= kMaxEdges; tests lower it to reach the limit).
   explicit RadixTrie(std::uint64_t max_edges = kMaxEdges);
 
-  // Inserts `sequence` (SPEC §1); returns the ID of the node its last token
-  // reaches (kRootNode if empty). O(length) expected, plus an arena chunk
-  // allocation when the current chunk is full. Throws CapacityError, leaving
-  // the trie unchanged, if the insert needs more than max_edges edges in
-  // total. Throws std::bad_alloc on memory exhaustion; the trie then stays
-  // valid and holds some prefix of `sequence` (as ReferenceTrie does). Not
-  // thread-safe.
+  // An empty cache with options.capacity nodes and options.policy (SPEC §8);
+  // CacheOptions{} is the unbounded trie above, with no bookkeeping at all.
+  // `max_edges` as above. Throws std::invalid_argument if options.page_size
+  // is not 1 (pages are PagedIndex's job, kvprefix/paged_index.h).
+  explicit RadixTrie(const CacheOptions& options,
+                     std::uint64_t max_edges = kMaxEdges);
+
+  // Inserts `sequence` (SPEC §1). Unbounded: returns the ID of the node its
+  // last token reaches (kRootNode if empty); O(length) expected, plus an
+  // arena chunk allocation when the current chunk is full.
+  // Bounded: SPEC §8 steps 2-4 with the next stamp (insert with fresh IDs,
+  // touch the path, evict leaves by the policy until at most `capacity`
+  // nodes remain; only the first `capacity` tokens are stored, see the
+  // design notes), calling the eviction listener for every run tail
+  // evicted; returns the deepest node of the sequence's path still present
+  // (kRootNode if none). O(length + edges evicted * log E) amortized.
+  // Throws CapacityError, leaving the trie unchanged, if the insert needs
+  // more than max_edges edges present. Throws std::bad_alloc on memory
+  // exhaustion; the trie then stays valid and holds some prefix of
+  // `sequence` (as ReferenceTrie does), possibly more than `capacity` nodes
+  // until the next Insert evicts. Exceptions from the listener propagate
+  // after the eviction they report is complete. Not thread-safe.
   NodeId Insert(TokenSpan sequence);
 
   // Longest cached prefix of `request`: matched length (tokens) and the node
   // it ends at. O(matched length) expected: one hash probe per edge entered
-  // plus a SIMD compare. Never modifies the trie; safe to call from many
-  // threads at once.
+  // plus a SIMD compare. Never modifies the trie (no touch); safe to call
+  // from many threads at once.
   Match MatchPrefix(TokenSpan request) const;
 
-  // Nodes excluding the root (= the largest node ID). O(1).
+  // The serving step: SPEC §8 steps 1-4 (SPEC §3's match-then-insert when
+  // unbounded). Returns what MatchPrefix(request) returned before the
+  // insert. One walk serves both; costs and errors as Insert. Not
+  // thread-safe.
+  Match Access(TokenSpan request);
+
+  // Nodes present, root excluded (= the largest node ID when unbounded).
+  // O(1).
   std::uint64_t node_count() const { return node_count_; }
-  // Capacity (SPEC §8) is being implemented; until then only the unbounded
-  // index exists and these members give its behaviour.
-  explicit RadixTrie(const CacheOptions& options) : RadixTrie() {
-    if (options != CacheOptions{}) {
-      throw std::invalid_argument("RadixTrie: capacity not implemented yet");
-    }
+  // Nodes evicted so far, each created node once, stored or not. O(1).
+  std::uint64_t evicted_count() const { return evicted_; }
+  // The options the cache was built with. O(1).
+  const CacheOptions& options() const { return options_; }
+  // Calls `listener` with the tokens of every later eviction: one call per
+  // run tail evicted (a span into the arena, or into the inserted sequence
+  // for a tail never stored), valid only during the call. The listener must
+  // not call back into the trie. Only a bounded trie evicts. Not
+  // thread-safe.
+  void SetEvictionListener(EvictionListener listener) {
+    listener_ = std::move(listener);
   }
-  Match Access(TokenSpan request) {
-    const Match match = MatchPrefix(request);
-    Insert(request);
-    return match;
-  }
-  std::uint64_t evicted_count() const { return 0; }
-  const CacheOptions& options() const {
-    static const CacheOptions unbounded;
-    return unbounded;
-  }
-  void SetEvictionListener(EvictionListener) {}
 
-  // Edges excluding the root edge: branch points and chunk boundaries, not
-  // nodes. O(1).
-  std::uint64_t edge_count() const { return edges_.size() - 1; }
+  // Edges present excluding the root edge: branch points, chunk boundaries
+  // and (bounded) recency boundaries, not nodes. O(1).
+  std::uint64_t edge_count() const {
+    return edges_.size() - 1 - free_edges_.size();
+  }
+  // Times the arena was compacted (bounded only; for tests and reports).
+  // O(1).
+  std::uint64_t compactions() const { return compactions_; }
 
-  // Heap bytes: arena chunks, the edge vector and the hash table, each as
-  // the malloc chunk it occupies (capacity, not size). O(1).
+  // Heap bytes: arena chunks, the edge vector, the hash table and, bounded,
+  // the edge states, the leaf heap and the free list, each as the malloc
+  // chunk it occupies (capacity, not size). O(1).
   std::size_t memory_bytes() const;
 
  private:
@@ -160,9 +268,22 @@ class RadixTrie {
   static constexpr EdgeIndex kRootEdge = 0;
 
   struct Edge {
-    const Token* tokens;  // the run, in the arena
-    NodeId first_id;      // ID of the node at position 0 of the run
-    std::uint32_t length;
+    const Token* tokens;   // the run, in the arena
+    NodeId first_id;       // ID of the node at position 0 of the run
+    std::uint32_t length;  // 0 only for the root and for removed edges
+  };
+
+  // What a bounded cache keeps per edge, beside edges_.
+  struct EdgeState {
+    std::uint64_t stamp = 0;  // lru: the last request whose path held it
+    EdgeIndex parent = kRootEdge;
+    std::uint32_t children = 0;  // child edges present
+  };
+
+  // A leaf edge and its policy key when pushed; see IsCurrent.
+  struct LeafEntry {
+    std::uint64_t key;
+    EdgeIndex edge;
   };
 
   // Where a walk from the root stops: `offset` tokens into `edge` (the
@@ -180,19 +301,46 @@ class RadixTrie {
 
   Position Walk(TokenSpan sequence) const;
   NodeId NodeAt(const Position& position) const;
+  // Insert after the walk, unbounded and bounded.
+  NodeId InsertAt(TokenSpan sequence, const Position& position);
+  NodeId InsertBounded(TokenSpan sequence, Position position);
+  // Throws CapacityError unless `new_edges` more edges fit.
+  void CheckEdgeLimit(std::uint64_t new_edges, std::size_t new_tokens) const;
   // True if new tokens below `edge` can be appended to its run in place
   // (while the current chunk has room).
   bool Extendable(EdgeIndex edge) const;
   // Edges that appending `tokens` new tokens to the arena creates, the
   // first piece extending an existing edge in place if `extend` is true.
   std::uint64_t NewEdgesFor(std::size_t tokens, bool extend) const;
+  // Bounded: an index for a new edge, a removed one or a new slot, left at
+  // free_edges_.back(); the caller pops it once the edge is linked, so a
+  // throw in between loses nothing.
+  EdgeIndex FreeEdgeIndex();
   // Cuts `edge` (a child of `parent`) after `offset` tokens; returns the new
   // edge holding the upper part.
+  template <bool kBounded>
   EdgeIndex Split(EdgeIndex parent, EdgeIndex edge, std::uint32_t offset);
-  // Writes `suffix` to the arena below the last node of `edge`; returns the
-  // ID of the last node created.
-  NodeId Append(EdgeIndex edge, TokenSpan suffix);
+  // Writes `suffix` (not empty) to the arena below the last node of `edge`;
+  // returns the edge holding its last token, whose last node is the newest.
+  template <bool kBounded>
+  EdgeIndex Append(EdgeIndex edge, TokenSpan suffix);
   void AddChunk();
+
+  // Bounded only.
+  std::uint64_t LeafKey(EdgeIndex edge) const;
+  bool IsCurrent(const LeafEntry& entry) const;
+  void PushLeaf(EdgeIndex edge);
+  void RebuildHeap();
+  // SPEC §8 step 3 for the path ending at the last node of `deepest`.
+  void Touch(EdgeIndex deepest);
+  // SPEC §8 step 4: evicts run tails until node_count_ <= capacity.
+  void EvictOverflow();
+  // Evicts the last `count` nodes of leaf edge `edge` (1 <= count <=
+  // length), removing the edge when nothing is left.
+  void EvictTail(EdgeIndex edge, std::uint32_t count);
+  // Copies the live runs into fresh chunks when dead tokens outnumber them.
+  void MaybeCompact();
+  void Compact();
 
   std::vector<Edge> edges_;
   absl::flat_hash_map<std::uint64_t, EdgeIndex> children_;
@@ -200,12 +348,26 @@ class RadixTrie {
   Token* arena_end_ = nullptr;    // next free token in chunks_.back()
   Token* chunk_limit_ = nullptr;  // one past the end of chunks_.back()
   std::size_t next_chunk_tokens_ = kFirstChunkTokens;
-  // The edge whose run ends at arena_end_ (its last node is the newest
-  // node), or kRootEdge when arena_end_ starts a fresh chunk.
+  // See the invariants: the newest leaf run, or kRootEdge.
   EdgeIndex newest_edge_ = kRootEdge;
   std::size_t chunk_bytes_ = 0;  // malloc bytes of all chunks
   std::uint64_t node_count_ = 0;
   std::uint64_t max_edges_;
+
+  // The cache (SPEC §8); nothing below is touched when unbounded.
+  CacheOptions options_;
+  bool bounded_ = false;
+  bool lru_ = false;
+  std::uint64_t last_id_ = 0;      // largest ID given
+  std::uint64_t stamp_ = 0;        // stamps given (requests inserted)
+  std::uint64_t evicted_ = 0;      // nodes evicted
+  std::uint64_t dead_tokens_ = 0;  // arena tokens of evicted nodes
+  std::uint64_t compactions_ = 0;
+  bool heap_stale_ = false;        // some leaf may lack an entry: rebuild
+  std::vector<EdgeState> states_;  // parallel to edges_
+  std::vector<LeafEntry> heap_;    // min-heap by key
+  std::vector<EdgeIndex> free_edges_;
+  EvictionListener listener_;
 };
 
 }  // namespace kvprefix
