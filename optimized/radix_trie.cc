@@ -490,7 +490,8 @@ std::size_t RadixTrie::memory_bytes() const {
          VectorHeapBytes<std::unique_ptr<Token[]>>(chunks_.capacity()) +
          VectorHeapBytes<EdgeState>(states_.capacity()) +
          VectorHeapBytes<LeafEntry>(heap_.capacity()) +
-         VectorHeapBytes<EdgeIndex>(free_edges_.capacity());
+         VectorHeapBytes<EdgeIndex>(free_edges_.capacity()) +
+         VectorHeapBytes<EdgeIndex>(path_.capacity());
 }
 
 }  // namespace kvprefix

@@ -101,10 +101,12 @@
 // no branch; IDs stay consecutive in each part) so the upper part takes the
 // new stamp and the lower part keeps its own. Evictions take a run's tail,
 // which keeps the rest uniform. Since the path is a chain of ancestors, the
-// touch climbs parent links from the deepest edge: O(edges on the path), and
-// Touch is where a walk can report each path edge's old stamp and length
-// (what an LRU stack-distance pass needs, issue 15). fifo needs no stamps
-// and skips both the touch and those splits.
+// touch climbs parent links from the deepest edge: O(edges on the path).
+// The same climb lets Access(request, on_run) report each matched edge's
+// old stamp and matched length, root first, before the touch: the runs
+// that LruCurve's one-pass stack distances (kvprefix/lru_curve.h) need, one
+// per edge. fifo needs no stamps and skips both the touch and those
+// splits.
 //
 // Eviction (SPEC §8 step 4) at run granularity. A node is a leaf exactly
 // when it is the last node of an edge with no child edge, so the policy's
@@ -172,6 +174,7 @@
 #include <cstdint>
 #include <limits>
 #include <memory>
+#include <stdexcept>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -233,6 +236,35 @@ class RadixTrie {
   // thread-safe.
   Match Access(TokenSpan request);
 
+  // Access that first reports each edge of the request's matched path, root
+  // first, as on_run(stamp, nodes): the edge's stamp before this request
+  // and how many of its nodes the match covers (the whole edge, or the part
+  // above where the match ends). These are the runs of LruCurve
+  // (kvprefix/lru_curve.h), one per edge instead of one per token. Requires
+  // a bounded lru cache (only it keeps stamps); throws std::logic_error
+  // otherwise, before changing anything. Costs Access's plus O(edges on the
+  // matched path). Not thread-safe.
+  template <typename OnRun>
+  Match Access(TokenSpan request, OnRun&& on_run) {
+    if (!bounded_ || !lru_) {
+      throw std::logic_error("radix: only a bounded lru cache keeps stamps");
+    }
+    const Position position = Walk(request);
+    path_.clear();
+    for (EdgeIndex edge = position.edge; edge != kRootEdge;
+         edge = states_[edge].parent) {
+      path_.push_back(edge);
+    }
+    for (auto edge = path_.rbegin(); edge != path_.rend(); ++edge) {
+      on_run(states_[*edge].stamp,
+             std::uint64_t{*edge == position.edge ? position.offset
+                                                  : edges_[*edge].length});
+    }
+    const Match match{position.matched, NodeAt(position)};
+    InsertBounded(request, position);
+    return match;
+  }
+
   // Nodes present, root excluded (= the largest node ID when unbounded).
   // O(1).
   std::uint64_t node_count() const { return node_count_; }
@@ -259,7 +291,8 @@ class RadixTrie {
   std::uint64_t compactions() const { return compactions_; }
 
   // Heap bytes: arena chunks, the edge vector, the hash table and, bounded,
-  // the edge states, the leaf heap and the free list, each as the malloc
+  // the edge states, the leaf heap, the free list and the path scratch
+  // vector, each as the malloc
   // chunk it occupies (capacity, not size). O(1).
   std::size_t memory_bytes() const;
 
@@ -367,6 +400,7 @@ class RadixTrie {
   std::vector<EdgeState> states_;  // parallel to edges_
   std::vector<LeafEntry> heap_;    // min-heap by key
   std::vector<EdgeIndex> free_edges_;
+  std::vector<EdgeIndex> path_;  // scratch: Access's path, deepest first
   EvictionListener listener_;
 };
 

@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "checking/differential.h"
+#include "kvprefix/lru_curve.h"
 #include "kvprefix/paged_index.h"
 #include "reference/reference_trie.h"
 
@@ -619,6 +620,45 @@ TEST(RadixTrieCacheTest, RandomizedDifferentialAgainstReference) {
     compactions += actual->compactions();
   }
   EXPECT_GT(compactions, 0u);  // the stream reaches arena compaction
+}
+
+// Access(request, on_run) reports whole edges as runs: the one-pass LRU
+// curve over radix equals the curve over the reference (one run per node)
+// and direct LRU replays of radix, at every capacity, for tokens and pages.
+TEST(RadixTrieCacheTest, LruCurveRunsMatchReferenceAndReplay) {
+  const std::uint64_t seed = TestSeed();
+  std::mt19937_64 random(seed);
+  for (int round = 0; round < 30; ++round) {
+    const std::uint64_t page_size = 1 + round % 2;
+    LruCurve<PagedIndex<ReferenceTrie>> expected(page_size);
+    LruCurve<PagedIndex<RadixTrie>> actual(page_size);
+    RequestStream stream(random);
+    for (int step = 0; step < 120; ++step) {
+      const Tokens& request = stream.Next(/*long_tail=*/60);
+      ASSERT_EQ(actual.Add(request), expected.Add(request))
+          << "seed " << seed << " round " << round << " step " << step;
+    }
+    const std::uint64_t distinct = expected.distinct_prefixes();
+    ASSERT_EQ(actual.distinct_prefixes(), distinct);
+    std::vector<std::uint64_t> capacities(distinct + 2);
+    std::iota(capacities.begin(), capacities.end(), 0);
+    const std::vector<std::uint64_t> curve = actual.MatchedTokens(capacities);
+    ASSERT_EQ(curve, expected.MatchedTokens(capacities)) << "seed " << seed;
+    for (std::uint64_t capacity = 0; capacity < capacities.size();
+         capacity += 1 + distinct / 7) {
+      PagedIndex<RadixTrie> replay(
+          CacheOptions{.capacity = capacity, .page_size = page_size});
+      std::uint64_t matched = 0;
+      for (const Tokens& request : stream.history()) {
+        matched += replay.Access(request).matched_length;
+      }
+      ASSERT_EQ(curve[capacity], matched)
+          << "seed " << seed << " capacity " << capacity;
+    }
+  }
+  RadixTrie fifo(Fifo(10));
+  EXPECT_THROW(fifo.Access(Tokens{1}, [](std::uint64_t, std::uint64_t) {}),
+               std::logic_error);
 }
 
 // A page hash that sends every page to one bucket: pages must be told
