@@ -4,9 +4,10 @@
 // chunk boundaries, deep chains, wide fan-out, extreme tokens and the edge
 // capacity limit; and, as a bounded cache (SPEC §8), run-tail eviction,
 // recency splits, fresh IDs after eviction, requests longer than the
-// capacity, arena compaction, memory proportional to the capacity, and a
-// randomized differential against ReferenceTrie (tokens and pages). The
-// behaviour shared by all engines is in the typed suite.
+// capacity, arena compaction, memory proportional to the capacity, a
+// randomized differential against ReferenceTrie (tokens and pages), the
+// LRU curve from radix's per-edge runs, and the capacity case documents.
+// The behaviour shared by all engines is in the typed suites.
 //
 // The randomized tests print their seed; rerun one with
 // KVPREFIX_TEST_SEED=<seed>.
@@ -18,17 +19,17 @@
 #include <algorithm>
 #include <climits>
 #include <cstdlib>
-#include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <memory>
 #include <numeric>
 #include <random>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "checking/differential.h"
+#include "io/case_file.h"
 #include "kvprefix/lru_curve.h"
 #include "kvprefix/paged_index.h"
 #include "reference/reference_trie.h"
@@ -813,123 +814,20 @@ TEST(RadixTrieCacheTest, MemoryBytesIsHonestWhenBounded) {
   }
 }
 
-// ---------------------------------------------------------------------------
 // The replay documents of tests/data/cases/capacity/ (SPEC §8), whose
 // answers an independent implementation computed.
-
-// Just enough JSON for those documents: objects, arrays, integers, strings.
-struct Json {
-  enum class Kind { kNumber, kString, kArray, kObject } kind = Kind::kNumber;
-  std::string text;  // a number's digits or a string's content
-  std::vector<Json> items;
-  std::vector<std::pair<std::string, Json>> members;
-
-  const Json* Find(std::string_view key) const {
-    for (const auto& [name, value] : members) {
-      if (name == key) return &value;
-    }
-    return nullptr;
-  }
-};
-
-class JsonReader {
- public:
-  explicit JsonReader(std::string_view text) : text_(text) {}
-
-  Json Read() {
-    Skip();
-    Json value;
-    const char c = text_.at(at_);
-    if (c == '{' || c == '[') {
-      value.kind = c == '{' ? Json::Kind::kObject : Json::Kind::kArray;
-      ++at_;
-      Skip();
-      const char close = c == '{' ? '}' : ']';
-      while (text_.at(at_) != close) {
-        if (value.kind == Json::Kind::kObject) {
-          std::string key = Read().text;
-          Skip();
-          Expect(':');
-          value.members.emplace_back(std::move(key), Read());
-        } else {
-          value.items.push_back(Read());
-        }
-        Skip();
-        if (text_.at(at_) == ',') ++at_;
-        Skip();
-      }
-      ++at_;
-    } else if (c == '"') {
-      value.kind = Json::Kind::kString;
-      const std::size_t end = text_.find('"', at_ + 1);
-      value.text = std::string(text_.substr(at_ + 1, end - at_ - 1));
-      at_ = end + 1;
-    } else {
-      const std::size_t begin = at_;
-      while (at_ < text_.size() &&
-             (text_[at_] == '-' || (text_[at_] >= '0' && text_[at_] <= '9'))) {
-        ++at_;
-      }
-      if (at_ == begin) throw std::runtime_error("unexpected JSON");
-      value.text = std::string(text_.substr(begin, at_ - begin));
-    }
-    return value;
-  }
-
- private:
-  void Skip() {
-    while (at_ < text_.size() &&
-           std::isspace(static_cast<unsigned char>(text_[at_])))
-      ++at_;
-  }
-  void Expect(char c) {
-    if (text_.at(at_++) != c) throw std::runtime_error("unexpected JSON");
-  }
-
-  std::string_view text_;
-  std::size_t at_ = 0;
-};
-
 TEST(RadixTrieCacheTest, CapacityCaseDocuments) {
-  const std::filesystem::path dir =
-      std::filesystem::path(KVPREFIX_SOURCE_DIR) / "tests/data/cases/capacity";
-  int documents = 0;
-  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
-    if (entry.path().extension() != ".json") continue;
-    SCOPED_TRACE(entry.path().filename().string());
-    std::ifstream file(entry.path());
-    std::stringstream contents;
-    contents << file.rdbuf();
-    const Json root = JsonReader(contents.str()).Read();
-    const Json& document = *root.Find("document");
-    CacheOptions options;
-    if (const Json* capacity = document.Find("capacity")) {
-      options.capacity = std::stoull(capacity->text);
-    }
-    if (const Json* policy = document.Find("policy")) {
-      options.policy = *ParseEvictionPolicy(policy->text);
-    }
-    if (const Json* page_size = document.Find("page_size")) {
-      options.page_size = std::stoull(page_size->text);
-    }
-    const Json& requests = *document.Find("requests");
-    const Json& matches = *root.Find("expected")->Find("matches");
-    ASSERT_EQ(requests.items.size(), matches.items.size());
-    PagedIndex<RadixTrie> cache(options);
-    for (std::size_t i = 0; i < requests.items.size(); ++i) {
-      Tokens request;
-      for (const Json& token : requests.items[i].items) {
-        request.push_back(static_cast<Token>(std::stoll(token.text)));
-      }
-      const Json& match = matches.items[i];
-      EXPECT_EQ(cache.Access(request),
-                (Match{std::stoull(match.Find("matched_length")->text),
-                       std::stoull(match.Find("cache_node")->text)}))
+  const std::vector<ReplayCaseFile> cases =
+      ReadReplayCaseFolder(KVPREFIX_SOURCE_DIR "/tests/data/cases/capacity");
+  ASSERT_GE(cases.size(), 14u);
+  for (const ReplayCaseFile& file : cases) {
+    SCOPED_TRACE(file.name);
+    PagedIndex<RadixTrie> cache(file.input.options);
+    for (std::size_t i = 0; i < file.input.requests.size(); ++i) {
+      EXPECT_EQ(cache.Access(file.input.requests[i]), file.expected[i])
           << "request " << i;
     }
-    ++documents;
   }
-  EXPECT_GE(documents, 14);
 }
 
 }  // namespace
