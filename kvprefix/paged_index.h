@@ -197,20 +197,23 @@ class PagedIndex {
     return Scale(engine_.MatchPrefix(symbols));
   }
 
+  // One walk of E's Access. A bounded cache counts every page of the request
+  // first (so that evictions during the insert release only counted pages),
+  // then gives back the count of the pages that matched: their nodes
+  // existed already, while the rest are the nodes the insert created.
   Match Access(TokenSpan request) {
-    const std::vector<Token> symbols = Symbols(request);
-    const Match match = RefNewNodes(symbols);
-    engine_.Insert(symbols);
-    return Scale(match);
+    return AccessPages(request, [&](const std::vector<Token>& symbols) {
+      return engine_.Access(symbols);
+    });
   }
 
   // Access reporting the matched path's runs as E's does (in pages), for
   // LruCurve; only if E offers it.
   template <typename OnRun>
   Match Access(TokenSpan request, OnRun&& on_run) {
-    const std::vector<Token> symbols = Symbols(request);
-    RefNewNodes(symbols);
-    return Scale(engine_.Access(symbols, std::forward<OnRun>(on_run)));
+    return AccessPages(request, [&](const std::vector<Token>& symbols) {
+      return engine_.Access(symbols, std::forward<OnRun>(on_run));
+    });
   }
 
   std::uint64_t node_count() const { return engine_.node_count(); }
@@ -260,6 +263,18 @@ class PagedIndex {
       }
     }
     return match;
+  }
+
+  template <typename EngineAccess>
+  Match AccessPages(TokenSpan request, EngineAccess&& access) {
+    const std::vector<Token> symbols = Symbols(request);
+    if (!options_.bounded()) return Scale(access(symbols));
+    for (Token symbol : symbols) pages_->table.Ref(symbol);
+    const Match match = access(symbols);
+    for (std::size_t i = 0; i < match.matched_length; ++i) {
+      pages_->table.Unref(symbols[i]);
+    }
+    return Scale(match);
   }
 
   Match Scale(Match match) const {

@@ -393,8 +393,9 @@ REGISTER_TYPED_TEST_SUITE_P(
     ReplaySummaryCountsPartialPagesAndPeakNodes,
     PagesOnOneHashAreStillComparedByContent,
     ExhaustiveSmallWorldAgainstBruteForce);
+using BoundedEngines = EngineList<ReferenceTrie, RadixTrie>;
 INSTANTIATE_TYPED_TEST_SUITE_P(Engine, CacheTest,
-                               GtestTypes<EngineList<ReferenceTrie>>::type,
+                               GtestTypes<BoundedEngines>::type,
                                EngineTypeName);
 
 }  // namespace
