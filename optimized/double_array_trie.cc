@@ -31,19 +31,33 @@ constexpr int kMaxTopTries = 16;
 // the used slots (larger ones keep their base: moving them again and again
 // would cost more than the slots it saves).
 constexpr std::size_t kMaxFamilyToCompact = 16;
+// Bounded: a family this large becomes a hash node, so that an eviction's
+// linear search of its parent's code list stays short.
+constexpr std::size_t kMaxBoundedFamily = 64;
 // Slots allocated for a new index; the arrays then grow by 1/16.
 constexpr std::size_t kInitialSlots = 1024;
 
 // Heap bytes of an absl::flat_hash_map / flat_hash_set backing array: one
-// control byte per slot plus a cloned group of 16, then the slots
-// (absl/container/internal/raw_hash_set.h, Abseil 20220623).
+// control byte per slot plus a cloned group of 16, padded to the slot
+// alignment, then the slots (absl/container/internal/raw_hash_set.h).
 template <typename Map>
 std::size_t HashTableHeapBytes(const Map& map) {
   if (map.capacity() == 0) return 0;
-  const std::size_t control = (map.capacity() + 1 + 15 + 7) & ~std::size_t{7};
-  return MallocChunkBytes(control +
-                          map.capacity() * sizeof(typename Map::value_type));
+  using Slot = typename Map::value_type;
+  const std::size_t control =
+      (map.capacity() + 1 + 15 + alignof(Slot) - 1) & ~(alignof(Slot) - 1);
+  return MallocChunkBytes(control + map.capacity() * sizeof(Slot));
 }
+
+template <typename T>
+std::size_t ArrayHeapBytes(std::size_t capacity) {
+  return capacity == 0 ? 0 : MallocChunkBytes(capacity * sizeof(T));
+}
+
+// Orders the leaf heap so that its front is the smallest key.
+constexpr auto kLaterLeaf = [](const auto& a, const auto& b) {
+  return a.key > b.key || (a.key == b.key && a.slot > b.slot);
+};
 
 }  // namespace
 
@@ -137,8 +151,14 @@ std::size_t DoubleArrayTrie::SlotBitmap::memory_bytes() const {
   return bytes;
 }
 
-DoubleArrayTrie::DoubleArrayTrie(std::size_t max_slots)
-    : max_slots_(max_slots) {
+DoubleArrayTrie::DoubleArrayTrie(const CacheOptions& options,
+                                 std::size_t max_slots)
+    : options_(options), bounded_(options.bounded()), max_slots_(max_slots) {
+  if (options.page_size != 1) {
+    throw std::invalid_argument(
+        "double-array: an engine indexes tokens (page size 1); pages of more "
+        "tokens are PagedIndex's job");
+  }
   if (max_slots < 2 || max_slots > kMaxSlots) {
     throw std::invalid_argument("double-array: max_slots " +
                                 std::to_string(max_slots) +
@@ -146,23 +166,24 @@ DoubleArrayTrie::DoubleArrayTrie(std::size_t max_slots)
   }
   EnsureSize(1);
   free_.Clear(0);  // the root; its check stays -1 so no edge lands on it
-  ids_[0] = kRootNode;
+  if (bounded_) {
+    ids64_[0] = kRootNode;
+    tokens_[0] = 0;
+  } else {
+    ids_[0] = kRootNode;
+  }
 }
 
-std::uint32_t DoubleArrayTrie::AssignCode(Token token) {
-  std::uint32_t code = CodeOf(token);
-  if (code != 0) return code;
-  const std::size_t next = kDirectTokens + 1 + extra_codes_.size();
-  if (next >= kMaxSlots) {
-    throw CapacityError("double-array: more than " +
-                        std::to_string(kMaxSlots - kDirectTokens - 1) +
-                        " distinct tokens outside [0, " +
-                        std::to_string(kDirectTokens) +
-                        "); token codes are limited to 30 bits");
-  }
-  code = static_cast<std::uint32_t>(next);
-  extra_codes_.emplace(token, code);
-  return code;
+std::int64_t DoubleArrayTrie::HashChild(std::int64_t s, Token token) const {
+  const auto it = edges_.find(EdgeKey{static_cast<std::uint32_t>(s),
+                                      static_cast<std::uint32_t>(token)});
+  return it == edges_.end() ? -1 : it->second;
+}
+
+void DoubleArrayTrie::EnsureLabels() {
+  if (tokens_.data() != nullptr) return;
+  tokens_.Reallocate(cells_.capacity());
+  std::fill(tokens_.data(), tokens_.data() + cells_.capacity(), Token{0});
 }
 
 void DoubleArrayTrie::EnsureSize(std::size_t size) {
@@ -175,8 +196,17 @@ void DoubleArrayTrie::EnsureSize(std::size_t size) {
   const std::size_t capacity =
       std::min(max_slots_, std::max({size, size_ + size_ / 16, kInitialSlots}));
   cells_.Reallocate(capacity);
-  ids_.Reallocate(capacity);
+  if (bounded_) {
+    ids64_.Reallocate(capacity);
+    if (options_.policy == EvictionPolicy::kLru) stamps_.Reallocate(capacity);
+  } else {
+    ids_.Reallocate(capacity);
+  }
   std::fill(cells_.data() + size_, cells_.data() + capacity, Cell{0, -1});
+  if (bounded_ || tokens_.data() != nullptr) {
+    tokens_.Reallocate(capacity);
+    std::fill(tokens_.data() + size_, tokens_.data() + capacity, Token{0});
+  }
   free_.GrowSet(capacity);
   size_ = capacity;
 }
@@ -190,14 +220,29 @@ std::size_t DoubleArrayTrie::NextFree(std::size_t from) {
   return f;
 }
 
-std::int64_t DoubleArrayTrie::FindBase(const Codes& codes) {
+std::size_t DoubleArrayTrie::FreeSlotFor(std::size_t from) {
+  const std::size_t f = free_.NextSet(from);
+  if (f != SlotBitmap::kNone && f < used_end_) return f;
+  // Taking the first free slot would extend the used slots. When holes
+  // dominate (a bounded cache after evictions), fill the lowest one instead.
+  const std::size_t new_end =
+      (f == SlotBitmap::kNone ? std::max(from, size_) : f) + 1;
+  if (!Affordable(new_end, 1)) {
+    const std::size_t low = free_.NextSet(1);
+    if (low < used_end_) return low;
+  }
+  return NextFree(from);
+}
+
+bool DoubleArrayTrie::FindBase(const Codes& codes, std::size_t added,
+                               std::int64_t& base) {
   const auto [min_it, max_it] = std::minmax_element(codes.begin(), codes.end());
   const std::int64_t min_code = *min_it;
   const std::int64_t max_code = *max_it;
   const std::int64_t used_end = static_cast<std::int64_t>(used_end_);
-  const auto fits = [&](std::int64_t base) {
+  const auto fits = [&](std::int64_t b) {
     return std::all_of(codes.begin(), codes.end(),
-                       [&](std::uint32_t code) { return IsFree(base + code); });
+                       [&](std::uint32_t code) { return IsFree(b + code); });
   };
   // First choice: every code in a hole below used_end_, the smallest code at
   // one of the lowest free slots. Searching from the node's own slot instead
@@ -208,44 +253,92 @@ std::int64_t DoubleArrayTrie::FindBase(const Codes& codes) {
   std::size_t f = 1;
   for (int tries = 0; tries < kMaxBaseTries; ++tries, ++f) {
     f = free_.NextSet(f);
-    const std::int64_t base = static_cast<std::int64_t>(f) - min_code;
-    if (f == SlotBitmap::kNone || base + max_code >= used_end) break;
-    if (fits(base)) return base;
+    const std::int64_t b = static_cast<std::int64_t>(f) - min_code;
+    if (f == SlotBitmap::kNone || b + max_code >= used_end) break;
+    if (fits(b)) {
+      base = b;
+      return true;
+    }
   }
   // Else the largest code at the first free slots from used_end_ on (the
   // others below it, >= 1), so the used part grows by a few slots, not by
   // the family's spread; else all codes from used_end_ on, which always
-  // fits (every slot >= used_end_ is free, and used_end_ >= 1).
-  std::int64_t base = used_end - min_code;
+  // fits (every slot >= used_end_ is free, and used_end_ >= 1). Either only
+  // within the density rule: a family spread wider than that allows becomes
+  // a hash node instead (the caller's choice).
+  std::int64_t b = used_end - min_code;
   for (std::int64_t top = std::max(used_end, max_code - min_code + 1),
                     tries = 0;
        tries < kMaxTopTries; ++tries, ++top) {
     if (fits(top - max_code)) {
-      base = top - max_code;
+      b = top - max_code;
       break;
     }
   }
-  EnsureSize(static_cast<std::size_t>(base + max_code) + 1);
-  return base;
+  const std::size_t new_end = static_cast<std::size_t>(b + max_code) + 1;
+  if (!Affordable(new_end, added)) return false;
+  EnsureSize(new_end);
+  base = b;
+  return true;
 }
 
-std::int64_t DoubleArrayTrie::CreateNode(std::int64_t t, std::int64_t parent) {
+template <bool kBounded>
+std::int64_t DoubleArrayTrie::CreateNode(std::int64_t t, std::int64_t parent,
+                                         Token token, std::uint32_t code) {
+  if (kBounded || code > kDirectTokens) {
+    if (!kBounded) EnsureLabels();
+    tokens_[t] = token;
+  }
   Occupy(t);
   cells_[t] = Cell{0, static_cast<std::int32_t>(parent)};
-  ids_[t] = static_cast<std::uint32_t>(++node_count_);
+  ++stored_;
+  if constexpr (kBounded) {
+    ids64_[t] = ++next_id_;
+    if (options_.policy == EvictionPolicy::kLru) stamps_[t] = stamp_;
+  } else {
+    ids_[t] = static_cast<std::uint32_t>(stored_);
+  }
   return t;
 }
 
-std::int64_t DoubleArrayTrie::AddChildToLeaf(std::int64_t s,
-                                             std::uint32_t code) {
-  const std::int64_t f = NextFree(s + 1);
+template <bool kBounded>
+std::int64_t DoubleArrayTrie::AddChildToLeaf(std::int64_t s, Token token) {
+  const std::uint32_t code = CodeOf(token);
+  const std::int64_t f = static_cast<std::int64_t>(FreeSlotFor(s + 1));
   cells_[s].base = static_cast<std::int32_t>(f - code);
   if (f != s + 1) children_[static_cast<std::int32_t>(s)].push_back(code);
-  return CreateNode(f, s);
+  return CreateNode<kBounded>(f, s, token, code);
+}
+
+template <bool kBounded>
+std::int64_t DoubleArrayTrie::AddHashChild(std::int64_t s, Token token) {
+  const std::int64_t t = static_cast<std::int64_t>(FreeSlotFor(s + 1));
+  edges_.emplace(EdgeKey{static_cast<std::uint32_t>(s),
+                         static_cast<std::uint32_t>(token)},
+                 static_cast<std::int32_t>(t));
+  ++hash_children_[static_cast<std::int32_t>(s)];
+  return CreateNode<kBounded>(t, s, token, CodeOf(token));
+}
+
+void DoubleArrayTrie::ConvertToHashNode(std::int64_t s) {
+  Codes codes;
+  AppendChildren(s, codes);
+  const std::int64_t base = cells_[s].base;
+  for (std::uint32_t code : codes) {
+    const std::int64_t t = base + code;
+    edges_.emplace(EdgeKey{static_cast<std::uint32_t>(s),
+                           static_cast<std::uint32_t>(TokenAt(t, code))},
+                   static_cast<std::int32_t>(t));
+  }
+  children_.erase(static_cast<std::int32_t>(s));
+  hash_children_[static_cast<std::int32_t>(s)] =
+      static_cast<std::uint32_t>(codes.size());
+  cells_[s].base = kHashBase;
 }
 
 void DoubleArrayTrie::AppendChildren(std::int64_t s, Codes& out) const {
-  if (auto it = children_.find(s); it != children_.end()) {
+  if (auto it = children_.find(static_cast<std::int32_t>(s));
+      it != children_.end()) {
     out.insert(out.end(), it->second.begin(), it->second.end());
   } else if (static_cast<std::size_t>(s) + 1 < size_ &&
              cells_[s + 1].check == s) {
@@ -254,6 +347,9 @@ void DoubleArrayTrie::AppendChildren(std::int64_t s, Codes& out) const {
 }
 
 std::size_t DoubleArrayTrie::ChildCount(std::int64_t s) const {
+  if (cells_[s].base == kHashBase) {
+    return hash_children_.find(static_cast<std::int32_t>(s))->second;
+  }
   if (auto it = children_.find(static_cast<std::int32_t>(s));
       it != children_.end()) {
     return it->second.size();
@@ -261,25 +357,51 @@ std::size_t DoubleArrayTrie::ChildCount(std::int64_t s) const {
   return static_cast<std::size_t>(s) + 1 < size_ && cells_[s + 1].check == s;
 }
 
-std::int64_t DoubleArrayTrie::AddChild(std::int64_t& s, std::uint32_t code) {
+template <bool kBounded>
+std::int64_t DoubleArrayTrie::AddChild(std::int64_t& s, Token token) {
+  if (cells_[s].base == kHashBase) return AddHashChild<kBounded>(s, token);
   const std::size_t siblings = ChildCount(s);
-  if (siblings == 0) return AddChildToLeaf(s, code);
+  if (siblings == 0) return AddChildToLeaf<kBounded>(s, token);
+  if (kBounded && siblings >= kMaxBoundedFamily) {
+    ConvertToHashNode(s);
+    return AddHashChild<kBounded>(s, token);
+  }
+  const std::uint32_t code = CodeOf(token);
 
   std::int64_t target = std::int64_t{cells_[s].base} + code;
   // A target far past the used slots would leave a hole as wide as the
-  // distance; a small family moves to where the holes are instead.
-  if (target < 1 ||
-      (static_cast<std::size_t>(target) >= used_end_ + kMaxTopTries &&
-       siblings <= kMaxFamilyToCompact)) {
-    return MoveChildren(s, code, s) + code;
+  // distance; a small family moves to where the holes are instead, and no
+  // family may break the density rule.
+  const bool in_place =
+      target >= 1 &&
+      (static_cast<std::size_t>(target) < used_end_ + kMaxTopTries ||
+       siblings > kMaxFamilyToCompact) &&
+      Affordable(static_cast<std::size_t>(target) + 1, 1);
+  if (!in_place) {
+    if ((target < 1 || siblings <= kMaxFamilyToCompact) &&
+        MoveChildren<kBounded>(s, &token, s)) {
+      return std::int64_t{cells_[s].base} + code;
+    }
+    ConvertToHashNode(s);
+    return AddHashChild<kBounded>(s, token);
   }
   if (!IsFree(target)) {
-    // cedar's rule: move the smaller sibling set. The occupant's parent p is
-    // never s (else the edge would exist) and the root is never an occupant.
+    // cedar's rule: move the smaller sibling set. The root is never an
+    // occupant; a hash node's children never move; the occupant is a
+    // sibling (p == s) only when two hashed codes collide, and then only a
+    // hash node can hold both.
     const std::int64_t p = cells_[target].check;
-    if (ChildCount(p) > siblings) return MoveChildren(s, code, s) + code;
-    MoveChildren(p, 0, s);  // frees target; s may be one of p's children
-    target = std::int64_t{cells_[s].base} + code;
+    const bool moved_occupant = p != s && cells_[p].base != kHashBase &&
+                                ChildCount(p) <= siblings &&
+                                MoveChildren<kBounded>(p, nullptr, s);
+    if (!moved_occupant) {
+      if (p != s && MoveChildren<kBounded>(s, &token, s)) {
+        return std::int64_t{cells_[s].base} + code;
+      }
+      ConvertToHashNode(s);
+      return AddHashChild<kBounded>(s, token);
+    }
+    target = std::int64_t{cells_[s].base} + code;  // s may have moved
   }
   EnsureSize(static_cast<std::size_t>(target) + 1);
   // Record the new sibling. Without an entry, s has not moved and its one
@@ -289,39 +411,57 @@ std::int64_t DoubleArrayTrie::AddChild(std::int64_t& s, std::uint32_t code) {
     entry->second.push_back(static_cast<std::uint32_t>(s + 1 - cells_[s].base));
   }
   entry->second.push_back(code);
-  return CreateNode(target, s);
+  return CreateNode<kBounded>(target, s, token, code);
 }
 
-std::int64_t DoubleArrayTrie::MoveChildren(std::int64_t n,
-                                           std::uint32_t extra_code,
-                                           std::int64_t& tracked) {
+template <bool kBounded>
+bool DoubleArrayTrie::MoveChildren(std::int64_t n, const Token* extra,
+                                   std::int64_t& tracked) {
   Codes codes;
   AppendChildren(n, codes);
-  const std::size_t moved = codes.size();
-  if (extra_code != 0) codes.push_back(extra_code);
-  const std::int64_t base = FindBase(codes);
   const std::int64_t old_base = cells_[n].base;
+  const std::uint32_t extra_code = extra == nullptr ? 0 : CodeOf(*extra);
+  for (std::uint32_t code : codes) {
+    if (cells_[old_base + code].base == kHashBase || code == extra_code) {
+      return false;
+    }
+  }
+  const std::size_t moved = codes.size();
+  if (extra != nullptr) codes.push_back(extra_code);
+  std::int64_t base;
+  if (!FindBase(codes, extra != nullptr, base)) return false;
   for (std::size_t i = 0; i < moved; ++i) {
     const std::int64_t from = old_base + codes[i];
-    MoveNode(from, base + codes[i], n);
+    MoveNode<kBounded>(from, base + codes[i], n);
     if (tracked == from) tracked = base + codes[i];
   }
   cells_[n].base = static_cast<std::int32_t>(base);
   children_.insert_or_assign(static_cast<std::int32_t>(n), std::move(codes));
   relocated_nodes_ += moved;
-  if (extra_code != 0) CreateNode(base + extra_code, n);
-  return base;
+  if (extra != nullptr) {
+    CreateNode<kBounded>(base + extra_code, n, *extra, extra_code);
+  }
+  return true;
 }
 
+template <bool kBounded>
 void DoubleArrayTrie::MoveNode(std::int64_t from, std::int64_t to,
                                std::int64_t parent) {
   const std::int32_t base = cells_[from].base;
   Occupy(to);
   cells_[to] = Cell{base, static_cast<std::int32_t>(parent)};
-  ids_[to] = ids_[from];
+  if constexpr (kBounded) {
+    ids64_[to] = ids64_[from];
+    if (options_.policy == EvictionPolicy::kLru) stamps_[to] = stamps_[from];
+  } else {
+    ids_[to] = ids_[from];
+  }
+  if (kBounded || tokens_.data() != nullptr) tokens_[to] = tokens_[from];
   // Re-point the children of the moved node. A child list kept by position
   // (the single child at from + 1) no longer holds at `to`: make it an entry.
-  if (auto it = children_.find(from); it != children_.end()) {
+  bool leaf = false;
+  if (auto it = children_.find(static_cast<std::int32_t>(from));
+      it != children_.end()) {
     for (std::uint32_t code : it->second) {
       cells_[std::int64_t{base} + code].check = static_cast<std::int32_t>(to);
     }
@@ -333,51 +473,192 @@ void DoubleArrayTrie::MoveNode(std::int64_t from, std::int64_t to,
     cells_[from + 1].check = static_cast<std::int32_t>(to);
     children_[static_cast<std::int32_t>(to)].push_back(
         static_cast<std::uint32_t>(from + 1 - base));
+  } else {
+    leaf = true;
   }
   cells_[from] = Cell{0, -1};
   free_.Set(from);
+  if constexpr (kBounded) {
+    if (leaf) PushLeaf(to);  // its entry names the old slot
+  }
 }
 
 NodeId DoubleArrayTrie::Insert(TokenSpan sequence) {
+  return bounded_ ? InsertBounded(sequence) : InsertUnbounded(sequence);
+}
+
+NodeId DoubleArrayTrie::InsertUnbounded(TokenSpan sequence) {
   std::int64_t s = 0;
   std::size_t i = 0;
   for (; i < sequence.size(); ++i) {
-    const std::uint32_t code = CodeOf(sequence[i]);
-    const std::int64_t t = code == 0 ? -1 : Child(s, code);
+    const std::int64_t t = Child(s, sequence[i]);
     if (t < 0) break;
     s = t;
   }
   if (i < sequence.size()) {
-    s = AddChild(s, CodeForInsert(sequence[i]));
+    s = AddChild<false>(s, sequence[i]);
     // Every later node is a fresh leaf: the fast path, O(1) per token.
     for (++i; i < sequence.size(); ++i) {
-      s = AddChildToLeaf(s, CodeForInsert(sequence[i]));
+      s = AddChildToLeaf<false>(s, sequence[i]);
     }
   }
   return ids_[s];
 }
 
+NodeId DoubleArrayTrie::InsertBounded(TokenSpan sequence) {
+  // SPEC §8 "A request longer than C keeps only its first C nodes": every
+  // other node goes first under both policies (under lru the path has the
+  // newest stamp, under fifo its new tail the largest IDs), then the
+  // request's own new nodes deepest first. So only the first `keep` tokens'
+  // nodes are stored; the rest are created and evicted on paper.
+  const std::uint64_t capacity = options_.capacity;
+  const std::size_t keep =
+      capacity < sequence.size() ? static_cast<std::size_t>(capacity)
+                                 : sequence.size();
+  const bool lru = options_.policy == EvictionPolicy::kLru;
+  const std::uint64_t stamp = ++stamp_;
+  evicted_tokens_.clear();
+  // Steps 2 and 3: walk, touching the nodes present (the match is at most
+  // the nodes present, so it never passes `keep`), then create the rest.
+  std::int64_t s = 0;
+  std::size_t i = 0;
+  for (; i < keep; ++i) {
+    const std::int64_t t = Child(s, sequence[i]);
+    if (t < 0) break;
+    s = t;
+    if (lru) stamps_[s] = stamp;
+  }
+  if (i < keep) {
+    s = AddChild<true>(s, sequence[i]);
+    for (++i; i < keep; ++i) s = AddChildToLeaf<true>(s, sequence[i]);
+    PushLeaf(s);  // the new deepest node
+  } else if (lru && s != 0 && ChildCount(s) == 0) {
+    PushLeaf(s);  // a leaf touched again: its key changed
+  }
+  if (keep < sequence.size()) {
+    const std::size_t unstored = sequence.size() - keep;
+    next_id_ += unstored;
+    evicted_ += unstored;
+    if (listener_) listener_(sequence.subspan(keep));
+  }
+  // Step 4.
+  while (stored_ > capacity) EvictOne();
+  CompactLeaves();
+  if (listener_ && !evicted_tokens_.empty()) listener_(evicted_tokens_);
+  return ids64_[s];
+}
+
+void DoubleArrayTrie::PushLeaf(std::int64_t s) {
+  leaves_.push_back(LeafEntry{LeafKey(s), static_cast<std::int32_t>(s)});
+  std::push_heap(leaves_.begin(), leaves_.end(), kLaterLeaf);
+}
+
+bool DoubleArrayTrie::IsLiveLeaf(const LeafEntry& entry) const {
+  const std::int64_t s = entry.slot;
+  return s > 0 && static_cast<std::size_t>(s) < size_ && !free_.Test(s) &&
+         LeafKey(s) == entry.key && ChildCount(s) == 0;
+}
+
+void DoubleArrayTrie::CompactLeaves() {
+  if (leaves_.size() <= 2 * stored_ + 64) return;
+  std::erase_if(leaves_,
+                [&](const LeafEntry& entry) { return !IsLiveLeaf(entry); });
+  // A leaf that became a leaf again under fifo keeps its key: duplicates.
+  std::sort(leaves_.begin(), leaves_.end(), [](const auto& a, const auto& b) {
+    return a.key < b.key || (a.key == b.key && a.slot < b.slot);
+  });
+  leaves_.erase(std::unique(leaves_.begin(), leaves_.end(),
+                            [](const auto& a, const auto& b) {
+                              return a.key == b.key && a.slot == b.slot;
+                            }),
+                leaves_.end());
+  std::make_heap(leaves_.begin(), leaves_.end(), kLaterLeaf);
+}
+
+void DoubleArrayTrie::EvictOne() {
+  // Every leaf present has an entry with its current key (pushed when it
+  // became a leaf, was touched or moved), so the first live entry is the
+  // leaf SPEC §8 step 4 names; stale entries are dropped on the way.
+  while (!leaves_.empty()) {
+    std::pop_heap(leaves_.begin(), leaves_.end(), kLaterLeaf);
+    const LeafEntry entry = leaves_.back();
+    leaves_.pop_back();
+    if (IsLiveLeaf(entry)) {
+      Evict(entry.slot);
+      return;
+    }
+  }
+  throw std::logic_error("double-array: over capacity with no leaf to evict");
+}
+
+void DoubleArrayTrie::Evict(std::int64_t t) {
+  const std::int64_t p = cells_[t].check;
+  const Token token = tokens_[t];
+  if (cells_[p].base == kHashBase) {
+    edges_.erase(EdgeKey{static_cast<std::uint32_t>(p),
+                         static_cast<std::uint32_t>(token)});
+    auto it = hash_children_.find(static_cast<std::int32_t>(p));
+    if (--it->second == 0) {
+      hash_children_.erase(it);
+      cells_[p].base = 0;  // a leaf again, with no edges_ entries
+    }
+  } else if (auto it = children_.find(static_cast<std::int32_t>(p));
+             it != children_.end()) {
+    Codes& codes = it->second;
+    const auto code = static_cast<std::uint32_t>(t - cells_[p].base);
+    *std::find(codes.begin(), codes.end(), code) = codes.back();
+    codes.pop_back();
+    if (codes.empty()) children_.erase(it);
+  }  // else t == p + 1, p's only child: nothing records it but its check
+  cells_[t] = Cell{0, -1};
+  free_.Set(t);
+  --stored_;
+  ++evicted_;
+  if (listener_) evicted_tokens_.push_back(token);
+  if (p != 0 && ChildCount(p) == 0) PushLeaf(p);
+}
+
 Match DoubleArrayTrie::MatchPrefix(TokenSpan request) const {
   const Cell* cells = cells_.data();
+  const Token* labels = tokens_.data();
   std::int64_t s = 0;
   std::size_t matched = 0;
   for (Token token : request) {
-    const std::uint32_t code = CodeOf(token);
-    if (code == 0) break;
-    const std::int64_t t = std::int64_t{cells[s].base} + code;
-    if (static_cast<std::uint64_t>(t) >= size_ || cells[t].check != s) break;
+    const auto u = static_cast<std::uint32_t>(token);
+    std::int64_t t;
+    bool found;
+    if (u < kDirectTokens) {
+      t = std::int64_t{cells[s].base} + u + 1;
+      found = static_cast<std::uint64_t>(t) < size_ && cells[t].check == s;
+    } else {
+      t = std::int64_t{cells[s].base} + kDirectTokens + 1 + HashedCode(u);
+      found = static_cast<std::uint64_t>(t) < size_ && cells[t].check == s &&
+              labels != nullptr && labels[t] == token;
+    }
+    if (!found) {
+      // A hash node's base puts t out of range: the only way here from the
+      // fast path, once per request.
+      if (cells[s].base != kHashBase) break;
+      t = HashChild(s, token);
+      if (t < 0) break;
+    }
     s = t;
     ++matched;
   }
-  return Match{matched, ids_[s]};
+  return Match{matched, IdAt(s)};
 }
 
 std::size_t DoubleArrayTrie::memory_bytes() const {
   std::size_t bytes =
-      MallocChunkBytes(cells_.capacity() * sizeof(Cell)) +
-      MallocChunkBytes(ids_.capacity() * sizeof(std::uint32_t)) +
-      free_.memory_bytes() + HashTableHeapBytes(extra_codes_) +
-      HashTableHeapBytes(children_);
+      ArrayHeapBytes<Cell>(cells_.capacity()) +
+      ArrayHeapBytes<std::uint32_t>(ids_.capacity()) +
+      ArrayHeapBytes<std::uint64_t>(ids64_.capacity()) +
+      ArrayHeapBytes<std::uint64_t>(stamps_.capacity()) +
+      ArrayHeapBytes<Token>(tokens_.capacity()) + free_.memory_bytes() +
+      HashTableHeapBytes(children_) + HashTableHeapBytes(edges_) +
+      HashTableHeapBytes(hash_children_) +
+      VectorHeapBytes<LeafEntry>(leaves_.capacity()) +
+      VectorHeapBytes<Token>(evicted_tokens_.capacity());
   for (const auto& [slot, codes] : children_) {
     if (codes.capacity() > kInlineCodes) {
       bytes += VectorHeapBytes<std::uint32_t>(codes.capacity());

@@ -94,9 +94,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
+#include <limits>
 #include <memory>
-#include <stdexcept>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -115,62 +116,92 @@ class DoubleArrayTrie {
   // Default and largest slot limit: slot indices and codes stay below 2^30.
   static constexpr std::size_t kMaxSlots = std::size_t{1} << 30;
 
-  // An index holding only the root.
-  DoubleArrayTrie() : DoubleArrayTrie(kMaxSlots) {}
-  // An index that throws CapacityError once it would need more than
-  // `max_slots` slots (2 <= max_slots <= kMaxSlots); tests lower it to reach
-  // the limit quickly. Throws std::invalid_argument outside that range.
-  explicit DoubleArrayTrie(std::size_t max_slots);
+  // An unbounded index holding only the root (SPEC §1-§3).
+  DoubleArrayTrie() : DoubleArrayTrie(CacheOptions{}, kMaxSlots) {}
+  // An unbounded index that throws CapacityError once it would need more
+  // than `max_slots` slots (2 <= max_slots <= kMaxSlots); tests lower it to
+  // reach the limit quickly. Throws std::invalid_argument outside that range.
+  explicit DoubleArrayTrie(std::size_t max_slots)
+      : DoubleArrayTrie(CacheOptions{}, max_slots) {}
+  // A cache with options.capacity and options.policy (SPEC §8);
+  // CacheOptions{} is the unbounded index, which keeps no recency state at
+  // all. Throws std::invalid_argument if options.page_size != 1 (pages are
+  // PagedIndex's job) or max_slots is outside [2, kMaxSlots].
+  explicit DoubleArrayTrie(const CacheOptions& options,
+                           std::size_t max_slots = kMaxSlots);
 
-  // Inserts `sequence` (SPEC §1) and returns the ID of the node its last
-  // token reaches (kRootNode if empty). Amortized O(length) plus relocations
-  // (see the essay). Throws CapacityError when a slot or token code beyond
-  // the limits would be needed, std::bad_alloc on memory exhaustion; nodes
-  // created before a throw stay. Requires exclusive access.
+  // Inserts `sequence` (SPEC §1). Unbounded: returns the ID of the node its
+  // last token reaches (kRootNode if empty). Bounded: SPEC §8 steps 2-4 with
+  // the next stamp (insert, touch the path, evict leaves by the policy while
+  // more than `capacity` nodes are present), and returns the ID of the
+  // deepest node of the path still present, i.e. of its first
+  // min(length, capacity) tokens (kRootNode if none). Nodes of a request
+  // longer than the capacity that would be evicted at once are never stored
+  // but get IDs, count in evicted_count() and reach the listener as if they
+  // had been. Amortized O(length) plus relocations (see the essay), plus
+  // O(log leaves) per eviction. Throws CapacityError when a slot or token
+  // code beyond the limits would be needed, std::bad_alloc on memory
+  // exhaustion; nodes created before a throw stay (the trie stays valid,
+  // but a bounded cache may then hold more than `capacity` nodes until the
+  // next Insert). Requires exclusive access.
   NodeId Insert(TokenSpan sequence);
 
-  // The longest cached prefix of `request` and the node it ends at.
-  // O(matched tokens), two array reads per token. Never throws; safe to call
-  // from many threads at once.
+  // The longest cached prefix of `request` and the node it ends at. Never
+  // touches (recency changes only on Insert/Access). O(matched tokens): two
+  // array reads per token, plus a hash probe for a token outside the direct
+  // range and at a node whose children are hashed (see the essay). Never
+  // throws; safe to call from many threads at once.
   Match MatchPrefix(TokenSpan request) const;
 
-  // Nodes excluding the root (= the largest node ID). O(1).
-  std::uint64_t node_count() const { return node_count_; }
-  // Capacity (SPEC §8) is being implemented; until then only the unbounded
-  // index exists and these members give its behaviour.
-  explicit DoubleArrayTrie(const CacheOptions& options) : DoubleArrayTrie() {
-    if (options != CacheOptions{}) {
-      throw std::invalid_argument(
-          "DoubleArrayTrie: capacity not implemented yet");
-    }
-  }
+  // The serving step, SPEC §8 steps 1-4 (SPEC §3's match-then-insert when
+  // unbounded): what MatchPrefix(request) answered before Insert(request).
+  // Costs and errors as the two calls. Requires exclusive access.
   Match Access(TokenSpan request) {
     const Match match = MatchPrefix(request);
     Insert(request);
     return match;
   }
-  std::uint64_t evicted_count() const { return 0; }
-  const CacheOptions& options() const {
-    static const CacheOptions unbounded;
-    return unbounded;
-  }
-  void SetEvictionListener(EvictionListener) {}
 
-  // Heap bytes: every array's capacity, the bitmap, both hash maps and their
-  // children lists, with malloc chunk overhead. O(number of children_
-  // entries).
+  // Nodes present, root excluded. O(1). Unbounded, also the largest ID.
+  std::uint64_t node_count() const { return stored_; }
+  // Nodes evicted so far, stored or not (SPEC §8). O(1).
+  std::uint64_t evicted_count() const { return evicted_; }
+  // The options the index was built with. O(1).
+  const CacheOptions& options() const { return options_; }
+  // Reports every later eviction: once per Insert, with the tokens of all
+  // nodes it evicted (never-stored ones in a separate call), in no
+  // particular order. The listener must not call back into the index.
+  // Not thread-safe. Unbounded indexes never call it.
+  void SetEvictionListener(EvictionListener listener) {
+    listener_ = std::move(listener);
+  }
+
+  // Heap bytes: every array's capacity, the bitmap, the hash maps and their
+  // children lists, the leaf heap, with malloc chunk overhead. O(number of
+  // children_ entries).
   std::size_t memory_bytes() const;
 
-  // Diagnostics for tests and benchmarks: slots in use or free (the array
-  // length), and how many node moves relocations have made so far. O(1).
+  // Diagnostics for tests and benchmarks, O(1): slots in use or free (the
+  // array length); node moves made by relocations so far; nodes whose
+  // children are hashed (see the essay) and the edges they hold.
   std::size_t slot_count() const { return size_; }
   std::uint64_t relocated_nodes() const { return relocated_nodes_; }
+  std::size_t hash_node_count() const { return hash_children_.size(); }
+  std::size_t hashed_edge_count() const { return edges_.size(); }
+  // The code of `token` (see the essay): token + 1 in [0, kDirectTokens),
+  // a 29-bit hash past it that distinct tokens may share. Tests use it to
+  // build colliding siblings. Pure, O(1), thread-safe.
+  static std::uint32_t TokenCode(Token token) { return CodeOf(token); }
 
  private:
   struct Cell {
-    std::int32_t base;
+    std::int32_t base;   // kHashBase: the children are in edges_
     std::int32_t check;  // parent slot; -1 for a free slot and the root
   };
+  // The base of a hash node. Any base + code is negative, so a match's
+  // bounds check fails on it and only then looks at edges_.
+  static constexpr std::int32_t kHashBase =
+      std::numeric_limits<std::int32_t>::min();
 
   // A trivially copyable array grown by realloc (see the essay: mremap).
   template <typename T>
@@ -228,28 +259,54 @@ class DoubleArrayTrie {
   static constexpr std::size_t kInlineCodes = 4;
   using Codes = absl::InlinedVector<std::uint32_t, kInlineCodes>;
 
-  // The code of `token`, 0 if it has none (then no edge can carry it).
-  std::uint32_t CodeOf(Token token) const {
-    if (static_cast<std::uint32_t>(token) < kDirectTokens) {
-      return static_cast<std::uint32_t>(token) + 1;
+  // An edge of a hash node: (parent slot, child token), 8 bytes, so that
+  // an edges_ slot is 12 bytes. The token, not the code: hashed codes may
+  // collide.
+  struct EdgeKey {
+    std::uint32_t parent;
+    std::uint32_t token;
+    friend bool operator==(const EdgeKey&, const EdgeKey&) = default;
+    template <typename H>
+    friend H AbslHashValue(H h, const EdgeKey& key) {
+      return H::combine(std::move(h),
+                        std::uint64_t{key.parent} << 32 | key.token);
     }
-    auto it = extra_codes_.find(token);
-    return it == extra_codes_.end() ? 0 : it->second;
-  }
-  // The code of `token`, assigning the next free one if it has none.
-  std::uint32_t CodeForInsert(Token token) {
-    return static_cast<std::uint32_t>(token) < kDirectTokens
-               ? static_cast<std::uint32_t>(token) + 1
-               : AssignCode(token);
-  }
-  std::uint32_t AssignCode(Token token);
+  };
 
-  // The child of slot `s` along `code`, or -1.
-  std::int64_t Child(std::int64_t s, std::uint32_t code) const {
-    const std::int64_t t = std::int64_t{cells_[s].base} + code;
-    return static_cast<std::uint64_t>(t) < size_ && cells_[t].check == s ? t
-                                                                         : -1;
+  // A leaf and its key under the policy (stamp or ID) when it was pushed;
+  // stale once the slot holds no leaf with that key.
+  struct LeafEntry {
+    std::uint64_t key;
+    std::int32_t slot;
+  };
+
+  // The code of `token`: token + 1 in the direct range (exact), else a hash
+  // in [kDirectTokens + 1, kDirectTokens + 1 + 2^29) that any number of
+  // tokens may share, so a node reached along one is checked against its
+  // label (tokens_).
+  static std::uint32_t CodeOf(Token token) {
+    const auto u = static_cast<std::uint32_t>(token);
+    return u < kDirectTokens ? u + 1 : kDirectTokens + 1 + HashedCode(u);
   }
+  static std::uint32_t HashedCode(std::uint32_t u) {
+    return (u * 0x9E3779B1u) >> 3;  // Fibonacci hashing, 29 bits
+  }
+  // The token of the node at `t`, whose code is `code`.
+  Token TokenAt(std::int64_t t, std::uint32_t code) const {
+    return code <= kDirectTokens ? static_cast<Token>(code - 1) : tokens_[t];
+  }
+
+  // The child of slot `s` along `token`, or -1; any node, hash nodes too.
+  std::int64_t Child(std::int64_t s, Token token) const {
+    const std::uint32_t code = CodeOf(token);
+    const std::int64_t t = std::int64_t{cells_[s].base} + code;
+    if (static_cast<std::uint64_t>(t) < size_ && cells_[t].check == s &&
+        (code <= kDirectTokens || tokens_[t] == token)) {
+      return t;
+    }
+    return cells_[s].base == kHashBase ? HashChild(s, token) : -1;
+  }
+  std::int64_t HashChild(std::int64_t s, Token token) const;
 
   bool IsFree(std::int64_t t) const {
     return static_cast<std::size_t>(t) >= size_ || free_.Test(t);
@@ -258,47 +315,115 @@ class DoubleArrayTrie {
     free_.Clear(t);
     used_end_ = std::max(used_end_, static_cast<std::size_t>(t) + 1);
   }
+  // Whether the used slots may extend to `new_end` when `added` more nodes
+  // are stored: the density rule of the essay.
+  bool Affordable(std::size_t new_end, std::size_t added) const {
+    const std::size_t nodes = stored_ + 1 + added;  // the root holds slot 0
+    return new_end <= used_end_ || new_end <= nodes + nodes / 2 + kSlackSlots;
+  }
   // Makes slots [0, size) exist (new ones free). Throws CapacityError.
   void EnsureSize(std::size_t size);
   // The first free slot >= from, growing the array if there is none.
   std::size_t NextFree(std::size_t from);
-  // A base b such that every b + code is a free slot >= 1, slots existing:
-  // in the holes below used_end_ if a bounded search finds one, else close
-  // to used_end_. O(kMaxBaseTries * codes * log64 slots).
-  std::int64_t FindBase(const Codes& codes);
+  // A free slot for one new node: the first one >= from, unless that would
+  // extend the used slots past what the density rule allows; then the lowest
+  // free slot.
+  std::size_t FreeSlotFor(std::size_t from);
+  // Finds a base b such that every b + code is a free slot >= 1 that
+  // exists, within the density rule for `added` new nodes: in the holes
+  // below used_end_ if a bounded search finds one, else close to
+  // used_end_. Returns false if only a placement the density rule forbids
+  // would do. O(kMaxBaseTries * codes * log64 slots).
+  bool FindBase(const Codes& codes, std::size_t added, std::int64_t& base);
 
-  // Puts a new node, child of `parent`, at free slot `t`; returns t.
-  std::int64_t CreateNode(std::int64_t t, std::int64_t parent);
-  // Adds a child along `code` to the leaf at `s`; returns the child's slot.
-  std::int64_t AddChildToLeaf(std::int64_t s, std::uint32_t code);
-  // Adds a child along `code` to the node at `s` (any node); returns the
+  // Puts a new node, child of `parent` along `token` (whose code is
+  // `code`), at free slot `t`; returns t.
+  template <bool kBounded>
+  std::int64_t CreateNode(std::int64_t t, std::int64_t parent, Token token,
+                          std::uint32_t code);
+  // Adds a child along `token` to the leaf at `s`; returns the child's slot.
+  template <bool kBounded>
+  std::int64_t AddChildToLeaf(std::int64_t s, Token token);
+  // Adds a child along `token` to the node at `s` (any node); returns the
   // child's slot. May move nodes, `s` included (then `s` is updated).
-  std::int64_t AddChild(std::int64_t& s, std::uint32_t code);
-  // Appends the codes of the children of slot `s` to `out`.
+  template <bool kBounded>
+  std::int64_t AddChild(std::int64_t& s, Token token);
+  // Adds a child to hash node `s`: any free slot, an edges_ entry.
+  template <bool kBounded>
+  std::int64_t AddHashChild(std::int64_t s, Token token);
+  // Unbounded: allocates tokens_ before the first token outside the direct
+  // range is stored.
+  void EnsureLabels();
+  // Makes `s` (a non-leaf, not a hash node) a hash node: its children stay
+  // where they are and get edges_ entries. O(children).
+  void ConvertToHashNode(std::int64_t s);
+  // Appends the codes of the children of slot `s` (not a hash node).
   void AppendChildren(std::int64_t s, Codes& out) const;
-  // Number of children of slot `s`. O(1).
+  // Number of children of slot `s`. O(1) expected.
   std::size_t ChildCount(std::int64_t s) const;
-  // Moves all children of `n` to a new base where they and `extra_code` fit
-  // and records the new child list; if `extra_code` is nonzero, also creates
-  // the child along it. `tracked` is updated if the node it names moves.
-  // Returns the new base.
-  std::int64_t MoveChildren(std::int64_t n, std::uint32_t extra_code,
-                            std::int64_t& tracked);
+  // Moves all children of `n` to a new base where they and the code of
+  // `extra` fit and records the new child list; if `extra` is given, also
+  // creates the child along it. `tracked` is updated if the node it names
+  // moves. Returns false, changing nothing, if a child of `n` is a hash node
+  // (they never move), the extra code equals a child's (hashed codes
+  // collide), or FindBase finds no allowed base.
+  template <bool kBounded>
+  bool MoveChildren(std::int64_t n, const Token* extra, std::int64_t& tracked);
   // Moves the node at `from` (a child of `parent`) to free slot `to`.
+  template <bool kBounded>
   void MoveNode(std::int64_t from, std::int64_t to, std::int64_t parent);
 
+  NodeId IdAt(std::int64_t s) const {
+    return bounded_ ? ids64_[s] : NodeId{ids_[s]};
+  }
+
+  // The unbounded and bounded forms of Insert.
+  NodeId InsertUnbounded(TokenSpan sequence);
+  NodeId InsertBounded(TokenSpan sequence);
+  // Bounded: the policy's key of the node at `s`.
+  std::uint64_t LeafKey(std::int64_t s) const {
+    return options_.policy == EvictionPolicy::kLru ? stamps_[s] : ids64_[s];
+  }
+  // Bounded: records that the node at `s` is a leaf with its current key.
+  void PushLeaf(std::int64_t s);
+  // Bounded: whether `entry` still names a leaf with that key.
+  bool IsLiveLeaf(const LeafEntry& entry) const;
+  // Bounded: drops stale and duplicate entries once they dominate.
+  void CompactLeaves();
+  // Bounded: evicts the leaf with the smallest key (SPEC §8 step 4).
+  void EvictOne();
+  // Bounded: removes the leaf at `t` from the trie and frees its slot.
+  void Evict(std::int64_t t);
+
+  // How far the used slots may run ahead of 1.5 slots per node (essay).
+  static constexpr std::size_t kSlackSlots = 1024;
+
+  CacheOptions options_;
+  bool bounded_ = false;
   std::size_t max_slots_;
   std::size_t size_ = 0;  // slots that exist: [0, size_) <= capacity
   // Every slot >= used_end_ is free: where FindBase falls back to, so that a
   // fallback does not grow the array past its unused tail.
   std::size_t used_end_ = 1;
   ReallocArray<Cell> cells_;
-  ReallocArray<std::uint32_t> ids_;
+  ReallocArray<std::uint32_t> ids_;    // unbounded: node ID (< 2^30)
+  ReallocArray<std::uint64_t> ids64_;  // bounded: node ID
+  ReallocArray<std::uint64_t> stamps_;  // bounded lru: the last touch
+  // The label: the token of a node with a hashed code (all nodes when
+  // bounded); allocated at the first such token when unbounded.
+  ReallocArray<Token> tokens_;
   SlotBitmap free_;  // bit set = slot free
-  std::uint64_t node_count_ = 0;
+  std::uint64_t stored_ = 0;   // nodes present, root excluded
+  std::uint64_t next_id_ = 0;  // bounded: the last ID given
+  std::uint64_t stamp_ = 0;    // bounded: stamps given so far (requests)
+  std::uint64_t evicted_ = 0;
   std::uint64_t relocated_nodes_ = 0;
-  absl::flat_hash_map<Token, std::uint32_t> extra_codes_;
   absl::flat_hash_map<std::int32_t, Codes> children_;  // see the essay
+  absl::flat_hash_map<EdgeKey, std::int32_t> edges_;   // hash nodes' edges
+  absl::flat_hash_map<std::int32_t, std::uint32_t> hash_children_;
+  std::vector<LeafEntry> leaves_;  // bounded: min-heap on key
+  EvictionListener listener_;
+  std::vector<Token> evicted_tokens_;  // bounded: this Insert's, for listener_
 };
 
 }  // namespace kvprefix
