@@ -225,13 +225,14 @@ std::size_t DoubleArrayTrie::FreeSlotFor(std::size_t from) {
   if (f != SlotBitmap::kNone && f < used_end_) return f;
   // Taking the first free slot would extend the used slots. When holes
   // dominate (a bounded cache after evictions), fill the lowest one instead.
-  const std::size_t new_end =
-      (f == SlotBitmap::kNone ? std::max(from, size_) : f) + 1;
-  if (!Affordable(new_end, 1)) {
+  const std::size_t end = f == SlotBitmap::kNone ? std::max(from, size_) : f;
+  if (!Affordable(end + 1, 1)) {
     const std::size_t low = free_.NextSet(1);
     if (low < used_end_) return low;
   }
-  return NextFree(from);
+  if (f != SlotBitmap::kNone) return f;
+  EnsureSize(end + 1);
+  return free_.NextSet(from);
 }
 
 bool DoubleArrayTrie::FindBase(const Codes& codes, std::size_t added,
@@ -305,8 +306,9 @@ template <bool kBounded>
 std::int64_t DoubleArrayTrie::AddChildToLeaf(std::int64_t s, Token token) {
   const std::uint32_t code = CodeOf(token);
   const std::int64_t f = static_cast<std::int64_t>(FreeSlotFor(s + 1));
+  // A leaf has no entry; a child not at s + 1 needs one (the essay).
+  if (f != s + 1) children_.emplace(static_cast<std::int32_t>(s), Codes{code});
   cells_[s].base = static_cast<std::int32_t>(f - code);
-  if (f != s + 1) children_[static_cast<std::int32_t>(s)].push_back(code);
   return CreateNode<kBounded>(f, s, token, code);
 }
 
@@ -323,6 +325,12 @@ std::int64_t DoubleArrayTrie::AddHashChild(std::int64_t s, Token token) {
 void DoubleArrayTrie::ConvertToHashNode(std::int64_t s) {
   Codes codes;
   AppendChildren(s, codes);
+  // Allocate first (room for the child the caller adds next, too), so that
+  // nothing below can throw: a half-converted node would leave edges_
+  // entries keyed by a slot that is not a hash node.
+  edges_.reserve(edges_.size() + codes.size() + 1);
+  hash_children_[static_cast<std::int32_t>(s)] =
+      static_cast<std::uint32_t>(codes.size());
   const std::int64_t base = cells_[s].base;
   for (std::uint32_t code : codes) {
     const std::int64_t t = base + code;
@@ -331,8 +339,6 @@ void DoubleArrayTrie::ConvertToHashNode(std::int64_t s) {
                    static_cast<std::int32_t>(t));
   }
   children_.erase(static_cast<std::int32_t>(s));
-  hash_children_[static_cast<std::int32_t>(s)] =
-      static_cast<std::uint32_t>(codes.size());
   cells_[s].base = kHashBase;
 }
 
@@ -529,8 +535,17 @@ NodeId DoubleArrayTrie::InsertBounded(TokenSpan sequence) {
     if (lru) stamps_[s] = stamp;
   }
   if (i < keep) {
-    s = AddChild<true>(s, sequence[i]);
-    for (++i; i < keep; ++i) s = AddChildToLeaf<true>(s, sequence[i]);
+    // Room for the new leaf's entry first, so that a throw below can still
+    // record the leaf it leaves (every leaf must have an entry).
+    leaves_.reserve(leaves_.size() + 1);
+    const std::uint64_t stored_before = stored_;
+    try {
+      s = AddChild<true>(s, sequence[i]);
+      for (++i; i < keep; ++i) s = AddChildToLeaf<true>(s, sequence[i]);
+    } catch (...) {
+      if (stored_ != stored_before) PushLeaf(s);
+      throw;
+    }
     PushLeaf(s);  // the new deepest node
   } else if (lru && s != 0 && ChildCount(s) == 0) {
     PushLeaf(s);  // a leaf touched again: its key changed
@@ -542,7 +557,7 @@ NodeId DoubleArrayTrie::InsertBounded(TokenSpan sequence) {
     if (listener_) listener_(sequence.subspan(keep));
   }
   // Step 4.
-  while (stored_ > capacity) EvictOne();
+  while (stored_ > capacity) EvictSmallest();
   CompactLeaves();
   if (listener_ && !evicted_tokens_.empty()) listener_(evicted_tokens_);
   return ids64_[s];
@@ -555,8 +570,7 @@ void DoubleArrayTrie::PushLeaf(std::int64_t s) {
 
 bool DoubleArrayTrie::IsLiveLeaf(const LeafEntry& entry) const {
   const std::int64_t s = entry.slot;
-  return s > 0 && static_cast<std::size_t>(s) < size_ && !free_.Test(s) &&
-         LeafKey(s) == entry.key && ChildCount(s) == 0;
+  return !free_.Test(s) && LeafKey(s) == entry.key && ChildCount(s) == 0;
 }
 
 void DoubleArrayTrie::CompactLeaves() {
@@ -575,30 +589,47 @@ void DoubleArrayTrie::CompactLeaves() {
   std::make_heap(leaves_.begin(), leaves_.end(), kLaterLeaf);
 }
 
-void DoubleArrayTrie::EvictOne() {
+void DoubleArrayTrie::EvictSmallest() {
   // Every leaf present has an entry with its current key (pushed when it
   // became a leaf, was touched or moved), so the first live entry is the
   // leaf SPEC §8 step 4 names; stale entries are dropped on the way.
-  while (!leaves_.empty()) {
+  std::int64_t t = -1;
+  while (t < 0) {
+    if (leaves_.empty()) {
+      throw std::logic_error("double-array: over capacity with no leaf");
+    }
     std::pop_heap(leaves_.begin(), leaves_.end(), kLaterLeaf);
     const LeafEntry entry = leaves_.back();
     leaves_.pop_back();
-    if (IsLiveLeaf(entry)) {
-      Evict(entry.slot);
+    if (IsLiveLeaf(entry)) t = entry.slot;
+  }
+  // A parent left childless is usually next (the rest of a chain: under
+  // fifo its ID is smaller than its child's, under lru its stamp is the
+  // child's unless a request ended at it). If its key is below every entry
+  // it is the smallest leaf: evict it without a round trip through the
+  // heap.
+  for (;;) {
+    const std::int64_t parent = Evict(t);
+    if (parent <= 0) return;
+    if (stored_ <= options_.capacity ||
+        (!leaves_.empty() && LeafKey(parent) >= leaves_.front().key)) {
+      PushLeaf(parent);
       return;
     }
+    t = parent;
   }
-  throw std::logic_error("double-array: over capacity with no leaf to evict");
 }
 
-void DoubleArrayTrie::Evict(std::int64_t t) {
+std::int64_t DoubleArrayTrie::Evict(std::int64_t t) {
   const std::int64_t p = cells_[t].check;
   const Token token = tokens_[t];
+  bool parent_is_leaf = true;  // t == p + 1 was p's only child
   if (cells_[p].base == kHashBase) {
     edges_.erase(EdgeKey{static_cast<std::uint32_t>(p),
                          static_cast<std::uint32_t>(token)});
     auto it = hash_children_.find(static_cast<std::int32_t>(p));
-    if (--it->second == 0) {
+    parent_is_leaf = --it->second == 0;
+    if (parent_is_leaf) {
       hash_children_.erase(it);
       cells_[p].base = 0;  // a leaf again, with no edges_ entries
     }
@@ -608,14 +639,15 @@ void DoubleArrayTrie::Evict(std::int64_t t) {
     const auto code = static_cast<std::uint32_t>(t - cells_[p].base);
     *std::find(codes.begin(), codes.end(), code) = codes.back();
     codes.pop_back();
-    if (codes.empty()) children_.erase(it);
-  }  // else t == p + 1, p's only child: nothing records it but its check
+    parent_is_leaf = codes.empty();
+    if (parent_is_leaf) children_.erase(it);
+  }
   cells_[t] = Cell{0, -1};
   free_.Set(t);
   --stored_;
   ++evicted_;
   if (listener_) evicted_tokens_.push_back(token);
-  if (p != 0 && ChildCount(p) == 0) PushLeaf(p);
+  return parent_is_leaf ? p : -1;
 }
 
 Match DoubleArrayTrie::MatchPrefix(TokenSpan request) const {

@@ -1,4 +1,5 @@
-// DoubleArrayTrie ("double-array"): a per-token dynamic double-array trie.
+// DoubleArrayTrie ("double-array"): a per-token dynamic double-array trie,
+// unbounded (SPEC §1-§3) or a cache with a capacity (SPEC §8).
 //
 // Design essay
 // ============
@@ -14,78 +15,167 @@
 // the occupant's) is smaller, moving EVERY sibling of it and re-pointing the
 // check of each moved node's children. Moving only the new child -- a bug
 // known from several double-array libraries -- silently loses the other
-// siblings; tests/double_array_trie_test.cc has the regression test.
+// siblings; tests/double_array_trie_test.cc has the regression test. Hash
+// nodes (below) mix in the idea of the HAT-trie (Askitis & Sinha, "HAT-trie:
+// a cache-conscious trie-based data structure for strings", ACSC 2007): an
+// array layout where a node's children are dense, a hash table where they
+// are sparse; here the switch is decided by memory (the density rule), and
+// the table is one map keyed by (parent, token) as in optimized/hash_trie.h.
 //
-// Token codes. Labels must be small, dense integers because siblings sit at
+// Token codes. Labels must be small integers because siblings sit at
 // base + code. A token t in [0, kDirectTokens) (every real vocabulary: Llama
-// 3 has 128,256 tokens) has code t + 1, computed without any lookup. Any other
-// int32 value (negatives, INT32_MAX, huge block hashes) gets the next code
-// after the direct range from `extra_codes_` (absl::flat_hash_map) the first
-// time an insert sees it; a match reaching a token without a code stops
-// there, because no edge can carry it. Code 0 is never used, so "no code" is
-// 0. Codes are exact: distinct tokens always have distinct codes.
+// 3 has 128,256 tokens; Mooncake block hash ids) has code t + 1, exact and
+// computed without any lookup. Any other int32 value (negatives, INT32_MAX,
+// huge hashes) has a 29-bit hashed code past the direct range (Fibonacci
+// hashing), which distinct tokens may share; such a node therefore carries
+// its token as a label (tokens_[slot]) and a step along it checks the label
+// too. tokens_ is allocated only when the first such token is stored, so a
+// vocabulary-only trie pays nothing for it. (Before: codes past the direct
+// range came from a token-to-code hash map, 10-20 bytes per distinct token;
+// on a deep tree of random int32 tokens that was half of 50.8 bytes per
+// node, now 17.4 in all.)
 //
-// Memory layout (per slot, in capacity-sized arrays):
-//   cells_[s] = {base, check}  8 bytes, int32 each: all that a match reads;
-//   ids_[s]   = node ID        4 bytes, read once at the end of a match;
-//   free_     = one bit (+1/64 bit per summary level): slot is free.
+// Memory layout, per slot, in capacity-sized arrays:
+//   cells_[s]  = {base, check}  8 bytes, int32 each: all that a match reads;
+//   ids_[s]    = node ID         4 bytes (unbounded; IDs < slots < 2^30) or
+//   ids64_[s]                    8 bytes (bounded: IDs are never reused and
+//                                may pass 2^32 over a long run);
+//   tokens_[s] = label           4 bytes, see above (always when bounded);
+//   stamps_[s] = last touch      8 bytes, bounded lru only;
+//   free_      = one bit (+1/64 bit per summary level): slot is free.
 // Node IDs are creation order (SPEC §1) but slots move, hence ids_. The root
 // is slot 0 with ID 0. A free slot has check == -1, which equals no parent
 // slot, so a match needs no separate "is used" test; slot 0 has check -1 too
-// and is never free, so no edge ever lands on the root.
-// The arrays grow with realloc(), which glibc serves with mremap() for large
-// blocks: no copy, no re-faulting of pages already touched, so capacity can
-// grow by 1/16 at a time (bytes per node stay close to 12) at little cost.
+// and is never free, so no edge ever lands on the root. The arrays grow with
+// realloc(), which glibc serves with mremap() for large blocks: no copy, no
+// re-faulting of pages already touched, so capacity can grow by 1/16 at a
+// time at little cost.
 //
 // Children enumeration (needed only to move nodes). Aoe's arrays cannot list
 // the children of a node. cedar keeps two extra label fields per slot; that
 // would cost 8 bytes per node. Here, because almost every node of a token
 // trie has at most one child, one invariant does it for free:
-//   a node at slot s either has an entry in `children_` (slot -> codes of all
-//   its children), or has at most one child, and then that child is at slot
-//   s + 1.
+//   a node at slot s is a hash node, or has an entry in `children_` (slot ->
+//   codes of all its children), or has at most one child, and then that
+//   child is at slot s + 1.
 // Inserting a path of new nodes puts each node's child in the first free slot
 // after it, which is s + 1 except at the end of a run of free slots; only
 // then, and for branching nodes and moved nodes, is a `children_` entry made
 // (up to 4 codes inline in the map slot, so a moved single-child node costs
 // one 32-byte slot and no heap chunk). On the Mooncake workload 10.8 M nodes
-// need 3,120 entries, and only 37 K of the first 10.81 M slots are holes.
-// As a bonus the nodes of one inserted path sit next to each other, so a
-// match along it streams through memory instead of taking a miss per token.
+// need 3,120 entries. As a bonus the nodes of one inserted path sit next to
+// each other, so a match along it streams through memory instead of taking
+// a miss per token.
+//
+// Hash nodes. A node whose children cannot be placed at base + code without
+// wasting many slots keeps them in one global hash map instead, `edges_`:
+// (parent slot, token) -> child slot, 12 bytes a slot; its base is
+// kHashBase (INT32_MIN), so base + code is negative and a match's bounds
+// check fails on it -- the only way into the hash probe from the fast path,
+// which therefore costs nothing where there are no hash nodes. A node
+// becomes a hash node (ConvertToHashNode: its children stay where they are,
+// O(children)) when a new child's family cannot be placed by the density
+// rule below, when two siblings' hashed codes collide, and, bounded, at 64
+// children (an eviction searches the parent's code list linearly). Its
+// children then take any free slot. Hash nodes and their children never
+// move (edges_ is keyed by slot and a hash node keeps no child list), so a
+// family holding a hash node cannot be relocated: a conflict it would have
+// to yield to makes the other side's parent a hash node instead. A hash node
+// left without children becomes a plain leaf again.
+//
+// The density rule. No placement may extend the used slots (used_end_,
+// past which every slot is free) beyond 1.25 slots per node present plus
+// kSlackSlots (1,024): a family whose codes are spread wider than that is
+// hashed instead, and a new node that would extend them takes the lowest
+// hole (a bounded cache after evictions). So slots stay <= 1.25 n + 1,024
+// (times the 1/16 growth step) on any input, which is what bounds memory.
+//
+// Root cause of the old blow-up (issue 16: 300 parents x 300 children,
+// tokens k * 65536, 6.9-10 KB per node): a parent's 300 children had codes
+// {1, 65537, 131073, 196609} (the four multiples of 2^16 below 2^18) and
+// 262145..262440 (the others, mapped in order of first appearance), so every
+// family spanned 262,440 codes. The bounded base search (the 256 lowest
+// holes, then 16 slots past the end) never found a base inside the used
+// slots, so each family went past the end: about 250,000 slots (3 MB) per
+// family of 300, 901 MB and 2 s (page faults) for 90,300 nodes. The same
+// kind -- any family whose codes spread much wider than its size: multiples
+// of 2^18, alternating signs, 1,000 parents x 100 random children (587
+// bytes per node), random trees (87) -- is now a hash node. Measured bytes
+// per node, before -> after (radix engine on the same input in brackets):
+// 300x300 k*2^16 9,977 -> 35.1 [65.3]; k*2^18 10,588 -> 35.1 [65.3];
+// alternating signs 9,385 -> 35.1 [65.3]; 1,000 x 100 children in the direct
+// range 587 -> 31.4 [58.4]; 1 x 100,000 sparse int32 70.4 -> 33.5 [59.0];
+// random tree of 100,000 int32 tokens 86.8 -> 47.3 [59.0]; random deep tree
+// of int32 tokens 50.8 -> 17.4 [6.6]; of multiples of 2^16 25.6 -> 18.2
+// [6.6]; tree-of-thought 21.4 -> 15.4 [9.3]; Mooncake block mode 14.1 ->
+// 14.1; Mooncake token mode (2,000 requests) 12.7 -> 12.5 [4.0]. The
+// 300 x 300 input builds in 0.02 s instead of 1.5-2 s.
 //
 // Insert walks like a match; at the first missing edge it adds a child:
 //   * to a leaf s: child at f = first free slot > s, base[s] = f - code;
+//   * to a hash node: any free slot (the first after s) and an edges_ entry;
 //   * to an inner node s: the slot base[s] + code if free (and not far past
-//     the last used slot, see below); otherwise the occupant's parent p and
-//     s compete: the one with fewer children is moved to a new base where
-//     all its (for s: plus the new) codes are free ("relocation").
+//     the last used slot, within the density rule); otherwise the
+//     occupant's parent p and s compete: the one with fewer children is
+//     moved to a new base where all its (for s: plus the new) codes are free
+//     ("relocation"); if that fails (no allowed base, a hash node in the
+//     family), s becomes a hash node.
 //   The new base is searched where it fills holes: the smallest code at one
 //   of the lowest free slots (bounded tries), else the largest code at one
-//   of the first slots past the last used slot (`used_end_`), else all codes
-//   past it. Why not near the node or at the end: the children of a node
-//   are spread over the vocabulary (two random tokens are ~43,000 codes
-//   apart), so a family placed at the end leaves a hole that wide, and the
-//   chains that follow start at the end too and never fill it. That cost
-//   614 bytes per node on the tree-of-thought workload (4-way branching
-//   every 32..64 tokens); for the same reason a small family whose new
-//   child's slot lies past the used slots moves into the holes instead.
+//   of the first slots past the last used slot, else all codes past it --
+//   the last two only within the density rule. Why not near the node or at
+//   the end: the children of a node are spread over the vocabulary (two
+//   random tokens are ~43,000 codes apart), so a family placed at the end
+//   leaves a hole that wide, and the chains that follow start at the end too
+//   and never fill it (once 614 bytes per node on the tree-of-thought
+//   workload).
 //   The rest of the sequence then extends the fresh leaf, O(1) per token.
 // Free slots are found with a hierarchical bitmap (64-ary, like a van Emde
 // Boas layout flattened): "first free slot >= x" costs O(log64 slots), so the
 // free-slot search is never quadratic.
 //
-// Complexity. Match: O(matched length), two array reads per token (one hash
-// lookup per token outside the direct range). Insert: O(length) plus, per
-// relocation, O(moved nodes * their child count + kMaxBaseTries * codes);
-// moving the smaller sibling set keeps wide nodes (100,000 children at the
-// root) cheap, since a conflict against them moves the other, small family.
-// Nothing is recursive.
+// A cache with a capacity (SPEC §8). Bounded mode keeps, besides the
+// layout above, the leaves in a lazy min-heap `leaves_` of (key, slot),
+// key = the stamp (lru) or the ID (fifo). An entry is live while its slot
+// holds a leaf whose key is still that key; every leaf has a live entry,
+// pushed when it becomes a leaf (the deepest new node of an insert, a
+// parent whose last child goes), when its stamp changes while it is a leaf
+// (a request ending at it), and when relocation moves it (MoveNode moves
+// IDs, stamps and labels with the node, and the old entry dies with the old
+// slot). So the first live entry is exactly the leaf §8 step 4 names; stale
+// entries are dropped when popped, and all of them once they outnumber
+// twice the nodes. Insert = walk (writing the stamp of every node on the
+// path), create, push the new leaf, evict while over capacity. An evicted
+// slot is freed at once (bitmap bit, check = -1) and its code removed from
+// the parent's children_ entry, or edges_ entry for a hash node; a parent
+// left childless is usually the next victim (the rest of the chain: its
+// fifo ID is smaller, its lru stamp the same unless a request ended at it),
+// so it is evicted directly when its key is below the heap's top, without
+// a heap round trip. A request longer than C keeps only its first C nodes
+// and every other node goes first under both policies (the path holds the
+// newest stamp, and under fifo its new tail the largest IDs), so only those
+// C are stored; the rest get their IDs, count as evicted and are reported
+// to the listener, never stored. The unbounded index runs separate
+// instantiations of the hot paths (kBounded = false) and keeps no stamps,
+// 64-bit IDs, labels or heap: its only costs are a compare when a new node
+// would extend the used slots and one when a match step misses.
 //
-// Limits. Slots, bases and node IDs are 32-bit. Slot indices and codes stay
-// below 2^30 (so base = slot - code never overflows int32) and node IDs below
-// slots; a needed slot or code beyond that throws CapacityError before any
-// value could wrap. An insert that throws keeps the nodes it created before
-// the failure (the trie stays valid, as the reference's does on bad_alloc).
+// Complexity. Match: O(matched length), two array reads per token (plus a
+// label read past the direct range, and one hash probe per hash node on the
+// path). Insert: O(length) plus, per relocation, O(moved nodes * their
+// child count + kMaxBaseTries * codes); moving the smaller sibling set keeps
+// wide nodes (100,000 children at the root) cheap, since a conflict against
+// them moves the other, small family. Bounded: plus O(log leaves) per
+// eviction that goes through the heap, amortized. Nothing is recursive.
+//
+// Limits. Slots and bases are 32-bit: slot indices and codes stay below
+// 2^30 (so base = slot - code never overflows int32), and a slot beyond that
+// throws CapacityError before any value could wrap; a bounded cache needs at
+// most about 1.33 (C + 1) + 1,024 slots, so C up to about 800 million
+// nodes. Unbounded IDs are 32-bit but below the slot count; bounded IDs are
+// 64-bit. An insert that throws keeps the nodes it created before the
+// failure (the trie stays valid, as the reference's does on bad_alloc); a
+// bounded cache may then hold more than C nodes until its next Insert.
 #ifndef KVPREFIX_OPTIMIZED_DOUBLE_ARRAY_TRIE_H_
 #define KVPREFIX_OPTIMIZED_DOUBLE_ARRAY_TRIE_H_
 
@@ -319,7 +409,7 @@ class DoubleArrayTrie {
   // are stored: the density rule of the essay.
   bool Affordable(std::size_t new_end, std::size_t added) const {
     const std::size_t nodes = stored_ + 1 + added;  // the root holds slot 0
-    return new_end <= used_end_ || new_end <= nodes + nodes / 2 + kSlackSlots;
+    return new_end <= used_end_ || new_end <= nodes + nodes / 4 + kSlackSlots;
   }
   // Makes slots [0, size) exist (new ones free). Throws CapacityError.
   void EnsureSize(std::size_t size);
@@ -390,10 +480,14 @@ class DoubleArrayTrie {
   bool IsLiveLeaf(const LeafEntry& entry) const;
   // Bounded: drops stale and duplicate entries once they dominate.
   void CompactLeaves();
-  // Bounded: evicts the leaf with the smallest key (SPEC §8 step 4).
-  void EvictOne();
+  // Bounded: evicts the leaf with the smallest key (SPEC §8 step 4), and
+  // then the parents it leaves childless while they are the smallest and
+  // the cache is over capacity.
+  void EvictSmallest();
   // Bounded: removes the leaf at `t` from the trie and frees its slot.
-  void Evict(std::int64_t t);
+  // Returns its parent's slot if that is now a leaf (0 for the root), else
+  // -1.
+  std::int64_t Evict(std::int64_t t);
 
   // How far the used slots may run ahead of 1.5 slots per node (essay).
   static constexpr std::size_t kSlackSlots = 1024;
