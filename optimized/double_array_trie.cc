@@ -220,7 +220,13 @@ std::size_t DoubleArrayTrie::NextFree(std::size_t from) {
   return f;
 }
 
+template <bool kBounded>
 std::size_t DoubleArrayTrie::FreeSlotFor(std::size_t from) {
+  // Unbounded, nothing frees slots but relocation, whose placements obey
+  // the density rule, so it always holds; from <= used_end_ (from is next
+  // to a used slot), so the first free slot extends the used slots by at
+  // most the one slot of the node it is for, which keeps the rule.
+  if (!kBounded) return NextFree(from);
   const std::size_t f = free_.NextSet(from);
   if (f != SlotBitmap::kNone && f < used_end_) return f;
   // Taking the first free slot would extend the used slots. When holes
@@ -305,7 +311,7 @@ std::int64_t DoubleArrayTrie::CreateNode(std::int64_t t, std::int64_t parent,
 template <bool kBounded>
 std::int64_t DoubleArrayTrie::AddChildToLeaf(std::int64_t s, Token token) {
   const std::uint32_t code = CodeOf(token);
-  const std::int64_t f = static_cast<std::int64_t>(FreeSlotFor(s + 1));
+  const auto f = static_cast<std::int64_t>(FreeSlotFor<kBounded>(s + 1));
   // A leaf has no entry; a child not at s + 1 needs one (the essay).
   if (f != s + 1) children_.emplace(static_cast<std::int32_t>(s), Codes{code});
   cells_[s].base = static_cast<std::int32_t>(f - code);
@@ -314,7 +320,7 @@ std::int64_t DoubleArrayTrie::AddChildToLeaf(std::int64_t s, Token token) {
 
 template <bool kBounded>
 std::int64_t DoubleArrayTrie::AddHashChild(std::int64_t s, Token token) {
-  const std::int64_t t = static_cast<std::int64_t>(FreeSlotFor(s + 1));
+  const auto t = static_cast<std::int64_t>(FreeSlotFor<kBounded>(s + 1));
   edges_.emplace(EdgeKey{static_cast<std::uint32_t>(s),
                          static_cast<std::uint32_t>(token)},
                  static_cast<std::int32_t>(t));
@@ -652,32 +658,38 @@ std::int64_t DoubleArrayTrie::Evict(std::int64_t t) {
 
 Match DoubleArrayTrie::MatchPrefix(TokenSpan request) const {
   const Cell* cells = cells_.data();
-  const Token* labels = tokens_.data();
+  const std::uint64_t size = size_;
+  const Token* tokens = request.data();
+  const std::size_t length = request.size();
   std::int64_t s = 0;
-  std::size_t matched = 0;
-  for (Token token : request) {
+  std::size_t i = 0;  // tokens matched
+  for (; i < length; ++i) {
+    const Token token = tokens[i];
     const auto u = static_cast<std::uint32_t>(token);
+    const std::int64_t base = cells[s].base;
     std::int64_t t;
-    bool found;
-    if (u < kDirectTokens) {
-      t = std::int64_t{cells[s].base} + u + 1;
-      found = static_cast<std::uint64_t>(t) < size_ && cells[t].check == s;
+    if (u < kDirectTokens) [[likely]] {
+      t = base + u + 1;
+      if (static_cast<std::uint64_t>(t) < size && cells[t].check == s) {
+        s = t;
+        continue;
+      }
     } else {
-      t = std::int64_t{cells[s].base} + kDirectTokens + 1 + HashedCode(u);
-      found = static_cast<std::uint64_t>(t) < size_ && cells[t].check == s &&
-              labels != nullptr && labels[t] == token;
+      t = base + kDirectTokens + 1 + HashedCode(u);
+      if (static_cast<std::uint64_t>(t) < size && cells[t].check == s &&
+          tokens_[t] == token) {  // t holds a node with a hashed code
+        s = t;
+        continue;
+      }
     }
-    if (!found) {
-      // A hash node's base puts t out of range: the only way here from the
-      // fast path, once per request.
-      if (cells[s].base != kHashBase) break;
-      t = HashChild(s, token);
-      if (t < 0) break;
-    }
+    // A hash node's base puts t out of range: the only way here from the
+    // fast path, once per request where there are no hash nodes.
+    if (base != kHashBase) break;
+    t = HashChild(s, token);
+    if (t < 0) break;
     s = t;
-    ++matched;
   }
-  return Match{matched, IdAt(s)};
+  return Match{i, IdAt(s)};
 }
 
 std::size_t DoubleArrayTrie::memory_bytes() const {

@@ -415,9 +415,11 @@ class DoubleArrayTrie {
   void EnsureSize(std::size_t size);
   // The first free slot >= from, growing the array if there is none.
   std::size_t NextFree(std::size_t from);
-  // A free slot for one new node: the first one >= from, unless that would
-  // extend the used slots past what the density rule allows; then the lowest
-  // free slot.
+  // A free slot for one new node next to the used slot from - 1: the first
+  // one >= from, unless that would extend the used slots past what the
+  // density rule allows (bounded, after evictions); then the lowest free
+  // slot.
+  template <bool kBounded>
   std::size_t FreeSlotFor(std::size_t from);
   // Finds a base b such that every b + code is a free slot >= 1 that
   // exists, within the density rule for `added` new nodes: in the holes
