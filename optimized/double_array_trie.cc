@@ -321,9 +321,9 @@ std::int64_t DoubleArrayTrie::AddChildToLeaf(std::int64_t s, Token token) {
 template <bool kBounded>
 std::int64_t DoubleArrayTrie::AddHashChild(std::int64_t s, Token token) {
   const auto t = static_cast<std::int64_t>(FreeSlotFor<kBounded>(s + 1));
-  edges_.emplace(EdgeKey{static_cast<std::uint32_t>(s),
-                         static_cast<std::uint32_t>(token)},
-                 static_cast<std::int32_t>(t));
+  edges_.emplace(
+      EdgeKey{static_cast<std::uint32_t>(s), static_cast<std::uint32_t>(token)},
+      static_cast<std::int32_t>(t));
   ++hash_children_[static_cast<std::int32_t>(s)];
   return CreateNode<kBounded>(t, s, token, CodeOf(token));
 }
@@ -524,9 +524,9 @@ NodeId DoubleArrayTrie::InsertBounded(TokenSpan sequence) {
   // request's own new nodes deepest first. So only the first `keep` tokens'
   // nodes are stored; the rest are created and evicted on paper.
   const std::uint64_t capacity = options_.capacity;
-  const std::size_t keep =
-      capacity < sequence.size() ? static_cast<std::size_t>(capacity)
-                                 : sequence.size();
+  const std::size_t keep = capacity < sequence.size()
+                               ? static_cast<std::size_t>(capacity)
+                               : sequence.size();
   const bool lru = options_.policy == EvictionPolicy::kLru;
   const std::uint64_t stamp = ++stamp_;
   evicted_tokens_.clear();
@@ -693,16 +693,16 @@ Match DoubleArrayTrie::MatchPrefix(TokenSpan request) const {
 }
 
 std::size_t DoubleArrayTrie::memory_bytes() const {
-  std::size_t bytes =
-      ArrayHeapBytes<Cell>(cells_.capacity()) +
-      ArrayHeapBytes<std::uint32_t>(ids_.capacity()) +
-      ArrayHeapBytes<std::uint64_t>(ids64_.capacity()) +
-      ArrayHeapBytes<std::uint64_t>(stamps_.capacity()) +
-      ArrayHeapBytes<Token>(tokens_.capacity()) + free_.memory_bytes() +
-      HashTableHeapBytes(children_) + HashTableHeapBytes(edges_) +
-      HashTableHeapBytes(hash_children_) +
-      VectorHeapBytes<LeafEntry>(leaves_.capacity()) +
-      VectorHeapBytes<Token>(evicted_tokens_.capacity());
+  std::size_t bytes = ArrayHeapBytes<Cell>(cells_.capacity()) +
+                      ArrayHeapBytes<std::uint32_t>(ids_.capacity()) +
+                      ArrayHeapBytes<std::uint64_t>(ids64_.capacity()) +
+                      ArrayHeapBytes<std::uint64_t>(stamps_.capacity()) +
+                      ArrayHeapBytes<Token>(tokens_.capacity()) +
+                      free_.memory_bytes() + HashTableHeapBytes(children_) +
+                      HashTableHeapBytes(edges_) +
+                      HashTableHeapBytes(hash_children_) +
+                      VectorHeapBytes<LeafEntry>(leaves_.capacity()) +
+                      VectorHeapBytes<Token>(evicted_tokens_.capacity());
   for (const auto& [slot, codes] : children_) {
     if (codes.capacity() > kInlineCodes) {
       bytes += VectorHeapBytes<std::uint32_t>(codes.capacity());

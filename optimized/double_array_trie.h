@@ -502,13 +502,13 @@ class DoubleArrayTrie {
   // fallback does not grow the array past its unused tail.
   std::size_t used_end_ = 1;
   ReallocArray<Cell> cells_;
-  ReallocArray<std::uint32_t> ids_;    // unbounded: node ID (< 2^30)
-  ReallocArray<std::uint64_t> ids64_;  // bounded: node ID
+  ReallocArray<std::uint32_t> ids_;     // unbounded: node ID (< 2^30)
+  ReallocArray<std::uint64_t> ids64_;   // bounded: node ID
   ReallocArray<std::uint64_t> stamps_;  // bounded lru: the last touch
   // The label: the token of a node with a hashed code (all nodes when
   // bounded); allocated at the first such token when unbounded.
   ReallocArray<Token> tokens_;
-  SlotBitmap free_;  // bit set = slot free
+  SlotBitmap free_;            // bit set = slot free
   std::uint64_t stored_ = 0;   // nodes present, root excluded
   std::uint64_t next_id_ = 0;  // bounded: the last ID given
   std::uint64_t stamp_ = 0;    // bounded: stamps given so far (requests)

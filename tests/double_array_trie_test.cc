@@ -387,18 +387,18 @@ std::vector<MemoryCase> AdversarialMemoryCases() {
                    ParentsAndChildren(300, 300, alternating, alternating)});
   std::vector<Token> parents(1000);
   for (Token& parent : parents) parent = static_cast<Token>(random());
-  cases.push_back(
-      {"1000x100 sparse over int32",
-       ParentsAndChildren(1000, 100, [&](int p) { return parents[p]; }, any)});
+  cases.push_back({"1000x100 sparse over int32",
+                   ParentsAndChildren(
+                       1000, 100, [&](int p) { return parents[p]; }, any)});
   cases.push_back({"1000x100 direct range",
-                   ParentsAndChildren(1000, 100, [](int p) { return p; },
-                                      [&](int, int) {
-                                        return static_cast<Token>(
-                                            random() % (1u << 18));
-                                      })});
-  cases.push_back(
-      {"1x100000 sparse over int32",
-       ParentsAndChildren(1, 100000, [](int) { return 7; }, any)});
+                   ParentsAndChildren(
+                       1000, 100, [](int p) { return p; },
+                       [&](int, int) {
+                         return static_cast<Token>(random() % (1u << 18));
+                       })});
+  cases.push_back({"1x100000 sparse over int32",
+                   ParentsAndChildren(
+                       1, 100000, [](int) { return 7; }, any)});
   // A random recursive tree: node i hangs under a random earlier node.
   MemoryCase tree{"random tree, 100000 nodes", {{}}};
   for (int i = 1; i <= 100000; ++i) {
@@ -421,9 +421,9 @@ std::vector<MemoryCase> AdversarialMemoryCases() {
                         base.begin() + random() % (base.size() + 1));
       }
       for (std::size_t n = 1 + random() % 64; n > 0; --n) {
-        sequence.push_back(sparse ? static_cast<Token>(random())
-                                  : static_cast<Token>((random() % 30000)
-                                                       << 16));
+        sequence.push_back(sparse
+                               ? static_cast<Token>(random())
+                               : static_cast<Token>((random() % 30000) << 16));
       }
       deep.sequences.push_back(std::move(sequence));
     }
@@ -446,9 +446,9 @@ TEST(DoubleArrayTrieTest, MemoryBoundedOnAdversarialTokenDistributions) {
                             static_cast<double>(trie.node_count());
     const double to_radix = static_cast<double>(trie.memory_bytes()) /
                             static_cast<double>(radix.memory_bytes());
-    std::printf("%-40s %8llu nodes %6.1f bytes/node %5.2fx radix\n",
-                test.name, static_cast<unsigned long long>(trie.node_count()),
-                per_node, to_radix);
+    std::printf("%-40s %8llu nodes %6.1f bytes/node %5.2fx radix\n", test.name,
+                static_cast<unsigned long long>(trie.node_count()), per_node,
+                to_radix);
     EXPECT_LE(per_node, 64.0) << test.name;
     EXPECT_LE(to_radix, 4.0) << test.name;
     // Answers still right: every sequence matches in full.
@@ -523,8 +523,8 @@ TEST(DoubleArrayTrieBoundedTest, CapacityZero) {
   // IDs were used up: with C = 1 the next node would be 6. Check on a
   // second cache with the same history.
   DoubleArrayTrie one(Bounded(1));
-  InsertOf(one, {1, 2, 3});  // keeps [1] = 1; 2 and 3 never stored
-  InsertOf(one, {1, 2});     // [1,2] = 4, never stored
+  InsertOf(one, {1, 2, 3});           // keeps [1] = 1; 2 and 3 never stored
+  InsertOf(one, {1, 2});              // [1,2] = 4, never stored
   EXPECT_EQ(InsertOf(one, {5}), 5u);  // evicts [1]
   EXPECT_EQ(MatchOf(one, {5}), (Match{1, 5}));
   EXPECT_EQ(MatchOf(one, {1}), (Match{0, kRootNode}));
@@ -580,17 +580,17 @@ TEST(DoubleArrayTrieBoundedTest, EvictingAChildOfANodeWithAChildrenEntry) {
   DoubleArrayTrie trie(Bounded(5, EvictionPolicy::kLru));
   Evicted evicted;
   trie.SetEvictionListener(evicted.Listener());
-  InsertOf(trie, {1, 2});        // [1] = 1, [1,2] = 2 (at slot [1] + 1)
-  InsertOf(trie, {1, 3});        // [1,3] = 3: [1] now has an entry
-  InsertOf(trie, {1, 4});        // [1,4] = 4
-  InsertOf(trie, {1, 2});        // touch [1,2]
+  InsertOf(trie, {1, 2});  // [1] = 1, [1,2] = 2 (at slot [1] + 1)
+  InsertOf(trie, {1, 3});  // [1,3] = 3: [1] now has an entry
+  InsertOf(trie, {1, 4});  // [1,4] = 4
+  InsertOf(trie, {1, 2});  // touch [1,2]
   EXPECT_EQ(InsertOf(trie, {7}), 5u);
   EXPECT_EQ(InsertOf(trie, {8}), 6u);  // evicts [1,3] (stamp 2)
   EXPECT_EQ(evicted.TakeSorted(), (std::vector<Token>{3}));
   EXPECT_EQ(MatchOf(trie, {1, 3}), (Match{1, 1}));
   EXPECT_EQ(MatchOf(trie, {1, 2}), (Match{2, 2}));
   EXPECT_EQ(MatchOf(trie, {1, 4}), (Match{2, 4}));
-  EXPECT_EQ(InsertOf(trie, {9}), 7u);  // evicts [1,4] (stamp 3)
+  EXPECT_EQ(InsertOf(trie, {9}), 7u);   // evicts [1,4] (stamp 3)
   EXPECT_EQ(InsertOf(trie, {10}), 8u);  // evicts [1,2] (stamp 4): [1] a leaf
   EXPECT_EQ(evicted.TakeSorted(), (std::vector<Token>{2, 4}));
   EXPECT_EQ(MatchOf(trie, {1, 2}), (Match{1, 1}));
@@ -652,8 +652,8 @@ class BoundedDifferential {
       const NodeId expected = reference_.Insert(request);
       const NodeId actual = engine_.Insert(request);
       if (expected != actual) {
-        return Fail(request) << "Insert returned " << actual << ", expected "
-                             << expected;
+        return Fail(request)
+               << "Insert returned " << actual << ", expected " << expected;
       }
     } else {
       const Match expected = reference_.Access(request);
@@ -707,10 +707,9 @@ class BoundedDifferential {
 
 // Requests sharing prefixes heavily: most extend a random prefix of an
 // earlier request by 0..max_tail tokens of `alphabet`.
-std::vector<std::vector<Token>> SharingRequests(std::mt19937_64& random,
-                                                std::size_t count,
-                                                const std::vector<Token>& alphabet,
-                                                std::size_t max_tail) {
+std::vector<std::vector<Token>> SharingRequests(
+    std::mt19937_64& random, std::size_t count,
+    const std::vector<Token>& alphabet, std::size_t max_tail) {
   std::vector<std::vector<Token>> out;
   for (std::size_t i = 0; i < count; ++i) {
     std::vector<Token> request;
@@ -734,8 +733,8 @@ std::vector<Token> SmallAlphabet(std::size_t size) {
 
 std::vector<Token> AdversarialAlphabet() {
   const auto [a, b] = CollidingTokens(2);
-  return {INT32_MIN, -1, 0, 1, INT32_MAX, 1 << 16, 3 << 16, 7 << 16,
-          1 << 18, 5 << 18, a, b};
+  return {INT32_MIN, -1,      0,       1,       INT32_MAX, 1 << 16,
+          3 << 16,   7 << 16, 1 << 18, 5 << 18, a,         b};
 }
 
 std::vector<Token> WideAlphabet(std::mt19937_64& random) {
@@ -790,18 +789,16 @@ TEST(DoubleArrayTrieBoundedTest, PagedDifferentialAgainstTheReference) {
     for (const std::uint64_t capacity : {0, 1, 2, 3, 5, 8, 13, 40, 200}) {
       for (const EvictionPolicy policy :
            {EvictionPolicy::kLru, EvictionPolicy::kFifo}) {
-        const std::vector<Token> alphabet = random() % 2
-                                                ? SmallAlphabet(2)
-                                                : AdversarialAlphabet();
+        const std::vector<Token> alphabet =
+            random() % 2 ? SmallAlphabet(2) : AdversarialAlphabet();
         BoundedDifferential<PagedIndex<DoubleArrayTrie>,
                             PagedIndex<ReferenceTrie>>
             check(Bounded(capacity, policy, page_size));
         for (const auto& request :
              SharingRequests(random, 400, alphabet, 3 * page_size * 4)) {
           ASSERT_TRUE(check.Step(request, random() % 8 == 0))
-              << "seed " << seed << ", page size " << page_size
-              << ", capacity " << capacity << ", "
-              << EvictionPolicyName(policy);
+              << "seed " << seed << ", page size " << page_size << ", capacity "
+              << capacity << ", " << EvictionPolicyName(policy);
           ASSERT_TRUE(check.SameMatch(request)) << "seed " << seed;
         }
       }
