@@ -229,18 +229,19 @@ class DoubleArrayTrie {
   // longer than the capacity that would be evicted at once are never stored
   // but get IDs, count in evicted_count() and reach the listener as if they
   // had been. Amortized O(length) plus relocations (see the essay), plus
-  // O(log leaves) per eviction. Throws CapacityError when a slot or token
-  // code beyond the limits would be needed, std::bad_alloc on memory
-  // exhaustion; nodes created before a throw stay (the trie stays valid,
-  // but a bounded cache may then hold more than `capacity` nodes until the
-  // next Insert). Requires exclusive access.
+  // O(log leaves) per eviction. Throws CapacityError when a slot beyond
+  // the limit would be needed, std::bad_alloc on memory exhaustion; nodes
+  // created before a throw stay (the trie stays valid, but a bounded cache may
+  // then hold more than `capacity` nodes until the next Insert). Requires
+  // exclusive access.
   NodeId Insert(TokenSpan sequence);
 
   // The longest cached prefix of `request` and the node it ends at. Never
   // touches (recency changes only on Insert/Access). O(matched tokens): two
-  // array reads per token, plus a hash probe for a token outside the direct
-  // range and at a node whose children are hashed (see the essay). Never
-  // throws; safe to call from many threads at once.
+  // array reads per token, plus a label read for a token outside the direct
+  // range and a hash probe at a node whose children are hashed (see the
+  // essay). Never throws; safe to call from many threads at once, and
+  // concurrently with the other const members.
   Match MatchPrefix(TokenSpan request) const;
 
   // The serving step, SPEC §8 steps 1-4 (SPEC §3's match-then-insert when
