@@ -278,11 +278,17 @@ std::uint64_t TestSeed() {
   return std::random_device{}();
 }
 
-// Seeded: rerun a failure with KVPREFIX_TEST_SEED=<printed seed>.
-TEST(DoubleArrayTrieTest, RandomizedDifferentialAgainstTheReference) {
+// TestSeed(), printed so that a failure can be rerun with it.
+std::uint64_t PrintedTestSeed() {
   const std::uint64_t seed = TestSeed();
   std::printf("KVPREFIX_TEST_SEED=%llu\n",
               static_cast<unsigned long long>(seed));
+  return seed;
+}
+
+// Seeded: rerun a failure with KVPREFIX_TEST_SEED=<printed seed>.
+TEST(DoubleArrayTrieTest, RandomizedDifferentialAgainstTheReference) {
+  const std::uint64_t seed = PrintedTestSeed();
   std::mt19937_64 random(seed);
   for (int round = 0; round < 40; ++round) {
     // Alphabets from tiny (deep sharing, many relocations) to wide.
@@ -748,9 +754,7 @@ std::vector<Token> WideAlphabet(std::mt19937_64& random) {
 
 // Seeded: rerun a failure with KVPREFIX_TEST_SEED=<printed seed>.
 TEST(DoubleArrayTrieBoundedTest, RandomizedDifferentialAgainstTheReference) {
-  const std::uint64_t seed = TestSeed();
-  std::printf("KVPREFIX_TEST_SEED=%llu\n",
-              static_cast<unsigned long long>(seed));
+  const std::uint64_t seed = PrintedTestSeed();
   std::mt19937_64 random(seed);
   std::vector<std::uint64_t> capacities(65);
   std::iota(capacities.begin(), capacities.end(), 0);
@@ -781,9 +785,7 @@ TEST(DoubleArrayTrieBoundedTest, RandomizedDifferentialAgainstTheReference) {
 // The same through PagedIndex: pages of 2 and 3 tokens, each page one
 // symbol of the engine, released through the eviction listener.
 TEST(DoubleArrayTrieBoundedTest, PagedDifferentialAgainstTheReference) {
-  const std::uint64_t seed = TestSeed();
-  std::printf("KVPREFIX_TEST_SEED=%llu\n",
-              static_cast<unsigned long long>(seed));
+  const std::uint64_t seed = PrintedTestSeed();
   std::mt19937_64 random(seed);
   for (const std::uint64_t page_size : {2, 3}) {
     for (const std::uint64_t capacity : {0, 1, 2, 3, 5, 8, 13, 40, 200}) {
