@@ -78,7 +78,8 @@ void AddCacheOptions(CLI::App& command, CacheArguments& cache, bool bounded) {
       ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 40));
 }
 
-std::optional<std::uint64_t> ParseByteSize(std::string_view text) {
+std::optional<std::uint64_t> ParseByteSize(std::string_view text,
+                                           std::string_view option) {
   std::size_t number_end = 0;
   while (number_end < text.size() &&
          (std::isdigit(static_cast<unsigned char>(text[number_end])) ||
@@ -102,10 +103,10 @@ std::optional<std::uint64_t> ParseByteSize(std::string_view text) {
   if (unit == 0 || !AllDigits(whole) ||
       (point != std::string_view::npos && !AllDigits(fraction)) ||
       !whole_value || !fraction_value || fraction.size() > 18) {
-    throw std::invalid_argument(fmt::format(
-        "--capacity: expected a number of nodes or a size such as 80GiB "
-        "(units B, KB, MB, GB, TB, KiB, MiB, GiB, TiB), found '{}'",
-        text));
+    throw std::invalid_argument(
+        fmt::format("{}: expected a number of nodes or a size such as 80GiB "
+                    "(units B, KB, MB, GB, TB, KiB, MiB, GiB, TiB), found '{}'",
+                    option, text));
   }
   // whole.fraction * unit, rounded down, in 128 bits.
   unsigned __int128 scale = 1;
@@ -115,9 +116,40 @@ std::optional<std::uint64_t> ParseByteSize(std::string_view text) {
       unit / scale;
   if (bytes > std::numeric_limits<std::uint64_t>::max()) {
     throw std::invalid_argument(
-        fmt::format("--capacity: {} is 2^64 bytes or more", text));
+        fmt::format("{}: {} is 2^64 bytes or more", option, text));
   }
   return static_cast<std::uint64_t>(bytes);
+}
+
+std::uint64_t ParseCapacity(std::string_view text, std::string_view option,
+                            unsigned __int128 node_bytes) {
+  if (AllDigits(text)) {
+    const auto nodes = ToUint(text);
+    if (!nodes) {
+      throw std::invalid_argument(fmt::format(
+          "{}: expected at most 18446744073709551615 nodes, found {}", option,
+          text));
+    }
+    return *nodes;
+  }
+  const std::optional<std::uint64_t> bytes = ParseByteSize(text, option);
+  if (!bytes) {
+    throw std::invalid_argument(
+        fmt::format("{}: expected a number of nodes or a size such as 80GiB, "
+                    "found '{}'",
+                    option, text));
+  }
+  if (node_bytes == 0) {
+    throw std::invalid_argument(
+        fmt::format("{} {}: a size needs --kv-bytes-per-token", option, text));
+  }
+  return static_cast<std::uint64_t>(*bytes / node_bytes);
+}
+
+unsigned __int128 NodeBytes(const CacheArguments& cache,
+                            std::uint64_t symbol_tokens) {
+  return static_cast<unsigned __int128>(cache.kv_bytes_per_token) *
+         symbol_tokens * cache.page_size;
 }
 
 CacheOptions ToCacheOptions(const CacheArguments& cache,
@@ -125,32 +157,10 @@ CacheOptions ToCacheOptions(const CacheArguments& cache,
   CacheOptions options{.policy = cache.policy == "fifo" ? EvictionPolicy::kFifo
                                                         : EvictionPolicy::kLru,
                        .page_size = cache.page_size};
-  if (cache.capacity.empty()) return options;
-  if (AllDigits(cache.capacity)) {
-    const auto nodes = ToUint(cache.capacity);
-    if (!nodes) {
-      throw std::invalid_argument(fmt::format(
-          "--capacity: expected at most 18446744073709551615 nodes, found {}",
-          cache.capacity));
-    }
-    options.capacity = *nodes;
-    return options;
+  if (!cache.capacity.empty()) {
+    options.capacity = ParseCapacity(cache.capacity, "--capacity",
+                                     NodeBytes(cache, symbol_tokens));
   }
-  const std::optional<std::uint64_t> bytes = ParseByteSize(cache.capacity);
-  if (!bytes) {
-    throw std::invalid_argument(fmt::format(
-        "--capacity: expected a number of nodes or a size such as 80GiB, "
-        "found '{}'",
-        cache.capacity));
-  }
-  if (cache.kv_bytes_per_token == 0) {
-    throw std::invalid_argument(fmt::format(
-        "--capacity {}: a size needs --kv-bytes-per-token", cache.capacity));
-  }
-  const unsigned __int128 node_bytes =
-      static_cast<unsigned __int128>(cache.kv_bytes_per_token) * symbol_tokens *
-      cache.page_size;
-  options.capacity = static_cast<std::uint64_t>(*bytes / node_bytes);
   return options;
 }
 
@@ -164,8 +174,7 @@ std::string CacheSummaryJson(const CacheOptions& options,
                       EvictionPolicyName(options.policy), options.page_size);
   if (cache.kv_bytes_per_token != 0 && options.bounded()) {
     const unsigned __int128 bytes =
-        static_cast<unsigned __int128>(options.capacity) *
-        cache.kv_bytes_per_token * symbol_tokens * options.page_size;
+        options.capacity * NodeBytes(cache, symbol_tokens);
     json += bytes > std::numeric_limits<std::uint64_t>::max()
                 ? std::string(",\"capacity_bytes\":null")
                 : fmt::format(",\"capacity_bytes\":{}",

@@ -31,9 +31,22 @@ void AddCacheOptions(CLI::App& command, CacheArguments& cache, bool bounded);
 // The number of bytes `text` names: a decimal number (digits, optionally a
 // fraction) followed by a unit B, KB, MB, GB, TB (powers of 1000) or KiB,
 // MiB, GiB, TiB (powers of 1024), rounded down to whole bytes; or nullopt if
-// `text` has no unit. Throws std::invalid_argument naming the problem for
-// anything else, or a size of 2^64 bytes or more. Exact: no floating point.
-std::optional<std::uint64_t> ParseByteSize(std::string_view text);
+// `text` has no unit. Throws std::invalid_argument naming `option` and the
+// problem for anything else, or a size of 2^64 bytes or more. Exact: no
+// floating point.
+std::optional<std::uint64_t> ParseByteSize(std::string_view text,
+                                           std::string_view option);
+
+// A capacity in nodes from `text`, as typed for option `option`: a decimal
+// number of nodes, or a size (ParseByteSize) holding floor(size /
+// node_bytes) nodes. node_bytes is 0 when --kv-bytes-per-token was not
+// given. Throws std::invalid_argument naming the option and the problem.
+std::uint64_t ParseCapacity(std::string_view text, std::string_view option,
+                            unsigned __int128 node_bytes);
+
+// KV-cache bytes of one node: B * symbol_tokens * P (0 without B).
+unsigned __int128 NodeBytes(const CacheArguments& cache,
+                            std::uint64_t symbol_tokens);
 
 // The cache the options describe, with `symbol_tokens` tokens of KV cache in
 // one symbol of the trie before paging (512 for a Mooncake block, else 1): a

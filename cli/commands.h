@@ -25,6 +25,7 @@ void RegisterReplayCommand(CLI::App& app);   // kvprefix replay
 void RegisterConvertCommand(CLI::App& app);  // kvprefix convert mooncake
 void RegisterEnginesCommand(CLI::App& app);  // kvprefix engines
 void RegisterVerifyCommand(CLI::App& app);   // kvprefix verify (verify/run.h)
+void RegisterCurveCommand(CLI::App& app);    // kvprefix curve
 
 // Bad input in a named file: what() is "<file>: <location>: <problem>".
 class FileInputError : public std::runtime_error {

@@ -40,6 +40,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   kvprefix::cli::RegisterMatchCommand(app);
   kvprefix::cli::RegisterReplayCommand(app);
+  kvprefix::cli::RegisterCurveCommand(app);
   kvprefix::cli::RegisterConvertCommand(app);
   kvprefix::cli::RegisterEnginesCommand(app);
   kvprefix::cli::RegisterVerifyCommand(app);

@@ -55,6 +55,9 @@ configure_file(${CMAKE_CURRENT_LIST_DIR}/kvprefix.pc.in
 install(FILES ${PROJECT_BINARY_DIR}/kvprefix.pc
         DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
 
+install(PROGRAMS ${PROJECT_SOURCE_DIR}/cli/plot_curve.py
+        DESTINATION ${CMAKE_INSTALL_DATADIR}/kvprefix)
+
 install(FILES ${PROJECT_SOURCE_DIR}/README.md ${PROJECT_SOURCE_DIR}/CHANGELOG.md
               ${PROJECT_SOURCE_DIR}/docs/SPEC.md
         DESTINATION ${CMAKE_INSTALL_DOCDIR})

@@ -2,10 +2,30 @@
 #include "kvprefix/lru_curve.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "kvprefix/memory.h"
 
 namespace kvprefix {
+
+std::vector<std::uint64_t> LogSpacedCapacities(std::uint64_t max,
+                                               std::size_t points) {
+  std::vector<std::uint64_t> capacities;
+  if (max == 0 || points == 0) return capacities;
+  const double log_max = std::log(static_cast<double>(max));
+  for (std::size_t i = 0; i < points; ++i) {
+    const double fraction =
+        points == 1 ? 1.0 : static_cast<double>(i) / (points - 1);
+    const auto capacity = std::clamp<std::uint64_t>(
+        static_cast<std::uint64_t>(std::llround(std::exp(log_max * fraction))),
+        1, max);
+    if (capacities.empty() || capacity > capacities.back()) {
+      capacities.push_back(capacity);
+    }
+  }
+  capacities.back() = max;  // exactly, whatever the rounding
+  return capacities;
+}
 
 void StampCounts::Add(std::uint64_t stamp, std::int64_t delta) {
   if (stamp >= tree_.size()) {

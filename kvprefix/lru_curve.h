@@ -36,6 +36,12 @@
 
 namespace kvprefix {
 
+// `points` capacities spaced evenly on a log scale from 1 to `max` (both
+// included), rounded to integers, without duplicates, ascending: fewer than
+// `points` when `max` is small. {} if max or points is 0. O(points).
+std::vector<std::uint64_t> LogSpacedCapacities(std::uint64_t max,
+                                               std::size_t points);
+
 // Counts per stamp 1, 2, 3, ... with suffix sums; grows as stamps do.
 // Not thread-safe.
 class StampCounts {

@@ -152,7 +152,8 @@ class PageTable {
 
 // Engine E over pages of options.page_size tokens; a PrefixCacheEngine
 // itself, named as E. Costs: E's on floor(n / P) symbols, plus O(n) to hash
-// and compare a sequence's pages. Thread safety as E's.
+// and compare a sequence's pages; with P = 1 the tokens go to E as they are,
+// at E's own cost. Thread safety as E's.
 template <PrefixCacheEngine E, typename Hash = PageContentHash>
 class PagedIndex {
  public:
@@ -166,18 +167,24 @@ class PagedIndex {
         engine_(CacheOptions{.capacity = options.capacity,
                              .policy = options.policy}),
         pages_(std::make_unique<Pages>(options.page_size)) {
-    if (options.bounded()) {
-      engine_.SetEvictionListener([pages = pages_.get()](TokenSpan symbols) {
-        for (Token symbol : symbols) {
-          if (pages->listener) pages->listener(pages->table.Content(symbol));
-          pages->table.Unref(symbol);
-        }
+    if (!options.bounded()) return;
+    if (Tokens()) {
+      engine_.SetEvictionListener([pages = pages_.get()](TokenSpan tokens) {
+        if (pages->listener) pages->listener(tokens);
       });
+      return;
     }
+    engine_.SetEvictionListener([pages = pages_.get()](TokenSpan symbols) {
+      for (Token symbol : symbols) {
+        if (pages->listener) pages->listener(pages->table.Content(symbol));
+        pages->table.Unref(symbol);
+      }
+    });
   }
 
   // As E::Insert on the sequence's pages; returns a page node's ID.
   NodeId Insert(TokenSpan sequence) {
+    if (Tokens()) return engine_.Insert(sequence);
     const std::vector<Token> symbols = Symbols(sequence);
     RefNewNodes(symbols);
     return engine_.Insert(symbols);
@@ -185,6 +192,7 @@ class PagedIndex {
 
   // matched_length is in tokens: P times the pages matched.
   Match MatchPrefix(TokenSpan request) const {
+    if (Tokens()) return engine_.MatchPrefix(request);
     std::vector<Token> symbols;
     symbols.reserve(request.size() / options_.page_size);
     for (std::size_t i = 0; i + options_.page_size <= request.size();
@@ -202,6 +210,7 @@ class PagedIndex {
   // then gives back the count of the pages that matched: their nodes
   // existed already, while the rest are the nodes the insert created.
   Match Access(TokenSpan request) {
+    if (Tokens()) return engine_.Access(request);
     return AccessPages(request, [&](const std::vector<Token>& symbols) {
       return engine_.Access(symbols);
     });
@@ -211,6 +220,7 @@ class PagedIndex {
   // LruCurve; only if E offers it.
   template <typename OnRun>
   Match Access(TokenSpan request, OnRun&& on_run) {
+    if (Tokens()) return engine_.Access(request, std::forward<OnRun>(on_run));
     return AccessPages(request, [&](const std::vector<Token>& symbols) {
       return engine_.Access(symbols, std::forward<OnRun>(on_run));
     });
@@ -231,6 +241,9 @@ class PagedIndex {
   const E& engine() const { return engine_; }
 
  private:
+  // Page size 1: a page is a token, and E indexes tokens itself.
+  bool Tokens() const { return options_.page_size == 1; }
+
   static const CacheOptions& CheckPageSize(const CacheOptions& options) {
     if (options.page_size < 1 || options.page_size > kMaxPageSize) {
       throw std::invalid_argument("page size " +

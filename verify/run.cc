@@ -34,15 +34,6 @@ std::chrono::milliseconds Milliseconds(double seconds) {
       std::chrono::duration<double>(seconds));
 }
 
-// `text` quoted for /bin/sh, for copy-paste replay lines.
-std::string ShellQuote(std::string_view text) {
-  std::string quoted = "'";
-  for (char c : text) {
-    quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  }
-  return quoted + "'";
-}
-
 std::string Describe(const BatchInput& input) {
   return fmt::format(
       "{} sequences ({} tokens)",

@@ -179,6 +179,14 @@ void KillGroupAndReap(pid_t pid, int& status) {
 
 }  // namespace
 
+std::string ShellQuote(std::string_view text) {
+  std::string quoted = "'";
+  for (char c : text) {
+    quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  }
+  return quoted + "'";
+}
+
 void IgnoreSigpipe() { ::signal(SIGPIPE, SIG_IGN); }
 
 SubprocessResult RunSubprocess(const std::string& command,

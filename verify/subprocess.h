@@ -55,6 +55,9 @@ SubprocessResult RunSubprocess(const std::string& command,
                                std::string_view input,
                                const SubprocessOptions& options);
 
+// `text` quoted for /bin/sh: in single quotes, each ' written '\''.
+std::string ShellQuote(std::string_view text);
+
 // Sets SIGPIPE to "ignore" for this process, so writing to a child that has
 // exited yields EPIPE instead of killing us. Children get the default back.
 void IgnoreSigpipe();

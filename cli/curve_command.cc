@@ -1,0 +1,194 @@
+// `kvprefix curve`: the exact LRU hit ratio of a trace at many capacities,
+// in one pass (SPEC §8, "The LRU curve"; kvprefix/lru_curve.h), on the radix
+// engine, which reports whole runs; optionally drawn with matplotlib.
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <limits>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cli/cache_options.h"
+#include "cli/commands.h"
+#include "cli/plot.h"
+#include "cli/progress.h"
+#include "io/json_output.h"
+#include "io/replay_document.h"
+#include "kvprefix/lru_curve.h"
+#include "kvprefix/paged_index.h"
+#include "optimized/radix_trie.h"
+
+namespace kvprefix::cli {
+namespace {
+
+constexpr std::size_t kDefaultPoints = 32;
+
+struct CurveOptions {
+  TraceArguments trace;
+  std::string input_format = "mooncake";
+  CacheArguments cache;  // --page-size and --kv-bytes-per-token
+  std::string capacities;
+  std::size_t points = kDefaultPoints;
+  std::string format = "jsonl";
+  std::string output = "-";
+  std::string plot;
+  CLI::Option* capacities_option = nullptr;
+  CLI::Option* points_option = nullptr;
+};
+
+// The comma-separated capacities of --capacities, in nodes.
+std::vector<std::uint64_t> ParseCapacityList(const std::string& list,
+                                             unsigned __int128 node_bytes) {
+  std::vector<std::uint64_t> capacities;
+  std::size_t begin = 0;
+  for (;;) {
+    const std::size_t end = list.find(',', begin);
+    capacities.push_back(
+        ParseCapacity(std::string_view(list).substr(begin, end - begin),
+                      "--capacities", node_bytes));
+    if (end == std::string::npos) return capacities;
+    begin = end + 1;
+  }
+}
+
+// The requests and page size the curve runs on.
+struct CurveInput {
+  SequenceList requests;
+  std::uint64_t page_size;
+  std::uint64_t symbol_tokens;  // KV tokens of one symbol before paging
+};
+
+CurveInput ReadInput(const CurveOptions& options) {
+  if (options.input_format == "requests") {
+    ReplayInput document = ReadNamed(
+        options.trace.path,
+        [](const std::string& path) { return ReadReplayDocumentFile(path); });
+    const bool page_size_given = options.cache.page_size_option->count() > 0;
+    return {
+        std::move(document.requests),
+        page_size_given ? options.cache.page_size : document.options.page_size,
+        1};
+  }
+  return {ReadTrace(options.trace), options.cache.page_size,
+          options.trace.mode == "block"
+              ? static_cast<std::uint64_t>(kMooncakeBlockTokens)
+              : 1};
+}
+
+void RunCurve(const CurveOptions& options) {
+  if (options.capacities_option->count() > 0 &&
+      options.points_option->count() > 0) {
+    throw std::invalid_argument("give --capacities or --points, not both");
+  }
+  Progress progress;
+  CurveInput input = ReadInput(options);
+  progress.Note(fmt::format("parsed {} requests, {} tokens",
+                            input.requests.size(),
+                            input.requests.total_tokens()));
+  CacheArguments cache = options.cache;
+  cache.page_size = input.page_size;
+  const unsigned __int128 node_bytes = NodeBytes(cache, input.symbol_tokens);
+  // Checked before the pass, so that a typo costs nothing.
+  std::vector<std::uint64_t> capacities =
+      options.capacities.empty()
+          ? std::vector<std::uint64_t>{}
+          : ParseCapacityList(options.capacities, node_bytes);
+
+  LruCurve<PagedIndex<RadixTrie>> curve(input.page_size);
+  for (std::size_t i = 0; i < input.requests.size(); ++i) {
+    curve.Add(input.requests[i]);
+    progress.Count("replayed", i + 1, input.requests.size());
+  }
+  progress.Note(fmt::format("{} distinct prefixes", curve.distinct_prefixes()));
+  if (capacities.empty()) {
+    capacities = LogSpacedCapacities(curve.distinct_prefixes(), options.points);
+  }
+  const std::vector<std::uint64_t> matched = curve.MatchedTokens(capacities);
+
+  // Both forms are built (the plot reads the CSV); they are small.
+  std::string csv =
+      "capacity,capacity_bytes,matched_tokens,request_tokens,hit_ratio\n";
+  std::string jsonl;
+  for (std::size_t i = 0; i < capacities.size(); ++i) {
+    const unsigned __int128 bytes = capacities[i] * node_bytes;
+    const bool known =
+        node_bytes != 0 && bytes <= std::numeric_limits<std::uint64_t>::max();
+    const std::string bytes_text =
+        known ? std::to_string(static_cast<std::uint64_t>(bytes)) : "";
+    const double ratio = curve.request_tokens() == 0
+                             ? 0.0
+                             : static_cast<double>(matched[i]) /
+                                   static_cast<double>(curve.request_tokens());
+    csv += fmt::format("{},{},{},{},{}\n", capacities[i], bytes_text,
+                       matched[i], curve.request_tokens(), ratio);
+    jsonl += fmt::format(
+        "{{\"capacity\":{},\"capacity_bytes\":{},\"matched_tokens\":{},"
+        "\"request_tokens\":{},\"hit_ratio\":{}}}\n",
+        capacities[i], known ? bytes_text : "null", matched[i],
+        curve.request_tokens(), ratio);
+  }
+  if (!options.plot.empty()) {
+    DrawCurve(
+        options.plot, csv,
+        fmt::format(
+            "{}: {} requests, {} distinct prefixes, page size {}",
+            std::filesystem::path(options.trace.path).filename().string(),
+            curve.requests(), curve.distinct_prefixes(), input.page_size));
+  }
+  WriteFileAtomically(options.output, options.format == "csv" ? csv : jsonl);
+}
+
+}  // namespace
+
+void RegisterCurveCommand(CLI::App& app) {
+  auto options = std::make_shared<CurveOptions>();
+  CLI::App* command = app.add_subcommand(
+      "curve",
+      "The exact LRU hit ratio at many capacities in one pass (SPEC §8, "
+      "\"The LRU curve\"): for each capacity C, the matched and request "
+      "tokens and the hit ratio that `replay --capacity C --policy lru` "
+      "gives. One line per capacity (jsonl: {\"capacity\":C,"
+      "\"capacity_bytes\":B|null,\"matched_tokens\":M,\"request_tokens\":R,"
+      "\"hit_ratio\":M/R}; csv: the same columns).");
+  AddTraceArguments(*command, options->trace);
+  command
+      ->add_option("--input-format", options->input_format,
+                   "What TRACE holds: mooncake (a Mooncake trace) or "
+                   "requests (a SPEC §8 replay document; its capacity and "
+                   "policy are ignored, its page size used)")
+      ->check(CLI::IsMember({"mooncake", "requests"}))
+      ->capture_default_str();
+  AddCacheOptions(*command, options->cache, /*bounded=*/false);
+  command->add_option(
+      "--kv-bytes-per-token", options->cache.kv_bytes_per_token,
+      "KV-cache bytes of one token (e.g. 131072 for Llama-3-8B in fp16): "
+      "adds capacity_bytes and lets --capacities take sizes such as 8GiB");
+  options->capacities_option = command->add_option(
+      "--capacities", options->capacities,
+      "Comma-separated capacities: node counts, or sizes such as 8GiB with "
+      "--kv-bytes-per-token");
+  options->points_option =
+      command
+          ->add_option("--points", options->points,
+                       "Capacities log-spaced from 1 to the number of "
+                       "distinct prefixes (the unbounded trie's nodes)")
+          ->check(CLI::Range(std::size_t{1}, std::size_t{100000}))
+          ->capture_default_str();
+  command
+      ->add_option("--format", options->format, "Output format: jsonl or csv")
+      ->check(CLI::IsMember({"jsonl", "csv"}))
+      ->capture_default_str();
+  command
+      ->add_option("-o,--output", options->output,
+                   "Output file, replaced atomically; - is standard output")
+      ->capture_default_str();
+  command->add_option(
+      "--plot", options->plot,
+      "Also draw the curve to this file (.png or .svg) with matplotlib "
+      "(Debian package python3-matplotlib)");
+  command->callback([options] { RunCurve(*options); });
+}
+
+}  // namespace kvprefix::cli

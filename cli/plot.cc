@@ -1,0 +1,61 @@
+// DrawCurve: see plot.h.
+#include "cli/plot.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <system_error>
+
+#include "io/input_error.h"
+#include "io/json_output.h"
+#include "io/json_strings.h"
+#include "verify/subprocess.h"
+
+namespace kvprefix::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+// plot_curve.py: installed beside the tool (<prefix>/share/kvprefix/), else
+// in the source tree the tool was built from.
+fs::path PlotScript() {
+  std::error_code error;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", error);
+  if (!error) {
+    const fs::path installed =
+        exe.parent_path().parent_path() / "share/kvprefix/plot_curve.py";
+    if (fs::exists(installed, error)) return installed;
+  }
+  return KVPREFIX_SOURCE_DIR "/cli/plot_curve.py";
+}
+
+}  // namespace
+
+void DrawCurve(const std::string& path, std::string_view csv,
+               std::string_view title) {
+  const std::string suffix = fs::path(path).extension().string();
+  if (suffix != ".png" && suffix != ".svg") {
+    throw IoError(fmt::format("--plot {}: expected a .png or .svg file",
+                              EscapeForMessage(path, 1024)));
+  }
+  const std::string command = fmt::format(
+      "{} {} --format {} --title {}", verify::ShellQuote(KVPREFIX_PLOT_PYTHON),
+      verify::ShellQuote(PlotScript().string()), suffix.substr(1),
+      verify::ShellQuote(title));
+  const verify::SubprocessResult result =
+      verify::RunSubprocess(command, csv, {.timeout = std::chrono::minutes(2)});
+  if (result.kind != verify::ExitKind::kExited || result.exit_status != 0) {
+    std::string reason(result.stderr_data);
+    while (!reason.empty() && reason.back() == '\n') reason.pop_back();
+    if (const auto line = reason.rfind('\n'); line != std::string::npos) {
+      reason = reason.substr(line + 1);  // a traceback's last line
+    }
+    throw IoError(fmt::format(
+        "--plot {}: cannot draw the curve: {}", EscapeForMessage(path, 1024),
+        reason.empty() ? "python3 failed" : EscapeForMessage(reason, 300)));
+  }
+  WriteFileAtomically(path, result.stdout_data);
+}
+
+}  // namespace kvprefix::cli
