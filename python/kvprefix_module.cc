@@ -39,10 +39,13 @@
 #include "io/json_strings.h"
 #include "kvprefix/batch.h"
 #include "kvprefix/cache.h"
+#include "kvprefix/lru_curve.h"
+#include "kvprefix/paged_index.h"
 #include "kvprefix/prefix_index.h"
 #include "kvprefix/replay.h"
 #include "kvprefix/sequence_list.h"
 #include "kvprefix/types.h"
+#include "optimized/radix_trie.h"
 
 namespace kvprefix {
 namespace {
@@ -384,6 +387,66 @@ py::dict ReplayPy(py::handle requests, py::handle capacity,
   return MatchesDict(matches, queries);
 }
 
+// `values` as a NumPy array of `dtype` when NumPy is installed, else a list.
+template <typename T>
+py::object ArrayOrList(const std::vector<T>& values, const char* dtype) {
+  py::list list = py::cast(values);
+  try {
+    return py::module_::import("numpy").attr("array")(list, dtype);
+  } catch (const py::error_already_set& error) {
+    if (!error.matches(PyExc_ImportError)) throw;
+    return list;
+  }
+}
+
+py::dict CurvePy(py::handle requests, py::handle page_size,
+                 py::handle capacities, py::handle points) {
+  const std::uint64_t pages =
+      ToCacheOptions(py::none(), "lru", page_size).page_size;
+  if (!capacities.is_none() && !points.is_none()) {
+    Raise(PyExc_ValueError, "give capacities or points, not both");
+  }
+  std::vector<std::uint64_t> chosen;
+  if (!capacities.is_none()) {
+    for (py::handle capacity : py::iter(capacities)) {
+      chosen.push_back(ToCacheOptions(capacity, "lru", py::int_(1)).capacity);
+    }
+  }
+  std::size_t count = 32;
+  if (!points.is_none()) {
+    if (PyBool_Check(points.ptr()) || !PyIndex_Check(points.ptr()) ||
+        py::int_(py::reinterpret_borrow<py::object>(points)) < py::int_(1)) {
+      Raise(PyExc_ValueError, "points must be an int >= 1");
+    }
+    count = points.cast<std::size_t>();
+  }
+  const ConvertedSequences queries = ConvertSequences(requests, "requests");
+  LruCurve<PagedIndex<RadixTrie>> curve(pages);
+  std::vector<std::uint64_t> matched;
+  {
+    py::gil_scoped_release release;
+    for (TokenSpan request : queries.tokens) curve.Add(request);
+    if (chosen.empty()) {
+      chosen = LogSpacedCapacities(curve.distinct_prefixes(), count);
+    }
+    matched = curve.MatchedTokens(chosen);
+  }
+  std::vector<double> ratios;
+  for (const std::uint64_t tokens : matched) {
+    ratios.push_back(curve.request_tokens() == 0
+                         ? 0.0
+                         : static_cast<double>(tokens) /
+                               static_cast<double>(curve.request_tokens()));
+  }
+  py::dict result;
+  result["capacities"] = ArrayOrList(chosen, "uint64");
+  result["matched_tokens"] = ArrayOrList(matched, "uint64");
+  result["hit_ratios"] = ArrayOrList(ratios, "float64");
+  result["request_tokens"] = curve.request_tokens();
+  result["distinct_prefixes"] = curve.distinct_prefixes();
+  return result;
+}
+
 py::dict FindPrefixMatchesPy(py::handle cached_sequences, py::handle requests,
                              const std::string& engine, py::handle page_size) {
   std::unique_ptr<PrefixIndex> index =
@@ -541,6 +604,21 @@ builds the trie over pages of P tokens. Returns {"matches": [...]} as
 find_prefix_matches does, each request's match taken before its insert.
 Raises as find_prefix_matches, and ValueError for a capacity below 0 or a
 policy other than 'lru' and 'fifo'.)doc");
+
+  m.def(
+      "curve", &kvprefix::CurvePy, py::arg("requests"), py::kw_only(),
+      py::arg("page_size") = 1, py::arg("capacities") = py::none(),
+      py::arg("points") = py::none(),
+      R"doc(The exact LRU hit ratio of replaying `requests` at many capacities.
+
+One pass (SPEC section 8, "The LRU curve"; Mattson's stack algorithm) gives
+what replay(requests, capacity=C, policy='lru') gives at every C. Capacities
+are in nodes (pages of page_size tokens): the given ones, in their order, or
+`points` (default 32) log-spaced from 1 to the number of distinct prefixes.
+Returns {"capacities", "matched_tokens", "hit_ratios", "request_tokens",
+"distinct_prefixes"}; the first three are NumPy arrays when NumPy is
+installed, else lists. Raises as replay, and ValueError for both capacities
+and points, or points < 1.)doc");
 
   // `python3 -m kvprefix match` (kvprefix/__main__.py): `kvprefix match
   // FILE` through the CLI's reader, engine and writer, so that both print the
