@@ -1,56 +1,335 @@
 // HashTrie: see the design notes in the header.
 #include "optimized/hash_trie.h"
 
+#include <algorithm>
+#include <cassert>
+#include <limits>
+#include <stdexcept>
 #include <string>
 
 #include "kvprefix/memory.h"
 
 namespace kvprefix {
+namespace {
 
-HashTrie::HashTrie(std::uint64_t max_nodes)
-    : max_nodes_(max_nodes), tokens_(1), next_node_(1) {}
-
-NodeId HashTrie::Child(NodeId parent, Token token) const {
-  const NodeId next = parent + 1;
-  if (next < tokens_.size() && tokens_[next] == token && next_node_[next]) {
-    return next;
+// Min-heap order for std::push_heap and friends (a max-heap of `greater`).
+struct KeyGreater {
+  template <typename Entry>
+  bool operator()(const Entry& a, const Entry& b) const {
+    return a.key > b.key;
   }
-  const auto branch = branches_.find(BranchKey(parent, token));
-  return branch == branches_.end() ? kRootNode : branch->second;
+};
+
+// Reserves room for `needed` elements, at least doubling the capacity but
+// never past `limit` (unless `needed` is above it), so that repeated small
+// reserves stay amortized O(1) and a small cache does not over-allocate.
+template <typename Vector>
+void ReserveGeometric(Vector& vector, std::size_t needed, std::size_t limit) {
+  if (needed <= vector.capacity()) return;
+  vector.reserve(std::max(needed, std::min(2 * vector.capacity(), limit)));
+}
+
+}  // namespace
+
+HashTrie::HashTrie(const CacheOptions& options, std::uint64_t max_nodes)
+    : options_(options), max_nodes_(max_nodes), tokens_(1), next_node_(1) {
+  if (options.page_size != 1) {
+    throw std::invalid_argument(
+        "hash engine: an engine indexes tokens (page size 1); pages of more "
+        "tokens are PagedIndex's job");
+  }
+  if (max_nodes < 1 || max_nodes > kMaxNodes) {
+    throw std::invalid_argument("hash engine: max_nodes " +
+                                std::to_string(max_nodes) +
+                                " is outside 1 to 2^32 - 1");
+  }
+  if (options.bounded()) {
+    ids_.assign(1, kRootNode);  // the root's slot holds ID 0 and is never free
+    parents_.assign(1, 0);
+    children_.assign(1, 0);
+    if (options.policy == EvictionPolicy::kLru) stamps_.assign(1, 0);
+  }
+}
+
+HashTrie::Walk HashTrie::WalkPath(TokenSpan request) const {
+  Walk walk;
+  for (Token token : request) {
+    const Slot child = Child(walk.slot, token);
+    if (child == 0) break;
+    walk.slot = child;
+    ++walk.length;
+  }
+  return walk;
 }
 
 Match HashTrie::MatchPrefix(TokenSpan request) const {
-  Match match;
-  for (Token token : request) {
-    const NodeId child = Child(match.cache_node, token);
-    if (child == kRootNode) break;
-    match.cache_node = child;
-    ++match.matched_length;
-  }
-  return match;
+  const Walk walk = WalkPath(request);
+  return Match{walk.length,
+               options_.bounded() ? ids_[walk.slot] : NodeId{walk.slot}};
 }
 
 NodeId HashTrie::Insert(TokenSpan sequence) {
-  const Match existing = MatchPrefix(sequence);
-  const std::size_t missing = sequence.size() - existing.matched_length;
+  if (!options_.bounded()) return InsertUnbounded(WalkPath(sequence), sequence);
+  return options_.policy == EvictionPolicy::kLru
+             ? InsertBounded<EvictionPolicy::kLru>(sequence).deepest
+             : InsertBounded<EvictionPolicy::kFifo>(sequence).deepest;
+}
+
+Match HashTrie::Access(TokenSpan request) {
+  if (!options_.bounded()) {
+    const Walk existing = WalkPath(request);
+    InsertUnbounded(existing, request);
+    return Match{existing.length, existing.slot};
+  }
+  return options_.policy == EvictionPolicy::kLru
+             ? InsertBounded<EvictionPolicy::kLru>(request).match
+             : InsertBounded<EvictionPolicy::kFifo>(request).match;
+}
+
+// --- Unbounded: slot == ID ---------------------------------------------------
+
+NodeId HashTrie::InsertUnbounded(Walk existing, TokenSpan sequence) {
+  const std::size_t missing = sequence.size() - existing.length;
   if (missing > max_nodes_ - node_count()) {
     throw CapacityError("hash engine: inserting " + std::to_string(missing) +
                         " nodes would exceed its limit of " +
                         std::to_string(max_nodes_) + " nodes (32-bit IDs)");
   }
-  NodeId parent = existing.cache_node;
-  for (Token token : sequence.subspan(existing.matched_length)) {
-    const NodeId created = tokens_.size();
+  Slot parent = existing.slot;
+  for (Token token : sequence.subspan(existing.length)) {
+    const Slot created = static_cast<Slot>(tokens_.size());
     const bool is_next_node = parent + 1 == created;
-    if (!is_next_node) {
-      branches_.emplace(BranchKey(parent, token),
-                        static_cast<std::uint32_t>(created));
-    }
+    if (!is_next_node) branches_.emplace(BranchKey(parent, token), created);
     tokens_.push_back(token);
     next_node_.push_back(is_next_node);
     parent = created;
   }
   return parent;
+}
+
+// --- Bounded (SPEC §8) -------------------------------------------------------
+
+void HashTrie::CheckBoundedLimits(TokenSpan sequence) const {
+  // IDs: 2^64 - 1 of them cannot run out in practice, but a wrap would be
+  // silent, so say it (conservatively: as if the whole sequence were new).
+  if (sequence.size() > std::numeric_limits<NodeId>::max() - next_id_) {
+    throw CapacityError("hash engine: node IDs would exceed 2^64 - 1");
+  }
+  // Slots: after the insert min(present + stored, capacity) nodes are
+  // stored; only a capacity above max_nodes_ can overflow them.
+  if (options_.capacity <= max_nodes_ ||
+      sequence.size() <= max_nodes_ - node_count()) {
+    return;
+  }
+  const Walk walk = WalkPath(sequence);
+  const std::uint64_t stored = std::min<std::uint64_t>(
+      sequence.size() - walk.length, options_.capacity - walk.length);
+  if (stored > max_nodes_ - node_count()) {
+    throw CapacityError("hash engine: storing " + std::to_string(stored) +
+                        " more nodes would exceed its limit of " +
+                        std::to_string(max_nodes_) +
+                        " nodes present (32-bit slots)");
+  }
+}
+
+template <EvictionPolicy kPolicy>
+HashTrie::BoundedResult HashTrie::InsertBounded(TokenSpan sequence) {
+  constexpr bool kLru = kPolicy == EvictionPolicy::kLru;
+  CheckBoundedLimits(sequence);
+  // Room for the one heap push a touched leaf needs (LRU), before the walk
+  // changes any stamp.
+  ReserveBounded(0, 0);
+  evicted_tokens_.clear();
+
+  // §8 step 1 (the match) and step 3 (touch) for the nodes already present.
+  const std::uint64_t stamp = kLru ? ++stamp_ : 0;
+  Walk walk;
+  for (Token token : sequence) {
+    const Slot child = Child(walk.slot, token);
+    if (child == 0) break;
+    walk.slot = child;
+    ++walk.length;
+    if constexpr (kLru) stamps_[child] = stamp;
+  }
+  const Match match{walk.length, ids_[walk.slot]};
+
+  // Step 2: the missing nodes. The path's nodes present are <= C, so only
+  // new ones can fall beyond depth C, and those would be evicted at once.
+  const std::uint64_t present = node_count();
+  const std::uint64_t missing = sequence.size() - walk.length;
+  const std::uint64_t stored =
+      std::min<std::uint64_t>(missing, options_.capacity - walk.length);
+  Slot deepest = walk.slot;
+  if (stored > 0) {
+    const std::uint64_t excess = present + stored > options_.capacity
+                                     ? present + stored - options_.capacity
+                                     : 0;
+    ReserveBounded(stored, excess);
+    // Step 4 before creating: pin the deepest matched node so that only
+    // leaves off the path are evicted (it gets a child below anyway).
+    ++children_[walk.slot];
+    EvictLeaves<kPolicy>(excess);
+    --children_[walk.slot];
+    deepest = CreateChain<kPolicy>(
+        walk.slot, sequence.subspan(walk.length, stored), stamp);
+  } else if (kLru && walk.slot != 0 && children_[walk.slot] == 0) {
+    PushLeaf<kPolicy>(walk.slot);  // a leaf touched: its key changed
+  }
+  const std::uint64_t never_stored = missing - stored;
+  next_id_ += never_stored;
+  evicted_ += never_stored;
+  const BoundedResult result{match, ids_[deepest]};
+  Notify(sequence.subspan(sequence.size() - never_stored));
+  return result;
+}
+
+void HashTrie::ReserveBounded(std::uint64_t created, std::uint64_t evicted) {
+  // Slots never exceed capacity + 1 (evictions come before creations).
+  const std::size_t slot_limit =
+      static_cast<std::size_t>(std::min(options_.capacity, max_nodes_)) + 1;
+  const std::uint64_t reused = std::min(created, free_.size() + evicted);
+  const std::size_t slots = tokens_.size() + (created - reused);
+  ReserveGeometric(tokens_, slots, slot_limit);
+  ReserveGeometric(next_node_, slots, slot_limit);
+  ReserveGeometric(ids_, slots, slot_limit);
+  ReserveGeometric(parents_, slots, slot_limit);
+  ReserveGeometric(children_, slots, slot_limit);
+  if (options_.policy == EvictionPolicy::kLru) {
+    ReserveGeometric(stamps_, slots, slot_limit);
+  }
+  // One push per eviction (a parent become leaf) and one at the end.
+  ReserveGeometric(leaves_, leaves_.size() + evicted + 1,
+                   std::numeric_limits<std::size_t>::max());
+  ReserveGeometric(free_, free_.size() + evicted, slot_limit);
+  if (listener_) {
+    ReserveGeometric(evicted_tokens_, evicted_tokens_.size() + evicted,
+                     slot_limit);
+  }
+}
+
+template <EvictionPolicy kPolicy>
+void HashTrie::EvictLeaves(std::uint64_t count) {
+  while (count > 0) {
+    Slot leaf = PopLeaf<kPolicy>();
+    while (true) {
+      const Slot parent = Remove(leaf);
+      --count;
+      if (--children_[parent] != 0 || parent == 0) break;
+      // The parent just became a leaf. If nothing in the heap is smaller it
+      // is the next victim: evict it without a push and a pop.
+      if (count > 0 && (leaves_.empty() ||
+                        LeafKey<kPolicy>(parent) <= leaves_.front().key)) {
+        leaf = parent;
+        continue;
+      }
+      PushLeaf<kPolicy>(parent);
+      break;
+    }
+  }
+}
+
+HashTrie::Slot HashTrie::Remove(Slot slot) {
+  const Slot parent = parents_[slot];
+  if (next_node_[slot]) {
+    next_node_[slot] = false;  // a free slot must never match
+  } else {
+    branches_.erase(BranchKey(parent, tokens_[slot]));
+  }
+  if (listener_) evicted_tokens_.push_back(tokens_[slot]);
+  ids_[slot] = 0;
+  free_.push_back(slot);
+  ++evicted_;
+  return parent;
+}
+
+template <EvictionPolicy kPolicy>
+HashTrie::Slot HashTrie::CreateChain(Slot parent, TokenSpan tokens,
+                                     std::uint64_t stamp) {
+  std::size_t created = 0;
+  try {
+    for (Token token : tokens) {
+      const bool reuse = !free_.empty();
+      const Slot child =
+          reuse ? free_.back() : static_cast<Slot>(tokens_.size());
+      const bool is_next_node = std::size_t{parent} + 1 == child;
+      // The only step that may allocate (the table may grow): before any
+      // other change, so that a failure leaves the nodes so far complete.
+      if (!is_next_node) branches_.emplace(BranchKey(parent, token), child);
+      if (reuse) {
+        free_.pop_back();
+        tokens_[child] = token;
+        next_node_[child] = is_next_node;
+        ids_[child] = next_id_;
+        parents_[child] = parent;
+        children_[child] = 0;
+        if constexpr (kPolicy == EvictionPolicy::kLru) stamps_[child] = stamp;
+      } else {  // reserved: these do not allocate
+        tokens_.push_back(token);
+        next_node_.push_back(is_next_node);
+        ids_.push_back(next_id_);
+        parents_.push_back(parent);
+        children_.push_back(0);
+        if constexpr (kPolicy == EvictionPolicy::kLru) {
+          stamps_.push_back(stamp);
+        }
+      }
+      ++next_id_;
+      ++children_[parent];
+      parent = child;
+      ++created;
+    }
+  } catch (...) {
+    // The nodes created so far form a valid path; its deepest node (or the
+    // pinned node, if none was created) may be a leaf without a heap entry.
+    if (parent != 0 && children_[parent] == 0) PushLeaf<kPolicy>(parent);
+    Notify({});
+    throw;
+  }
+  PushLeaf<kPolicy>(parent);  // the new path's end is a leaf
+  return parent;
+}
+
+template <EvictionPolicy kPolicy>
+void HashTrie::PushLeaf(Slot slot) {
+  // Stale entries beyond twice the nodes: rebuild (no allocation: the
+  // leaves are fewer than the entries).
+  if (leaves_.size() >= 2 * node_count() + 64) RebuildLeaves<kPolicy>();
+  leaves_.push_back(LeafEntry{LeafKey<kPolicy>(slot), slot});
+  std::push_heap(leaves_.begin(), leaves_.end(), KeyGreater{});
+}
+
+template <EvictionPolicy kPolicy>
+HashTrie::Slot HashTrie::PopLeaf() {
+  while (true) {
+    // Called only while a leaf off the request's path exists (SPEC §8:
+    // evicting never needs more than the nodes off the path).
+    assert(!leaves_.empty());
+    const LeafEntry top = leaves_.front();
+    std::pop_heap(leaves_.begin(), leaves_.end(), KeyGreater{});
+    leaves_.pop_back();
+    if (ids_[top.slot] != 0 && children_[top.slot] == 0 &&
+        LeafKey<kPolicy>(top.slot) == top.key) {
+      return top.slot;
+    }
+  }
+}
+
+template <EvictionPolicy kPolicy>
+void HashTrie::RebuildLeaves() {
+  leaves_.clear();
+  for (std::size_t slot = 1; slot < ids_.size(); ++slot) {
+    if (ids_[slot] != 0 && children_[slot] == 0) {
+      leaves_.push_back(LeafEntry{LeafKey<kPolicy>(static_cast<Slot>(slot)),
+                                  static_cast<Slot>(slot)});
+    }
+  }
+  std::make_heap(leaves_.begin(), leaves_.end(), KeyGreater{});
+}
+
+void HashTrie::Notify(TokenSpan never_stored) {
+  if (!listener_) return;
+  if (!evicted_tokens_.empty()) listener_(evicted_tokens_);
+  if (!never_stored.empty()) listener_(never_stored);
 }
 
 std::size_t HashTrie::memory_bytes() const {
@@ -60,13 +339,18 @@ std::size_t HashTrie::memory_bytes() const {
   const std::size_t table_bytes =
       capacity == 0
           ? 0
-          : MallocChunkBytes(
-                capacity + 16 + 8 +
-                capacity *
-                    sizeof(std::pair<const std::uint64_t, std::uint32_t>));
+          : MallocChunkBytes(capacity + 16 + 8 +
+                             capacity *
+                                 sizeof(std::pair<const std::uint64_t, Slot>));
   return VectorHeapBytes<Token>(tokens_.capacity()) +
          VectorHeapBytes<std::uint64_t>((next_node_.capacity() + 63) / 64) +
-         table_bytes;
+         table_bytes + VectorHeapBytes<NodeId>(ids_.capacity()) +
+         VectorHeapBytes<Slot>(parents_.capacity()) +
+         VectorHeapBytes<Slot>(children_.capacity()) +
+         VectorHeapBytes<std::uint64_t>(stamps_.capacity()) +
+         VectorHeapBytes<Slot>(free_.capacity()) +
+         VectorHeapBytes<LeafEntry>(leaves_.capacity()) +
+         VectorHeapBytes<Token>(evicted_tokens_.capacity());
 }
 
 }  // namespace kvprefix

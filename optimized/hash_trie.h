@@ -1,4 +1,6 @@
-// HashTrie: a per-token trie whose edges live in one absl::flat_hash_map.
+// HashTrie: a per-token trie whose edges live in one absl::flat_hash_map,
+// unbounded (SPEC §1-§3) or a capacity-bounded cache with LRU or FIFO
+// eviction (SPEC §8).
 //
 // Design
 // ------
@@ -6,49 +8,110 @@
 // ID". A naive per-node dictionary costs a heap object per node and one
 // dependent cache miss per token. This engine keeps one global
 // absl::flat_hash_map (Swiss table; Abseil, "SwissTables design notes")
-// keyed by (parent ID, token), plus one observation that makes real traces
+// keyed by (parent, token), plus one observation that makes real traces
 // cheap:
 //
-//   Nodes are numbered in creation order, and an insert creates the nodes of
+//   Nodes are stored in creation order, and an insert creates the nodes of
 //   its unmatched suffix one after another. So the child created right after
-//   its parent has ID parent + 1. Such a "next-node edge" needs no map
+//   its parent sits right after it. Such a "next-node edge" needs no map
 //   entry: it is implied by two facts stored with the child, its edge token
-//   and one bit saying "my parent is ID - 1".
+//   and one bit saying "my parent is the entry before me".
 //
-// Memory layout
-//   tokens_[id]      the token on the edge into node `id` (4 bytes a node);
-//   next_node_[id]   true when node `id`'s parent is id - 1 (1 bit a node);
-//   branches_        flat_hash_map<(parent << 32 | uint32 token), child>,
-//                    for every other edge: where an insert leaves an existing
-//                    path, i.e. about one entry per insert that adds nodes.
-//   Index 0 is the root (its token and bit are unused).
+// Storage is indexed by *slot*. Unbounded, slot == node ID: the layout has
+// no ID array at all. Bounded, evicted nodes free their slots and new nodes
+// reuse them, so storage stays proportional to the nodes present while IDs
+// (never given twice, SPEC §8) keep growing; ids_[slot] holds the ID.
+//
+// Memory layout (per slot; slot 0 is the root, its entries unused)
+//   tokens_[s]     the token on the edge into the node in slot s (4 bytes);
+//   next_node_[s]  true when that node's parent is in slot s - 1 (1 bit);
+//   branches_      flat_hash_map<(parent slot << 32 | uint32 token), child
+//                  slot> for every other edge: where an insert leaves an
+//                  existing path (about one entry per insert that adds
+//                  nodes), and, bounded, where a new chain continues in a
+//                  reused slot that is not right after its parent.
+//   Bounded only (empty vectors, never touched, when unbounded):
+//   ids_[s]        the node's ID, 64-bit; 0 marks a free slot (8 bytes);
+//   parents_[s]    the parent's slot, to find a branch's key on eviction;
+//   children_[s]   the node's child count: 0 means a leaf (4 + 4 bytes);
+//   stamps_[s]     LRU only: the last request that touched it (8 bytes);
+//   free_          freed slots, reused last-freed-first;
+//   leaves_        a lazy binary min-heap of (policy key, slot): stamp for
+//                  LRU, ID for FIFO (16 bytes an entry).
 //
 // Invariants
 //   * every node except the root has exactly one incoming edge, stored
-//     either as next_node_[child] (parent == child - 1) or in branches_;
-//   * a node has at most one next-node child (ID + 1), others are branches.
+//     either as next_node_[child] (parent slot == child slot - 1) or in
+//     branches_; a free slot has next_node_ false, so it never matches;
+//   * a node has at most one next-node child (slot + 1), others are branches;
+//   * bounded: the nodes present are prefix-closed and at most `capacity`
+//     after every Insert; every leaf has at least one heap entry whose key
+//     equals its current key. An entry is stale (skipped when popped) if its
+//     slot is free, is no leaf, or its key differs from the slot's current
+//     key. A stale LRU entry can never look valid for a new occupant of its
+//     slot: a node evicted during request r has stamp < r (only nodes off
+//     r's path are evicted while they are stored, below), and the occupant
+//     created at r or later has stamp >= r; FIFO keys are unique IDs.
 //
-// Insert walks like MatchPrefix; each missing token creates node n = size()
-// and, if its parent is n - 1, only sets the bit, else adds a branch entry.
-// MatchPrefix at node p with token t first checks the next-node edge
-// (tokens_[p + 1] == t and next_node_[p + 1]), which reads the next array
-// element: a chain inserted in one go is matched as a sequential scan. Only
-// where that fails does it probe the hash map.
+// Insert walks like MatchPrefix; each missing token creates a node in a
+// slot (unbounded: the next slot, == the next ID) and, if its parent is in
+// the slot before, only sets the bit, else adds a branch entry. MatchPrefix
+// at slot p with token t first checks the next-node edge (tokens_[p + 1] ==
+// t and next_node_[p + 1]), which reads the next array element: a chain
+// inserted in one go is matched as a sequential scan. Only where that fails
+// does it probe the hash map.
+//
+// Bounded Insert (SPEC §8 steps 2-4) exploits how the policies order the
+// victims of one request r whose path (matched nodes, then m new ones) has
+// length L. Every leaf off r's path goes before any node of it: for LRU the
+// path holds stamp r, the largest; for FIFO the path's only leaf is its
+// last node, new or touched, and a new node's ID is the largest (with m = 0
+// nothing is evicted at all, since the nodes present are <= C). So steps 2-4
+// are done as:
+//   1. walk the matched part, writing stamp r (LRU) on every node;
+//   2. of the m new nodes, only the first min(m, C - matched) are stored;
+//      the rest would be evicted at once (deepest first, after everything
+//      else): they get their IDs, count as evicted and go to the listener,
+//      but never occupy a slot;
+//   3. pin the deepest matched node (count its first new child early, so it
+//      is no leaf), then evict present + stored - C leaves off the path,
+//      smallest key first, *before* creating anything: the victims do not
+//      depend on the new nodes, and creating after evicting means the slots
+//      never exceed capacity + 1;
+//   4. create the stored nodes in the freed slots (then at the end). Freed
+//      slots are reused last-freed-first, and a chain is evicted deepest
+//      first, so a new chain usually gets ascending consecutive slots and
+//      keeps its implicit next-node edges.
+// Eviction pops the heap until an entry is valid. When the victim's parent
+// becomes a leaf whose key is <= the heap's smallest entry it is evicted at
+// once, without touching the heap: for FIFO that is always so (a parent's ID
+// is smaller than its child's), and for LRU it is so along a chain touched by
+// the same requests. So evicting a chain of k nodes costs one heap pop and k
+// O(1) removals. The heap is rebuilt from the slots (O(slots)) when it holds
+// more than 2 * nodes + 64 entries, which bounds it at O(nodes) amortized.
 //
 // Complexity: Insert and MatchPrefix are O(length) expected; a step costs an
-// array read, plus one hash probe at branch points. Memory: ~4.2 bytes a
-// node plus ~17-37 bytes (slot + control byte over the load factor) a branch.
+// array read, plus one hash probe at branch points. Bounded Insert adds
+// O(matched) stamp writes (LRU), O(1) heap pushes and, per evicted node,
+// O(1) expected plus O(log leaves) per heap pop. Memory (unbounded): ~4.2
+// bytes a node plus ~17-39 bytes (slot + control byte over the load factor)
+// a branch, at most ~47 bytes a node when every node is a branch; bounded
+// adds 20-28 bytes a slot and 16 bytes a heap entry (<= 2 * nodes + 64),
+// all proportional to min(capacity, nodes ever created), never to the IDs.
 //
-// Node IDs are stored in 32 bits: Insert throws CapacityError, before
-// changing anything, when the trie would exceed max_nodes (2^32 - 1).
+// Limits: slots are 32-bit. Unbounded, slot == ID, so Insert throws
+// CapacityError, before changing anything, when the trie would exceed
+// max_nodes (2^32 - 1) nodes. Bounded, IDs are 64-bit (2^64 - 1 IDs, which
+// no run reaches); only the nodes *present* are limited to max_nodes, which
+// matters only for a capacity above it.
 #ifndef KVPREFIX_OPTIMIZED_HASH_TRIE_H_
 #define KVPREFIX_OPTIMIZED_HASH_TRIE_H_
 
 #include <cstddef>
 #include <cstdint>
 #include <limits>
-#include <stdexcept>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -60,60 +123,154 @@ namespace kvprefix {
 class HashTrie {
  public:
   static constexpr std::string_view kName = "hash";
-  // Largest node count: node IDs are stored as uint32.
+  // Largest number of nodes stored at once (slots are uint32). Unbounded,
+  // this is also the largest node ID.
   static constexpr std::uint64_t kMaxNodes =
       std::numeric_limits<std::uint32_t>::max();
 
-  // An empty trie (root only) that holds at most `max_nodes` nodes
-  // (1 <= max_nodes <= kMaxNodes; tests lower it to reach the limit).
-  explicit HashTrie(std::uint64_t max_nodes = kMaxNodes);
+  // An unbounded trie holding only the root.
+  HashTrie() : HashTrie(CacheOptions{}) {}
 
-  // Inserts `sequence` (SPEC §1); returns the node its last token reaches
-  // (kRootNode if empty). O(length) expected. Throws CapacityError, leaving
-  // the trie unchanged, if node_count() would exceed max_nodes; throws
-  // std::bad_alloc on memory exhaustion. Not thread-safe.
+  // An empty cache with options.capacity and options.policy (SPEC §8);
+  // CacheOptions{} (capacity kUnbounded) is the unbounded trie, which keeps
+  // no recency state at all. At most `max_nodes` nodes are stored at once
+  // (1 <= max_nodes <= kMaxNodes; tests lower it to reach the limit).
+  // Throws std::invalid_argument if options.page_size != 1 (pages are
+  // PagedIndex's job) or max_nodes is outside [1, kMaxNodes].
+  explicit HashTrie(const CacheOptions& options,
+                    std::uint64_t max_nodes = kMaxNodes);
+
+  // Inserts `sequence` (SPEC §1). Bounded: SPEC §8 steps 2-4 with the next
+  // stamp (insert, touch the whole path, evict leaves by the policy while
+  // more than `capacity` nodes are present). Returns the ID of the deepest
+  // node of the sequence's path still present (unbounded: the node its last
+  // token reaches), kRootNode if none (an empty sequence, C = 0).
+  // O(length) expected, plus the evictions (see the design notes).
+  // Errors: throws CapacityError, leaving the trie unchanged, if more than
+  // max_nodes nodes would be stored (unbounded: node_count() would exceed
+  // it; bounded: only possible with capacity > max_nodes). Throws
+  // std::bad_alloc on memory exhaustion; the trie is then valid (prefix-
+  // closed, within capacity, every node reachable and evictable) and holds
+  // the nodes created before the failure; the evictions done are reported.
+  // Exceptions from the eviction listener propagate after the cache is
+  // complete. Not thread-safe.
   NodeId Insert(TokenSpan sequence);
 
-  // Longest cached prefix of `request`. O(matched length) expected. Never
-  // modifies the trie; safe to call from many threads at once.
+  // Longest cached prefix of `request` among the nodes present (SPEC §1):
+  // matched_length in tokens, cache_node the ID reached. Never modifies the
+  // trie (no touch, SPEC §8). O(matched length) expected. Never throws;
+  // safe to call from many threads at once (when no Insert/Access runs).
   Match MatchPrefix(TokenSpan request) const;
 
-  // Nodes excluding the root. O(1).
-  std::uint64_t node_count() const { return tokens_.size() - 1; }
-  // Capacity (SPEC §8) is being implemented; until then only the unbounded
-  // index exists and these members give its behaviour.
-  explicit HashTrie(const CacheOptions& options) : HashTrie() {
-    if (options != CacheOptions{}) {
-      throw std::invalid_argument("HashTrie: capacity not implemented yet");
-    }
-  }
-  Match Access(TokenSpan request) {
-    const Match match = MatchPrefix(request);
-    Insert(request);
-    return match;
-  }
-  std::uint64_t evicted_count() const { return 0; }
-  const CacheOptions& options() const {
-    static const CacheOptions unbounded;
-    return unbounded;
-  }
-  void SetEvictionListener(EvictionListener) {}
+  // The serving step, SPEC §8 steps 1-4 (SPEC §3's match-then-insert when
+  // unbounded): inserts `request` as Insert does and returns the match it
+  // had before, walking the request once. Errors and cost as Insert.
+  // Not thread-safe.
+  Match Access(TokenSpan request);
 
-  // Heap bytes of the arrays and the hash table (capacity). O(1).
+  // Nodes present, root excluded. O(1). Unbounded, also the largest ID.
+  std::uint64_t node_count() const { return tokens_.size() - 1 - free_.size(); }
+  // Nodes evicted so far, including those never stored because they would
+  // have been evicted at once (a request longer than the capacity). O(1).
+  std::uint64_t evicted_count() const { return evicted_; }
+  // The options the cache was built with. O(1).
+  const CacheOptions& options() const { return options_; }
+  // Reports every later eviction by its edge token (see kvprefix/cache.h):
+  // each Insert/Access makes at most two calls, once it is complete: the
+  // stored nodes it evicted, then the new nodes it never stored. Never
+  // called when unbounded. Not thread-safe.
+  void SetEvictionListener(EvictionListener listener) {
+    listener_ = std::move(listener);
+  }
+
+  // Edges stored in the hash map; every other edge is an implicit
+  // next-node edge. O(1). For tests and benchmarks of the layout.
+  std::size_t branch_count() const { return branches_.size(); }
+
+  // Heap bytes of the arrays, the hash table and (bounded) the heap of
+  // leaves, the free list and the listener's buffer, counted as glibc malloc
+  // chunks (capacities, not sizes). O(1).
   std::size_t memory_bytes() const;
 
  private:
-  // The child of `parent` along `token`, or kRootNode if there is none.
-  NodeId Child(NodeId parent, Token token) const;
+  using Slot = std::uint32_t;
+  // A lazy min-heap entry of leaves_: the policy's key when pushed.
+  struct LeafEntry {
+    std::uint64_t key;
+    Slot slot;
+  };
+  // The end of a walk from the root: tokens followed and the slot reached.
+  struct Walk {
+    std::size_t length = 0;
+    Slot slot = 0;
+  };
 
-  static std::uint64_t BranchKey(NodeId parent, Token token) {
-    return parent << 32 | static_cast<std::uint32_t>(token);
+  // The child of the node in slot `parent` along `token`, or 0 (the root's
+  // slot, never a child) if there is none.
+  Slot Child(Slot parent, Token token) const {
+    const std::size_t next = std::size_t{parent} + 1;
+    if (next < tokens_.size() && tokens_[next] == token && next_node_[next]) {
+      return static_cast<Slot>(next);
+    }
+    const auto branch = branches_.find(BranchKey(parent, token));
+    return branch == branches_.end() ? 0 : branch->second;
+  }
+  Walk WalkPath(TokenSpan request) const;
+
+  // Unbounded: creates the nodes of `sequence` past `existing`.
+  NodeId InsertUnbounded(Walk existing, TokenSpan sequence);
+
+  // Bounded: SPEC §8 steps 2-4; returns the step-1 match and the deepest
+  // node of the path still present.
+  struct BoundedResult {
+    Match match;
+    NodeId deepest;
+  };
+  template <EvictionPolicy kPolicy>
+  BoundedResult InsertBounded(TokenSpan sequence);
+  void CheckBoundedLimits(TokenSpan sequence) const;
+  // Reserves, geometrically, room for `created` new nodes and `evicted`
+  // evictions, so that the state changes after it do not allocate.
+  void ReserveBounded(std::uint64_t created, std::uint64_t evicted);
+  template <EvictionPolicy kPolicy>
+  void EvictLeaves(std::uint64_t count);
+  template <EvictionPolicy kPolicy>
+  Slot CreateChain(Slot parent, TokenSpan tokens, std::uint64_t stamp);
+  // Frees the leaf in `slot`; returns its parent's slot.
+  Slot Remove(Slot slot);
+  template <EvictionPolicy kPolicy>
+  std::uint64_t LeafKey(Slot slot) const {
+    return kPolicy == EvictionPolicy::kLru ? stamps_[slot] : ids_[slot];
+  }
+  template <EvictionPolicy kPolicy>
+  void PushLeaf(Slot slot);
+  template <EvictionPolicy kPolicy>
+  Slot PopLeaf();
+  template <EvictionPolicy kPolicy>
+  void RebuildLeaves();
+  void Notify(TokenSpan never_stored);
+
+  static std::uint64_t BranchKey(Slot parent, Token token) {
+    return std::uint64_t{parent} << 32 | static_cast<std::uint32_t>(token);
   }
 
+  CacheOptions options_;
   std::uint64_t max_nodes_;
-  std::vector<Token> tokens_;    // tokens_[id]: token on the edge into id
-  std::vector<bool> next_node_;  // next_node_[id]: parent of id is id - 1
-  absl::flat_hash_map<std::uint64_t, std::uint32_t> branches_;
+  std::vector<Token> tokens_;    // tokens_[slot]: token on the edge into it
+  std::vector<bool> next_node_;  // next_node_[slot]: parent is slot - 1
+  absl::flat_hash_map<std::uint64_t, Slot> branches_;
+  // Bounded only:
+  std::vector<NodeId> ids_;            // ids_[slot]; 0: free
+  std::vector<Slot> parents_;          // parents_[slot]
+  std::vector<Slot> children_;         // children_[slot]: child count
+  std::vector<std::uint64_t> stamps_;  // stamps_[slot], LRU only
+  std::vector<Slot> free_;             // free slots, last freed at the back
+  std::vector<LeafEntry> leaves_;      // lazy min-heap by key
+  std::vector<Token> evicted_tokens_;  // this Insert's, for the listener
+  NodeId next_id_ = 1;                 // "the next unused one" (SPEC §1)
+  std::uint64_t stamp_ = 0;            // requests inserted so far (LRU)
+  std::uint64_t evicted_ = 0;
+  EvictionListener listener_;
 };
 
 }  // namespace kvprefix

@@ -1,0 +1,708 @@
+// Tests of what is particular to the hash engine (optimized/hash_trie.h),
+// mostly its capacity-bounded cache (SPEC §8): slots reused after eviction
+// without breaking or faking implicit next-node edges, IDs never given twice
+// and past 2^32, requests longer than the capacity, C = 0, LRU against FIFO,
+// the storage limit, and a seeded randomized differential test against the
+// reference (plain and paged), with the eviction listener's reports. The
+// behaviour shared by all engines is in the typed suite (engine_test.cc).
+//
+// Helpers are local to this file on purpose (no dependency on testing/).
+// A failing differential case prints its seed, options and the operations
+// so far; rerun it alone with --gtest_filter.
+#include "optimized/hash_trie.h"
+
+#include <gtest/gtest.h>
+#include <malloc.h>
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <cctype>
+#include <climits>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <random>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "kvprefix/paged_index.h"
+#include "reference/reference_trie.h"
+
+namespace kvprefix {
+namespace {
+
+// A braced token list as a span argument: trie.Insert(Tokens{1, 2}).
+using Tokens = std::vector<Token>;
+
+CacheOptions Lru(std::uint64_t capacity) {
+  return CacheOptions{.capacity = capacity, .policy = EvictionPolicy::kLru};
+}
+CacheOptions Fifo(std::uint64_t capacity) {
+  return CacheOptions{.capacity = capacity, .policy = EvictionPolicy::kFifo};
+}
+
+std::string Format(TokenSpan tokens) {
+  std::string text = "[";
+  for (std::size_t i = 0; i < tokens.size(); ++i) {
+    if (i > 0) text += ",";
+    text += std::to_string(tokens[i]);
+  }
+  return text + "]";
+}
+
+// "(matched_length,cache_node)".
+std::string Format(const Match& match) {
+  std::ostringstream text;
+  text << "(" << match.matched_length << "," << match.cache_node << ")";
+  return text.str();
+}
+
+std::string Format(const CacheOptions& options) {
+  return "capacity " +
+         (options.bounded() ? std::to_string(options.capacity)
+                            : std::string("unbounded")) +
+         " policy " + std::string(EvictionPolicyName(options.policy)) +
+         " page size " + std::to_string(options.page_size);
+}
+
+// Counts evicted labels: each reported span is cut into units of `unit`
+// tokens (a page for PagedIndex, a token for an engine), counted as a
+// multiset, since only the multiset is specified (kvprefix/cache.h).
+class EvictionLog {
+ public:
+  explicit EvictionLog(std::size_t unit = 1) : unit_(unit) {}
+  EvictionListener Listener() {
+    return [this](TokenSpan tokens) {
+      EXPECT_EQ(tokens.size() % unit_, 0u) << "a partial unit was reported";
+      for (std::size_t i = 0; i + unit_ <= tokens.size(); i += unit_) {
+        const TokenSpan one = tokens.subspan(i, unit_);
+        ++counts_[Tokens(one.begin(), one.end())];
+        ++total_;
+      }
+    };
+  }
+  const std::map<Tokens, std::uint64_t>& counts() const { return counts_; }
+  std::uint64_t total() const { return total_; }
+
+ private:
+  std::size_t unit_;
+  std::map<Tokens, std::uint64_t> counts_;
+  std::uint64_t total_ = 0;
+};
+
+// --- Hand-worked bounded cases ----------------------------------------------
+
+TEST(HashTrieTest, UnboundedByDefaultWithSlotsAsIds) {
+  HashTrie trie;
+  EXPECT_FALSE(trie.options().bounded());
+  EXPECT_EQ(trie.Access(Tokens{1, 2, 3}), (Match{0, 0}));
+  EXPECT_EQ(trie.Access(Tokens{1, 2, 4}), (Match{2, 2}));
+  EXPECT_EQ(trie.Insert(Tokens{1, 5}), 5u);
+  EXPECT_EQ(trie.node_count(), 5u);
+  EXPECT_EQ(trie.evicted_count(), 0u);
+  EXPECT_EQ(trie.branch_count(), 2u);  // [1,2,4] and [1,5] left a path
+  EXPECT_EQ(trie.MatchPrefix(Tokens{1, 2, 4, 9}), (Match{3, 4}));
+}
+
+TEST(HashTrieTest, BadOptionsAreRejected) {
+  EXPECT_THROW(HashTrie(CacheOptions{.page_size = 2}), std::invalid_argument);
+  EXPECT_THROW(HashTrie(Lru(5), 0), std::invalid_argument);
+  EXPECT_THROW(HashTrie(Lru(5), HashTrie::kMaxNodes + 1),
+               std::invalid_argument);
+}
+
+// A node evicted from the end of an implicit chain frees its slot; the next
+// node created below the same parent reuses it and is an implicit next-node
+// edge again, with another token: the old token must not match.
+TEST(HashTrieTest, EvictionBreaksAndReusesAnImplicitChain) {
+  for (const CacheOptions& options : {Lru(3), Fifo(3)}) {
+    SCOPED_TRACE(Format(options));
+    HashTrie trie(options);
+    EXPECT_EQ(trie.Insert(Tokens{1, 2, 3}), 3u);
+    EXPECT_EQ(trie.branch_count(), 0u);  // root -> 1 -> 2 -> 3 all implicit
+    EXPECT_EQ(trie.Insert(Tokens{1, 2, 4}), 4u);  // evicts node 3
+    EXPECT_EQ(trie.node_count(), 3u);
+    EXPECT_EQ(trie.evicted_count(), 1u);
+    EXPECT_EQ(trie.branch_count(), 0u);  // node 4 took slot 3, after node 2
+    EXPECT_EQ(trie.MatchPrefix(Tokens{1, 2, 3}), (Match{2, 2}));
+    EXPECT_EQ(trie.MatchPrefix(Tokens{1, 2, 4}), (Match{3, 4}));
+  }
+}
+
+// A reused slot that is not right after its parent is a branch entry, and
+// the stale next-node bit of the slot must not make it a child of the node
+// before it.
+TEST(HashTrieTest, ReusedSlotNotAfterItsParentIsABranch) {
+  HashTrie trie(Lru(3));
+  trie.Insert(Tokens{1, 2, 3});           // slots 1, 2, 3
+  EXPECT_EQ(trie.Insert(Tokens{5}), 4u);  // evicts 3; node 4 in slot 3
+  EXPECT_EQ(trie.branch_count(), 1u);     // root -> slot 3
+  // Evicts node 2 (stamp 1; node 1 is then a leaf of stamp 1 but the
+  // capacity is met); node 5 takes slot 2, below slot 3.
+  EXPECT_EQ(trie.Insert(Tokens{5, 6}), 5u);
+  EXPECT_EQ(trie.branch_count(), 2u);
+  EXPECT_EQ(trie.MatchPrefix(Tokens{1, 6}), (Match{1, 1}));
+  EXPECT_EQ(trie.MatchPrefix(Tokens{1, 2}), (Match{1, 1}));
+  EXPECT_EQ(trie.MatchPrefix(Tokens{5, 6, 7}), (Match{2, 5}));
+  // Node 1 (stamp 1) goes next: [7] takes its slot 1, an implicit edge of
+  // the root again.
+  EXPECT_EQ(trie.Insert(Tokens{7}), 6u);
+  EXPECT_EQ(trie.MatchPrefix(Tokens{1}), (Match{0, 0}));
+  EXPECT_EQ(trie.MatchPrefix(Tokens{7}), (Match{1, 6}));
+  EXPECT_EQ(trie.branch_count(), 2u);
+}
+
+// A whole chain evicted deepest first and a new chain of the same length:
+// the freed slots come back in ascending order, so the new chain is
+// implicit again and needs no branch entry.
+TEST(HashTrieTest, FreedChainIsReusedAsAnImplicitChain) {
+  HashTrie trie(Lru(4));
+  trie.Insert(Tokens{1, 2, 3, 4});
+  EXPECT_EQ(trie.Insert(Tokens{5, 6, 7, 8}), 8u);
+  EXPECT_EQ(trie.evicted_count(), 4u);
+  EXPECT_EQ(trie.branch_count(), 0u);
+  EXPECT_EQ(trie.MatchPrefix(Tokens{5, 6, 7, 8}), (Match{4, 8}));
+  EXPECT_EQ(trie.MatchPrefix(Tokens{1, 2}), (Match{0, 0}));
+}
+
+TEST(HashTrieTest, PrefixEvictedAndInsertedAgainGetsNewIds) {
+  for (const CacheOptions& options : {Lru(2), Fifo(2)}) {
+    SCOPED_TRACE(Format(options));
+    HashTrie trie(options);
+    EXPECT_EQ(trie.Access(Tokens{1, 2}), (Match{0, 0}));
+    EXPECT_EQ(trie.Access(Tokens{3}), (Match{0, 0}));  // evicts node 2
+    EXPECT_EQ(trie.MatchPrefix(Tokens{1, 2}), (Match{1, 1}));
+    // Node 2 comes back as node 4 (LRU and FIFO both evict node 3 then).
+    EXPECT_EQ(trie.Access(Tokens{1, 2}), (Match{1, 1}));
+    EXPECT_EQ(trie.MatchPrefix(Tokens{1, 2}), (Match{2, 4}));
+    EXPECT_EQ(trie.MatchPrefix(Tokens{3}), (Match{0, 0}));
+    EXPECT_EQ(trie.evicted_count(), 2u);
+  }
+}
+
+TEST(HashTrieTest, CapacityZeroStoresNothingButCountsEverything) {
+  for (const CacheOptions& options : {Lru(0), Fifo(0)}) {
+    SCOPED_TRACE(Format(options));
+    HashTrie trie(options);
+    EvictionLog log;
+    trie.SetEvictionListener(log.Listener());
+    EXPECT_EQ(trie.Access(Tokens{1, 2, 3}), (Match{0, 0}));
+    EXPECT_EQ(trie.Insert(Tokens{1, 2}), kRootNode);
+    EXPECT_EQ(trie.Access(Tokens{1, 2, 3}), (Match{0, 0}));
+    EXPECT_EQ(trie.Access(Tokens{}), (Match{0, 0}));
+    EXPECT_EQ(trie.node_count(), 0u);
+    EXPECT_EQ(trie.evicted_count(), 8u);
+    EXPECT_EQ(log.total(), 8u);
+    EXPECT_EQ(log.counts().at({1}), 3u);
+    EXPECT_EQ(log.counts().at({3}), 2u);
+    EXPECT_EQ(trie.branch_count(), 0u);
+  }
+}
+
+// SPEC §8: "A request longer than C keeps only its first C nodes"; the rest
+// get IDs, count as evicted and reach the listener, without being stored.
+TEST(HashTrieTest, RequestLongerThanCapacityKeepsItsFirstNodes) {
+  for (const CacheOptions& options : {Lru(3), Fifo(3)}) {
+    SCOPED_TRACE(Format(options));
+    HashTrie trie(options);
+    EvictionLog log;
+    trie.SetEvictionListener(log.Listener());
+    EXPECT_EQ(trie.Insert(Tokens{9}), 1u);
+    // Node 1 is evicted (off the path), nodes 2-4 stay, 5-6 are dropped.
+    EXPECT_EQ(trie.Insert(Tokens{1, 2, 3, 4, 5}), 4u);
+    EXPECT_EQ(trie.node_count(), 3u);
+    EXPECT_EQ(trie.evicted_count(), 3u);
+    EXPECT_EQ(log.counts(),
+              (std::map<Tokens, std::uint64_t>{{{9}, 1}, {{4}, 1}, {{5}, 1}}));
+    EXPECT_EQ(trie.MatchPrefix(Tokens{1, 2, 3, 4, 5}), (Match{3, 4}));
+    EXPECT_EQ(trie.MatchPrefix(Tokens{9}), (Match{0, 0}));
+    // The next node is 7: the dropped ones used IDs 5 and 6.
+    EXPECT_EQ(trie.Access(Tokens{1, 2, 7}), (Match{2, 3}));
+    EXPECT_EQ(trie.MatchPrefix(Tokens{1, 2, 7}), (Match{3, 7}));
+    // Fully matched from the root to depth C: nothing new is stored.
+    EXPECT_EQ(trie.Access(Tokens{1, 2, 7, 8, 9}), (Match{3, 7}));
+    EXPECT_EQ(trie.node_count(), 3u);
+    EXPECT_EQ(trie.MatchPrefix(Tokens{1, 2, 7, 8}), (Match{3, 7}));
+    EXPECT_EQ(trie.evicted_count(), 6u);
+  }
+}
+
+// Node 1's whole chain is evicted; LRU keeps the recently touched node 1.
+TEST(HashTrieTest, LruAndFifoDiffer) {
+  HashTrie lru(Lru(2)), fifo(Fifo(2));
+  for (const Tokens& request : {Tokens{1}, Tokens{2}, Tokens{1}, Tokens{3}}) {
+    lru.Access(request);
+    fifo.Access(request);
+  }
+  EXPECT_EQ(lru.MatchPrefix(Tokens{1}), (Match{1, 1}));
+  EXPECT_EQ(lru.MatchPrefix(Tokens{2}), (Match{0, 0}));
+  EXPECT_EQ(fifo.MatchPrefix(Tokens{1}), (Match{0, 0}));
+  EXPECT_EQ(fifo.MatchPrefix(Tokens{2}), (Match{1, 2}));
+  EXPECT_EQ(lru.MatchPrefix(Tokens{3}), (Match{1, 3}));
+  EXPECT_EQ(fifo.MatchPrefix(Tokens{3}), (Match{1, 3}));
+}
+
+// The upper part of a chain touched later than its tail: LRU evicts the
+// tail first, then (later) the upper part, never a node with children.
+TEST(HashTrieTest, ChainTouchedAboveItsTail) {
+  HashTrie trie(Lru(3));
+  trie.Access(Tokens{1, 2, 3});  // stamps 1
+  trie.Access(Tokens{1});        // node 1: stamp 2
+  trie.Access(Tokens{4});        // evicts node 3
+  EXPECT_EQ(trie.MatchPrefix(Tokens{1, 2, 3}), (Match{2, 2}));
+  trie.Access(Tokens{5});  // evicts node 2 (stamp 1) before node 1 (2)
+  EXPECT_EQ(trie.MatchPrefix(Tokens{1, 2}), (Match{1, 1}));
+  trie.Access(Tokens{6});  // evicts node 1 (stamp 2) before node 4 (3)
+  EXPECT_EQ(trie.MatchPrefix(Tokens{1}), (Match{0, 0}));
+  EXPECT_EQ(trie.MatchPrefix(Tokens{4}), (Match{1, 4}));
+  EXPECT_EQ(trie.evicted_count(), 3u);
+}
+
+// The storage limit counts nodes present, not IDs: with max_nodes 4 a
+// capacity of 10 can hold only 4, and the insert that would store a fifth
+// throws, changing nothing (not even a stamp).
+TEST(HashTrieTest, StorageLimitThrowsAndChangesNothing) {
+  HashTrie trie(Lru(10), /*max_nodes=*/4);
+  ReferenceTrie reference(Lru(10));
+  for (const Tokens& request : {Tokens{1, 2}, Tokens{3}}) {
+    ASSERT_EQ(trie.Access(request), reference.Access(request));
+  }
+  EXPECT_THROW(trie.Access(Tokens{1, 5, 6}), CapacityError);
+  EXPECT_EQ(trie.node_count(), 3u);
+  EXPECT_EQ(trie.evicted_count(), 0u);
+  EXPECT_EQ(trie.MatchPrefix(Tokens{1, 5}), (Match{1, 1}));
+  for (const Tokens& request : {Tokens{4}, Tokens{1, 2}, Tokens{3}}) {
+    ASSERT_EQ(trie.Access(request), reference.Access(request));
+  }
+  // A capacity within the limit never throws: it evicts.
+  HashTrie small(Fifo(4), /*max_nodes=*/4);
+  for (Token token = 0; token < 10; ++token) {
+    small.Access(Tokens{token, token});
+  }
+  EXPECT_EQ(small.node_count(), 4u);
+  // Unbounded, the limit is on IDs, as before.
+  HashTrie unbounded(CacheOptions{}, /*max_nodes=*/3);
+  EXPECT_EQ(unbounded.Insert(Tokens{1, 2, 3}), 3u);
+  EXPECT_THROW(unbounded.Insert(Tokens{1, 2, 3, 4}), CapacityError);
+  EXPECT_EQ(unbounded.node_count(), 3u);
+  EXPECT_EQ(unbounded.MatchPrefix(Tokens{1, 2, 3, 4}), (Match{3, 3}));
+}
+
+// Bounded, IDs are 64-bit: a request of 2^32 + 5 tokens at capacity 1 stores
+// one node and drops the rest (IDs 2 to 2^32 + 5), so the next node gets ID
+// 2^32 + 6. The request is a read-only mapping of zero pages, which the
+// engine never reads past its first token: nothing of it is allocated.
+TEST(HashTrieTest, BoundedIdsPass32Bits) {
+  constexpr std::uint64_t kLength = (std::uint64_t{1} << 32) + 5;
+  void* zeros = mmap(nullptr, kLength * sizeof(Token), PROT_READ,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (zeros == MAP_FAILED) GTEST_SKIP() << "cannot map 16 GiB of zero pages";
+  const TokenSpan huge(static_cast<const Token*>(zeros), kLength);
+  for (const CacheOptions& options : {Lru(1), Fifo(1)}) {
+    SCOPED_TRACE(Format(options));
+    HashTrie trie(options);
+    EXPECT_EQ(trie.Access(huge), (Match{0, 0}));
+    EXPECT_EQ(trie.node_count(), 1u);
+    EXPECT_EQ(trie.evicted_count(), kLength - 1);
+    EXPECT_EQ(trie.MatchPrefix(Tokens{0, 0}), (Match{1, 1}));
+    EXPECT_EQ(trie.Insert(Tokens{7}), kLength + 1);
+    EXPECT_EQ(trie.MatchPrefix(Tokens{7}), (Match{1, kLength + 1}));
+    EXPECT_EQ(trie.MatchPrefix(Tokens{0}), (Match{0, 0}));
+    EXPECT_EQ(trie.Access(Tokens{7, 8}), (Match{1, kLength + 1}));
+    EXPECT_EQ(trie.MatchPrefix(Tokens{7, 8}), (Match{1, kLength + 1}));
+  }
+  munmap(zeros, kLength * sizeof(Token));
+}
+
+// A capacity at least the number of distinct prefixes gives SPEC §3's
+// answers: the same as the unbounded trie, and nothing is evicted.
+TEST(HashTrieTest, LargeCapacityEqualsUnbounded) {
+  std::mt19937_64 rng(14);
+  HashTrie unbounded, lru(Lru(std::uint64_t{1} << 40)),
+      fifo(Fifo(std::uint64_t{1} << 40));
+  std::vector<Tokens> seen = {{}};
+  for (int step = 0; step < 3000; ++step) {
+    Tokens request = seen[rng() % seen.size()];
+    request.resize(rng() % (request.size() + 1));
+    for (std::uint64_t extra = rng() % 6; extra > 0; --extra) {
+      request.push_back(static_cast<Token>(rng() % 4));
+    }
+    seen.push_back(request);
+    const Match expected = unbounded.Access(request);
+    ASSERT_EQ(lru.Access(request), expected) << "step " << step;
+    ASSERT_EQ(fifo.Access(request), expected) << "step " << step;
+  }
+  EXPECT_EQ(lru.node_count(), unbounded.node_count());
+  EXPECT_EQ(lru.evicted_count(), 0u);
+  EXPECT_EQ(fifo.evicted_count(), 0u);
+}
+
+// A moved cache keeps its state and its listener.
+TEST(HashTrieTest, MovedCacheKeepsWorking) {
+  EvictionLog log;
+  HashTrie first(Lru(2));
+  first.SetEvictionListener(log.Listener());
+  first.Access(Tokens{1, 2});
+  HashTrie second = std::move(first);
+  EXPECT_EQ(second.Access(Tokens{3}), (Match{0, 0}));
+  EXPECT_EQ(second.MatchPrefix(Tokens{1, 2}), (Match{1, 1}));
+  EXPECT_EQ(log.total(), 1u);
+}
+
+// --- Replay documents (tests/data/cases/capacity) ----------------------------
+
+// Just enough JSON for the replay documents: objects, arrays, integers and
+// strings without escapes.
+struct Json {
+  enum class Kind { kNumber, kString, kArray, kObject } kind = Kind::kNumber;
+  std::string text;  // number or string
+  std::vector<Json> items;
+  std::map<std::string, Json> members;
+
+  const Json& at(const std::string& name) const { return members.at(name); }
+  bool has(const std::string& name) const { return members.count(name) != 0; }
+};
+
+class JsonParser {
+ public:
+  explicit JsonParser(std::string text) : text_(std::move(text)) {}
+  Json Parse() {
+    Json value = Value();
+    Skip();
+    if (at_ != text_.size()) throw std::runtime_error("trailing input");
+    return value;
+  }
+
+ private:
+  void Skip() {
+    while (at_ < text_.size() && std::isspace(text_[at_])) ++at_;
+  }
+  char Peek() {
+    Skip();
+    if (at_ >= text_.size()) throw std::runtime_error("truncated");
+    return text_[at_];
+  }
+  void Expect(char c) {
+    if (Peek() != c) throw std::runtime_error(std::string("expected ") + c);
+    ++at_;
+  }
+  std::string String() {
+    Expect('"');
+    const std::size_t end = text_.find('"', at_);
+    std::string value = text_.substr(at_, end - at_);
+    at_ = end + 1;
+    return value;
+  }
+  Json Value() {
+    Json value;
+    const char c = Peek();
+    if (c == '{') {
+      value.kind = Json::Kind::kObject;
+      ++at_;
+      if (Peek() == '}') return ++at_, value;
+      do {
+        std::string name = String();
+        Expect(':');
+        value.members[name] = Value();
+      } while (Peek() == ',' && ++at_);
+      Expect('}');
+    } else if (c == '[') {
+      value.kind = Json::Kind::kArray;
+      ++at_;
+      if (Peek() == ']') return ++at_, value;
+      do {
+        value.items.push_back(Value());
+      } while (Peek() == ',' && ++at_);
+      Expect(']');
+    } else if (c == '"') {
+      value.kind = Json::Kind::kString;
+      value.text = String();
+    } else {
+      const std::size_t start = at_;
+      while (at_ < text_.size() &&
+             (text_[at_] == '-' || std::isdigit(text_[at_]))) {
+        ++at_;
+      }
+      if (start == at_) throw std::runtime_error("unexpected character");
+      value.text = text_.substr(start, at_ - start);
+    }
+    return value;
+  }
+
+  std::string text_;
+  std::size_t at_ = 0;
+};
+
+// Replays a document on E (or PagedIndex<E> for a page size above 1) and
+// returns the matches as "(length,node)" text, one per request.
+template <typename E>
+std::vector<std::string> ReplayDocument(const CacheOptions& options,
+                                        const std::vector<Tokens>& requests) {
+  std::vector<std::string> answers;
+  auto replay = [&](auto& index) {
+    for (const Tokens& request : requests) {
+      answers.push_back(Format(index.Access(request)));
+    }
+  };
+  if (options.page_size == 1) {
+    E engine(options);
+    replay(engine);
+  } else {
+    PagedIndex<E> paged(options);
+    replay(paged);
+  }
+  return answers;
+}
+
+TEST(HashTrieTest, CapacityReplayDocuments) {
+  const std::filesystem::path dir =
+      std::filesystem::path(KVPREFIX_SOURCE_DIR) / "tests/data/cases/capacity";
+  int documents = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    if (entry.path().extension() != ".json") continue;
+    SCOPED_TRACE(entry.path().filename().string());
+    std::ifstream file(entry.path());
+    std::stringstream text;
+    text << file.rdbuf();
+    const Json root = JsonParser(text.str()).Parse();
+    const Json& document = root.at("document");
+    CacheOptions options;
+    if (document.has("capacity")) {
+      options.capacity = std::stoull(document.at("capacity").text);
+    }
+    if (document.has("policy")) {
+      options.policy = *ParseEvictionPolicy(document.at("policy").text);
+    }
+    if (document.has("page_size")) {
+      options.page_size = std::stoull(document.at("page_size").text);
+    }
+    std::vector<Tokens> requests;
+    for (const Json& request : document.at("requests").items) {
+      Tokens tokens;
+      for (const Json& token : request.items) {
+        tokens.push_back(static_cast<Token>(std::stoll(token.text)));
+      }
+      requests.push_back(tokens);
+    }
+    std::vector<std::string> expected;
+    for (const Json& match : root.at("expected").at("matches").items) {
+      expected.push_back(
+          Format(Match{std::stoull(match.at("matched_length").text),
+                       std::stoull(match.at("cache_node").text)}));
+    }
+    EXPECT_EQ(ReplayDocument<HashTrie>(options, requests), expected)
+        << Format(options);
+    ++documents;
+  }
+  EXPECT_GE(documents, 14);
+}
+
+// --- Randomized differential against the reference ---------------------------
+
+// Random requests with heavy prefix sharing: most start with a random
+// prefix of an earlier request and continue over a small alphabet.
+class RequestStream {
+ public:
+  RequestStream(std::uint64_t seed, std::vector<Token> alphabet,
+                std::size_t max_extra)
+      : rng_(seed), alphabet_(std::move(alphabet)), max_extra_(max_extra) {}
+
+  Tokens Next() {
+    Tokens request;
+    if (!recent_.empty() && rng_() % 4 != 0) {
+      const Tokens& base = recent_[rng_() % recent_.size()];
+      request.assign(base.begin(), base.begin() + rng_() % (base.size() + 1));
+    }
+    for (std::size_t extra = rng_() % (max_extra_ + 1); extra > 0; --extra) {
+      request.push_back(alphabet_[rng_() % alphabet_.size()]);
+    }
+    if (recent_.size() < 48) {
+      recent_.push_back(request);
+    } else {
+      recent_[rng_() % recent_.size()] = request;
+    }
+    return request;
+  }
+  std::uint64_t Below(std::uint64_t n) { return rng_() % n; }
+
+ private:
+  std::mt19937_64 rng_;
+  std::vector<Token> alphabet_;
+  std::size_t max_extra_;
+  std::vector<Tokens> recent_;
+};
+
+const std::vector<std::vector<Token>>& Alphabets() {
+  static const auto* alphabets = new std::vector<std::vector<Token>>{
+      {0, 1},
+      {INT32_MIN, -1, 0, INT32_MAX},
+      {0, 1, 2, 3, 4, 5, 6, 7},
+      {INT32_MIN, INT32_MIN + 1, -2, -1, 0, 1, 255, 256, INT32_MAX - 1,
+       INT32_MAX},
+  };
+  return *alphabets;
+}
+
+// Runs `steps` random operations (mostly Access, some Insert, some
+// MatchPrefix probes) on an Engine and a Reference built with the same
+// options, comparing every answer, the node and eviction counts, and the
+// listeners' multisets. Returns at the first mismatch (a test failure).
+template <typename Engine, typename Reference>
+void Differential(const CacheOptions& options, std::uint64_t seed,
+                  const std::vector<Token>& alphabet, std::size_t max_extra,
+                  int steps) {
+  Engine engine(options);
+  Reference reference(options);
+  EvictionLog engine_log(options.page_size), reference_log(options.page_size);
+  engine.SetEvictionListener(engine_log.Listener());
+  reference.SetEvictionListener(reference_log.Listener());
+  RequestStream stream(seed, alphabet, max_extra);
+  std::string history;
+  for (int step = 0; step < steps; ++step) {
+    const Tokens request = stream.Next();
+    const std::uint64_t kind = stream.Below(10);
+    std::string expected, actual;
+    if (kind < 7) {
+      history += "access " + Format(request) + "\n";
+      expected = Format(reference.Access(request));
+      actual = Format(engine.Access(request));
+    } else if (kind < 9) {
+      history += "insert " + Format(request) + "\n";
+      expected = std::to_string(reference.Insert(request));
+      actual = std::to_string(engine.Insert(request));
+    } else {
+      history += "match " + Format(request) + "\n";
+      expected = Format(reference.MatchPrefix(request));
+      actual = Format(engine.MatchPrefix(request));
+    }
+    expected += " nodes " + std::to_string(reference.node_count()) +
+                " evicted " + std::to_string(reference.evicted_count());
+    actual += " nodes " + std::to_string(engine.node_count()) + " evicted " +
+              std::to_string(engine.evicted_count());
+    const bool same_log = engine_log.counts() == reference_log.counts();
+    if (expected != actual || !same_log) {
+      ADD_FAILURE() << Engine::kName << " vs " << Reference::kName << ", "
+                    << Format(options) << ", seed " << seed << ", step " << step
+                    << (same_log ? "" : " (evicted labels differ)")
+                    << "\nexpected " << expected << "\nactual   " << actual
+                    << "\noperations:\n"
+                    << history;
+      return;
+    }
+    if (options.bounded() && engine.node_count() > options.capacity) {
+      ADD_FAILURE() << "over capacity at step " << step;
+      return;
+    }
+  }
+  // Every created node is reported once when it goes.
+  EXPECT_EQ(engine_log.total(), engine.evicted_count());
+}
+
+TEST(HashTrieTest, DifferentialSmallCapacities) {
+  std::uint64_t seed = 1;
+  for (std::uint64_t capacity = 0; capacity <= 64; ++capacity) {
+    for (EvictionPolicy policy :
+         {EvictionPolicy::kLru, EvictionPolicy::kFifo}) {
+      for (const auto& alphabet : Alphabets()) {
+        Differential<HashTrie, ReferenceTrie>(
+            CacheOptions{.capacity = capacity, .policy = policy}, seed++,
+            alphabet, 8, 150);
+        if (HasFailure()) return;
+      }
+    }
+  }
+}
+
+TEST(HashTrieTest, DifferentialLargerCapacitiesAndLongStreams) {
+  std::uint64_t seed = 1000;
+  for (std::uint64_t capacity : {100, 257, 1000, 5000}) {
+    for (EvictionPolicy policy :
+         {EvictionPolicy::kLru, EvictionPolicy::kFifo}) {
+      for (const auto& alphabet : Alphabets()) {
+        Differential<HashTrie, ReferenceTrie>(
+            CacheOptions{.capacity = capacity, .policy = policy}, seed++,
+            alphabet, 24, 1500);
+        if (HasFailure()) return;
+      }
+    }
+  }
+  // Unbounded, for the shared code path.
+  Differential<HashTrie, ReferenceTrie>(CacheOptions{}, seed++, Alphabets()[1],
+                                        12, 1000);
+}
+
+TEST(HashTrieTest, DifferentialPaged) {
+  std::uint64_t seed = 5000;
+  for (std::uint64_t page_size : {2, 3}) {
+    for (std::uint64_t capacity : {0, 1, 2, 3, 5, 8, 13, 40, 200}) {
+      for (EvictionPolicy policy :
+           {EvictionPolicy::kLru, EvictionPolicy::kFifo}) {
+        for (const auto& alphabet : Alphabets()) {
+          Differential<PagedIndex<HashTrie>, PagedIndex<ReferenceTrie>>(
+              CacheOptions{.capacity = capacity,
+                           .policy = policy,
+                           .page_size = page_size},
+              seed++, alphabet, 12, 300);
+          if (HasFailure()) return;
+        }
+      }
+    }
+  }
+}
+
+// --- Memory ------------------------------------------------------------------
+
+std::size_t HeapInUse() {
+  const struct mallinfo2 info = mallinfo2();
+  return info.uordblks + info.hblkhd;
+}
+
+// Over a long stream the cache's memory follows the capacity, not the IDs
+// given, and memory_bytes() stays honest (within 15% of the heap growth).
+TEST(HashTrieTest, MemoryProportionalToCapacityOverALongStream) {
+  constexpr std::uint64_t kCapacity = 1000;
+  for (EvictionPolicy policy : {EvictionPolicy::kLru, EvictionPolicy::kFifo}) {
+    SCOPED_TRACE(EvictionPolicyName(policy));
+    RequestStream stream(77, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}, 20);
+    std::vector<Tokens> requests(100000);
+    for (Tokens& request : requests) request = stream.Next();
+    const std::size_t before = HeapInUse();
+    auto trie = std::make_unique<HashTrie>(
+        CacheOptions{.capacity = kCapacity, .policy = policy});
+    std::size_t bytes_at_10k = 0;
+    for (std::size_t i = 0; i < requests.size(); ++i) {
+      trie->Access(requests[i]);
+      ASSERT_LE(trie->node_count(), kCapacity);
+      if (i + 1 == 10000) bytes_at_10k = trie->memory_bytes();
+    }
+    const std::size_t growth = HeapInUse() - before;
+    const std::size_t bytes = trie->memory_bytes();
+    EXPECT_GT(trie->evicted_count(), 10 * kCapacity);
+    EXPECT_EQ(trie->node_count(), kCapacity);
+    EXPECT_LE(bytes, 128 * kCapacity) << "bytes per node over 128";
+    EXPECT_LE(bytes, bytes_at_10k * 5 / 4) << "memory still growing";
+    EXPECT_NEAR(static_cast<double>(bytes) / static_cast<double>(growth), 1.0,
+                0.15)
+        << "memory_bytes() " << bytes << " vs heap growth " << growth;
+  }
+}
+
+// Issue 16: at most 64 bytes a node, unbounded, whatever the shape: here
+// the worst one, every node a branch (a wide root).
+TEST(HashTrieTest, UnboundedWorstCaseBytesPerNode) {
+  for (std::uint32_t nodes : {1000u, 30000u, 100000u, 229376u, 229377u}) {
+    HashTrie trie;
+    for (std::uint32_t i = 0; i < nodes; ++i) {
+      trie.Insert(Tokens{static_cast<Token>(i * 2654435761u)});
+    }
+    EXPECT_LE(trie.memory_bytes(), 64u * nodes) << nodes << " nodes";
+  }
+}
+
+}  // namespace
+}  // namespace kvprefix
