@@ -29,6 +29,11 @@ void ReserveGeometric(Vector& vector, std::size_t needed, std::size_t limit) {
   vector.reserve(std::max(needed, std::min(2 * vector.capacity(), limit)));
 }
 
+// A WalkPath visitor that does nothing: a plain match.
+struct NoVisit {
+  void operator()(std::uint32_t) const {}
+};
+
 }  // namespace
 
 HashTrie::HashTrie(const CacheOptions& options, std::uint64_t max_nodes)
@@ -51,25 +56,28 @@ HashTrie::HashTrie(const CacheOptions& options, std::uint64_t max_nodes)
   }
 }
 
-HashTrie::Walk HashTrie::WalkPath(TokenSpan request) const {
+template <typename Visit>
+HashTrie::Walk HashTrie::WalkPath(TokenSpan request, Visit&& visit) const {
   Walk walk;
   for (Token token : request) {
     const Slot child = Child(walk.slot, token);
     if (child == 0) break;
     walk.slot = child;
     ++walk.length;
+    visit(child);
   }
   return walk;
 }
 
 Match HashTrie::MatchPrefix(TokenSpan request) const {
-  const Walk walk = WalkPath(request);
+  const Walk walk = WalkPath(request, NoVisit{});
   return Match{walk.length,
                options_.bounded() ? ids_[walk.slot] : NodeId{walk.slot}};
 }
 
 NodeId HashTrie::Insert(TokenSpan sequence) {
-  if (!options_.bounded()) return InsertUnbounded(WalkPath(sequence), sequence);
+  if (!options_.bounded())
+    return InsertUnbounded(WalkPath(sequence, NoVisit{}), sequence);
   return options_.policy == EvictionPolicy::kLru
              ? InsertBounded<EvictionPolicy::kLru>(sequence).deepest
              : InsertBounded<EvictionPolicy::kFifo>(sequence).deepest;
@@ -77,7 +85,7 @@ NodeId HashTrie::Insert(TokenSpan sequence) {
 
 Match HashTrie::Access(TokenSpan request) {
   if (!options_.bounded()) {
-    const Walk existing = WalkPath(request);
+    const Walk existing = WalkPath(request, NoVisit{});
     InsertUnbounded(existing, request);
     return Match{existing.length, existing.slot};
   }
@@ -121,7 +129,7 @@ void HashTrie::CheckBoundedLimits(TokenSpan sequence) const {
       sequence.size() <= max_nodes_ - node_count()) {
     return;
   }
-  const Walk walk = WalkPath(sequence);
+  const Walk walk = WalkPath(sequence, NoVisit{});
   const std::uint64_t stored = std::min<std::uint64_t>(
       sequence.size() - walk.length, options_.capacity - walk.length);
   if (stored > max_nodes_ - node_count()) {
@@ -136,21 +144,13 @@ template <EvictionPolicy kPolicy>
 HashTrie::BoundedResult HashTrie::InsertBounded(TokenSpan sequence) {
   constexpr bool kLru = kPolicy == EvictionPolicy::kLru;
   CheckBoundedLimits(sequence);
-  // Room for the one heap push a touched leaf needs (LRU), before the walk
-  // changes any stamp.
-  ReserveBounded(0, 0);
   evicted_tokens_.clear();
 
   // §8 step 1 (the match) and step 3 (touch) for the nodes already present.
   const std::uint64_t stamp = kLru ? ++stamp_ : 0;
-  Walk walk;
-  for (Token token : sequence) {
-    const Slot child = Child(walk.slot, token);
-    if (child == 0) break;
-    walk.slot = child;
-    ++walk.length;
-    if constexpr (kLru) stamps_[child] = stamp;
-  }
+  const Walk walk = WalkPath(sequence, [&](Slot slot) {
+    if constexpr (kLru) stamps_[slot] = stamp;
+  });
   const Match match{walk.length, ids_[walk.slot]};
 
   // Step 2: the missing nodes. The path's nodes present are <= C, so only
@@ -164,7 +164,7 @@ HashTrie::BoundedResult HashTrie::InsertBounded(TokenSpan sequence) {
     const std::uint64_t excess = present + stored > options_.capacity
                                      ? present + stored - options_.capacity
                                      : 0;
-    ReserveBounded(stored, excess);
+    ReserveSlots(stored - std::min(stored, free_.size() + excess));
     // Step 4 before creating: pin the deepest matched node so that only
     // leaves off the path are evicted (it gets a child below anyway).
     ++children_[walk.slot];
@@ -183,27 +183,19 @@ HashTrie::BoundedResult HashTrie::InsertBounded(TokenSpan sequence) {
   return result;
 }
 
-void HashTrie::ReserveBounded(std::uint64_t created, std::uint64_t evicted) {
-  // Slots never exceed capacity + 1 (evictions come before creations).
-  const std::size_t slot_limit =
+void HashTrie::ReserveSlots(std::uint64_t appended) {
+  // Slots never exceed capacity + 1 (evictions come before creations), so
+  // growth stops there instead of doubling past it.
+  const std::size_t limit =
       static_cast<std::size_t>(std::min(options_.capacity, max_nodes_)) + 1;
-  const std::uint64_t reused = std::min(created, free_.size() + evicted);
-  const std::size_t slots = tokens_.size() + (created - reused);
-  ReserveGeometric(tokens_, slots, slot_limit);
-  ReserveGeometric(next_node_, slots, slot_limit);
-  ReserveGeometric(ids_, slots, slot_limit);
-  ReserveGeometric(parents_, slots, slot_limit);
-  ReserveGeometric(children_, slots, slot_limit);
+  const std::size_t slots = tokens_.size() + appended;
+  ReserveGeometric(tokens_, slots, limit);
+  ReserveGeometric(next_node_, slots, limit);
+  ReserveGeometric(ids_, slots, limit);
+  ReserveGeometric(parents_, slots, limit);
+  ReserveGeometric(children_, slots, limit);
   if (options_.policy == EvictionPolicy::kLru) {
-    ReserveGeometric(stamps_, slots, slot_limit);
-  }
-  // One push per eviction (a parent become leaf) and one at the end.
-  ReserveGeometric(leaves_, leaves_.size() + evicted + 1,
-                   std::numeric_limits<std::size_t>::max());
-  ReserveGeometric(free_, free_.size() + evicted, slot_limit);
-  if (listener_) {
-    ReserveGeometric(evicted_tokens_, evicted_tokens_.size() + evicted,
-                     slot_limit);
+    ReserveGeometric(stamps_, slots, limit);
   }
 }
 
@@ -245,45 +237,30 @@ HashTrie::Slot HashTrie::Remove(Slot slot) {
 template <EvictionPolicy kPolicy>
 HashTrie::Slot HashTrie::CreateChain(Slot parent, TokenSpan tokens,
                                      std::uint64_t stamp) {
-  std::size_t created = 0;
-  try {
-    for (Token token : tokens) {
-      const bool reuse = !free_.empty();
-      const Slot child =
-          reuse ? free_.back() : static_cast<Slot>(tokens_.size());
-      const bool is_next_node = std::size_t{parent} + 1 == child;
-      // The only step that may allocate (the table may grow): before any
-      // other change, so that a failure leaves the nodes so far complete.
-      if (!is_next_node) branches_.emplace(BranchKey(parent, token), child);
-      if (reuse) {
-        free_.pop_back();
-        tokens_[child] = token;
-        next_node_[child] = is_next_node;
-        ids_[child] = next_id_;
-        parents_[child] = parent;
-        children_[child] = 0;
-        if constexpr (kPolicy == EvictionPolicy::kLru) stamps_[child] = stamp;
-      } else {  // reserved: these do not allocate
-        tokens_.push_back(token);
-        next_node_.push_back(is_next_node);
-        ids_.push_back(next_id_);
-        parents_.push_back(parent);
-        children_.push_back(0);
-        if constexpr (kPolicy == EvictionPolicy::kLru) {
-          stamps_.push_back(stamp);
-        }
-      }
-      ++next_id_;
-      ++children_[parent];
-      parent = child;
-      ++created;
+  for (Token token : tokens) {
+    Slot child;
+    if (!free_.empty()) {
+      child = free_.back();
+      free_.pop_back();
+    } else {
+      child = static_cast<Slot>(tokens_.size());
+      tokens_.emplace_back();
+      next_node_.emplace_back();
+      ids_.emplace_back();
+      parents_.emplace_back();
+      children_.emplace_back();
+      if constexpr (kPolicy == EvictionPolicy::kLru) stamps_.emplace_back();
     }
-  } catch (...) {
-    // The nodes created so far form a valid path; its deepest node (or the
-    // pinned node, if none was created) may be a leaf without a heap entry.
-    if (parent != 0 && children_[parent] == 0) PushLeaf<kPolicy>(parent);
-    Notify({});
-    throw;
+    const bool is_next_node = std::size_t{parent} + 1 == child;
+    if (!is_next_node) branches_.emplace(BranchKey(parent, token), child);
+    tokens_[child] = token;
+    next_node_[child] = is_next_node;
+    ids_[child] = next_id_++;
+    parents_[child] = parent;
+    children_[child] = 0;
+    if constexpr (kPolicy == EvictionPolicy::kLru) stamps_[child] = stamp;
+    ++children_[parent];
+    parent = child;
   }
   PushLeaf<kPolicy>(parent);  // the new path's end is a leaf
   return parent;

@@ -78,10 +78,12 @@
 //      smallest key first, *before* creating anything: the victims do not
 //      depend on the new nodes, and creating after evicting means the slots
 //      never exceed capacity + 1;
-//   4. create the stored nodes in the freed slots (then at the end). Freed
-//      slots are reused last-freed-first, and a chain is evicted deepest
-//      first, so a new chain usually gets ascending consecutive slots and
-//      keeps its implicit next-node edges.
+//   4. create the stored nodes in the freed slots (then at the end). The
+//      evicted are never more than the stored, so every freed slot is
+//      reused by the same insert and none stays free between inserts.
+//      Freed slots are reused last-freed-first, and a chain is evicted
+//      deepest first, so a new chain usually gets ascending consecutive
+//      slots and keeps its implicit next-node edges.
 // Eviction pops the heap until an entry is valid. When the victim's parent
 // becomes a leaf whose key is <= the heap's smallest entry it is evicted at
 // once, without touching the heap: for FIFO that is always so (a parent's ID
@@ -149,11 +151,11 @@ class HashTrie {
   // Errors: throws CapacityError, leaving the trie unchanged, if more than
   // max_nodes nodes would be stored (unbounded: node_count() would exceed
   // it; bounded: only possible with capacity > max_nodes). Throws
-  // std::bad_alloc on memory exhaustion; the trie is then valid (prefix-
-  // closed, within capacity, every node reachable and evictable) and holds
-  // the nodes created before the failure; the evictions done are reported.
-  // Exceptions from the eviction listener propagate after the cache is
-  // complete. Not thread-safe.
+  // std::bad_alloc on memory exhaustion, after which the trie must not be
+  // used: Abseil's table (20220623) is itself left inconsistent when its
+  // growth fails, so no weaker guarantee is attempted. An exception from the
+  // eviction listener propagates after the cache is complete. Not
+  // thread-safe.
   NodeId Insert(TokenSpan sequence);
 
   // Longest cached prefix of `request` among the nodes present (SPEC §1):
@@ -215,7 +217,10 @@ class HashTrie {
     const auto branch = branches_.find(BranchKey(parent, token));
     return branch == branches_.end() ? 0 : branch->second;
   }
-  Walk WalkPath(TokenSpan request) const;
+  // Follows `request` from the root as far as edges exist, calling
+  // visit(slot) on every node reached (LRU's touch; or nothing).
+  template <typename Visit>
+  Walk WalkPath(TokenSpan request, Visit&& visit) const;
 
   // Unbounded: creates the nodes of `sequence` past `existing`.
   NodeId InsertUnbounded(Walk existing, TokenSpan sequence);
@@ -229,9 +234,8 @@ class HashTrie {
   template <EvictionPolicy kPolicy>
   BoundedResult InsertBounded(TokenSpan sequence);
   void CheckBoundedLimits(TokenSpan sequence) const;
-  // Reserves, geometrically, room for `created` new nodes and `evicted`
-  // evictions, so that the state changes after it do not allocate.
-  void ReserveBounded(std::uint64_t created, std::uint64_t evicted);
+  // Reserves room for `appended` more slots in every slot array.
+  void ReserveSlots(std::uint64_t appended);
   template <EvictionPolicy kPolicy>
   void EvictLeaves(std::uint64_t count);
   template <EvictionPolicy kPolicy>
