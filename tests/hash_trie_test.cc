@@ -4,7 +4,8 @@
 // and past 2^32, requests longer than the capacity, C = 0, LRU against FIFO,
 // the storage limit, and a seeded randomized differential test against the
 // reference (plain and paged), with the eviction listener's reports. The
-// behaviour shared by all engines is in the typed suite (engine_test.cc).
+// behaviour shared by all engines is in the typed suites (engine_test.cc,
+// and cache_test.cc for SPEC §8 with the capacity documents).
 //
 // Helpers are local to this file on purpose (no dependency on testing/).
 // A failing differential case prints its seed, options and the operations
@@ -16,11 +17,8 @@
 #include <sys/mman.h>
 
 #include <algorithm>
-#include <cctype>
 #include <climits>
 #include <cstdint>
-#include <filesystem>
-#include <fstream>
 #include <map>
 #include <memory>
 #include <random>
@@ -352,154 +350,6 @@ TEST(HashTrieTest, MovedCacheKeepsWorking) {
   EXPECT_EQ(second.Access(Tokens{3}), (Match{0, 0}));
   EXPECT_EQ(second.MatchPrefix(Tokens{1, 2}), (Match{1, 1}));
   EXPECT_EQ(log.total(), 1u);
-}
-
-// --- Replay documents (tests/data/cases/capacity) ----------------------------
-
-// Just enough JSON for the replay documents: objects, arrays, integers and
-// strings without escapes.
-struct Json {
-  enum class Kind { kNumber, kString, kArray, kObject } kind = Kind::kNumber;
-  std::string text;  // number or string
-  std::vector<Json> items;
-  std::map<std::string, Json> members;
-
-  const Json& at(const std::string& name) const { return members.at(name); }
-  bool has(const std::string& name) const { return members.count(name) != 0; }
-};
-
-class JsonParser {
- public:
-  explicit JsonParser(std::string text) : text_(std::move(text)) {}
-  Json Parse() {
-    Json value = Value();
-    Skip();
-    if (at_ != text_.size()) throw std::runtime_error("trailing input");
-    return value;
-  }
-
- private:
-  void Skip() {
-    while (at_ < text_.size() && std::isspace(text_[at_])) ++at_;
-  }
-  char Peek() {
-    Skip();
-    if (at_ >= text_.size()) throw std::runtime_error("truncated");
-    return text_[at_];
-  }
-  void Expect(char c) {
-    if (Peek() != c) throw std::runtime_error(std::string("expected ") + c);
-    ++at_;
-  }
-  std::string String() {
-    Expect('"');
-    const std::size_t end = text_.find('"', at_);
-    std::string value = text_.substr(at_, end - at_);
-    at_ = end + 1;
-    return value;
-  }
-  Json Value() {
-    Json value;
-    const char c = Peek();
-    if (c == '{') {
-      value.kind = Json::Kind::kObject;
-      ++at_;
-      if (Peek() == '}') return ++at_, value;
-      do {
-        std::string name = String();
-        Expect(':');
-        value.members[name] = Value();
-      } while (Peek() == ',' && ++at_);
-      Expect('}');
-    } else if (c == '[') {
-      value.kind = Json::Kind::kArray;
-      ++at_;
-      if (Peek() == ']') return ++at_, value;
-      do {
-        value.items.push_back(Value());
-      } while (Peek() == ',' && ++at_);
-      Expect(']');
-    } else if (c == '"') {
-      value.kind = Json::Kind::kString;
-      value.text = String();
-    } else {
-      const std::size_t start = at_;
-      while (at_ < text_.size() &&
-             (text_[at_] == '-' || std::isdigit(text_[at_]))) {
-        ++at_;
-      }
-      if (start == at_) throw std::runtime_error("unexpected character");
-      value.text = text_.substr(start, at_ - start);
-    }
-    return value;
-  }
-
-  std::string text_;
-  std::size_t at_ = 0;
-};
-
-// Replays a document on E (or PagedIndex<E> for a page size above 1) and
-// returns the matches as "(length,node)" text, one per request.
-template <typename E>
-std::vector<std::string> ReplayDocument(const CacheOptions& options,
-                                        const std::vector<Tokens>& requests) {
-  std::vector<std::string> answers;
-  auto replay = [&](auto& index) {
-    for (const Tokens& request : requests) {
-      answers.push_back(Format(index.Access(request)));
-    }
-  };
-  if (options.page_size == 1) {
-    E engine(options);
-    replay(engine);
-  } else {
-    PagedIndex<E> paged(options);
-    replay(paged);
-  }
-  return answers;
-}
-
-TEST(HashTrieTest, CapacityReplayDocuments) {
-  const std::filesystem::path dir =
-      std::filesystem::path(KVPREFIX_SOURCE_DIR) / "tests/data/cases/capacity";
-  int documents = 0;
-  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
-    if (entry.path().extension() != ".json") continue;
-    SCOPED_TRACE(entry.path().filename().string());
-    std::ifstream file(entry.path());
-    std::stringstream text;
-    text << file.rdbuf();
-    const Json root = JsonParser(text.str()).Parse();
-    const Json& document = root.at("document");
-    CacheOptions options;
-    if (document.has("capacity")) {
-      options.capacity = std::stoull(document.at("capacity").text);
-    }
-    if (document.has("policy")) {
-      options.policy = *ParseEvictionPolicy(document.at("policy").text);
-    }
-    if (document.has("page_size")) {
-      options.page_size = std::stoull(document.at("page_size").text);
-    }
-    std::vector<Tokens> requests;
-    for (const Json& request : document.at("requests").items) {
-      Tokens tokens;
-      for (const Json& token : request.items) {
-        tokens.push_back(static_cast<Token>(std::stoll(token.text)));
-      }
-      requests.push_back(tokens);
-    }
-    std::vector<std::string> expected;
-    for (const Json& match : root.at("expected").at("matches").items) {
-      expected.push_back(
-          Format(Match{std::stoull(match.at("matched_length").text),
-                       std::stoull(match.at("cache_node").text)}));
-    }
-    EXPECT_EQ(ReplayDocument<HashTrie>(options, requests), expected)
-        << Format(options);
-    ++documents;
-  }
-  EXPECT_GE(documents, 14);
 }
 
 // --- Randomized differential against the reference ---------------------------
