@@ -76,8 +76,9 @@ Match HashTrie::MatchPrefix(TokenSpan request) const {
 }
 
 NodeId HashTrie::Insert(TokenSpan sequence) {
-  if (!options_.bounded())
+  if (!options_.bounded()) {
     return InsertUnbounded(WalkPath(sequence, NoVisit{}), sequence);
+  }
   return options_.policy == EvictionPolicy::kLru
              ? InsertBounded<EvictionPolicy::kLru>(sequence).deepest
              : InsertBounded<EvictionPolicy::kFifo>(sequence).deepest;
