@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "engines/registry.h"
+#include "io/case_file.h"
 #include "io/json_input.h"
 #include "io/json_output.h"
 #include "testing/bad_inputs.h"
@@ -466,6 +467,196 @@ TEST_F(CliTest, ConvertTokenModeExpandsBlocks) {
   for (const Token token : input.cached_sequences[2]) {
     EXPECT_TRUE(token >= 0 && token < 7);
   }
+}
+
+// --- A cache with a capacity (SPEC §8) ---------------------------------------
+
+TEST_F(CliTest, ReplayDocumentsGiveTheCapacityCasesForEveryEngine) {
+  const auto cases = test::LoadCapacityCases();
+  ASSERT_EQ(cases.size(), 14u);
+  const auto engines = EngineNamesFromCli();
+  ASSERT_EQ(engines.size(), 4u);
+  for (const ReplayCaseFile& shared : cases) {
+    std::string document;
+    AppendReplayDocumentJson(shared.input, document);
+    WriteFile(Path("doc.json"), document);
+    std::string expected;
+    AppendMatchesJson(shared.input.requests, shared.expected, expected);
+    for (const std::string& engine : engines) {
+      const RunResult result = Run(
+          {"replay", Path("doc.json"), "--format", "requests", "-e", engine});
+      EXPECT_EQ(result.status, 0) << result.err;
+      EXPECT_EQ(result.out, expected) << shared.name << " on " << engine;
+    }
+  }
+}
+
+TEST_F(CliTest, ReplayDocumentOptionsOverrideItsCache) {
+  WriteFile(Path("doc.json"),
+            R"({"requests":[[1,2,3],[1,2,4],[5],[1,2,3]],"capacity":3})");
+  // Unbounded, the last request matches all of [1,2,3] at node 3.
+  const RunResult result =
+      Run({"replay", Path("doc.json"), "--format", "requests", "--capacity",
+           "100", "-o", Path("out.json")});
+  EXPECT_EQ(result.status, 0) << result.err;
+  EXPECT_EQ(result.out, "");
+  EXPECT_THAT(ReadFile(Path("out.json")),
+              HasSubstr(R"({"matched_length":3,"cache_node":3,)"
+                        R"("uncached_suffix":[]}]})"));
+}
+
+TEST_F(CliTest, ReplayWithACapacityAgreesAcrossEnginesAndReportsTheCache) {
+  const std::string trace =
+      KVPREFIX_SOURCE_DIR "/data/mooncake/synthetic_trace.jsonl";
+  std::string first;
+  for (const std::string& engine : EngineNamesFromCli()) {
+    const RunResult result = Run({"replay", trace, "-e", engine, "--capacity",
+                                  "5000", "--policy", "fifo"});
+    EXPECT_EQ(result.status, 0) << result.err;
+    EXPECT_THAT(result.out,
+                HasSubstr(R"("capacity":5000,"policy":"fifo","page_size":1,)"));
+    EXPECT_THAT(result.out, HasSubstr(R"("nodes":5000,"peak_nodes":5000,)"));
+    // Everything from "requests" to "evictions" is the same for all engines.
+    const std::string counts = result.out.substr(
+        result.out.find("\"requests\""),
+        result.out.find("\"memory_bytes\"") - result.out.find("\"requests\""));
+    if (first.empty()) first = counts;
+    EXPECT_EQ(counts, first) << engine;
+  }
+}
+
+TEST_F(CliTest, ReplayCapacityMayBeASizeOfKvCache) {
+  WriteFile(Path("t.jsonl"), kTinyTrace);
+  // Block mode: a node is a 512-token block, 64 MiB at 128 KiB a token, so
+  // 1GiB holds 16 nodes, and 100MB 1.
+  const RunResult result =
+      Run({"replay", Path("t.jsonl"), "--capacity", "1GiB",
+           "--kv-bytes-per-token", "131072", "--page-size", "1"});
+  EXPECT_EQ(result.status, 0) << result.err;
+  EXPECT_THAT(result.out, HasSubstr(R"("capacity":16,"policy":"lru",)"
+                                    R"("page_size":1,)"
+                                    R"("capacity_bytes":1073741824,)"));
+  const RunResult decimal =
+      Run({"replay", Path("t.jsonl"), "--mode", "token", "--capacity", "0.5MB",
+           "--kv-bytes-per-token", "1000", "--page-size", "4"});
+  EXPECT_EQ(decimal.status, 0) << decimal.err;
+  EXPECT_THAT(decimal.out, HasSubstr(R"("capacity":125,)"));
+}
+
+TEST_F(CliTest, CacheOptionMistakesAreUsageErrors) {
+  WriteFile(Path("t.jsonl"), kTinyTrace);
+  WriteFile(Path("doc.json"), R"({"requests":[],"capacity":null})");
+  const struct {
+    std::vector<std::string> args;
+    const char* message;
+  } kMistakes[] = {
+      {{"--capacity", "80GiB"}, "a size needs --kv-bytes-per-token"},
+      {{"--capacity", "12x", "--kv-bytes-per-token", "2"}, "found '12x'"},
+      {{"--capacity", "1.5.2GB", "--kv-bytes-per-token", "2"}, "1.5.2GB"},
+      {{"--capacity", "18446744073709551616"}, "at most"},
+      {{"--capacity", "20000000000TB", "--kv-bytes-per-token", "2"},
+       "2^64 bytes"},
+      {{"--policy", "LRU"}, "--policy"},
+      {{"--page-size", "0"}, "--page-size"},
+      {{"-o", "x.json"}, "--output does not apply to --format mooncake"},
+  };
+  for (const auto& mistake : kMistakes) {
+    std::vector<std::string> args = {"replay", Path("t.jsonl")};
+    args.insert(args.end(), mistake.args.begin(), mistake.args.end());
+    const RunResult result = Run(args);
+    EXPECT_EQ(result.status, 2) << mistake.message;
+    EXPECT_EQ(result.out, "");
+    EXPECT_THAT(result.err, HasSubstr(mistake.message));
+  }
+  const RunResult mode = Run(
+      {"replay", Path("doc.json"), "--format", "requests", "--mode", "token"});
+  EXPECT_EQ(mode.status, 2);
+  EXPECT_THAT(mode.err,
+              HasSubstr("--mode does not apply to --format requests"));
+  const RunResult bad =
+      Run({"replay", Path("doc.json"), "--format", "requests"});
+  EXPECT_EQ(bad.status, 2);
+  EXPECT_THAT(bad.err, HasSubstr(Path("doc.json") + ": $.capacity: expected"));
+}
+
+TEST_F(CliTest, MatchWithAPageSize) {
+  WriteFile(Path("in.json"),
+            R"({"cached_sequences":[[1,2,3,4,5]],"requests":[[1,2,3,9],[1]]})");
+  const RunResult result = Run({"match", Path("in.json"), "--page-size", "2"});
+  EXPECT_EQ(result.status, 0) << result.err;
+  EXPECT_EQ(
+      result.out,
+      R"({"matches":[{"matched_length":2,"cache_node":1,"uncached_suffix":[3,9]},)"
+      R"({"matched_length":0,"cache_node":0,"uncached_suffix":[1]}]})"
+      "\n");
+}
+
+TEST_F(CliTest, CurvePrintsEveryCapacityAsReplayWould) {
+  WriteFile(Path("doc.json"),
+            R"({"requests":[[1,2,3],[1,2,4],[5],[1,2,3]],"capacity":7})");
+  // Before request 2 the stack is (1) (1,2) (1,2,3); before request 4 it is
+  // (5) (1) (1,2) (1,2,4) (1,2,3): SPEC §8's hand-01 document at every C.
+  const RunResult result = Run({"curve", Path("doc.json"), "--input-format",
+                                "requests", "--capacities", "0,1,2,3,5"});
+  EXPECT_EQ(result.status, 0) << result.err;
+  EXPECT_EQ(result.out,
+            R"({"capacity":0,"capacity_bytes":null,"matched_tokens":0,)"
+            R"("request_tokens":10,"hit_ratio":0})"
+            "\n"
+            R"({"capacity":1,"capacity_bytes":null,"matched_tokens":1,)"
+            R"("request_tokens":10,"hit_ratio":0.1})"
+            "\n"
+            R"({"capacity":2,"capacity_bytes":null,"matched_tokens":3,)"
+            R"("request_tokens":10,"hit_ratio":0.3})"
+            "\n"
+            R"({"capacity":3,"capacity_bytes":null,"matched_tokens":4,)"
+            R"("request_tokens":10,"hit_ratio":0.4})"
+            "\n"
+            R"({"capacity":5,"capacity_bytes":null,"matched_tokens":5,)"
+            R"("request_tokens":10,"hit_ratio":0.5})"
+            "\n");
+  for (const char* capacity : {"2", "3"}) {
+    const RunResult replayed = Run({"replay", Path("doc.json"), "--format",
+                                    "requests", "--capacity", capacity});
+    EXPECT_EQ(replayed.status, 0) << replayed.err;
+  }
+}
+
+TEST_F(CliTest, CurveCsvPointsSizesAndPlot) {
+  WriteFile(Path("t.jsonl"), kTinyTrace);
+  // Block mode at 128 KiB a token: a node is 64 MiB, so 128MiB is 2 nodes.
+  const RunResult csv =
+      Run({"curve", Path("t.jsonl"), "--format", "csv", "--capacities",
+           "1,128MiB", "--kv-bytes-per-token", "131072"});
+  EXPECT_EQ(csv.status, 0) << csv.err;
+  EXPECT_EQ(csv.out,
+            "capacity,capacity_bytes,matched_tokens,request_tokens,hit_ratio\n"
+            "1,67108864,2,6,0.3333333333333333\n"
+            "2,134217728,3,6,0.5\n");
+  const RunResult points = Run({"curve", Path("t.jsonl"), "--points", "2"});
+  EXPECT_EQ(points.status, 0) << points.err;
+  EXPECT_THAT(points.out, StartsWith(R"({"capacity":1,)"));
+  EXPECT_THAT(points.out, HasSubstr(R"({"capacity":3,)"));  // 3 prefixes
+  const RunResult plot =
+      Run({"curve", Path("t.jsonl"), "--plot", Path("curve.png")});
+  EXPECT_EQ(plot.status, 0) << plot.err;
+  EXPECT_EQ(ReadFile(Path("curve.png")).substr(1, 3), "PNG");
+}
+
+TEST_F(CliTest, CurveMistakesAreReported) {
+  WriteFile(Path("t.jsonl"), kTinyTrace);
+  const RunResult both =
+      Run({"curve", Path("t.jsonl"), "--capacities", "1", "--points", "3"});
+  EXPECT_EQ(both.status, 2);
+  EXPECT_THAT(both.err, HasSubstr("--capacities or --points, not both"));
+  const RunResult size = Run({"curve", Path("t.jsonl"), "--capacities", "1GB"});
+  EXPECT_EQ(size.status, 2);
+  EXPECT_THAT(size.err, HasSubstr("a size needs --kv-bytes-per-token"));
+  const RunResult plot =
+      Run({"curve", Path("t.jsonl"), "--plot", Path("curve.gif")});
+  EXPECT_EQ(plot.status, 1);
+  EXPECT_THAT(plot.err, HasSubstr("expected a .png or .svg file"));
+  EXPECT_EQ(plot.out, "");
 }
 
 }  // namespace

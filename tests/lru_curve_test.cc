@@ -8,8 +8,11 @@
 #include <random>
 #include <vector>
 
+#include "io/mooncake.h"
 #include "kvprefix/paged_index.h"
 #include "kvprefix/replay.h"
+#include "optimized/double_array_trie.h"
+#include "optimized/radix_trie.h"
 #include "reference/reference_trie.h"
 
 namespace kvprefix {
@@ -133,6 +136,55 @@ TEST(LruCurveTest, EqualsReplayOnRandomTracesAndPageSizes) {
       if (::testing::Test::HasFatalFailure()) return;
     }
   }
+}
+
+// The real traces: the curve on radix runs equals direct LRU replays on the
+// double-array engine (another engine, per-node) at ten capacities, in block
+// mode and on a window of token mode, and the unbounded replay past the
+// distinct prefixes.
+void ExpectCurveEqualsReplayOnTrace(const SequenceList& trace) {
+  LruCurve<PagedIndex<RadixTrie>> curve;
+  for (TokenSpan request : trace) curve.Add(request);
+  std::vector<std::uint64_t> capacities =
+      LogSpacedCapacities(curve.distinct_prefixes(), 10);
+  capacities.push_back(curve.distinct_prefixes() + 1);
+  const std::vector<std::uint64_t> matched = curve.MatchedTokens(capacities);
+  for (std::size_t i = 0; i < capacities.size(); ++i) {
+    DoubleArrayTrie cache(CacheOptions{.capacity = capacities[i]});
+    const ReplaySummary replayed = Replay(cache, trace);
+    EXPECT_EQ(matched[i], replayed.matched_tokens)
+        << "capacity " << capacities[i];
+    EXPECT_EQ(curve.request_tokens(), replayed.request_tokens);
+  }
+  DoubleArrayTrie unbounded;
+  EXPECT_EQ(matched.back(), Replay(unbounded, trace).matched_tokens);
+}
+
+TEST(LruCurveTest, EqualsReplayOnTheMooncakeTracesInBlockMode) {
+  for (const char* name :
+       {"conversation_trace.jsonl", "synthetic_trace.jsonl"}) {
+    SCOPED_TRACE(name);
+    ExpectCurveEqualsReplayOnTrace(ReadMooncakeTrace(
+        std::string(KVPREFIX_SOURCE_DIR "/data/mooncake/") + name, {}));
+  }
+}
+
+TEST(LruCurveTest, EqualsReplayOnATokenModeWindow) {
+  const SequenceList trace = ReadMooncakeTrace(
+      KVPREFIX_SOURCE_DIR "/data/mooncake/conversation_trace.jsonl",
+      {.mode = TraceMode::kToken});
+  SequenceList window;
+  for (std::size_t i = 0; i < 300; ++i) window.Append(trace[i]);
+  ExpectCurveEqualsReplayOnTrace(window);
+}
+
+TEST(LruCurveTest, LogSpacedCapacitiesEndAtTheMaximum) {
+  EXPECT_EQ(LogSpacedCapacities(1000, 4),
+            (std::vector<std::uint64_t>{1, 10, 100, 1000}));
+  EXPECT_EQ(LogSpacedCapacities(3, 10), (std::vector<std::uint64_t>{1, 2, 3}));
+  EXPECT_EQ(LogSpacedCapacities(7, 1), (std::vector<std::uint64_t>{7}));
+  EXPECT_TRUE(LogSpacedCapacities(0, 5).empty());
+  EXPECT_TRUE(LogSpacedCapacities(5, 0).empty());
 }
 
 }  // namespace

@@ -1,0 +1,118 @@
+"""kvprefix.replay, PrefixIndex(capacity=...) and page_size (SPEC section 8):
+the capacity cases (tests/data/cases/capacity/) on every engine, hand-worked
+answers, and argument errors."""
+import glob
+import json
+import os
+
+import pytest
+
+import kvprefix
+
+ENGINES = kvprefix.engines()
+CASES = sorted(glob.glob(os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                      "..", "..", "tests", "data", "cases", "capacity",
+                                      "*.json")))
+
+
+def test_every_capacity_case_is_here():
+    assert len(CASES) == 14
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("path", CASES, ids=os.path.basename)
+def test_capacity_case_gives_expected_matches(engine, path):
+    with open(path) as case_file:
+        case = json.load(case_file)
+    document = case["document"]
+    result = kvprefix.replay(document["requests"], capacity=document.get("capacity"),
+                             policy=document.get("policy", "lru"),
+                             page_size=document.get("page_size", 1), engine=engine)
+    assert result == case["expected"]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_prefix_index_access_evicts_and_never_reuses_ids(engine):
+    # tests/data/cases/capacity/hand-01, step by step.
+    index = kvprefix.PrefixIndex(engine, capacity=3)
+    assert (index.capacity, index.policy, index.page_size) == (3, "lru", 1)
+    assert index.access([1, 2, 3])["matched_length"] == 0
+    assert index.access([1, 2, 4]) == {"matched_length": 2, "cache_node": 2,
+                                       "uncached_suffix": [4]}
+    index.access([5])
+    assert index.access((1, 2, 3))["cache_node"] == 2
+    assert index.match([1, 2, 3]) == {"matched_length": 3, "cache_node": 6,
+                                      "uncached_suffix": []}
+    assert (index.node_count, index.evicted_count) == (3, 3)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_fifo_and_lru_differ(engine):
+    requests = [[1, 2], [3], [1, 2], [4], [1, 2], [3]]
+    lru = kvprefix.replay(requests, capacity=3, policy="lru", engine=engine)
+    fifo = kvprefix.replay(requests, capacity=3, policy="fifo", engine=engine)
+    # LRU evicts 3, the least recently used leaf, for [4].
+    assert [m["matched_length"] for m in lru["matches"]] == [0, 0, 2, 0, 2, 0]
+    # FIFO evicts (1,2), the oldest leaf, for [4], then 3 for the new (1,2).
+    assert [m["matched_length"] for m in fifo["matches"]] == [0, 0, 2, 0, 1, 0]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_page_size_drops_the_partial_page(engine):
+    assert kvprefix.find_prefix_matches([[1, 2, 3, 4, 5]], [[1, 2, 3, 4, 9], [1]],
+                                        engine=engine, page_size=2) == {"matches": [
+        {"matched_length": 4, "cache_node": 2, "uncached_suffix": [9]},
+        {"matched_length": 0, "cache_node": 0, "uncached_suffix": [1]}]}
+    index = kvprefix.PrefixIndex(engine, page_size=3)
+    assert index.insert([7, 8, 9, 10]) == 1
+    assert index.match([7, 8, 9, 10])["matched_length"] == 3
+
+
+def test_unbounded_by_default():
+    index = kvprefix.PrefixIndex()
+    assert index.capacity is None and index.evicted_count == 0
+
+
+@pytest.mark.parametrize("arguments,error", [
+    ({"capacity": -1}, ValueError), ({"capacity": 2 ** 64}, ValueError),
+    ({"capacity": 1.5}, TypeError), ({"capacity": True}, TypeError),
+    ({"capacity": "3"}, TypeError), ({"policy": "LRU"}, ValueError),
+    ({"page_size": 0}, ValueError), ({"page_size": 2 ** 31}, ValueError),
+    ({"engine": "nope"}, ValueError)])
+def test_bad_arguments_raise(arguments, error):
+    with pytest.raises(error):
+        kvprefix.replay([[1]], **arguments)
+
+
+def test_curve_equals_replay_at_every_capacity():
+    requests = [[1, 2, 3], [1, 2, 4], [5], [1, 2, 3], [1, 2], [5, 6, 7, 8], [1, 2, 4, 9]]
+    for page_size in (1, 2):
+        curve = kvprefix.curve(requests, page_size=page_size,
+                               capacities=range(0, 12))
+        assert curve["request_tokens"] == sum(map(len, requests))
+        for capacity, matched in zip(curve["capacities"], curve["matched_tokens"]):
+            replayed = kvprefix.replay(requests, capacity=int(capacity),
+                                       page_size=page_size, engine="reference")
+            assert matched == sum(m["matched_length"] for m in replayed["matches"])
+
+
+def test_curve_points_are_log_spaced_up_to_the_distinct_prefixes():
+    curve = kvprefix.curve([[t, t + 1, t + 2] for t in range(0, 300, 3)], points=4)
+    assert list(curve["capacities"]) == [1, 7, 45, 300]  # 300 ** (k / 3)
+    assert curve["distinct_prefixes"] == 300
+    assert list(curve["hit_ratios"]) == [0.0, 0.0, 0.0, 0.0]
+
+
+def test_curve_returns_numpy_arrays():
+    numpy = pytest.importorskip("numpy")
+    curve = kvprefix.curve([[1], [1]], capacities=[0, 1])
+    assert isinstance(curve["capacities"], numpy.ndarray)
+    assert list(curve["hit_ratios"]) == [0.0, 0.5]
+
+
+@pytest.mark.parametrize("arguments,error", [
+    ({"capacities": [1], "points": 3}, ValueError), ({"points": 0}, ValueError),
+    ({"capacities": [-1]}, ValueError), ({"page_size": 0}, ValueError)])
+def test_curve_bad_arguments_raise(arguments, error):
+    with pytest.raises(error):
+        kvprefix.curve([[1]], **arguments)
