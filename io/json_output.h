@@ -45,6 +45,11 @@ void AppendReplayDocumentJson(const ReplayInput& input, std::string& out);
 // empty path. O(bytes).
 void WriteFileAtomically(const std::string& path, std::string_view contents);
 
+// The same for contents made of `pieces`, written in order (no copy joins
+// them).
+void WriteFileAtomically(const std::string& path,
+                         std::span<const std::string_view> pieces);
+
 }  // namespace kvprefix
 
 #endif  // KVPREFIX_IO_JSON_OUTPUT_H_

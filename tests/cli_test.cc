@@ -659,5 +659,22 @@ TEST_F(CliTest, CurveMistakesAreReported) {
   EXPECT_EQ(plot.out, "");
 }
 
+TEST_F(CliTest, MatchGivesTheSameBytesOnAnyNumberOfThreads) {
+  // The largest shared cases: many requests, long suffixes, wide nodes.
+  for (const CaseFile& shared : test::LoadSharedCases()) {
+    if (shared.input.requests.size() < 5) continue;
+    std::string json;
+    AppendBatchInputJson(shared.input, json);
+    WriteFile(Path("in.json"), json);
+    for (const char* threads : {"1", "2", "3", "64"}) {
+      const RunResult result =
+          Run({"match", Path("in.json"), "--threads", threads});
+      EXPECT_EQ(result.status, 0) << result.err;
+      EXPECT_EQ(result.out, test::ExpectedOutput(shared))
+          << shared.name << " on " << threads << " threads";
+    }
+  }
+}
+
 }  // namespace
 }  // namespace kvprefix
