@@ -18,6 +18,9 @@ enum Ops : unsigned {
   kMatch = 2,   // BM_Match: warm match of the requests
   kReplay = 4,  // BM_Replay: match-then-insert over cached + requests
   kIo = 8,      // BM_ParseJson / BM_WriteJson and the end-to-end input
+  // BM_Replay with a capacity of 10% and 50% of the distinct prefixes, LRU
+  // and FIFO (SPEC §8), and BM_Curve, the one-pass LRU curve (radix only)
+  kCapacity = 16,
 };
 
 struct WorkloadSpec {
@@ -25,6 +28,9 @@ struct WorkloadSpec {
   std::size_t size;  // the generator's size argument (see workloads.h)
   unsigned ops;      // Ops bit set
   std::function<BatchInput()> make;
+  // False for workloads too large for the reference engine (minutes an
+  // iteration): only the optimized engines run them.
+  bool reference = true;
 
   // "<name>/<size>", the tail of every benchmark name using this workload.
   std::string Label() const { return name + "/" + std::to_string(size); }

@@ -285,10 +285,11 @@ BatchInput SequenceCountWorkload(std::size_t sequences) {
   return workload;
 }
 
-SequenceList ReadMooncakeHead(const std::string& path, std::size_t requests) {
+SequenceList ReadMooncakeHead(const std::string& path, std::size_t requests,
+                              TraceMode mode) {
   std::ifstream file(path);
   if (!file) throw IoError(path + ": cannot open the Mooncake trace");
-  const TraceOptions options{.mode = TraceMode::kToken};
+  const TraceOptions options{.mode = mode};
   SequenceList trace;
   std::string line;
   for (std::size_t line_number = 1;
@@ -299,9 +300,9 @@ SequenceList ReadMooncakeHead(const std::string& path, std::size_t requests) {
   return trace;
 }
 
-BatchInput MooncakeBatchWorkload(const std::string& path,
-                                 std::size_t requests) {
-  const SequenceList trace = ReadMooncakeHead(path, requests);
+BatchInput MooncakeBatchWorkload(const std::string& path, std::size_t requests,
+                                 TraceMode mode) {
+  const SequenceList trace = ReadMooncakeHead(path, requests, mode);
   BatchInput workload;
   const std::size_t half = trace.size() / 2;
   for (std::size_t i = 0; i < trace.size(); ++i) {

@@ -23,6 +23,7 @@
 #include <cstddef>
 #include <string>
 
+#include "io/mooncake.h"
 #include "kvprefix/batch.h"
 #include "kvprefix/sequence_list.h"
 
@@ -89,16 +90,19 @@ BatchInput SharedPrefixWorkload(std::size_t prefix_tokens);
 // tokens changed.
 BatchInput SequenceCountWorkload(std::size_t sequences);
 
-// The first `requests` lines of a Mooncake trace (SPEC §7 token mode, default
-// vocabulary), as one list of token sequences. Throws IoError if the file
-// cannot be read and InputError if a line is malformed. Reads only the lines
-// it needs.
-SequenceList ReadMooncakeHead(const std::string& path, std::size_t requests);
+// The first `requests` lines of a Mooncake trace (SPEC §7, token mode with
+// the default vocabulary unless `mode` says block), as one list of token
+// sequences. Throws IoError if the file cannot be read and InputError if a
+// line is malformed. Reads only the lines it needs.
+SequenceList ReadMooncakeHead(const std::string& path, std::size_t requests,
+                              TraceMode mode = TraceMode::kToken);
 
 // A Mooncake trace's first `requests` requests in batch form: the first half
 // cached, the second half as requests (issue 3: `requests` = 2,000 on
-// conversation_trace.jsonl). Throws as ReadMooncakeHead.
-BatchInput MooncakeBatchWorkload(const std::string& path, std::size_t requests);
+// conversation_trace.jsonl); replaying both halves in order replays the
+// trace's head. Throws as ReadMooncakeHead.
+BatchInput MooncakeBatchWorkload(const std::string& path, std::size_t requests,
+                                 TraceMode mode = TraceMode::kToken);
 
 }  // namespace kvprefix::bench
 
