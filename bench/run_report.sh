@@ -7,7 +7,9 @@
 # Steps: a Release build in build-bench/; the whole Google Benchmark suite
 # (every engine x every workload, 5 repetitions, random interleaving; raw
 # JSON kept in docs/data/kvprefix_bench.json); the end-to-end CLI run
-# (bench/e2e.py -> docs/data/e2e.json); then bench/report.py. The previous
+# (bench/e2e.py -> docs/data/e2e.json); the hit-ratio curves of both traces
+# (bench/curves.py -> docs/data/curve_*.csv, docs/img/curve_*.png); then
+# bench/report.py. The previous
 # docs/data/kvprefix_bench.json (the last published run) becomes
 # docs/data/baseline.json, which compare.py sets against the new run, unless
 # --baseline names another file. Everything the report shows stays in
@@ -56,6 +58,9 @@ mv "$work_dir/run.json" "$data_dir/kvprefix_bench.json"
 
 /usr/bin/python3 "$source_dir/bench/e2e.py" --build "$build_dir" \
   --out "$data_dir/e2e.json"
+
+/usr/bin/python3 "$source_dir/bench/curves.py" --build "$build_dir" \
+  --data-dir "$data_dir" --img-dir "$source_dir/docs/img"
 
 /usr/bin/python3 "$source_dir/bench/report.py" \
   --out "$source_dir/docs/benchmarks.md" --img-dir "$source_dir/docs/img" \

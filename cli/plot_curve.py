@@ -55,7 +55,7 @@ def main():
         top = axes.secondary_xaxis(
             "top", functions=(lambda c: c * gib_per_node, lambda g: g / gib_per_node))
         top.set_xlabel("KV cache (GiB)")
-    axes.legend(loc="lower right")
+    axes.legend(loc="upper left")
     figure.tight_layout()
     image = io.BytesIO()
     figure.savefig(image, format=args.format)

@@ -1,0 +1,102 @@
+#!/usr/bin/python3
+"""Hit ratio against capacity for the benchmark report (SPEC §8).
+
+Usage: bench/curves.py --build BUILD_DIR --data-dir DIR --img-dir DIR
+                       [--mooncake-dir DIR] [--points N]
+
+For each Mooncake trace in block and in token mode: the exact LRU curve at N
+log-spaced capacities (`kvprefix curve`, one pass), then `kvprefix replay`
+with FIFO, and with LRU as a check of the curve, at a few of those
+capacities. Capacities get a second axis in GiB for Llama-3-8B in fp16
+(128 KiB of KV cache a token: 2 x 32 layers x 8 KV heads x 128 dims x 2
+bytes). Writes DIR/curve_<trace>_<mode>.csv (the curve) and
+..._replays.csv (the replays), and draws docs/img/curve_<trace>_<mode>.png
+with cli/plot_curve.py. Fails if an LRU replay differs from the curve.
+"""
+
+import argparse
+import csv
+import io
+import json
+import os
+import subprocess
+import sys
+
+KV_BYTES_PER_TOKEN = 131072  # Llama-3-8B, fp16
+TRACES = {"conversation": "conversation_trace.jsonl",
+          "synthetic": "synthetic_trace.jsonl"}
+REPLAYS = 5  # capacities replayed with FIFO (and LRU) per curve
+
+
+def run(command):
+    return subprocess.run(command, check=True, capture_output=True, text=True).stdout
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--build", required=True)
+    parser.add_argument("--data-dir", required=True)
+    parser.add_argument("--img-dir", required=True)
+    parser.add_argument("--mooncake-dir", default=os.path.join(
+        os.path.dirname(os.path.abspath(__file__)), "..", "data", "mooncake"))
+    parser.add_argument("--points", type=int, default=40)
+    args = parser.parse_args()
+    cli = os.path.join(args.build, "kvprefix")
+    plot = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "cli",
+                        "plot_curve.py")
+    os.makedirs(args.data_dir, exist_ok=True)
+    os.makedirs(args.img_dir, exist_ok=True)
+    for name, file in TRACES.items():
+        trace = os.path.join(args.mooncake_dir, file)
+        for mode in ("block", "token"):
+            stem = f"curve_{name}_{mode}"
+            print(f"curves: {stem}", file=sys.stderr)
+            curve_csv = run([cli, "curve", trace, "--mode", mode, "--points",
+                             str(args.points), "--kv-bytes-per-token",
+                             str(KV_BYTES_PER_TOKEN), "--format", "csv"])
+            rows = list(csv.DictReader(io.StringIO(curve_csv)))
+            # A few capacities spread over the curve, the largest excluded
+            # (there FIFO and LRU both keep everything).
+            step = max(1, (len(rows) - 1) // REPLAYS)
+            chosen = rows[step - 1:len(rows) - 1:step][:REPLAYS]
+            replays = []
+            for row in chosen:
+                for policy in ("fifo", "lru"):
+                    summary = json.loads(run([
+                        cli, "replay", trace, "--mode", mode, "--capacity",
+                        row["capacity"], "--policy", policy,
+                        "--kv-bytes-per-token", str(KV_BYTES_PER_TOKEN)]))
+                    replays.append({"policy": policy, "capacity": row["capacity"],
+                                    "capacity_bytes": summary["capacity_bytes"],
+                                    "matched_tokens": summary["matched_tokens"],
+                                    "request_tokens": summary["request_tokens"],
+                                    "hit_ratio": summary["hit_ratio"]})
+                    if policy == "lru" and str(summary["matched_tokens"]) != row["matched_tokens"]:
+                        sys.exit(f"curves: {stem}: LRU replay at {row['capacity']} matched "
+                                 f"{summary['matched_tokens']}, the curve says "
+                                 f"{row['matched_tokens']}")
+            with open(os.path.join(args.data_dir, stem + ".csv"), "w") as f:
+                f.write(curve_csv)
+            fifo_path = os.path.join(args.data_dir, stem + "_replays.csv")
+            with open(fifo_path, "w", newline="") as f:
+                writer = csv.DictWriter(f, fieldnames=list(replays[0]))
+                writer.writeheader()
+                writer.writerows(replays)
+            fifo_only = os.path.join(args.data_dir, stem + "_fifo.tmp.csv")
+            with open(fifo_only, "w", newline="") as f:
+                writer = csv.DictWriter(f, fieldnames=list(replays[0]))
+                writer.writeheader()
+                writer.writerows(r for r in replays if r["policy"] == "fifo")
+            unit = "512-token blocks" if mode == "block" else "tokens"
+            image = subprocess.run(
+                ["/usr/bin/python3", plot, "--format", "png", "--title",
+                 f"{file}, {mode} mode: hit ratio against capacity ({unit}; "
+                 "GiB for Llama-3-8B fp16)", "--extra", f"FIFO (replay)={fifo_only}"],
+                input=curve_csv.encode(), check=True, capture_output=True).stdout
+            os.remove(fifo_only)
+            with open(os.path.join(args.img_dir, stem + ".png"), "wb") as f:
+                f.write(image)
+
+
+if __name__ == "__main__":
+    main()
