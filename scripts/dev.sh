@@ -3,8 +3,9 @@
 # kvprefix needs (only the missing ones), configures and builds a Release
 # build in build/, then runs what was asked:
 #
-#   scripts/dev.sh demo    the batch job on the bundled examples and a
-#                          block-mode replay of the real Mooncake trace
+#   scripts/dev.sh demo    the batch job on the bundled examples, then a
+#                          block-mode replay of the real Mooncake trace,
+#                          unbounded and with a capacity, and its LRU curve
 #   scripts/dev.sh test    the whole test suite with ctest
 #   scripts/dev.sh build   set-up and build only
 #
@@ -50,8 +51,14 @@ demo() {
     build/kvprefix match "$example"
   done
   local trace=data/mooncake/conversation_trace.jsonl
-  echo "\$ build/kvprefix replay $trace --mode block"
-  build/kvprefix replay "$trace" --mode block
+  local command
+  for command in "replay $trace --mode block" \
+                 "replay $trace --mode block --capacity 10000 --policy lru" \
+                 "curve $trace --mode block --points 6"; do
+    echo "\$ build/kvprefix $command"
+    # shellcheck disable=SC2086  # the words of $command are its arguments
+    build/kvprefix $command
+  done
 }
 
 run_tests() {
