@@ -21,23 +21,23 @@ NodeId ReferenceTrie::Insert(TokenSpan sequence) {
   NodeId current = kRootNode;
   std::vector<NodeId> path;
   for (Token token : sequence) {
-    auto edge = edges_.find({current, token});
-    if (edge != edges_.end()) {
+    auto& children = nodes_[current].children;
+    auto edge = children.find(token);
+    if (edge != children.end()) {
       // "where the current node has an edge for the token it follows it"
       current = edge->second;
     } else {
       // "otherwise it creates a new node whose ID is the next unused one";
-      // §8: "IDs of evicted nodes are never given again".
-      const NodeId created = next_id_++;
-      edges_.emplace(Edge{current, token}, created);
+      // §8: "IDs of evicted nodes are never given again" (their entries
+      // stay, so the vector's length is always the next ID).
+      const NodeId created = nodes_.size();
+      nodes_.push_back(Node{.parent = current, .token = token});
+      nodes_[current].children.emplace(token, created);  // after the push
+      ++present_;
       if (options_.bounded()) {
-        nodes_.emplace(created, NodeState{.parent = current, .token = token});
-        leaves_.emplace(LeafKey(created, nodes_.at(created)), created);
-        if (current != kRootNode) {
-          NodeState& parent = nodes_.at(current);
-          if (parent.children++ == 0) {
-            leaves_.erase({LeafKey(current, parent), current});
-          }
+        leaves_.emplace(LeafKey(created), created);
+        if (current != kRootNode && nodes_[current].children.size() == 1) {
+          leaves_.erase({LeafKey(current), current});  // no longer a leaf
         }
       }
       current = created;
@@ -56,8 +56,9 @@ Match ReferenceTrie::MatchPrefix(TokenSpan request) const {
   // anything: it stops at the first token that has no edge, or at the end."
   Match match;
   for (Token token : request) {
-    auto edge = edges_.find({match.cache_node, token});
-    if (edge == edges_.end()) break;
+    const auto& children = nodes_[match.cache_node].children;
+    auto edge = children.find(token);
+    if (edge == children.end()) break;
     match.cache_node = edge->second;
     ++match.matched_length;
   }
@@ -72,21 +73,20 @@ Match ReferenceTrie::Access(TokenSpan request) {
   return match;
 }
 
-std::uint64_t ReferenceTrie::LeafKey(NodeId id, const NodeState& node) const {
+std::uint64_t ReferenceTrie::LeafKey(NodeId id) const {
   // "lru: the leaf with the smallest stamp"; "fifo: the leaf with the
   // smallest node ID (the oldest created)".
-  return options_.policy == EvictionPolicy::kLru ? node.stamp : id;
+  return options_.policy == EvictionPolicy::kLru ? nodes_[id].stamp : id;
 }
 
 void ReferenceTrie::Touch(const std::vector<NodeId>& path) {
   // "3. touch: every node on the request's path gets stamp r"
   const std::uint64_t stamp = ++stamp_;
   for (NodeId id : path) {
-    NodeState& node = nodes_.at(id);
-    const bool leaf = node.children == 0;
-    if (leaf) leaves_.erase({LeafKey(id, node), id});
-    node.stamp = stamp;
-    if (leaf) leaves_.emplace(LeafKey(id, node), id);
+    const bool leaf = nodes_[id].children.empty();
+    if (leaf) leaves_.erase({LeafKey(id), id});
+    nodes_[id].stamp = stamp;
+    if (leaf) leaves_.emplace(LeafKey(id), id);
   }
 }
 
@@ -95,28 +95,24 @@ void ReferenceTrie::EvictLeaf() {
   // evicted), by the policy": the leaf whose key is smallest.
   const NodeId id = leaves_.begin()->second;
   leaves_.erase(leaves_.begin());
-  const NodeState node = nodes_.at(id);
-  nodes_.erase(id);
-  edges_.erase({node.parent, node.token});
+  const Node& node = nodes_[id];
+  const Token token = node.token;
+  const NodeId parent = node.parent;
+  nodes_[parent].children.erase(token);  // the entry stays, as a tombstone
+  --present_;
   ++evicted_;
-  if (node.parent != kRootNode) {
-    NodeState& parent = nodes_.at(node.parent);
-    if (--parent.children == 0) {
-      leaves_.emplace(LeafKey(node.parent, parent), node.parent);
-    }
+  if (parent != kRootNode && nodes_[parent].children.empty()) {
+    leaves_.emplace(LeafKey(parent), parent);
   }
-  if (listener_) listener_(TokenSpan(&node.token, 1));
+  if (listener_) listener_(TokenSpan(&token, 1));
 }
 
 std::size_t ReferenceTrie::memory_bytes() const {
   // libstdc++'s _Rb_tree_node: color + 3 pointers (32 bytes) + the value.
   constexpr std::size_t kTreeNode = 32;
-  return edges_.size() *
-             MallocChunkBytes(kTreeNode +
-                              sizeof(std::pair<const Edge, NodeId>)) +
-         nodes_.size() *
-             MallocChunkBytes(kTreeNode +
-                              sizeof(std::pair<const NodeId, NodeState>)) +
+  return VectorHeapBytes<Node>(nodes_.capacity()) +
+         present_ * MallocChunkBytes(kTreeNode +
+                                     sizeof(std::pair<const Token, NodeId>)) +
          leaves_.size() *
              MallocChunkBytes(kTreeNode +
                               sizeof(std::pair<std::uint64_t, NodeId>));

@@ -1,15 +1,15 @@
 // ReferenceTrie: the oracle every other engine is judged by.
 //
 // It is simple on purpose. It follows SPEC §1 and §8 line by line, takes no
-// shortcuts and skips no case. The trie is one std::map from an edge,
-// (parent node ID, token), to the child's node ID: the seed's hint ("a
-// dictionary can map a token to a child node ID"), with the parent in the
-// key so that one map holds every node. A bounded cache adds, for each node
-// present, its parent, token, child count and stamp (std::map by ID, since
-// IDs are never given twice and the present ones are sparse), and the set of
-// leaves ordered by the policy's key, from which SPEC §8 step 4 takes the
-// first. Nothing here is recursive, so a 200,000-token sequence or a
-// 100,000-deep chain costs no stack.
+// shortcuts and skips no case. A node is an entry in a vector indexed by its
+// ID, and its children are a std::map from token to child ID: exactly the
+// seed's hints ("a dictionary can map a token to a child node ID; list
+// length can supply the next sequential node ID"). A bounded cache adds to
+// each node its parent, token and stamp, keeps an evicted node's entry as a
+// tombstone (IDs are never given again, so the vector only grows), and keeps
+// the set of leaves ordered by the policy's key, from which SPEC §8 step 4
+// takes the first. Nothing here is recursive, so a 200,000-token sequence or
+// a 100,000-deep chain costs no stack.
 //
 // When this engine and an optimized one disagree, this one is right unless
 // it contradicts docs/SPEC.md; fix it only with a test quoting the contract.
@@ -66,15 +66,15 @@ class ReferenceTrie {
     const Match match = MatchPrefix(request);
     NodeId node = kRootNode;
     for (std::size_t i = 0; i < match.matched_length; ++i) {
-      node = edges_.at({node, request[i]});
-      on_run(nodes_.at(node).stamp, std::uint64_t{1});
+      node = nodes_[node].children.at(request[i]);
+      on_run(nodes_[node].stamp, std::uint64_t{1});
     }
     Insert(request);
     return match;
   }
 
   // Nodes present, root excluded. O(1).
-  std::uint64_t node_count() const { return edges_.size(); }
+  std::uint64_t node_count() const { return present_; }
   // Nodes evicted so far. O(1).
   std::uint64_t evicted_count() const { return evicted_; }
   const CacheOptions& options() const { return options_; }
@@ -82,30 +82,28 @@ class ReferenceTrie {
     listener_ = std::move(listener);
   }
 
-  // Heap bytes: one red-black-tree chunk per edge, and when bounded one per
-  // node state and one per leaf. O(1).
+  // Heap bytes: the node vector, one red-black-tree chunk per edge, and when
+  // bounded one per leaf. O(1).
   std::size_t memory_bytes() const;
 
  private:
-  using Edge = std::pair<NodeId, Token>;  // (parent, token)
-  // What a bounded cache keeps for each node present.
-  struct NodeState {
-    NodeId parent;
-    Token token;
-    std::uint64_t children = 0;
+  struct Node {
+    std::map<Token, NodeId> children;
+    // Bounded only: where the node hangs, and its last touch.
+    NodeId parent = kRootNode;
+    Token token = 0;
     std::uint64_t stamp = 0;  // the last request (Insert) whose path held it
   };
 
   // The key SPEC §8 step 4 orders leaves by: the stamp (lru) or the ID (fifo).
-  std::uint64_t LeafKey(NodeId id, const NodeState& node) const;
+  std::uint64_t LeafKey(NodeId id) const;
   void Touch(const std::vector<NodeId>& path);
   void EvictLeaf();
 
   CacheOptions options_;
-  std::map<Edge, NodeId> edges_;  // the trie
-  NodeId next_id_ = 1;            // "the next unused one"
+  std::vector<Node> nodes_ = std::vector<Node>(1);  // [id]; [0] is the root
+  std::uint64_t present_ = 0;                       // nodes present, root out
   // Bounded only:
-  std::map<NodeId, NodeState> nodes_;
   std::set<std::pair<std::uint64_t, NodeId>> leaves_;  // (LeafKey, ID)
   std::uint64_t stamp_ = 0;                            // stamps given so far
   std::uint64_t evicted_ = 0;
