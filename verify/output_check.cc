@@ -7,10 +7,13 @@
 #include <algorithm>
 #include <array>
 #include <limits>
+#include <new>
 #include <string>
 
 #include "checking/differential.h"
+#include "io/json_limits.h"
 #include "io/json_output.h"
+#include "io/json_strings.h"
 
 namespace kvprefix::verify {
 namespace {
@@ -159,19 +162,52 @@ std::optional<Failure> FindFormatDifference(std::string_view text,
                   text.substr(at, kShown))};
 }
 
+// " at byte N: found '\\ud800' (why)" for the first invalid escape of a
+// string in `text`, or "" when none is found. O(bytes).
+std::string DescribeInvalidEscape(std::string_view text) {
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text[i] != '"') continue;
+    std::size_t end = i + 1;
+    while (end < text.size() && text[end] != '"') {
+      end += text[end] == '\\' ? 2 : 1;
+    }
+    end = std::min(end, text.size());
+    const std::string_view body = text.substr(i + 1, end - i - 1);
+    if (const auto escape = FirstInvalidEscape(body)) {
+      return fmt::format(
+          " at byte {}: found '\\{}'{}", i + 1 + escape->offset,
+          EscapeForMessage(body.substr(escape->offset + 1, escape->length - 1)),
+          escape->why.empty() ? "" : fmt::format(" ({})", escape->why));
+    }
+    i = end;
+  }
+  return "";
+}
+
 }  // namespace
 
 std::variant<std::vector<PrintedMatch>, Failure> ParsePrintedMatches(
     std::string_view text, std::size_t request_count) {
+  // The DOM parser is iterative and stops at kMaxJsonDepth levels, the
+  // limit of every reader of the tool (io/json_limits.h).
   simdjson::dom::parser parser;
   element document;
   const simdjson::padded_string padded(text);
-  if (const auto error = parser.parse(padded).get(document); error) {
-    return Failure{FailureKind::kNotJson,
-                   fmt::format("standard output ({} bytes) is not one JSON "
-                               "document: {}; it begins {:?}",
-                               text.size(), simdjson::error_message(error),
-                               text.substr(0, 60))};
+  simdjson::error_code error = parser.allocate(padded.size(), kMaxJsonDepth);
+  if (error == simdjson::SUCCESS) error = parser.parse(padded).get(document);
+  if (error == simdjson::MEMALLOC) throw std::bad_alloc();
+  if (error == simdjson::DEPTH_ERROR) {
+    return Failure{FailureKind::kWrongShape, NestingError(text).what()};
+  }
+  if (error != simdjson::SUCCESS) {
+    return Failure{
+        FailureKind::kNotJson,
+        fmt::format(
+            "standard output ({} bytes) is not one JSON document: "
+            "{}{}; it begins {:?}",
+            text.size(), simdjson::error_message(error),
+            error == simdjson::STRING_ERROR ? DescribeInvalidEscape(text) : "",
+            text.substr(0, 60))};
   }
   try {
     static constexpr std::array<std::string_view, 1> kNames = {"matches"};
