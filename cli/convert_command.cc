@@ -27,12 +27,14 @@ void RunConvert(const ConvertOptions& options) {
   // requests is 29, as the user means, not 28 as 0.29 * 100.0 would give.
   const std::uint64_t cached =
       FloorTimes(*ParseDecimalFraction(options.cached_fraction), trace.size());
-  BatchInput input;
-  for (std::size_t i = 0; i < trace.size(); ++i) {
-    (i < cached ? input.cached_sequences : input.requests).Append(trace[i]);
-  }
   std::string json;
-  AppendBatchInputJson(input, json);
+  WhileDoing("converting", [&] {
+    BatchInput input;
+    for (std::size_t i = 0; i < trace.size(); ++i) {
+      (i < cached ? input.cached_sequences : input.requests).Append(trace[i]);
+    }
+    AppendBatchInputJson(input, json);
+  });
   WriteFileAtomically(options.output, json);
 }
 

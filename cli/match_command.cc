@@ -11,6 +11,7 @@
 #include <exception>
 #include <memory>
 #include <string>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -81,7 +82,11 @@ std::vector<std::string> MatchAndFormat(const PrefixIndex& index,
   };
   std::vector<std::jthread> workers;
   for (unsigned t = 1; t < std::min<std::size_t>(threads, starts.size()); ++t) {
-    workers.emplace_back(work);
+    try {
+      workers.emplace_back(work);
+    } catch (const std::system_error&) {
+      break;  // no room for another stack: the threads started do the rest
+    }
   }
   work();
   workers.clear();  // joins
@@ -97,10 +102,13 @@ void RunMatch(const MatchOptions& options) {
                             input.requests.size()));
   const auto index =
       MakeEngine(options.engine, ToCacheOptions(options.cache, 1));
-  for (TokenSpan sequence : input.cached_sequences) index->Insert(sequence);
+  WhileDoing("inserting the cached sequences", [&] {
+    for (TokenSpan sequence : input.cached_sequences) index->Insert(sequence);
+  });
   progress.Note(fmt::format("inserted; {} nodes", index->node_count()));
-  const std::vector<std::string> pieces =
-      MatchAndFormat(*index, input.requests, options.threads);
+  const std::vector<std::string> pieces = WhileDoing("matching", [&] {
+    return MatchAndFormat(*index, input.requests, options.threads);
+  });
   progress.Note("matched and formatted");
   const std::vector<std::string_view> views(pieces.begin(), pieces.end());
   WriteFileAtomically(options.output, views);

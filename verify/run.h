@@ -62,7 +62,8 @@ struct RunOptions {
 // case file (with the reference's answer) is written to `out`. Failures are
 // taken in input order, so a run is reproducible whatever `jobs` is.
 // Throws std::invalid_argument or InputError for bad usage or input,
-// IoError for an unwritable `out` or unreadable input,
+// IoError for an unwritable `out` or unreadable input, ResourceError
+// ("out of memory while checking <input>", a thread that cannot start),
 // std::system_error if the command cannot be started, and std::runtime_error
 // ("verify failed: <kind>") when the implementation disagrees with the
 // reference. Not thread-safe (it sets the process's SIGPIPE disposition).
