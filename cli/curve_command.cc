@@ -24,6 +24,7 @@ namespace kvprefix::cli {
 namespace {
 
 constexpr std::size_t kDefaultPoints = 32;
+constexpr std::size_t kMaxPoints = 100000;
 
 struct CurveOptions {
   TraceArguments trace;
@@ -161,8 +162,8 @@ void RegisterCurveCommand(CLI::App& app) {
       ->check(CLI::IsMember({"mooncake", "requests"}))
       ->capture_default_str();
   AddCacheOptions(*command, options->cache, /*bounded=*/false);
-  command->add_option(
-      "--kv-bytes-per-token", options->cache.kv_bytes_per_token,
+  AddKvBytesPerTokenOption(
+      *command, options->cache,
       "KV-cache bytes of one token (e.g. 131072 for Llama-3-8B in fp16): "
       "adds capacity_bytes and lets --capacities take sizes such as 8GiB");
   options->capacities_option = command->add_option(
@@ -170,11 +171,10 @@ void RegisterCurveCommand(CLI::App& app) {
       "Comma-separated capacities: node counts, or sizes such as 8GiB with "
       "--kv-bytes-per-token");
   options->points_option =
-      command
-          ->add_option("--points", options->points,
+      AddIntegerOption(*command, "--points", options->points,
                        "Capacities log-spaced from 1 to the number of "
-                       "distinct prefixes (the unbounded trie's nodes)")
-          ->check(CLI::Range(std::size_t{1}, std::size_t{100000}))
+                       "distinct prefixes (the unbounded trie's nodes)",
+                       std::size_t{1}, kMaxPoints)
           ->capture_default_str();
   command
       ->add_option("--format", options->format, "Output format: jsonl or csv")

@@ -37,6 +37,8 @@ struct MatchOptions {
 // Chunks per thread: enough that an unlucky chunk of long requests does not
 // leave the other threads idle at the end.
 constexpr std::size_t kChunksPerThread = 8;
+// The most --threads.
+constexpr unsigned kMaxThreads = 1024;
 
 // Matches every request against `index` and formats the answers (SPEC §5)
 // on `threads` threads. Returns the output as pieces in order: its head, one
@@ -130,11 +132,10 @@ void RegisterMatchCommand(CLI::App& app) {
       ->capture_default_str();
   AddEngineOption(*command, options->engine);
   AddCacheOptions(*command, options->cache, /*bounded=*/false);
-  command
-      ->add_option("-j,--threads", options->threads,
+  AddIntegerOption(*command, "-j,--threads", options->threads,
                    "Threads that match and format the requests (the output "
-                   "is the same for any number); default: every core")
-      ->check(CLI::Range(1u, 1024u))
+                   "is the same for any number); default: every core",
+                   1u, kMaxThreads)
       ->capture_default_str();
   command
       ->add_option("-o,--output", options->output,

@@ -158,9 +158,11 @@ TEST(CliOptionsTest, IntegerOptionsAreStrictDecimalsInRange) {
       }
     }
   }
-  // --vocab (replay, convert mooncake), and verify's --trace-window, --runs,
-  // --seed, --max-size, --jobs, --shrink-attempts at least.
-  EXPECT_GE(checked, 8u);
+  // --vocab (replay, curve, convert mooncake), --page-size (match, replay,
+  // curve), --kv-bytes-per-token (replay, curve), --threads, --points, and
+  // verify's --trace-window, --runs, --seed, --max-size, --jobs and
+  // --shrink-attempts at least.
+  EXPECT_GE(checked, 16u);
 }
 
 TEST(CliOptionsTest, UnknownCommandIsNamed) {
@@ -169,7 +171,7 @@ TEST(CliOptionsTest, UnknownCommandIsNamed) {
   EXPECT_EQ(run.out, "");
   EXPECT_EQ(run.err,
             "kvprefix: unknown command 'bogus' (commands: match, replay, "
-            "convert, engines, verify)\n");
+            "curve, convert, engines, verify)\n");
   run = Kvprefix({"convert", "bogus", "trace.jsonl"});
   EXPECT_EQ(run.status, 2);
   EXPECT_EQ(run.err,
@@ -178,17 +180,18 @@ TEST(CliOptionsTest, UnknownCommandIsNamed) {
   EXPECT_EQ(run.status, 2);
   EXPECT_EQ(run.err,
             "kvprefix: unknown option '--bogus' (commands: match, replay, "
-            "convert, engines, verify)\n");
+            "curve, convert, engines, verify)\n");
   run = Kvprefix({});
   EXPECT_EQ(run.status, 2);
   EXPECT_EQ(run.err,
             "kvprefix: a command is required (commands: match, replay, "
-            "convert, engines, verify)\n");
+            "curve, convert, engines, verify)\n");
   run = Kvprefix({"convert"});
   EXPECT_EQ(run.status, 2);
   EXPECT_EQ(run.err,
             "kvprefix: convert: a command is required (commands: mooncake)\n");
   EXPECT_EQ(Kvprefix({"--help"}).status, 0);
+  EXPECT_EQ(Kvprefix({"--version"}).status, 0);
   EXPECT_EQ(Kvprefix({"convert", "-h"}).status, 0);
 }
 
