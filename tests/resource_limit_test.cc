@@ -1,4 +1,5 @@
-// Running out of memory (issue 13, SPEC §6): every subcommand, run in a
+// Running out of memory (issue 13, SPEC §6): every subcommand that reads
+// input (match, replay, curve, convert mooncake, verify), run in a
 // child process under an address-space limit (RLIMIT_AS, set in the child
 // before exec) on an input too large for it, exits with status 1 and one
 // line "kvprefix: out of memory while <what it was doing>", prints nothing
@@ -51,10 +52,10 @@ std::uint64_t StartupMiB() {
   return low;
 }
 
-// A SPEC §4 input of `sequences` sequences of 1000 distinct seven-digit
-// tokens each (8 bytes of JSON per token): every token a new node.
-std::string LargeBatchInput(std::size_t sequences) {
-  std::string json = R"({"cached_sequences":[)";
+// `sequences` arrays of 1000 distinct seven-digit tokens each (8 bytes of
+// JSON per token), comma-separated: every token a new node.
+std::string LargeSequences(std::size_t sequences) {
+  std::string json;
   int token = 1000000;
   for (std::size_t i = 0; i < sequences; ++i) {
     json += i == 0 ? "[" : ",[";
@@ -63,7 +64,13 @@ std::string LargeBatchInput(std::size_t sequences) {
       json += j + 1 < 1000 ? "," : "]";
     }
   }
-  return json + R"(],"requests":[[1000000,1000001,5]]})";
+  return json;
+}
+
+// A SPEC §4 input of LargeSequences(sequences) and one request.
+std::string LargeBatchInput(std::size_t sequences) {
+  return R"({"cached_sequences":[)" + LargeSequences(sequences) +
+         R"(],"requests":[[1000000,1000001,5]]})";
 }
 
 // LargeBatchInput(sequences) as a case file, with the expected answer.
@@ -179,11 +186,28 @@ TEST_F(ResourceLimitTest, ReplayRunsOutOfMemoryCleanly) {
                       kSweep, 6);
 }
 
+// A SPEC §8 replay document of 3,000 requests (--format requests).
+TEST_F(ResourceLimitTest, ReplayDocumentRunsOutOfMemoryCleanly) {
+  const std::string document = dir_.Path("document.json");
+  test::WriteTextFile(document,
+                      R"({"requests":[)" + LargeSequences(3000) + "]}");
+  ExpectCleanFailures(
+      {"replay", document, "--format", "requests", "-o", "OUTPUT"}, kSweep, 6);
+}
+
 TEST_F(ResourceLimitTest, ConvertRunsOutOfMemoryCleanly) {
   const std::string trace = dir_.Path("trace.jsonl");
   test::WriteTextFile(trace, LargeTokenTrace(600));
   ExpectCleanFailures({"convert", "mooncake", trace, "--mode", "token",
                        "--cached-fraction", "0.5", "-o", "OUTPUT"},
+                      kSweep, 6);
+}
+
+TEST_F(ResourceLimitTest, CurveRunsOutOfMemoryCleanly) {
+  const std::string trace = dir_.Path("trace.jsonl");
+  test::WriteTextFile(trace, LargeTokenTrace(600));
+  ExpectCleanFailures({"curve", trace, "--mode", "token", "--vocab", "1000000",
+                       "--points", "8", "-o", "OUTPUT"},
                       kSweep, 6);
 }
 
