@@ -2,7 +2,8 @@
 // input, case files (batch and replay), Mooncake trace lines (members used
 // or not), SPEC §8 replay documents and verify's reading of an
 // implementation's answers, each given values nested 10^6 deep (arrays,
-// objects, and both alternating), through the library and through the CLI.
+// objects, and both alternating), through the library and through the CLI
+// (match, replay, curve, convert mooncake, verify).
 // Every one answers with one error naming the location, well under a
 // second, in memory linear in the input; where a reader walks values whose
 // shape it does not prescribe (unused trace members, verify's answers, the
@@ -381,6 +382,9 @@ TEST_P(NestingCliTest, TraceCommandsRejectDeepUnusedMembers) {
   EXPECT_FALSE(std::filesystem::exists(dir_.Path("in.json")));
   ExpectBadInput(Run({"verify", "--engines", "all", "--trace", trace}), trace,
                  error);
+  ExpectBadInput(Run({"curve", trace, "-o", dir_.Path("c.jsonl")}), trace,
+                 error);
+  EXPECT_FALSE(std::filesystem::exists(dir_.Path("c.jsonl")));
 }
 
 TEST_P(NestingCliTest, MatchAndVerifyRejectDeepInputs) {
@@ -395,6 +399,18 @@ TEST_P(NestingCliTest, MatchAndVerifyRejectDeepInputs) {
   ExpectBadInput(Run({"verify", "--engines", "all", input}), input, error);
   ExpectBadInput(Run({"verify", "--engines", "all", "--cases", input}), input,
                  error);
+  // A replay document (SPEC §8), read by replay and curve.
+  const std::string document = dir_.Path("deep-document.json");
+  const std::string requests = R"({"requests":)";
+  test::WriteTextFile(document, requests + Nested(GetParam(), kDeep, false));
+  const std::string document_error =
+      TooDeepError(GetParam(), "$.requests", requests.size(), 1);
+  ExpectBadInput(Run({"replay", document, "--format", "requests", "-o",
+                      dir_.Path("out.json")}),
+                 document, document_error);
+  ExpectBadInput(Run({"curve", document, "--input-format", "requests"}),
+                 document, document_error);
+  EXPECT_FALSE(std::filesystem::exists(dir_.Path("out.json")));
   // A case file whose source is deep: the wrong kind, at once.
   const std::string source = dir_.Path("deep-source.json");
   test::WriteTextFile(source,
