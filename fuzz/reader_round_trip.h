@@ -4,11 +4,14 @@
 #ifndef KVPREFIX_FUZZ_READER_ROUND_TRIP_H_
 #define KVPREFIX_FUZZ_READER_ROUND_TRIP_H_
 
+#include <cstddef>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <string_view>
 
+#include "fuzz/small_stack.h"
 #include "io/input_error.h"
 
 namespace kvprefix::fuzz {
@@ -53,6 +56,21 @@ void CheckReaderRoundTrip(const char* target, std::string_view bytes,
   if (rewritten != written) {
     Fail(target, "writing is not a fixed point", rewritten);
   }
+}
+
+// The whole of such a target: inputs longer than kMaxReaderInputBytes are
+// ignored; the others are checked by CheckReaderRoundTrip on the small
+// stack (small_stack.h).
+inline constexpr std::size_t kMaxReaderInputBytes = 1 << 16;
+
+template <typename Input, typename Parse, typename Write>
+int FuzzReader(const char* target, const std::uint8_t* data, std::size_t size,
+               Parse&& parse, Write&& write) {
+  if (size > kMaxReaderInputBytes) return 0;
+  const std::string_view bytes(reinterpret_cast<const char*>(data), size);
+  RunOnSmallStack(
+      [&] { CheckReaderRoundTrip<Input>(target, bytes, parse, write); });
+  return 0;
 }
 
 }  // namespace kvprefix::fuzz

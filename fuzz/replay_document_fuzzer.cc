@@ -1,8 +1,8 @@
 // Replay-document fuzz target for the SPEC §8 reader (io/replay_document.h).
 //
 // How bytes decode: the whole input, unchanged, is one candidate document
-// given to ParseReplayDocument. Inputs longer than kMaxInputBytes are
-// ignored.
+// given to ParseReplayDocument. Inputs over 64 KiB
+// (kMaxReaderInputBytes) are ignored.
 //
 // What must hold: the reader either throws InputError with a location
 // ("$..." or "byte N") and a problem, or it accepts. Any other exception,
@@ -15,31 +15,20 @@
 // and aborts.
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 #include "fuzz/reader_round_trip.h"
-#include "fuzz/small_stack.h"
 #include "io/json_output.h"
 #include "io/replay_document.h"
-
-namespace {
-
-constexpr std::size_t kMaxInputBytes = 1 << 16;
-
-}  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data,
                                       std::size_t size) {
   using namespace kvprefix;
-  if (size > kMaxInputBytes) return 0;
-  const std::string_view bytes(reinterpret_cast<const char*>(data), size);
-  fuzz::RunOnSmallStack([bytes] {
-    fuzz::CheckReaderRoundTrip<ReplayInput>(
-        "replay_document_fuzzer", bytes,
-        [](std::string_view json) { return ParseReplayDocument(json); },
-        [](const ReplayInput& input, std::string& out) {
-          AppendReplayDocumentJson(input, out);
-        });
-  });
-  return 0;
+  return fuzz::FuzzReader<ReplayInput>(
+      "replay_document_fuzzer", data, size,
+      [](std::string_view json) { return ParseReplayDocument(json); },
+      [](const ReplayInput& input, std::string& out) {
+        AppendReplayDocumentJson(input, out);
+      });
 }
