@@ -10,6 +10,8 @@
 #include <stdexcept>
 #include <utility>
 
+#include "cli/option_checks.h"
+
 namespace kvprefix::cli {
 namespace {
 
@@ -48,13 +50,12 @@ std::optional<std::uint64_t> ToUint(std::string_view text) {
 
 void AddCacheOptions(CLI::App& command, CacheArguments& cache, bool bounded) {
   cache.page_size_option =
-      command
-          .add_option("--page-size", cache.page_size,
-                      "Tokens per page P (SPEC §8): the trie is built over "
-                      "whole pages (vLLM's block size, SGLang's page size); "
-                      "a trailing partial page is neither inserted nor "
-                      "matched")
-          ->check(CLI::Range(std::uint64_t{1}, kMaxPageSize))
+      AddIntegerOption(command, "--page-size", cache.page_size,
+                       "Tokens per page P (SPEC §8): the trie is built over "
+                       "whole pages (vLLM's block size, SGLang's page size); "
+                       "a trailing partial page is neither inserted nor "
+                       "matched",
+                       std::uint64_t{1}, kMaxPageSize)
           ->capture_default_str();
   if (!bounded) return;
   cache.capacity_option = command.add_option(
@@ -70,12 +71,17 @@ void AddCacheOptions(CLI::App& command, CacheArguments& cache, bool bounded) {
                       "leaf, fifo the oldest created leaf")
           ->check(CLI::IsMember({"lru", "fifo"}))
           ->capture_default_str();
-  command
-      .add_option("--kv-bytes-per-token", cache.kv_bytes_per_token,
-                  "KV-cache bytes of one token (e.g. 131072 for Llama-3-8B "
-                  "in fp16: 2 x 32 layers x 8 KV heads x 128 dims x 2 "
-                  "bytes), for capacities given as sizes")
-      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 40));
+  AddKvBytesPerTokenOption(
+      command, cache,
+      "KV-cache bytes of one token (e.g. 131072 for Llama-3-8B in fp16: 2 x "
+      "32 layers x 8 KV heads x 128 dims x 2 bytes), for capacities given as "
+      "sizes");
+}
+
+void AddKvBytesPerTokenOption(CLI::App& command, CacheArguments& cache,
+                              const std::string& description) {
+  AddIntegerOption(command, "--kv-bytes-per-token", cache.kv_bytes_per_token,
+                   description, std::uint64_t{1}, kMaxKvBytesPerToken);
 }
 
 std::optional<std::uint64_t> ParseByteSize(std::string_view text,

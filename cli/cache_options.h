@@ -24,9 +24,16 @@ struct CacheArguments {
   CLI::Option* page_size_option = nullptr;
 };
 
+// The largest --kv-bytes-per-token: 1 TiB per token.
+inline constexpr std::uint64_t kMaxKvBytesPerToken = std::uint64_t{1} << 40;
+
 // Adds --page-size to `command`; with `bounded`, also --capacity, --policy
 // and --kv-bytes-per-token.
 void AddCacheOptions(CLI::App& command, CacheArguments& cache, bool bounded);
+
+// Adds --kv-bytes-per-token (1 to kMaxKvBytesPerToken) with `description`.
+void AddKvBytesPerTokenOption(CLI::App& command, CacheArguments& cache,
+                              const std::string& description);
 
 // The number of bytes `text` names: a decimal number (digits, optionally a
 // fraction) followed by a unit B, KB, MB, GB, TB (powers of 1000) or KiB,

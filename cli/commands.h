@@ -19,7 +19,10 @@ namespace kvprefix::cli {
 
 // Each adds one subcommand to `app`; the subcommand does its work in a
 // CLI11 callback during app.parse(), throwing the errors main() maps to exit
-// statuses (FileInputError: 2; IoError, CapacityError, std::bad_alloc: 1).
+// statuses (FileInputError: 2; IoError, ResourceError, CapacityError,
+// std::bad_alloc: 1). Each step that may run out of memory runs inside
+// WhileDoing (io/input_error.h), so the one line printed says what ran out
+// while doing what; output is written only once all of it is built.
 void RegisterMatchCommand(CLI::App& app);    // kvprefix match
 void RegisterReplayCommand(CLI::App& app);   // kvprefix replay
 void RegisterConvertCommand(CLI::App& app);  // kvprefix convert mooncake
@@ -35,14 +38,16 @@ class FileInputError : public std::runtime_error {
 };
 
 // Calls read(path) and returns its result, turning an InputError into a
-// FileInputError naming `path` ("<stdin>" for "-").
+// FileInputError naming `path` ("<stdin>" for "-") and running out of
+// memory into the ResourceError "out of memory while reading <path>".
 template <typename Read>
 auto ReadNamed(const std::string& path, Read&& read) {
+  const std::string name =
+      path == "-" ? "<stdin>" : EscapeForMessage(path, 1024);
   try {
-    return read(path);
+    return WhileDoing("reading " + name, [&] { return read(path); });
   } catch (const InputError& error) {
-    throw FileInputError(path == "-" ? "<stdin>" : EscapeForMessage(path, 1024),
-                         error);
+    throw FileInputError(name, error);
   }
 }
 

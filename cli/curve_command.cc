@@ -24,6 +24,7 @@ namespace kvprefix::cli {
 namespace {
 
 constexpr std::size_t kDefaultPoints = 32;
+constexpr std::size_t kMaxPoints = 100000;
 
 struct CurveOptions {
   TraceArguments trace;
@@ -97,38 +98,46 @@ void RunCurve(const CurveOptions& options) {
           : ParseCapacityList(options.capacities, node_bytes);
 
   LruCurve<PagedIndex<RadixTrie>> curve(input.page_size);
-  for (std::size_t i = 0; i < input.requests.size(); ++i) {
-    curve.Add(input.requests[i]);
-    progress.Count("replayed", i + 1, input.requests.size());
-  }
-  progress.Note(fmt::format("{} distinct prefixes", curve.distinct_prefixes()));
-  if (capacities.empty()) {
-    capacities = LogSpacedCapacities(curve.distinct_prefixes(), options.points);
-  }
-  const std::vector<std::uint64_t> matched = curve.MatchedTokens(capacities);
+  const std::vector<std::uint64_t> matched =
+      WhileDoing("computing the curve", [&] {
+        for (std::size_t i = 0; i < input.requests.size(); ++i) {
+          curve.Add(input.requests[i]);
+          progress.Count("replayed", i + 1, input.requests.size());
+        }
+        progress.Note(
+            fmt::format("{} distinct prefixes", curve.distinct_prefixes()));
+        if (capacities.empty()) {
+          capacities =
+              LogSpacedCapacities(curve.distinct_prefixes(), options.points);
+        }
+        return curve.MatchedTokens(capacities);
+      });
 
   // Both forms are built (the plot reads the CSV); they are small.
   std::string csv =
       "capacity,capacity_bytes,matched_tokens,request_tokens,hit_ratio\n";
   std::string jsonl;
-  for (std::size_t i = 0; i < capacities.size(); ++i) {
-    const unsigned __int128 bytes = capacities[i] * node_bytes;
-    const bool known =
-        node_bytes != 0 && bytes <= std::numeric_limits<std::uint64_t>::max();
-    const std::string bytes_text =
-        known ? std::to_string(static_cast<std::uint64_t>(bytes)) : "";
-    const double ratio = curve.request_tokens() == 0
-                             ? 0.0
-                             : static_cast<double>(matched[i]) /
-                                   static_cast<double>(curve.request_tokens());
-    csv += fmt::format("{},{},{},{},{}\n", capacities[i], bytes_text,
-                       matched[i], curve.request_tokens(), ratio);
-    jsonl += fmt::format(
-        "{{\"capacity\":{},\"capacity_bytes\":{},\"matched_tokens\":{},"
-        "\"request_tokens\":{},\"hit_ratio\":{}}}\n",
-        capacities[i], known ? bytes_text : "null", matched[i],
-        curve.request_tokens(), ratio);
-  }
+  WhileDoing("formatting the output", [&] {
+    for (std::size_t i = 0; i < capacities.size(); ++i) {
+      const unsigned __int128 bytes = capacities[i] * node_bytes;
+      const bool known =
+          node_bytes != 0 && bytes <= std::numeric_limits<std::uint64_t>::max();
+      const std::string bytes_text =
+          known ? std::to_string(static_cast<std::uint64_t>(bytes)) : "";
+      const double ratio =
+          curve.request_tokens() == 0
+              ? 0.0
+              : static_cast<double>(matched[i]) /
+                    static_cast<double>(curve.request_tokens());
+      csv += fmt::format("{},{},{},{},{}\n", capacities[i], bytes_text,
+                         matched[i], curve.request_tokens(), ratio);
+      jsonl += fmt::format(
+          "{{\"capacity\":{},\"capacity_bytes\":{},\"matched_tokens\":{},"
+          "\"request_tokens\":{},\"hit_ratio\":{}}}\n",
+          capacities[i], known ? bytes_text : "null", matched[i],
+          curve.request_tokens(), ratio);
+    }
+  });
   if (!options.plot.empty()) {
     DrawCurve(
         options.plot, csv,
@@ -161,8 +170,8 @@ void RegisterCurveCommand(CLI::App& app) {
       ->check(CLI::IsMember({"mooncake", "requests"}))
       ->capture_default_str();
   AddCacheOptions(*command, options->cache, /*bounded=*/false);
-  command->add_option(
-      "--kv-bytes-per-token", options->cache.kv_bytes_per_token,
+  AddKvBytesPerTokenOption(
+      *command, options->cache,
       "KV-cache bytes of one token (e.g. 131072 for Llama-3-8B in fp16): "
       "adds capacity_bytes and lets --capacities take sizes such as 8GiB");
   options->capacities_option = command->add_option(
@@ -170,11 +179,10 @@ void RegisterCurveCommand(CLI::App& app) {
       "Comma-separated capacities: node counts, or sizes such as 8GiB with "
       "--kv-bytes-per-token");
   options->points_option =
-      command
-          ->add_option("--points", options->points,
+      AddIntegerOption(*command, "--points", options->points,
                        "Capacities log-spaced from 1 to the number of "
-                       "distinct prefixes (the unbounded trie's nodes)")
-          ->check(CLI::Range(std::size_t{1}, std::size_t{100000}))
+                       "distinct prefixes (the unbounded trie's nodes)",
+                       std::size_t{1}, kMaxPoints)
           ->capture_default_str();
   command
       ->add_option("--format", options->format, "Output format: jsonl or csv")

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <new>
 #include <stdexcept>
+#include <string_view>
 
 #include "cli/commands.h"
 #include "io/input_error.h"
@@ -45,6 +46,12 @@ int main(int argc, char** argv) {
   kvprefix::cli::RegisterEnginesCommand(app);
   kvprefix::cli::RegisterVerifyCommand(app);
   try {
+    // CLI11 would say "A subcommand is required" for `kvprefix bogus`.
+    kvprefix::cli::CheckCommandName(app, argc, argv, 1, "");
+    if (argc > 1 && std::string_view(argv[1]) == "convert") {
+      kvprefix::cli::CheckCommandName(*app.get_subcommand("convert"), argc,
+                                      argv, 2, "convert ");
+    }
     app.parse(argc, argv);
     return 0;
   } catch (const CLI::ParseError& error) {

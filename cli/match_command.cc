@@ -11,6 +11,7 @@
 #include <exception>
 #include <memory>
 #include <string>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -36,6 +37,8 @@ struct MatchOptions {
 // Chunks per thread: enough that an unlucky chunk of long requests does not
 // leave the other threads idle at the end.
 constexpr std::size_t kChunksPerThread = 8;
+// The most --threads.
+constexpr unsigned kMaxThreads = 1024;
 
 // Matches every request against `index` and formats the answers (SPEC §5)
 // on `threads` threads. Returns the output as pieces in order: its head, one
@@ -81,7 +84,11 @@ std::vector<std::string> MatchAndFormat(const PrefixIndex& index,
   };
   std::vector<std::jthread> workers;
   for (unsigned t = 1; t < std::min<std::size_t>(threads, starts.size()); ++t) {
-    workers.emplace_back(work);
+    try {
+      workers.emplace_back(work);
+    } catch (const std::system_error&) {
+      break;  // no room for another stack: the threads started do the rest
+    }
   }
   work();
   workers.clear();  // joins
@@ -97,10 +104,13 @@ void RunMatch(const MatchOptions& options) {
                             input.requests.size()));
   const auto index =
       MakeEngine(options.engine, ToCacheOptions(options.cache, 1));
-  for (TokenSpan sequence : input.cached_sequences) index->Insert(sequence);
+  WhileDoing("inserting the cached sequences", [&] {
+    for (TokenSpan sequence : input.cached_sequences) index->Insert(sequence);
+  });
   progress.Note(fmt::format("inserted; {} nodes", index->node_count()));
-  const std::vector<std::string> pieces =
-      MatchAndFormat(*index, input.requests, options.threads);
+  const std::vector<std::string> pieces = WhileDoing("matching", [&] {
+    return MatchAndFormat(*index, input.requests, options.threads);
+  });
   progress.Note("matched and formatted");
   const std::vector<std::string_view> views(pieces.begin(), pieces.end());
   WriteFileAtomically(options.output, views);
@@ -122,11 +132,10 @@ void RegisterMatchCommand(CLI::App& app) {
       ->capture_default_str();
   AddEngineOption(*command, options->engine);
   AddCacheOptions(*command, options->cache, /*bounded=*/false);
-  command
-      ->add_option("-j,--threads", options->threads,
+  AddIntegerOption(*command, "-j,--threads", options->threads,
                    "Threads that match and format the requests (the output "
-                   "is the same for any number); default: every core")
-      ->check(CLI::Range(1u, 1024u))
+                   "is the same for any number); default: every core",
+                   1u, kMaxThreads)
       ->capture_default_str();
   command
       ->add_option("-o,--output", options->output,

@@ -31,10 +31,9 @@ void AddTraceArguments(CLI::App& command, TraceArguments& trace) {
                   "splitmix64(hash_id*512+j) mod V")
       ->check(CLI::IsMember({"block", "token"}))
       ->capture_default_str();
-  command
-      .add_option("--vocab", trace.options.vocabulary,
-                  "Vocabulary size V for token mode")
-      ->check(CLI::Range(std::uint32_t{1}, std::uint32_t{1} << 31))
+  AddIntegerOption(command, "--vocab", trace.options.vocabulary,
+                   "Vocabulary size V for token mode", std::uint32_t{1},
+                   std::uint32_t{1} << 31)
       ->capture_default_str();
 }
 

@@ -65,28 +65,34 @@ void ReplayMooncake(const ReplayOptions& options) {
   const CacheOptions cache = ToCacheOptions(options.cache, symbol_tokens);
   const auto index = MakeEngine(options.engine, cache);
   std::string match_lines;
-  const ReplaySummary summary = Replay(
-      *index, trace, [&](std::size_t i, TokenSpan request, const Match& match) {
-        if (!options.matches.empty()) {
-          AppendMatchLine(i, request, match, match_lines);
-        }
-        progress.Count("replayed", i + 1, trace.size());
-      });
+  const ReplaySummary summary = WhileDoing("replaying", [&] {
+    return Replay(*index, trace,
+                  [&](std::size_t i, TokenSpan request, const Match& match) {
+                    if (!options.matches.empty()) {
+                      AppendMatchLine(i, request, match, match_lines);
+                    }
+                    progress.Count("replayed", i + 1, trace.size());
+                  });
+  });
   const double replay_seconds = progress.Seconds() - read_seconds;
   progress.Note(fmt::format("replayed; {} nodes", index->node_count()));
+  // Both outputs are built before either is written: running out of memory
+  // leaves neither.
+  const std::string line = WhileDoing("formatting the output", [&] {
+    return fmt::format(
+        "{{\"engine\":\"{}\",\"mode\":\"{}\",\"vocab\":{},{},\"requests\":{},"
+        "\"request_tokens\":{},\"matched_tokens\":{},\"hit_ratio\":{},"
+        "\"nodes\":{},\"peak_nodes\":{},\"evictions\":{},\"memory_bytes\":{},"
+        "\"read_seconds\":{:.3f},\"replay_seconds\":{:.3f}}}\n",
+        index->name(), options.trace.mode, options.trace.options.vocabulary,
+        CacheSummaryJson(cache, options.cache, symbol_tokens), summary.requests,
+        summary.request_tokens, summary.matched_tokens, summary.hit_ratio(),
+        index->node_count(), summary.peak_nodes, index->evicted_count(),
+        index->memory_bytes(), read_seconds, replay_seconds);
+  });
   if (!options.matches.empty()) {
     WriteFileAtomically(options.matches, match_lines);
   }
-  const std::string line = fmt::format(
-      "{{\"engine\":\"{}\",\"mode\":\"{}\",\"vocab\":{},{},\"requests\":{},"
-      "\"request_tokens\":{},\"matched_tokens\":{},\"hit_ratio\":{},"
-      "\"nodes\":{},\"peak_nodes\":{},\"evictions\":{},\"memory_bytes\":{},"
-      "\"read_seconds\":{:.3f},\"replay_seconds\":{:.3f}}}\n",
-      index->name(), options.trace.mode, options.trace.options.vocabulary,
-      CacheSummaryJson(cache, options.cache, symbol_tokens), summary.requests,
-      summary.request_tokens, summary.matched_tokens, summary.hit_ratio(),
-      index->node_count(), summary.peak_nodes, index->evicted_count(),
-      index->memory_bytes(), read_seconds, replay_seconds);
   WriteFileAtomically("-", line);
 }
 
@@ -109,13 +115,16 @@ void ReplayDocument(const ReplayOptions& options) {
   }
   const auto index = MakeEngine(options.engine, input.options);
   std::vector<Match> matches;
-  matches.reserve(input.requests.size());
-  Replay(*index, input.requests,
-         [&](std::size_t, TokenSpan, const Match& match) {
-           matches.push_back(match);
-         });
+  WhileDoing("replaying", [&] {
+    matches.reserve(input.requests.size());
+    Replay(*index, input.requests,
+           [&](std::size_t, TokenSpan, const Match& match) {
+             matches.push_back(match);
+           });
+  });
   std::string json;
-  AppendMatchesJson(input.requests, matches, json);
+  WhileDoing("formatting the output",
+             [&] { AppendMatchesJson(input.requests, matches, json); });
   WriteFileAtomically(options.output, json);
 }
 

@@ -1,7 +1,6 @@
 // `kvprefix verify`: its options, parsed with CLI11 into verify::RunOptions;
 // the work is verify::Run (verify/run.h).
 #include <cstdint>
-#include <limits>
 #include <memory>
 
 #include "cli/commands.h"
@@ -47,25 +46,23 @@ void RegisterVerifyCommand(CLI::App& app) {
       ->add_option("--trace", options.trace,
                    "Mooncake trace (JSON Lines): check windows of it")
       ->check(CLI::ExistingFile);
-  verify
-      ->add_option("--trace-window", options.trace_window,
+  AddIntegerOption(*verify, "--trace-window", options.trace_window,
                    "trace requests per window: first half cached, rest "
-                   "requests")
-      ->capture_default_str()
-      ->check(
-          CLI::Range(std::size_t{2}, std::numeric_limits<std::size_t>::max()));
-  CLI::Option* runs = verify->add_option(
-      "--runs", flags->runs,
+                   "requests",
+                   std::size_t{2})
+      ->capture_default_str();
+  CLI::Option* runs = AddIntegerOption(
+      *verify, "--runs", flags->runs,
       "generated inputs to check (default 100, or 0 when FILEs, --cases or "
       "--trace are given)");
-  CLI::Option* seed = verify->add_option(
-      "--seed", flags->seed, "seed of the generated inputs (default: random)");
-  verify
-      ->add_option("--max-size", options.max_size,
+  CLI::Option* seed =
+      AddIntegerOption(*verify, "--seed", flags->seed,
+                       "seed of the generated inputs (default: random)");
+  AddIntegerOption(*verify, "--max-size", options.max_size,
                    "largest generator size: sequences per input and fresh "
-                   "tokens per sequence grow with it")
-      ->capture_default_str()
-      ->check(CLI::Range(0, 10000));
+                   "tokens per sequence grow with it",
+                   0, verify::kMaxGeneratorSize)
+      ->capture_default_str();
   verify
       ->add_option("--time", options.time_budget,
                    "seconds budget: start no input after it (alone: "
@@ -76,17 +73,15 @@ void RegisterVerifyCommand(CLI::App& app) {
                    "seconds the command may take per input")
       ->capture_default_str()
       ->check(FiniteNumberIn(verify::kMinTimeout, verify::kMaxSeconds));
-  verify
-      ->add_option("--jobs", options.jobs,
-                   "inputs checked at once (default: one per core)")
-      ->check(CLI::PositiveNumber);
+  AddIntegerOption(*verify, "--jobs", options.jobs,
+                   "inputs checked at once (default: one per core)",
+                   std::size_t{1}, verify::kMaxJobs);
   verify
       ->add_option("--out", options.out, "where the minimal failing case goes")
       ->capture_default_str();
   verify->add_flag("--no-format-check", flags->no_format_check,
                    "accept any JSON layout, not only SPEC §5's compact bytes");
-  verify
-      ->add_option("--shrink-attempts", options.shrink_attempts,
+  AddIntegerOption(*verify, "--shrink-attempts", options.shrink_attempts,
                    "most checks spent shrinking a failure")
       ->capture_default_str();
   verify

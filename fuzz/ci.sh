@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # CI for the fuzz targets: builds them with clang (-DKVPREFIX_FUZZ=ON), runs
-# each for 60 seconds from its checked-in corpus, then fuzz/teeth.sh. Takes
-# about 5 minutes on 2 cores. Exits non-zero on any crash, leak, timeout or
-# out-of-memory (the finding is left in $build/ci-campaign/<target>/crashes),
-# on a mutant the differential target fails to catch, or on a build failure.
+# each for 60 seconds from its checked-in corpus, then fuzz/teeth.sh and
+# fuzz/recursion_teeth.sh. Takes about 7 minutes on 2 cores. Exits non-zero
+# on any crash, leak, timeout or out-of-memory (the finding is left in
+# $build/ci-campaign/<target>/crashes), on a mutant the differential target
+# fails to catch, on a recursive trace-line checker the trace-line target
+# fails to crash on within a minute, or on a build failure.
 #
 # Usage: fuzz/ci.sh [BUILD_DIR]   (default build-fuzz-ci)
 set -euo pipefail
@@ -18,7 +20,7 @@ mapfile -t targets < <(grep -E '^[a-z0-9_]+$' "$fuzz_dir/targets.txt")
 CC=${KVPREFIX_FUZZ_CC:-clang} CXX=${KVPREFIX_FUZZ_CXX:-clang++} \
   cmake -S "$repo" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKVPREFIX_FUZZ=ON \
   -DKVPREFIX_PYTHON=OFF -DKVPREFIX_BENCH=OFF >/dev/null
-cmake --build "$build" --target "${targets[@]}"
+cmake --build "$build" --target "${targets[@]}" mooncake_line_fuzzer_recursive
 
 for target in "${targets[@]}"; do
   rm -rf "$build/ci-campaign/$target"
@@ -26,3 +28,5 @@ for target in "${targets[@]}"; do
     "$build/ci-campaign/$target/corpus" "$build/ci-campaign/$target/crashes"
 done
 "$fuzz_dir/teeth.sh" "$build/fuzz/differential_fuzzer" 120
+"$fuzz_dir/recursion_teeth.sh" "$build/fuzz/mooncake_line_fuzzer_recursive" \
+  "$build/fuzz/mooncake_line_fuzzer" 60

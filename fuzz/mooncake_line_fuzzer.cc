@@ -3,7 +3,8 @@
 // How bytes decode: the LAST byte picks the vocabulary size V from
 // kVocabularies (byte % 5, FuzzedDataProvider order); the remaining bytes,
 // unchanged, are one trace line. Lines longer than kMaxLineBytes are ignored,
-// which also bounds a token-mode sequence to 512 tokens per hash id.
+// which also bounds a token-mode sequence (512 tokens per hash id, at most
+// ~2,000 ids); 4 KiB lets unused members nest past kMaxJsonDepth (1024).
 //
 // What must hold: AppendTraceLine in block mode and in token mode either
 // throws InputError whose location names the line ("line 7...") or appends
@@ -12,7 +13,10 @@
 // and the block-mode sequence is the oracle for token mode (SPEC §7): the
 // token sequence holds 512 tokens per block but the last, which holds 1..512
 // (none at all without blocks), and its token j of block h is SplitMix64(h *
-// 512 + j) mod V. A failed check prints the line and aborts.
+// 512 + j) mod V. A failed check prints the line and aborts. The target
+// runs on a small stack (small_stack.h): a checker of unused members that
+// recurses once per nesting level (fuzz/recursive_validate_value.cc, the
+// teeth build) crashes within the depth a 4 KiB line reaches.
 #include <fuzzer/FuzzedDataProvider.h>
 
 #include <cstddef>
@@ -22,13 +26,14 @@
 #include <optional>
 #include <string>
 
+#include "fuzz/small_stack.h"
 #include "io/input_error.h"
 #include "io/mooncake.h"
 
 namespace kvprefix {
 namespace {
 
-constexpr std::size_t kMaxLineBytes = 1024;
+constexpr std::size_t kMaxLineBytes = 4096;
 constexpr std::size_t kLineNumber = 7;
 constexpr std::uint32_t kVocabularies[] = {1, 2, 1000, kDefaultVocabulary,
                                            std::uint32_t{1} << 31};
@@ -89,10 +94,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data,
   const TraceOptions token_mode{TraceMode::kToken,
                                 provider.PickValueInArray(kVocabularies)};
   const std::string line = provider.ConsumeRemainingBytesAsString();
-  const auto blocks = Parse(line, TraceOptions{TraceMode::kBlock});
-  const auto tokens = Parse(line, token_mode);
-  if (!blocks) return 0;
-  if (!tokens) Fail("token mode rejects a line block mode accepts", line);
-  CheckTokenExpansion((*blocks)[0], (*tokens)[0], token_mode.vocabulary, line);
+  fuzz::RunOnSmallStack([&] {
+    const auto blocks = Parse(line, TraceOptions{TraceMode::kBlock});
+    const auto tokens = Parse(line, token_mode);
+    if (!blocks) return;
+    if (!tokens) Fail("token mode rejects a line block mode accepts", line);
+    CheckTokenExpansion((*blocks)[0], (*tokens)[0], token_mode.vocabulary,
+                        line);
+  });
   return 0;
 }

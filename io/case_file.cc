@@ -19,6 +19,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using json_reader::Context;
+using json_reader::JsonPath;
 using json_reader::Value;
 
 constexpr std::array<std::string_view, 4> kMembers = {
@@ -36,12 +37,12 @@ struct WrittenMatches {
   SequenceList suffixes;
 };
 
-void ReadMatch(const Context& context, Value value, const std::string& path,
+void ReadMatch(const Context& context, Value value, const JsonPath& path,
                WrittenMatches& out) {
   Match& match = out.matches.emplace_back();
   json_reader::ReadObject(
       context, value, path, kMatchMembers, kMatchMembers.size(),
-      [&](std::size_t index, Value member, const std::string& member_path) {
+      [&](std::size_t index, Value member, const JsonPath& member_path) {
         if (index == 2) {
           json_reader::ReadTokens(context, member, member_path, out.suffixes);
           return;
@@ -52,19 +53,18 @@ void ReadMatch(const Context& context, Value value, const std::string& path,
       });
 }
 
-void ReadExpected(const Context& context, Value value, const std::string& path,
+void ReadExpected(const Context& context, Value value, const JsonPath& path,
                   WrittenMatches& out) {
   json_reader::ReadObject(
       context, value, path, kExpectedMembers, kExpectedMembers.size(),
-      [&](std::size_t, Value matches, const std::string& matches_path) {
+      [&](std::size_t, Value matches, const JsonPath& matches_path) {
         simdjson::ondemand::array array;
         if (matches.get_array().get(array) != simdjson::SUCCESS) {
-          throw json_diagnostics::Unexpected(context, matches, matches_path,
-                                             "an array of matches");
+          throw json_diagnostics::Unexpected(
+              context, matches, matches_path.str(), "an array of matches");
         }
         for (auto match : array) {
-          ReadMatch(context, match,
-                    fmt::format("{}[{}]", matches_path, out.matches.size()),
+          ReadMatch(context, match, matches_path.Index(out.matches.size()),
                     out);
         }
       });
@@ -96,7 +96,7 @@ CaseFile Parse(simdjson::padded_string_view json) {
   json_reader::ReadRootObject(
       json, kMembers, kMembers.size() - 1,
       [&](const Context& context, std::size_t index, Value value,
-          const std::string& path) {
+          const JsonPath& path) {
         switch (index) {
           case 0:
           case 1:
@@ -123,13 +123,13 @@ ReplayCaseFile ParseReplay(simdjson::padded_string_view json) {
   json_reader::ReadRootObject(
       json, kReplayCaseMembers, kReplayCaseMembers.size() - 1,
       [&](const Context& context, std::size_t index, Value value,
-          const std::string& path) {
+          const JsonPath& path) {
         switch (index) {
           case 0:
             json_reader::ReadObject(
                 context, value, path, json_reader::kReplayMembers, 1,
                 [&](std::size_t member, Value member_value,
-                    const std::string& member_path) {
+                    const JsonPath& member_path) {
                   json_reader::ReadReplayMember(context, member, member_value,
                                                 member_path, result.input);
                 });

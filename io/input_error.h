@@ -3,9 +3,12 @@
 #define KVPREFIX_IO_INPUT_ERROR_H_
 
 #include <cstddef>
+#include <new>
 #include <stdexcept>
 #include <string>
 #include <string_view>
+
+#include "kvprefix/types.h"
 
 namespace kvprefix {
 
@@ -37,6 +40,37 @@ class IoError : public std::runtime_error {
 
 // The IoError "<path>: cannot <action>: <strerror(errno)>", path escaped.
 IoError ErrnoError(std::string_view path, std::string_view action);
+
+// A resource that ran out (SPEC §6: exit status 1, like IoError): what()
+// says which and what was being done, "out of memory while reading
+// trace.jsonl", so that the one line the CLI prints names both.
+class ResourceError : public IoError {
+ public:
+  using IoError::IoError;
+};
+
+// Calls work() and returns what it returns, turning a resource failure into
+// a ResourceError naming `doing` ("reading trace.jsonl", "matching"):
+// std::bad_alloc (and simdjson's MEMALLOC, which io's readers throw as
+// std::bad_alloc) becomes "out of memory while <doing>"; an engine's
+// CapacityError "<its message> while <doing>"; any other std::length_error
+// (a container asked for more than it can hold) "out of memory while
+// <doing> (<its message>)". A ResourceError from a nested WhileDoing passes
+// unchanged: the innermost description wins.
+template <typename Work>
+decltype(auto) WhileDoing(std::string_view doing, Work&& work) {
+  try {
+    return work();
+  } catch (const std::bad_alloc&) {
+    throw ResourceError("out of memory while " + std::string(doing));
+  } catch (const CapacityError& error) {
+    throw ResourceError(std::string(error.what()) + " while " +
+                        std::string(doing));
+  } catch (const std::length_error& error) {
+    throw ResourceError("out of memory while " + std::string(doing) + " (" +
+                        error.what() + ")");
+  }
+}
 
 }  // namespace kvprefix
 

@@ -5,8 +5,10 @@
 
 #include <algorithm>
 #include <cctype>
+#include <new>
 #include <vector>
 
+#include "io/json_limits.h"
 #include "io/json_strings.h"
 
 namespace kvprefix::json_diagnostics {
@@ -129,12 +131,20 @@ std::size_t FirstUnescapedControl(std::string_view json) {
   return std::string_view::npos;
 }
 
+std::string TooDeepProblem(std::string_view found) {
+  return fmt::format(
+      "expected at most {} nested arrays and objects, found {} nested deeper "
+      "than {}",
+      kMaxJsonDepth, found, kMaxJsonDepth);
+}
+
 // One open container met by DiagnoseUnbalanced.
 struct Level {
   bool is_array;
   std::size_t index = 0;   // arrays: the element being read
-  std::string key;         // objects: the raw key of the member being read
-  bool expect_key = true;  // objects: the next string is a key
+  std::string_view key;    // objects: the raw name of the member being read
+  bool has_key = false;    // objects: a name has been read
+  bool expect_key = true;  // objects: the next string is a name
 };
 
 std::string PathOf(const std::vector<Level>& stack) {
@@ -142,30 +152,75 @@ std::string PathOf(const std::vector<Level>& stack) {
   for (const Level& level : stack) {
     if (level.is_array) {
       path += fmt::format("[{}]", level.index);
-    } else if (!level.key.empty()) {
-      path = MemberPath(level.key, path);
+    } else if (level.has_key) {
+      AppendMemberStep(level.key, path);
     }
   }
   return path;
 }
 
+// The body of the string whose opening quote is at `quote`: up to its
+// closing quote, escapes as written. The text is padded, so simdjson has
+// checked that the quote closes, but the end of `json` bounds the scan too.
+std::string_view StringBody(std::string_view json, const char* quote) {
+  std::size_t end = static_cast<std::size_t>(quote - json.data()) + 1;
+  const std::size_t begin = end;
+  while (end < json.size() && json[end] != '"') {
+    end += json[end] == '\\' ? 2 : 1;
+  }
+  return json.substr(begin, std::min(end, json.size()) - begin);
+}
+
 }  // namespace
 
-std::string MemberPath(std::string_view raw_key,
-                       const std::string& object_path) {
+std::string Context::Prefix() const {
+  return line_number == 0 ? std::string()
+                          : fmt::format("line {}: ", line_number);
+}
+
+std::string JsonPath::str() const {
+  std::vector<const JsonPath*> steps;
+  for (const JsonPath* step = this; step->parent_ != nullptr;
+       step = step->parent_) {
+    steps.push_back(step);
+  }
+  std::string path = "$";
+  for (auto it = steps.rbegin(); it != steps.rend(); ++it) {
+    if ((*it)->is_member_) {
+      AppendMemberStep((*it)->name_, path);
+    } else {
+      path += fmt::format("[{}]", (*it)->index_);
+    }
+  }
+  return path;
+}
+
+void AppendMemberStep(std::string_view name, std::string& path) {
   const bool identifier =
-      !raw_key.empty() &&
-      !std::isdigit(static_cast<unsigned char>(raw_key[0])) &&
-      std::all_of(raw_key.begin(), raw_key.end(), [](char c) {
+      !name.empty() && !std::isdigit(static_cast<unsigned char>(name[0])) &&
+      std::all_of(name.begin(), name.end(), [](char c) {
         return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
       });
-  const std::string name = EscapeForMessage(raw_key);
-  return identifier ? object_path + "." + name
-                    : object_path + "[\"" + name + "\"]";
+  if (identifier) {
+    path += '.';
+    path += EscapeForMessage(name);  // cut after 40 bytes
+  } else {
+    path += "[\"";
+    path += EscapeForMessage(name);
+    path += "\"]";
+  }
+}
+
+std::string MemberPath(std::string_view name, const std::string& object_path) {
+  std::string path = object_path;
+  AppendMemberStep(name, path);
+  return path;
 }
 
 InputError DocumentError(simdjson::error_code error, std::string_view json,
-                         const std::string& prefix) {
+                         std::string_view prefix_view) {
+  const std::string prefix(prefix_view);
+  if (error == simdjson::MEMALLOC) throw std::bad_alloc();
   if (json.starts_with("\xEF\xBB\xBF")) {  // simdjson 3.0 does not skip it
     return InputError(prefix + "byte 0",
                       "expected a JSON value, found a UTF-8 byte order mark "
@@ -212,7 +267,8 @@ InputError DocumentError(simdjson::error_code error, std::string_view json,
 }
 
 InputError DiagnoseUnbalanced(std::string_view json,
-                              const std::string& prefix) {
+                              std::string_view prefix_view) {
+  const std::string prefix(prefix_view);
   std::vector<Level> stack;
   bool root_done = false;
   for (std::size_t i = 0; i < json.size(); ++i) {
@@ -236,7 +292,8 @@ InputError DiagnoseUnbalanced(std::string_view json,
         }
         if (!stack.empty() && !stack.back().is_array &&
             stack.back().expect_key) {
-          stack.back().key = std::string(json.substr(i + 1, end - i - 1));
+          stack.back().key = json.substr(i + 1, end - i - 1);
+          stack.back().has_key = true;
           stack.back().expect_key = false;
         }
         i = end;
@@ -245,6 +302,10 @@ InputError DiagnoseUnbalanced(std::string_view json,
       }
       case '[':
       case '{':
+        if (stack.size() == kMaxJsonDepth) {
+          return InputError(prefix + PathOf(stack),
+                            TooDeepProblem(FoundAt(json, i)));
+        }
         stack.push_back(Level{.is_array = c == '[', .key = {}});
         break;
       case ']':
@@ -264,7 +325,7 @@ InputError DiagnoseUnbalanced(std::string_view json,
         if (!stack.empty() && stack.back().is_array) {
           ++stack.back().index;
         } else if (!stack.empty()) {
-          stack.back().key.clear();
+          stack.back().has_key = false;
           stack.back().expect_key = true;
         }
         break;
@@ -284,111 +345,102 @@ InputError DiagnoseUnbalanced(std::string_view json,
                   stack.back().is_array ? "',' or ']'" : "',' or '}'"));
 }
 
-InputError Unexpected(const Context& context,
-                      simdjson::simdjson_result<ondemand::value>& element,
+}  // namespace kvprefix::json_diagnostics
+
+namespace kvprefix {
+
+InputError NestingError(std::string_view json) {
+  // The walk meets the first container too deep before anything else it
+  // could report in a document that is otherwise well formed.
+  return json_diagnostics::DiagnoseUnbalanced(json, "");
+}
+
+}  // namespace kvprefix
+
+namespace kvprefix::json_diagnostics {
+
+InputError Unexpected(const Context& context, Value& element,
                       const std::string& location, std::string_view expected) {
   ondemand::value value;
   const std::string found = element.get(value) == simdjson::SUCCESS
                                 ? DescribeValue(context, value)
                                 : FoundAtCurrent(context);
-  return InputError(context.prefix + location,
+  return InputError(context.Prefix() + location,
                     fmt::format("expected {}, found {}", expected, found));
 }
 
 InputError SyntaxError(const Context& context, const std::string& location,
                        std::string_view expected) {
   return InputError(
-      context.prefix + location,
+      context.Prefix() + location,
       fmt::format("expected {}, found {}", expected, FoundAtCurrent(context)));
 }
 
-InputError DuplicateMember(const std::string& prefix, std::string_view raw_key,
-                           const std::string& object_path) {
+InputError StringError(const Context& context, const char* quote,
+                       const std::string& location) {
+  const std::string_view body = StringBody(context.json, quote);
+  const auto escape = FirstInvalidEscape(body);
+  if (!escape) {
+    return InputError(
+        context.Prefix() + location,
+        "expected a valid string, found " +
+            FoundAt(context.json,
+                    static_cast<std::size_t>(quote - context.json.data())));
+  }
+  const std::size_t offset =
+      static_cast<std::size_t>(body.data() - context.json.data()) +
+      escape->offset;
+  const std::string_view shown = body.substr(escape->offset, escape->length);
   return InputError(
-      prefix + MemberPath(raw_key, object_path),
-      fmt::format("expected each member once, found \"{}\" a second time",
-                  EscapeForMessage(raw_key)));
+      context.Prefix() + location,
+      fmt::format(
+          "expected a valid escape, found '\\{}' at byte {}{}",
+          EscapeForMessage(shown.substr(1)), offset,
+          escape->why.empty() ? "" : fmt::format(" ({})", escape->why)));
 }
 
-InputError MissingMember(const std::string& prefix, std::string_view name,
-                         const std::string& object_path) {
+InputError BadScalar(const Context& context, std::string_view token,
+                     const std::string& location, std::string_view expected) {
   return InputError(
-      prefix + object_path,
+      context.Prefix() + location,
+      fmt::format("expected {}, found '{}' at byte {}", expected,
+                  Shortened(token), token.data() - context.json.data()));
+}
+
+InputError TooDeep(const Context& context, const char* bracket,
+                   const std::string& location) {
+  return InputError(context.Prefix() + location,
+                    TooDeepProblem(FoundAt(
+                        context.json, static_cast<std::size_t>(
+                                          bracket - context.json.data()))));
+}
+
+InputError DuplicateMember(const Context& context, std::string_view name,
+                           const JsonPath& object_path) {
+  return InputError(
+      context.Prefix() + MemberPath(name, object_path.str()),
+      fmt::format("expected each member once, found \"{}\" a second time",
+                  EscapeForMessage(name)));
+}
+
+InputError MissingMember(const Context& context, std::string_view name,
+                         const JsonPath& object_path) {
+  return InputError(
+      context.Prefix() + object_path.str(),
       fmt::format("expected member \"{}\", found an object without it", name));
 }
 
-void ValidateValue(const Context& context,
-                   simdjson::simdjson_result<ondemand::value> element,
-                   const std::string& location) {
-  ondemand::value value;
-  ondemand::json_type type;
-  if (element.get(value) != simdjson::SUCCESS ||
-      value.type().get(type) != simdjson::SUCCESS) {
-    throw SyntaxError(context, location, "a JSON value");
-  }
-  bool valid = false;
-  std::string_view expected = "a JSON value";
-  switch (type) {
-    case ondemand::json_type::array: {
-      ondemand::array array;
-      if (value.get_array().get(array) != simdjson::SUCCESS) break;
-      std::size_t index = 0;
-      for (auto item : array) {
-        ValidateValue(context, item, fmt::format("{}[{}]", location, index++));
-      }
-      return;
-    }
-    case ondemand::json_type::object: {
-      ondemand::object object;
-      if (value.get_object().get(object) != simdjson::SUCCESS) break;
-      for (auto field : object) {
-        std::string_view key;
-        if (field.unescaped_key().get(key) != simdjson::SUCCESS) {
-          throw SyntaxError(context, location, "a member name, ',' or '}'");
-        }
-        ValidateValue(context, field.value(), MemberPath(key, location));
-      }
-      return;
-    }
-    case ondemand::json_type::string: {
-      std::string_view ignored;
-      valid = value.get_string().get(ignored) == simdjson::SUCCESS;
-      expected = "a string with valid escapes";
-      break;
-    }
-    case ondemand::json_type::number: {
-      ondemand::number ignored;
-      valid = value.get_number().get(ignored) == simdjson::SUCCESS;
-      expected = "a valid number";
-      break;
-    }
-    case ondemand::json_type::boolean: {
-      bool ignored;
-      valid = value.get_bool().get(ignored) == simdjson::SUCCESS;
-      expected = "true or false";
-      break;
-    }
-    case ondemand::json_type::null: {
-      bool is_null = false;
-      valid = value.is_null().get(is_null) == simdjson::SUCCESS && is_null;
-      expected = "null";
-      break;
-    }
-  }
-  if (!valid) {
-    const std::string_view token = value.raw_json_token();
-    throw InputError(
-        context.prefix + location,
-        fmt::format("expected {}, found '{}' at byte {}", expected,
-                    Shortened(token), token.data() - context.json.data()));
-  }
+void ThrowNotInteger(const Context& context, Value& element, std::int64_t min,
+                     std::int64_t max, const JsonPath& path) {
+  throw Unexpected(context, element, path.str(),
+                   fmt::format("an integer from {} to {}", min, max));
 }
 
 void CheckAtEnd(const Context& context) {
   const char* position = nullptr;
   if (context.document.current_location().get(position) == simdjson::SUCCESS) {
     throw InputError(
-        context.prefix + "$",
+        context.Prefix() + "$",
         "expected end of input after the root object, found " +
             FoundAt(context.json,
                     static_cast<std::size_t>(position - context.json.data())));

@@ -21,7 +21,7 @@ BatchInput Parse(simdjson::padded_string_view json) {
   json_reader::ReadRootObject(
       json, kMembers, kMembers.size(),
       [&](const json_reader::Context& context, std::size_t index,
-          json_reader::Value value, const std::string& path) {
+          json_reader::Value value, const json_reader::JsonPath& path) {
         json_reader::ReadSequences(
             context, value, path,
             index == 0 ? input.cached_sequences : input.requests);

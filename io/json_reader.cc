@@ -11,57 +11,64 @@ namespace kvprefix::json_reader {
 
 namespace ondemand = simdjson::ondemand;
 
-void ReadTokens(const Context& context, Value value, const std::string& path,
+void ReadTokens(const Context& context, Value value, const JsonPath& path,
                 SequenceList& out) {
   ondemand::array tokens;
   if (value.get_array().get(tokens) != simdjson::SUCCESS) {
-    throw json_diagnostics::Unexpected(context, value, path,
+    throw json_diagnostics::Unexpected(context, value, path.str(),
                                        "an array of tokens");
   }
   std::size_t j = 0;
   for (auto token : tokens) {
     out.PushToken(static_cast<Token>(json_diagnostics::ReadInteger(
         context, token, std::numeric_limits<Token>::min(),
-        std::numeric_limits<Token>::max(),
-        [&] { return fmt::format("{}[{}]", path, j); })));
+        std::numeric_limits<Token>::max(), path.Index(j))));
     ++j;
   }
   out.CloseSequence();
 }
 
-void ReadSequences(const Context& context, Value value, const std::string& path,
+void ReadSequences(const Context& context, Value value, const JsonPath& path,
                    SequenceList& out) {
   ondemand::array sequences;
   if (value.get_array().get(sequences) != simdjson::SUCCESS) {
-    throw json_diagnostics::Unexpected(context, value, path, "an array");
+    throw json_diagnostics::Unexpected(context, value, path.str(), "an array");
   }
   std::size_t i = 0;
   for (auto sequence : sequences) {
-    ReadTokens(context, sequence, fmt::format("{}[{}]", path, i), out);
+    ReadTokens(context, sequence, path.Index(i), out);
     ++i;
   }
 }
 
 std::uint64_t ReadUnsigned(const Context& context, Value value,
-                           const std::string& path) {
+                           const JsonPath& path) {
   std::uint64_t number = 0;
   if (value.get_uint64().get(number) != simdjson::SUCCESS) {
-    throw json_diagnostics::Unexpected(context, value, path,
+    throw json_diagnostics::Unexpected(context, value, path.str(),
                                        "an unsigned 64-bit integer");
   }
   return number;
 }
 
 std::string ReadString(const Context& context, Value value,
-                       const std::string& path) {
+                       const JsonPath& path) {
   std::string_view text;
-  if (value.get_string().get(text) != simdjson::SUCCESS) {
-    throw json_diagnostics::Unexpected(context, value, path, "a string");
+  if (value.get_string().get(text) == simdjson::SUCCESS) {
+    return std::string(text);
   }
-  return std::string(text);
+  ondemand::value string;
+  ondemand::json_type type;
+  if (value.get(string) == simdjson::SUCCESS &&
+      string.type().get(type) == simdjson::SUCCESS &&
+      type == ondemand::json_type::string) {
+    throw json_diagnostics::StringError(context, string.raw_json_token().data(),
+                                        path.str());
+  }
+  throw json_diagnostics::Unexpected(context, value, path.str(), "a string");
 }
 
-InputError UnknownMember(const Context& context, const std::string& path,
+InputError UnknownMember(const Context& context, const JsonPath& path,
                          std::span<const std::string_view> names,
                          std::string_view raw_key) {
   std::string expected;
@@ -70,7 +77,7 @@ InputError UnknownMember(const Context& context, const std::string& path,
     expected += fmt::format("\"{}\"", names[i]);
   }
   return InputError(
-      context.prefix + json_diagnostics::MemberPath(raw_key, path),
+      context.Prefix() + json_diagnostics::MemberPath(raw_key, path.str()),
       fmt::format("expected {}, found an unknown member \"{}\"", expected,
                   EscapeForMessage(raw_key)));
 }

@@ -22,15 +22,16 @@
 namespace kvprefix::json_reader {
 
 using json_diagnostics::Context;
-using Value = simdjson::simdjson_result<simdjson::ondemand::value>;
+using json_diagnostics::JsonPath;
+using json_diagnostics::Value;
 
 // Appends the array of tokens `value` (at `path`) to `out` as one sequence.
 // Throws InputError unless it is an array of integers in the int32 range.
-void ReadTokens(const Context& context, Value value, const std::string& path,
+void ReadTokens(const Context& context, Value value, const JsonPath& path,
                 SequenceList& out);
 
 // Appends every array of tokens of the array `value` (at `path`) to `out`.
-void ReadSequences(const Context& context, Value value, const std::string& path,
+void ReadSequences(const Context& context, Value value, const JsonPath& path,
                    SequenceList& out);
 
 // The members of a SPEC §8 replay document, "requests" (required) first.
@@ -40,61 +41,60 @@ inline constexpr std::array<std::string_view, 4> kReplayMembers = {
 // Reads member kReplayMembers[index] of a replay document (replay_document.h
 // says what each may hold) into `out`.
 void ReadReplayMember(const Context& context, std::size_t index, Value value,
-                      const std::string& path, ReplayInput& out);
+                      const JsonPath& path, ReplayInput& out);
 
 // An integer from 0 to 2^64 - 1, or InputError at `path`.
 std::uint64_t ReadUnsigned(const Context& context, Value value,
-                           const std::string& path);
+                           const JsonPath& path);
 
-// A string (unescaped), or InputError at `path`.
+// A string (unescaped; an invalid escape is reported at its byte), or
+// InputError at `path`.
 std::string ReadString(const Context& context, Value value,
-                       const std::string& path);
+                       const JsonPath& path);
 
-// The error for member `raw_key` of the object at `path`, which is none of
+// The error for member `name` of the object at `path`, which is none of
 // `names`.
-InputError UnknownMember(const Context& context, const std::string& path,
+InputError UnknownMember(const Context& context, const JsonPath& path,
                          std::span<const std::string_view> names,
-                         std::string_view raw_key);
+                         std::string_view name);
 
 // Reads every member of `object` (at `path`): each must be one of `names`,
 // at most once, and the first `required` names must all be there. Calls
 // read(index in names, value, member path) for each member, in input order.
 template <std::size_t N, typename Read>
 void ReadMembers(const Context& context, simdjson::ondemand::object object,
-                 const std::string& path,
+                 const JsonPath& path,
                  const std::array<std::string_view, N>& names,
                  std::size_t required, Read&& read) {
   std::array<bool, N> seen = {};
-  for (auto member : object) {
-    std::string_view key;
-    if (member.unescaped_key().get(key) != simdjson::SUCCESS) {
-      throw json_diagnostics::SyntaxError(context, path,
-                                          "a member name, ',' or '}'");
-    }
+  for (auto field : object) {
+    const json_diagnostics::Member member =
+        json_diagnostics::ReadMember(context, std::move(field), path);
     std::size_t index = 0;
-    while (index < N && names[index] != key) ++index;
-    if (index == N) throw UnknownMember(context, path, names, key);
+    while (index < N && names[index] != member.name) ++index;
+    if (index == N) throw UnknownMember(context, path, names, member.name);
     if (seen[index]) {
-      throw json_diagnostics::DuplicateMember(context.prefix, key, path);
+      throw json_diagnostics::DuplicateMember(context, member.name, path);
     }
     seen[index] = true;
-    read(index, member.value(), json_diagnostics::MemberPath(key, path));
+    const JsonPath member_path = path.Member(names[index]);
+    read(index, member.value, member_path);
   }
   for (std::size_t index = 0; index < required; ++index) {
     if (!seen[index]) {
-      throw json_diagnostics::MissingMember(context.prefix, names[index], path);
+      throw json_diagnostics::MissingMember(context, names[index], path);
     }
   }
 }
 
 // ReadMembers on `value`, which must be an object.
 template <std::size_t N, typename Read>
-void ReadObject(const Context& context, Value value, const std::string& path,
+void ReadObject(const Context& context, Value value, const JsonPath& path,
                 const std::array<std::string_view, N>& names,
                 std::size_t required, Read&& read) {
   simdjson::ondemand::object object;
   if (value.get_object().get(object) != simdjson::SUCCESS) {
-    throw json_diagnostics::Unexpected(context, value, path, "an object");
+    throw json_diagnostics::Unexpected(context, value, path.str(), "an object");
   }
   ReadMembers(context, object, path, names, required, read);
 }
@@ -102,7 +102,8 @@ void ReadObject(const Context& context, Value value, const std::string& path,
 // Parses `json` as one object read by ReadMembers at "$", calling
 // read(context, index, value, path) for each member, and requires that
 // nothing but whitespace follows it. Throws InputError (see DocumentError
-// for the document as a whole), or IoError for a document over 4 GiB.
+// for the document as a whole), IoError for a document over 4 GiB, and
+// std::bad_alloc when memory runs out.
 template <std::size_t N, typename Read>
 void ReadRootObject(simdjson::padded_string_view json,
                     const std::array<std::string_view, N>& names,
@@ -115,9 +116,10 @@ void ReadRootObject(simdjson::padded_string_view json,
   if (error != simdjson::SUCCESS) {
     throw json_diagnostics::DocumentError(error, json, "");
   }
-  const Context context{document, json, ""};
-  ReadMembers(context, root, "$", names, required,
-              [&](std::size_t index, Value value, const std::string& path) {
+  const Context context{document, json};
+  const JsonPath root_path;
+  ReadMembers(context, root, root_path, names, required,
+              [&](std::size_t index, Value value, const JsonPath& path) {
                 read(context, index, value, path);
               });
   json_diagnostics::CheckAtEnd(context);

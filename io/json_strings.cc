@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdint>
 
 namespace kvprefix {
@@ -70,7 +71,61 @@ std::size_t AppendEscaped(std::string_view text, std::size_t max_bytes,
   return i;
 }
 
+// The value of the 4 hex digits at text[i..i+4), or -1.
+int HexQuad(std::string_view text, std::size_t i) {
+  if (i + 4 > text.size()) return -1;
+  int value = 0;
+  for (std::size_t k = i; k < i + 4; ++k) {
+    const char c = text[k];
+    int digit;
+    if (c >= '0' && c <= '9') {
+      digit = c - '0';
+    } else if (c >= 'a' && c <= 'f') {
+      digit = c - 'a' + 10;
+    } else if (c >= 'A' && c <= 'F') {
+      digit = c - 'A' + 10;
+    } else {
+      return -1;
+    }
+    value = value * 16 + digit;
+  }
+  return value;
+}
+
 }  // namespace
+
+std::optional<InvalidEscape> FirstInvalidEscape(std::string_view body) {
+  for (std::size_t i = 0; i < body.size(); ++i) {
+    if (body[i] != '\\') continue;
+    if (i + 1 == body.size()) return InvalidEscape{i, 1, ""};
+    const char kind = body[i + 1];
+    if (std::string_view("\"\\/bfnrt").find(kind) != std::string_view::npos) {
+      ++i;
+      continue;
+    }
+    if (kind != 'u') return InvalidEscape{i, 2, ""};
+    const int code = HexQuad(body, i + 2);
+    if (code < 0) {
+      return InvalidEscape{i, std::min<std::size_t>(6, body.size() - i),
+                           "\\u not followed by 4 hex digits"};
+    }
+    if (code >= 0xDC00 && code <= 0xDFFF) {
+      return InvalidEscape{i, 6,
+                           "a low surrogate without a high one before it"};
+    }
+    if (code >= 0xD800 && code <= 0xDBFF) {
+      const int low =
+          body.substr(i + 6, 2) == "\\u" ? HexQuad(body, i + 8) : -1;
+      if (low < 0xDC00 || low > 0xDFFF) {
+        return InvalidEscape{i, 6,
+                             "a high surrogate without a low one after it"};
+      }
+      i += 6;
+    }
+    i += 5;
+  }
+  return std::nullopt;
+}
 
 std::size_t FirstInvalidUtf8(std::string_view text) {
   for (std::size_t i = 0; i < text.size();) {

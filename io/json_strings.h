@@ -5,6 +5,7 @@
 #define KVPREFIX_IO_JSON_STRINGS_H_
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -14,6 +15,20 @@ namespace kvprefix {
 // valid UTF-8 sequence (RFC 3629: no overlong forms, no surrogates, nothing
 // above U+10FFFF), or std::string_view::npos. O(bytes).
 std::size_t FirstInvalidUtf8(std::string_view text);
+
+// An escape sequence of a JSON string that RFC 8259 (and simdjson) rejects.
+struct InvalidEscape {
+  std::size_t offset;    // of its backslash, in the text given
+  std::size_t length;    // bytes of the escape shown in messages
+  std::string_view why;  // "" or, e.g., "a low surrogate without a high one"
+};
+
+// The first invalid escape in `body`, the text between a JSON string's
+// quotes as written (escapes not yet decoded): a backslash followed by none
+// of " \ / b f n r t u, a \u without 4 hex digits after it, a high
+// surrogate (\uD800 to \uDBFF) not followed by a \u low surrogate (\uDC00
+// to \uDFFF), or a low surrogate alone. nullopt if there is none. O(bytes).
+std::optional<InvalidEscape> FirstInvalidEscape(std::string_view body);
 
 // `text` (a member name, a token, a file name: anything the user wrote) made
 // safe for a one-line message: escaped as in a JSON string (\" \\ \n \r

@@ -14,6 +14,7 @@ namespace kvprefix {
 namespace {
 
 using json_diagnostics::Context;
+using json_diagnostics::JsonPath;
 namespace ondemand = simdjson::ondemand;
 
 constexpr std::int64_t kMaxInt64 = std::numeric_limits<std::int64_t>::max();
@@ -27,75 +28,80 @@ struct TraceLine {
 
 void ReadHashIds(const Context& context,
                  simdjson::simdjson_result<ondemand::value> value,
-                 std::int64_t max_id, std::vector<std::int64_t>& out) {
+                 const JsonPath& path, std::int64_t max_id,
+                 std::vector<std::int64_t>& out) {
   ondemand::array ids;
   if (value.get_array().get(ids) != simdjson::SUCCESS) {
-    throw json_diagnostics::Unexpected(context, value, "$.hash_ids",
+    throw json_diagnostics::Unexpected(context, value, path.str(),
                                        "an array of hash ids");
   }
   for (auto id : ids) {
-    out.push_back(json_diagnostics::ReadInteger(context, id, 0, max_id, [&] {
-      return fmt::format("$.hash_ids[{}]", out.size());
-    }));
+    out.push_back(json_diagnostics::ReadInteger(context, id, 0, max_id,
+                                                path.Index(out.size())));
   }
 }
 
+// "line 7: ", for errors found outside a Context.
+std::string LinePrefix(std::size_t line_number) {
+  return fmt::format("line {}: ", line_number);
+}
+
 void ReadLine(ondemand::parser& parser, simdjson::padded_string_view json,
-              const std::string& prefix, std::int64_t max_id, TraceLine& line) {
+              std::size_t line_number, std::int64_t max_id, TraceLine& line) {
   ondemand::document document;
   ondemand::object root;
   simdjson::error_code error = parser.iterate(json).get(document);
   if (error == simdjson::SUCCESS) error = document.get_object().get(root);
   if (error != simdjson::SUCCESS) {
-    throw json_diagnostics::DocumentError(error, json, prefix);
+    throw json_diagnostics::DocumentError(error, json, LinePrefix(line_number));
   }
-  const Context context{document, json, prefix};
-  for (auto member : root) {
-    std::string_view key;
-    if (member.unescaped_key().get(key) != simdjson::SUCCESS) {
-      throw json_diagnostics::SyntaxError(context, "$",
-                                          "a member name, ',' or '}'");
-    }
-    const bool is_length = key == "input_length";
-    if (!is_length && key != "hash_ids") {
+  const Context context{document, json, line_number};
+  const JsonPath root_path;
+  for (auto field : root) {
+    const json_diagnostics::Member member =
+        json_diagnostics::ReadMember(context, std::move(field), root_path);
+    const bool is_length = member.name == "input_length";
+    if (!is_length && member.name != "hash_ids") {
       // Unused, but it must be JSON: On Demand would skip it unchecked.
-      json_diagnostics::ValidateValue(context, member.value(),
-                                      json_diagnostics::MemberPath(key));
+      json_diagnostics::ValidateValue(context, member.value,
+                                      root_path.Member(member.name), 1);
       continue;
     }
     if (is_length ? line.input_length >= 0 : line.has_hash_ids) {
-      throw json_diagnostics::DuplicateMember(prefix, key);
+      throw json_diagnostics::DuplicateMember(context, member.name, root_path);
     }
+    const JsonPath path = root_path.Member(member.name);
     if (is_length) {
-      line.input_length = json_diagnostics::ReadInteger(
-          context, member.value(), 0, kMaxInt64,
-          [] { return std::string("$.input_length"); });
+      line.input_length = json_diagnostics::ReadInteger(context, member.value,
+                                                        0, kMaxInt64, path);
     } else {
       line.has_hash_ids = true;
-      ReadHashIds(context, member.value(), max_id, line.hash_ids);
+      ReadHashIds(context, member.value, path, max_id, line.hash_ids);
     }
   }
   if (line.input_length < 0) {
-    throw json_diagnostics::MissingMember(prefix, "input_length");
+    throw json_diagnostics::MissingMember(context, "input_length", root_path);
   }
   if (!line.has_hash_ids) {
-    throw json_diagnostics::MissingMember(prefix, "hash_ids");
+    throw json_diagnostics::MissingMember(context, "hash_ids", root_path);
   }
   json_diagnostics::CheckAtEnd(context);
 }
 
 // Tokens in the last block; throws unless it holds 1..512 (0 blocks: none).
-std::int64_t LastBlockTokens(const TraceLine& line, const std::string& prefix) {
+// `line_number` names the line in the error (0: no line known).
+std::int64_t LastBlockTokens(const TraceLine& line, std::size_t line_number) {
   const auto blocks = static_cast<std::int64_t>(line.hash_ids.size());
   if (blocks == 0 && line.input_length == 0) return 0;
   const std::int64_t low =
       blocks == 0 ? 0 : (blocks - 1) * kMooncakeBlockTokens + 1;
   const std::int64_t high = blocks * kMooncakeBlockTokens;
   if (line.input_length < low || line.input_length > high) {
-    throw InputError(prefix + "$.input_length",
-                     fmt::format("expected {} to {} tokens for {} hash ids, "
-                                 "found {}",
-                                 low, high, blocks, line.input_length));
+    throw InputError(
+        (line_number == 0 ? "" : LinePrefix(line_number)) + "$.input_length",
+        fmt::format("expected {} to {} tokens for {} hash ids, "
+                    "found {}",
+                    low, high, blocks, line.input_length));
   }
   return line.input_length - (blocks - 1) * kMooncakeBlockTokens;
 }
@@ -103,7 +109,7 @@ std::int64_t LastBlockTokens(const TraceLine& line, const std::string& prefix) {
 // Appends the tokens of a line ParsePaddedLine has checked.
 void AppendTokens(const TraceLine& line, const TraceOptions& options,
                   SequenceList& out) {
-  const std::int64_t last_block_tokens = LastBlockTokens(line, "");
+  const std::int64_t last_block_tokens = LastBlockTokens(line, 0);
   const std::size_t blocks = line.hash_ids.size();
   for (std::size_t b = 0; b < blocks; ++b) {
     const auto id = static_cast<std::uint64_t>(line.hash_ids[b]);
@@ -137,12 +143,11 @@ std::int64_t MaxHashId(const TraceOptions& options) {
 void ParsePaddedLine(ondemand::parser& parser,
                      simdjson::padded_string_view json, std::size_t line_number,
                      const TraceOptions& options, TraceLine& line) {
-  const std::string prefix = fmt::format("line {}: ", line_number);
   line.input_length = -1;
   line.hash_ids.clear();
   line.has_hash_ids = false;
-  ReadLine(parser, json, prefix, MaxHashId(options), line);
-  LastBlockTokens(line, prefix);
+  ReadLine(parser, json, line_number, MaxHashId(options), line);
+  LastBlockTokens(line, line_number);
 }
 
 // Tokens AppendTokens will append for a checked line.

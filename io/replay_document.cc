@@ -14,7 +14,7 @@ namespace kvprefix {
 namespace json_reader {
 
 void ReadReplayMember(const Context& context, std::size_t index, Value value,
-                      const std::string& path, ReplayInput& out) {
+                      const JsonPath& path, ReplayInput& out) {
   switch (index) {
     case 0:
       ReadSequences(context, value, path, out.requests);
@@ -26,17 +26,17 @@ void ReadReplayMember(const Context& context, std::size_t index, Value value,
       const std::string name = ReadString(context, value, path);
       const auto policy = ParseEvictionPolicy(name);
       if (!policy) {
-        throw InputError(path, fmt::format("expected \"lru\" or \"fifo\", "
-                                           "found \"{}\"",
-                                           EscapeForMessage(name)));
+        throw InputError(
+            context.Prefix() + path.str(),
+            fmt::format("expected \"lru\" or \"fifo\", found \"{}\"",
+                        EscapeForMessage(name)));
       }
       out.options.policy = *policy;
       break;
     }
     default:
-      out.options.page_size =
-          static_cast<std::uint64_t>(json_diagnostics::ReadInteger(
-              context, value, 1, kMaxPageSize, [&] { return path; }));
+      out.options.page_size = static_cast<std::uint64_t>(
+          json_diagnostics::ReadInteger(context, value, 1, kMaxPageSize, path));
   }
 }
 
@@ -49,7 +49,7 @@ ReplayInput Parse(simdjson::padded_string_view json) {
   json_reader::ReadRootObject(
       json, json_reader::kReplayMembers, 1,
       [&](const json_reader::Context& context, std::size_t index,
-          json_reader::Value value, const std::string& path) {
+          json_reader::Value value, const json_reader::JsonPath& path) {
         json_reader::ReadReplayMember(context, index, value, path, input);
       });
   return input;

@@ -23,6 +23,13 @@
 //   error messages quoted user text raw: newlines and terminal escapes reached the terminal -- ParseBatchInputTest.MessagesEscapeUserTextAndNameTheByte
 //   invalid JSON in trace members kvprefix does not use was skipped unchecked by simdjson On Demand -- AppendTraceLineTest.InvalidJsonInUnusedMembersIsRejected
 //   NaN, infinity and out-of-range values of floating-point options were cast into nonsense -- CliOptionsTest.CachedFractionMustBeAFiniteNumberFrom0To1, CliOptionsTest.VerifyDurationsMustBeFiniteAndInRange
+//   a trace line whose unused member nested ~26,500 deep crashed replay, convert and verify --trace (recursive check), and nesting cost quadratic time and memory (issue 13) -- NestingTest.TraceLineWithDeepUnusedMemberIsRejectedQuickly, NestingCliTest.TraceCommandsRejectDeepUnusedMembers
+//   locating the error of a truncated document nested 10^6 deep took quadratic time (a path of every open level) -- NestingTest.UnbalancedDeepDocumentsStopAtTheLimit, NestingCliTest.MatchAndVerifyRejectDeepInputs
+//   --cached-fraction 0.29 of 100 requests cached 28: 0.29 * 100 is 28.999999999999996 in binary floating point -- CliOptionsTest.CachedFractionIsTheDecimalAsTyped
+//   integer options took 0x10 as 16 and -1 as their maximum, capped overflow, and reported 1.5 with a misleading range -- CliOptionsTest.IntegerOptionsAreStrictDecimalsInRange
+//   `kvprefix bogus` said "A subcommand is required" instead of naming bogus -- CliOptionsTest.UnknownCommandIsNamed
+//   an invalid escape in a member name was reported at the value after the name; one in a string where a string was expected said "expected a string, found a string" -- EscapeErrorTest.PointsAtTheEscape
+//   simdjson's allocation failure was reported as bad input (exit 2, "expected valid JSON, found Error allocating memory") -- ResourceLimitTest.MatchRunsOutOfMemoryCleanly, ResourceLimitTest.ReplayRunsOutOfMemoryCleanly, ResourceLimitTest.ConvertRunsOutOfMemoryCleanly
 // verify
 //   case files were read with nlohmann's get<Token>(), which converts: [[4294967297]] was sent as [[1]], true as 1 -- CaseFileTest.RejectsWhatTheProductRejectsNamingFileAndLocation
 //   a case file member given twice was taken silently (nlohmann keeps the last one) -- CaseFileTest.RejectsWhatTheProductRejectsNamingFileAndLocation
@@ -33,6 +40,8 @@
 //   a --timeout below a millisecond became 0 ms: every run timed out -- CliOptionsTest.VerifyDurationsMustBeFiniteAndInRange
 //   --trace-window near SIZE_MAX wrapped around (begin + window) -- CliOptionsTest.TraceWindowAtLeastTheTraceIsOneInput
 //   a background child holding stdout open turned a finished answer into a timeout and outlived the run -- SubprocessTest.BackgroundChildHoldingThePipeIsNotATimeout, VerifyCliTest.BackgroundChildOfTheCommandIsNoTimeout
+//   an answer nested deeper than 1024 was not-json without a location (simdjson's default DOM depth) -- NestingTest.DeepAnswerOfAnImplementationIsWrongShapeAtItsLocation
+//   running out of memory while checking built-in engines was reported as the engines' crash, shrunk and written as a case -- ResourceLimitTest.VerifyRunsOutOfMemoryCleanly
 //   a failure whose case-file source held bytes that are not UTF-8 (a --cmd, a file name) made nlohmann's dump() throw: no case file was written -- FormerBugsTest.CaseFileSourceNeedNotBeUtf8, CaseFileTest.FormatReadsBackWithAnySource
 // Layering (issue 12)
 //   the shipped CLI linked the test library: mutants, RapidCheck and nlohmann-json were in build/kvprefix -- ctest cli_symbols

@@ -151,7 +151,8 @@ TEST(AppendTraceLineTest, InvalidJsonInUnusedMembersIsRejected) {
       {R"({"input_length":10,"hash_ids":[1],"x":{"a" 1}})", TraceMode::kBlock,
        "line 1: $.x", "found '1' at byte 43"},
       {R"({"input_length":10,"hash_ids":[1],"x":{"y":[true,"\uZZZZ"]}})",
-       TraceMode::kBlock, "line 1: $.x.y[1]", "valid escapes"},
+       TraceMode::kBlock, "line 1: $.x.y[1]",
+       "expected a valid escape, found '\\uZZZZ' at byte 50"},
       {R"({"input_length":10,"hash_ids":[1],"x":}})", TraceMode::kBlock,
        "line 1: $.x", "found '}' at byte 38"},
   };

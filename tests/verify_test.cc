@@ -315,7 +315,7 @@ TEST(CliOptionsTest, CachedFractionMustBeAFiniteNumberFrom0To1) {
        {"nan", "-nan", "NaN", "inf", "-inf", "-0.5", "1.5", "1e400", "x"}) {
     ExpectUsageError(fmt::format("convert mooncake -f {} {} -o {}", fraction,
                                  trace, TempPath("never.json")),
-                     "--cached-fraction: must be a number from 0 to 1");
+                     "--cached-fraction: expected a decimal from 0 to 1");
   }
   const std::string output = TempPath("converted.json");
   const CliRun run =
@@ -331,14 +331,14 @@ TEST(CliOptionsTest, VerifyDurationsMustBeFiniteAndInRange) {
     for (const char* option : {"--timeout", "--time", "--shrink-time"}) {
       ExpectUsageError(
           fmt::format("verify --engines all --runs 1 {} {}", option, value),
-          fmt::format("{}: must be a number from", option));
+          fmt::format("{}: expected a number from", option));
     }
   }
   // Below a millisecond a timeout used to become 0 ms: every run timed out.
   ExpectUsageError("verify --cmd cat --runs 1 --timeout 0.0001",
-                   "--timeout: must be a number from 0.001 to 1000000");
+                   "--timeout: expected a number from 0.001 to 1000000");
   ExpectUsageError("verify --cmd cat --runs 1 --timeout 0",
-                   "--timeout: must be a number from 0.001");
+                   "--timeout: expected a number from 0.001");
 }
 
 TEST(CliOptionsTest, VerifyNeverReportsSuccessWithoutChecking) {

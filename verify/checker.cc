@@ -6,6 +6,7 @@
 #include <csignal>
 #include <cstring>
 #include <exception>
+#include <new>
 #include <stdexcept>
 #include <utility>
 
@@ -111,7 +112,11 @@ Checker MakeEngineChecker(EngineFactory make_engines) {
         return Failure{FailureKind::kWrongAnswer, *std::move(report)};
       }
       return std::nullopt;
+    } catch (const std::bad_alloc&) {
+      throw;  // the machine ran out, not the engine: a resource failure
     } catch (const std::exception& error) {
+      // CapacityError included: the engine fails an input the reference
+      // answers, a finding to shrink and report like any other.
       return Failure{FailureKind::kCrash,
                      fmt::format("an engine threw: {}", error.what())};
     }

@@ -19,7 +19,8 @@
 namespace kvprefix::verify {
 
 // Checks one input; nullopt when the implementation agrees with the
-// reference. A checker never throws for anything the implementation does.
+// reference. A checker never throws for anything the implementation does;
+// it throws std::bad_alloc when memory runs out.
 using Checker = std::function<std::optional<Failure>(const BatchInput&)>;
 
 // The reference trie's answer to `input` (SPEC §2). O(tokens * log fan-out).
@@ -48,7 +49,9 @@ using EngineFactory =
 // A checker that runs the batch job on fresh engines from `make_engines`
 // through checking::DifferentialChecker (the one comparison harness) and
 // reports its first disagreement as kWrongAnswer; an engine that throws
-// (CapacityError, ...) is kCrash.
+// (CapacityError, ...) is kCrash, except std::bad_alloc, which the checker
+// rethrows: running out of memory is the machine's failure, not the
+// engine's.
 Checker MakeEngineChecker(EngineFactory make_engines);
 
 // make_engines for MakeEngineChecker from registry names (see

@@ -17,10 +17,11 @@ namespace {
 
 // Adds the file name to an InputError's location (ParseBatchInput does not
 // know the file).
+// Running out of memory becomes "out of memory while reading <path>".
 template <typename Read>
 auto WithFileName(const std::string& path, Read read) {
   try {
-    return read();
+    return WhileDoing("reading " + path, read);
   } catch (const InputError& error) {
     throw InputError(path + ": " + error.location(), error.problem());
   }
@@ -47,9 +48,11 @@ std::vector<NamedInput> ReadInputFiles(const std::vector<std::string>& paths) {
 }
 
 std::vector<NamedInput> ReadCaseInputs(const std::string& path) {
-  std::vector<CaseFile> cases = std::filesystem::is_directory(path)
-                                    ? ReadCaseFolder(path)
-                                    : std::vector<CaseFile>{ReadCaseFile(path)};
+  std::vector<CaseFile> cases = WhileDoing("reading " + path, [&] {
+    return std::filesystem::is_directory(path)
+               ? ReadCaseFolder(path)
+               : std::vector<CaseFile>{ReadCaseFile(path)};
+  });
   if (cases.empty()) {
     // Falling back to generated inputs would check something else than asked.
     throw std::invalid_argument("no case files (*.json) in " + path);

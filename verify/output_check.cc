@@ -7,10 +7,13 @@
 #include <algorithm>
 #include <array>
 #include <limits>
+#include <new>
 #include <string>
 
 #include "checking/differential.h"
+#include "io/json_limits.h"
 #include "io/json_output.h"
+#include "io/json_strings.h"
 
 namespace kvprefix::verify {
 namespace {
@@ -23,24 +26,48 @@ struct ShapeError {
   std::string message;
 };
 
-[[noreturn]] void Fail(const std::string& location, std::string_view expected,
+constexpr std::size_t kNone = static_cast<std::size_t>(-1);
+
+// A place in an answer, printed only for an error: "$", "$.matches",
+// "$.matches[3]", "$.matches[3].cache_node",
+// "$.matches[3].uncached_suffix[7]".
+struct Place {
+  explicit Place(std::string_view root = "$", std::size_t match = kNone,
+                 std::string_view member = {}, std::size_t token = kNone)
+      : root(root), match(match), member(member), token(token) {}
+
+  std::string_view root;    // "$" or "$.matches"
+  std::size_t match;        // the index of a match
+  std::string_view member;  // a member of that match
+  std::size_t token;        // the index of a token of its suffix
+
+  std::string str() const {
+    std::string text(root);
+    if (match != kNone) text += fmt::format("[{}]", match);
+    if (!member.empty()) text += fmt::format(".{}", member);
+    if (token != kNone) text += fmt::format("[{}]", token);
+    return text;
+  }
+};
+
+[[noreturn]] void Fail(const Place& place, std::string_view expected,
                        element found) {
   std::string text = simdjson::minify(found);
   constexpr std::size_t kMaxShown = 40;
   if (text.size() > kMaxShown) text = text.substr(0, kMaxShown) + "...";
   throw ShapeError{
-      fmt::format("{}: expected {}, found {}", location, expected, text)};
+      fmt::format("{}: expected {}, found {}", place.str(), expected, text)};
 }
 
-std::uint64_t ReadUnsigned(element value, const std::string& location) {
+std::uint64_t ReadUnsigned(element value, const Place& place) {
   if (value.type() == element_type::UINT64) return value.get_uint64().value();
   if (value.type() == element_type::INT64 && value.get_int64().value() >= 0) {
     return static_cast<std::uint64_t>(value.get_int64().value());
   }
-  Fail(location, "an unsigned 64-bit integer", value);
+  Fail(place, "an unsigned 64-bit integer", value);
 }
 
-Token ReadToken(element value, const std::string& location) {
+Token ReadToken(element value, const Place& place) {
   if (value.type() == element_type::INT64) {
     const std::int64_t token = value.get_int64().value();
     if (token >= std::numeric_limits<Token>::min() &&
@@ -48,21 +75,21 @@ Token ReadToken(element value, const std::string& location) {
       return static_cast<Token>(token);
     }
   }
-  Fail(location, "an integer in the int32 range", value);
+  Fail(place, "an integer in the int32 range", value);
 }
 
-simdjson::dom::array ReadArray(element value, const std::string& location) {
-  if (value.type() != element_type::ARRAY) Fail(location, "an array", value);
+simdjson::dom::array ReadArray(element value, const Place& place) {
+  if (value.type() != element_type::ARRAY) Fail(place, "an array", value);
   return value.get_array().value();
 }
 
 // The members of object `value`, which must be exactly `names`.
 template <std::size_t N>
 std::array<element, N> ReadMembers(
-    element value, const std::string& location,
+    element value, const Place& place,
     const std::array<std::string_view, N>& names) {
   if (value.type() != element_type::OBJECT) {
-    Fail(location,
+    Fail(place,
          fmt::format("an object with members {}", fmt::join(names, ", ")),
          value);
   }
@@ -73,12 +100,12 @@ std::array<element, N> ReadMembers(
     const auto it = std::find(names.begin(), names.end(), field.key);
     if (it == names.end()) {
       throw ShapeError{
-          fmt::format("{}: unknown member \"{}\"", location, field.key)};
+          fmt::format("{}: unknown member \"{}\"", place.str(), field.key)};
     }
     const std::size_t i = static_cast<std::size_t>(it - names.begin());
     if (seen[i]) {
       throw ShapeError{
-          fmt::format("{}: duplicated member \"{}\"", location, field.key)};
+          fmt::format("{}: duplicated member \"{}\"", place.str(), field.key)};
     }
     seen[i] = true;
     members[i] = field.value;
@@ -86,24 +113,28 @@ std::array<element, N> ReadMembers(
   for (std::size_t i = 0; i < N; ++i) {
     if (!seen[i]) {
       throw ShapeError{
-          fmt::format("{}: missing member \"{}\"", location, names[i])};
+          fmt::format("{}: missing member \"{}\"", place.str(), names[i])};
     }
   }
   return members;
 }
 
-PrintedMatch ReadMatch(element value, const std::string& location) {
+// Match number `index` of the answer. No location is built unless it fails.
+PrintedMatch ReadMatch(element value, std::size_t index) {
   static constexpr std::array<std::string_view, 3> kNames = {
       "matched_length", "cache_node", "uncached_suffix"};
-  const std::array<element, 3> members = ReadMembers(value, location, kNames);
+  const std::array<element, 3> members =
+      ReadMembers(value, Place("$.matches", index), kNames);
   PrintedMatch match;
-  match.matched_length = ReadUnsigned(members[0], location + ".matched_length");
-  match.cache_node = ReadUnsigned(members[1], location + ".cache_node");
-  const std::string suffix_location = location + ".uncached_suffix";
+  match.matched_length =
+      ReadUnsigned(members[0], Place("$.matches", index, kNames[0]));
+  match.cache_node =
+      ReadUnsigned(members[1], Place("$.matches", index, kNames[1]));
   std::size_t i = 0;
-  for (element token : ReadArray(members[2], suffix_location)) {
+  for (element token :
+       ReadArray(members[2], Place("$.matches", index, kNames[2]))) {
     match.uncached_suffix.push_back(
-        ReadToken(token, fmt::format("{}[{}]", suffix_location, i++)));
+        ReadToken(token, Place("$.matches", index, kNames[2], i++)));
   }
   return match;
 }
@@ -159,24 +190,57 @@ std::optional<Failure> FindFormatDifference(std::string_view text,
                   text.substr(at, kShown))};
 }
 
+// " at byte N: found '\\ud800' (why)" for the first invalid escape of a
+// string in `text`, or "" when none is found. O(bytes).
+std::string DescribeInvalidEscape(std::string_view text) {
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text[i] != '"') continue;
+    std::size_t end = i + 1;
+    while (end < text.size() && text[end] != '"') {
+      end += text[end] == '\\' ? 2 : 1;
+    }
+    end = std::min(end, text.size());
+    const std::string_view body = text.substr(i + 1, end - i - 1);
+    if (const auto escape = FirstInvalidEscape(body)) {
+      return fmt::format(
+          " at byte {}: found '\\{}'{}", i + 1 + escape->offset,
+          EscapeForMessage(body.substr(escape->offset + 1, escape->length - 1)),
+          escape->why.empty() ? "" : fmt::format(" ({})", escape->why));
+    }
+    i = end;
+  }
+  return "";
+}
+
 }  // namespace
 
 std::variant<std::vector<PrintedMatch>, Failure> ParsePrintedMatches(
     std::string_view text, std::size_t request_count) {
+  // The DOM parser is iterative and stops at kMaxJsonDepth levels, the
+  // limit of every reader of the tool (io/json_limits.h).
   simdjson::dom::parser parser;
   element document;
   const simdjson::padded_string padded(text);
-  if (const auto error = parser.parse(padded).get(document); error) {
-    return Failure{FailureKind::kNotJson,
-                   fmt::format("standard output ({} bytes) is not one JSON "
-                               "document: {}; it begins {:?}",
-                               text.size(), simdjson::error_message(error),
-                               text.substr(0, 60))};
+  simdjson::error_code error = parser.allocate(padded.size(), kMaxJsonDepth);
+  if (error == simdjson::SUCCESS) error = parser.parse(padded).get(document);
+  if (error == simdjson::MEMALLOC) throw std::bad_alloc();
+  if (error == simdjson::DEPTH_ERROR) {
+    return Failure{FailureKind::kWrongShape, NestingError(text).what()};
+  }
+  if (error != simdjson::SUCCESS) {
+    return Failure{
+        FailureKind::kNotJson,
+        fmt::format(
+            "standard output ({} bytes) is not one JSON document: "
+            "{}{}; it begins {:?}",
+            text.size(), simdjson::error_message(error),
+            error == simdjson::STRING_ERROR ? DescribeInvalidEscape(text) : "",
+            text.substr(0, 60))};
   }
   try {
     static constexpr std::array<std::string_view, 1> kNames = {"matches"};
-    const simdjson::dom::array matches =
-        ReadArray(ReadMembers(document, "$", kNames)[0], "$.matches");
+    const simdjson::dom::array matches = ReadArray(
+        ReadMembers(document, Place(), kNames)[0], Place("$.matches"));
     if (matches.size() != request_count) {
       throw ShapeError{
           fmt::format("$.matches: expected {} matches (one per "
@@ -186,8 +250,7 @@ std::variant<std::vector<PrintedMatch>, Failure> ParsePrintedMatches(
     std::vector<PrintedMatch> result;
     result.reserve(request_count);
     for (element match : matches) {
-      result.push_back(
-          ReadMatch(match, fmt::format("$.matches[{}]", result.size())));
+      result.push_back(ReadMatch(match, result.size()));
     }
     return result;
   } catch (const ShapeError& error) {

@@ -29,9 +29,13 @@ struct PrintedMatch {
 // (unsigned 64-bit integers) and uncached_suffix (an array of int32
 // integers), in any order and any whitespace. Returns the matches, or a
 // Failure of kind kNotJson (not one JSON document: empty, truncated, trailing
-// garbage) or kWrongShape (a missing, unknown or duplicated member, a wrong
-// type, a fraction, the wrong number of matches), whose message names the
-// JSON location ("$.matches[3].cache_node"). O(text bytes). Thread-safe.
+// garbage, an invalid escape, whose byte is named) or kWrongShape (a
+// missing, unknown or duplicated member, a wrong type, a fraction, the wrong
+// number of matches, arrays and objects nested deeper than kMaxJsonDepth of
+// io/json_limits.h), whose message names the JSON location
+// ("$.matches[3].cache_node"). Throws std::bad_alloc when memory runs out:
+// that is the checker's failure, not the implementation's. O(text bytes)
+// time and memory, whatever the nesting. Thread-safe.
 std::variant<std::vector<PrintedMatch>, Failure> ParsePrintedMatches(
     std::string_view text, std::size_t request_count);
 

@@ -10,9 +10,11 @@
 #include <future>
 #include <random>
 #include <stdexcept>
+#include <system_error>
 #include <thread>
 
 #include "io/case_file.h"
+#include "io/input_error.h"
 #include "io/json_output.h"
 #include "verify/checker.h"
 #include "verify/inputs.h"
@@ -77,11 +79,13 @@ std::vector<NamedInput> LoadInputs(const RunOptions& options) {
   fmt::print("FAILED: {} on {}\n", FailureKindName(failure.kind), failing.name);
   ShrinkResult shrunk{failing.input, failure, 0};
   if (failure.kind != FailureKind::kTimeout) {
-    shrunk =
-        Shrink(failing.input, failure, check,
-               ShrinkOptions{.max_attempts = options.shrink_attempts,
-                             .deadline = Clock::now() +
-                                         Milliseconds(options.shrink_time)});
+    shrunk = WhileDoing("shrinking the failure", [&] {
+      return Shrink(
+          failing.input, failure, check,
+          ShrinkOptions{
+              .max_attempts = options.shrink_attempts,
+              .deadline = Clock::now() + Milliseconds(options.shrink_time)});
+    });
     if (shrunk.attempts > 0) {
       fmt::print("shrunk in {} checks from {} to {}\n", shrunk.attempts,
                  Describe(failing.input), Describe(shrunk.input));
@@ -112,7 +116,8 @@ void Run(const RunOptions& options) {
   }
   IgnoreSigpipe();
   const Checker check = MakeChecker(options);
-  const std::vector<NamedInput> inputs = LoadInputs(options);
+  const std::vector<NamedInput> inputs =
+      WhileDoing("reading the inputs", [&] { return LoadInputs(options); });
   // Given inputs replace the generated ones unless `runs` asks for both; a
   // time budget alone means "generate until the time is up".
   const std::uint64_t runs = options.runs              ? *options.runs
@@ -144,7 +149,9 @@ void Run(const RunOptions& options) {
     if (next_given + next_run > 0 && Clock::now() >= stop) return std::nullopt;
     if (next_given < inputs.size()) return inputs[next_given++];
     if (next_run < runs) {
-      return GeneratedInput(seed, next_run++, options.max_size);
+      return WhileDoing("generating inputs", [&] {
+        return GeneratedInput(seed, next_run++, options.max_size);
+      });
     }
     return std::nullopt;
   };
@@ -163,12 +170,22 @@ void Run(const RunOptions& options) {
       batch.push_back(*std::move(input));
     }
     for (const NamedInput& input : batch) {
-      results.push_back(
-          std::async(std::launch::async, check, std::cref(input.input)));
+      try {
+        results.push_back(
+            std::async(std::launch::async, check, std::cref(input.input)));
+      } catch (const std::system_error& error) {
+        // No room for another thread's stack (RLIMIT_AS, ulimit -v).
+        throw ResourceError(fmt::format(
+            "out of memory while starting a thread to check {} ({}; a "
+            "smaller --jobs needs less)",
+            input.name, error.what()));
+      }
     }
     for (std::size_t i = 0; i < batch.size(); ++i) {
-      // A std::system_error (no pipes, no /bin/sh) propagates: status 1.
-      const std::optional<Failure> failure = results[i].get();
+      // A std::system_error (no pipes, no /bin/sh) propagates: status 1;
+      // std::bad_alloc becomes "out of memory while checking <input>".
+      const std::optional<Failure> failure = WhileDoing(
+          "checking " + batch[i].name, [&] { return results[i].get(); });
       if (failure) ReportFailure(options, check, batch[i], *failure);
       if (batch[i].expected &&
           *batch[i].expected != ReferenceMatches(batch[i].input)) {

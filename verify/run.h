@@ -20,6 +20,11 @@ namespace kvprefix::verify {
 inline constexpr double kMaxSeconds = 1e6;
 // The shortest command timeout, in seconds: poll(2) counts in milliseconds.
 inline constexpr double kMinTimeout = 0.001;
+// The largest generator size (RunOptions::max_size).
+inline constexpr int kMaxGeneratorSize = 10000;
+// The most inputs checked at once (RunOptions::jobs): each is a thread and,
+// with --cmd, a process with three pipes.
+inline constexpr std::size_t kMaxJobs = 1024;
 
 struct RunOptions {
   // What is checked: exactly one of an external command (run with
@@ -38,7 +43,7 @@ struct RunOptions {
   // (unset: a random one, printed), sizes cycling from 0 to `max_size`.
   std::optional<std::uint64_t> runs;
   std::optional<std::uint64_t> seed;
-  int max_size = 100;
+  int max_size = 100;  // 0 to kMaxGeneratorSize
   // Durations in seconds, finite: time_budget in [0, kMaxSeconds] (0: no
   // budget; no input starts after it), timeout in [kMinTimeout,
   // kMaxSeconds], shrink_time in [0, kMaxSeconds].
@@ -46,7 +51,8 @@ struct RunOptions {
   double timeout = 10;
   double shrink_time = 120;
   std::size_t shrink_attempts = 5000;
-  std::size_t jobs = 0;      // inputs checked at once; 0: one per core
+  std::size_t jobs =
+      0;  // inputs checked at once (<= kMaxJobs); 0: one per core
   bool check_format = true;  // also require SPEC §5's exact bytes
   std::string out = "kvprefix-verify-failure.json";  // the minimal case
 };
@@ -56,10 +62,11 @@ struct RunOptions {
 // case file (with the reference's answer) is written to `out`. Failures are
 // taken in input order, so a run is reproducible whatever `jobs` is.
 // Throws std::invalid_argument or InputError for bad usage or input,
-// IoError for an unwritable `out` or unreadable input, std::system_error if
-// the command cannot be started, and std::runtime_error ("verify failed:
-// <kind>") when the implementation disagrees with the reference. Not
-// thread-safe (it sets the process's SIGPIPE disposition).
+// IoError for an unwritable `out` or unreadable input, ResourceError
+// ("out of memory while checking <input>", a thread that cannot start),
+// std::system_error if the command cannot be started, and std::runtime_error
+// ("verify failed: <kind>") when the implementation disagrees with the
+// reference. Not thread-safe (it sets the process's SIGPIPE disposition).
 void Run(const RunOptions& options);
 
 }  // namespace kvprefix::verify

@@ -1,0 +1,297 @@
+// The command line's numbers and names (issue 13): every integer option of
+// every subcommand is a decimal integer in a stated range (found from
+// --help, so options added later are checked too), --cached-fraction is
+// the decimal the user typed (floor(F * n) exact), and an unknown command
+// is named.
+#include <fmt/format.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "io/json_input.h"
+#include "testing/program_run.h"
+
+namespace kvprefix {
+namespace {
+
+using ::testing::HasSubstr;
+
+test::ProgramRun Kvprefix(const std::vector<std::string>& args) {
+  return test::RunProgram(KVPREFIX_CLI, args);
+}
+
+// The subcommand paths of the tool ("match", "convert mooncake", ...), read
+// from the "Subcommands:" part of --help, recursively.
+std::vector<std::vector<std::string>> Subcommands(
+    const std::vector<std::string>& path = {}) {
+  std::vector<std::string> args = path;
+  args.push_back("--help");
+  const std::string help = Kvprefix(args).out;
+  std::vector<std::vector<std::string>> found;
+  const std::size_t start = help.find("Subcommands:");
+  if (start == std::string::npos) return found;
+  std::istringstream lines(help.substr(start));
+  std::string line;
+  std::getline(lines, line);
+  const std::regex name(R"(^  ([a-z][a-z-]*)\b.*)");
+  while (std::getline(lines, line)) {
+    std::smatch match;
+    if (!std::regex_match(line, match, name)) continue;
+    std::vector<std::string> sub = path;
+    sub.push_back(match[1]);
+    const auto nested = Subcommands(sub);
+    if (nested.empty()) {
+      found.push_back(sub);
+    } else {
+      found.insert(found.end(), nested.begin(), nested.end());
+    }
+  }
+  return found;
+}
+
+struct IntegerOption {
+  std::string name;  // "--vocab"
+  std::string min;   // as --help prints them: decimal
+  std::string max;
+};
+
+// The decimal `text` plus one (text >= 0).
+std::string PlusOne(std::string text) {
+  std::size_t i = text.size();
+  while (i > 0 && text[i - 1] == '9') text[--i] = '0';
+  if (i == 0) return std::string("1").append(text);
+  ++text[i - 1];
+  return text;
+}
+
+// The decimal `text` minus one.
+std::string MinusOne(const std::string& text) {
+  if (text == "0") return "-1";
+  if (text[0] == '-') {
+    // std::string("-").append(...), not "-" + ...: GCC 12's -Wrestrict
+    // misfires on operator+(const char*, string&&).
+    return std::string("-").append(PlusOne(text.substr(1)));
+  }
+  std::string result = text;
+  std::size_t i = result.size();
+  while (result[i - 1] == '0') result[--i] = '9';
+  --result[i - 1];
+  if (result.size() > 1 && result[0] == '0') result.erase(0, 1);
+  return result;
+}
+
+// The options of `help` whose value is numeric, by their type in --help:
+// integers must all be "INTEGER in [min - max]" (AddIntegerOption); an
+// option showing CLI11's own INT or UINT has escaped the check.
+std::vector<IntegerOption> IntegerOptions(const std::string& help,
+                                          const std::string& command) {
+  std::vector<IntegerOption> options;
+  std::istringstream lines(help);
+  const std::regex checked(
+      R"(^\s+(?:-\w, ?)?(--[a-z-]+) INTEGER in \[(-?\d+) - (\d+)\].*)");
+  const std::regex unchecked(R"(^\s+(?:-\w, ?)?(--[a-z-]+) U?INT\b.*)");
+  for (std::string line; std::getline(lines, line);) {
+    std::smatch match;
+    if (std::regex_match(line, match, checked)) {
+      options.push_back({match[1], match[2], match[3]});
+    }
+    EXPECT_FALSE(std::regex_match(line, unchecked))
+        << command << ": an integer option without the decimal check: " << line;
+  }
+  return options;
+}
+
+// Issue 13, item 4: --vocab 0x10 was taken as 16, -1 as the maximum of
+// unsigned options, overflow was capped, 1.5 reported a misleading range.
+TEST(CliOptionsTest, IntegerOptionsAreStrictDecimalsInRange) {
+  const auto commands = Subcommands();
+  ASSERT_GE(commands.size(), 5u);  // match, replay, convert mooncake, ...
+  std::size_t checked = 0;
+  for (const auto& command : commands) {
+    std::vector<std::string> help_args = command;
+    help_args.push_back("--help");
+    const std::string name = fmt::format("{}", fmt::join(command, " "));
+    for (const IntegerOption& option :
+         IntegerOptions(Kvprefix(help_args).out, name)) {
+      ++checked;
+      const std::string expected =
+          fmt::format("kvprefix: {}: expected an integer from {} to {}, found ",
+                      option.name, option.min, option.max);
+      std::vector<std::string> bad = {
+          "0x10",
+          "1.5",
+          "+5",
+          "010",
+          " 5",
+          "5 ",
+          "1e3",
+          "",
+          "ten",
+          "-",
+          PlusOne(option.max),
+          MinusOne(option.min),
+          "123456789012345678901234567890123456789012"};
+      for (const std::string& value : bad) {
+        std::vector<std::string> args = command;
+        args.insert(args.end(), {option.name, value});
+        const test::ProgramRun run = Kvprefix(args);
+        EXPECT_EQ(run.status, 2)
+            << name << " " << option.name << " '" << value << "'";
+        EXPECT_EQ(run.out, "");
+        EXPECT_EQ(run.err, expected + value + " (run with --help for usage)\n")
+            << name;
+      }
+      // The bounds themselves pass the check; the unknown flag after them
+      // stops the run before any work (CLI11 checks values first).
+      for (const std::string& value : {option.min, option.max}) {
+        std::vector<std::string> args = command;
+        args.insert(args.end(), {option.name, value, "--no-such-flag"});
+        const test::ProgramRun run = Kvprefix(args);
+        EXPECT_EQ(run.status, 2);
+        EXPECT_THAT(run.err, ::testing::Not(HasSubstr(option.name + ":")))
+            << name << " " << option.name << " " << value;
+      }
+    }
+  }
+  // --vocab (replay, curve, convert mooncake), --page-size (match, replay,
+  // curve), --kv-bytes-per-token (replay, curve), --threads, --points, and
+  // verify's --trace-window, --runs, --seed, --max-size, --jobs and
+  // --shrink-attempts at least.
+  EXPECT_GE(checked, 16u);
+}
+
+TEST(CliOptionsTest, UnknownCommandIsNamed) {
+  test::ProgramRun run = Kvprefix({"bogus"});
+  EXPECT_EQ(run.status, 2);
+  EXPECT_EQ(run.out, "");
+  EXPECT_EQ(run.err,
+            "kvprefix: unknown command 'bogus' (commands: match, replay, "
+            "curve, convert, engines, verify)\n");
+  run = Kvprefix({"convert", "bogus", "trace.jsonl"});
+  EXPECT_EQ(run.status, 2);
+  EXPECT_EQ(run.err,
+            "kvprefix: unknown command 'convert bogus' (commands: mooncake)\n");
+  run = Kvprefix({"--bogus", "match"});
+  EXPECT_EQ(run.status, 2);
+  EXPECT_EQ(run.err,
+            "kvprefix: unknown option '--bogus' (commands: match, replay, "
+            "curve, convert, engines, verify)\n");
+  run = Kvprefix({});
+  EXPECT_EQ(run.status, 2);
+  EXPECT_EQ(run.err,
+            "kvprefix: a command is required (commands: match, replay, "
+            "curve, convert, engines, verify)\n");
+  run = Kvprefix({"convert"});
+  EXPECT_EQ(run.status, 2);
+  EXPECT_EQ(run.err,
+            "kvprefix: convert: a command is required (commands: mooncake)\n");
+  EXPECT_EQ(Kvprefix({"--help"}).status, 0);
+  EXPECT_EQ(Kvprefix({"--version"}).status, 0);
+  EXPECT_EQ(Kvprefix({"convert", "-h"}).status, 0);
+}
+
+// A trace of `n` one-block requests, hash ids 0 .. n-1.
+std::string TraceOf(const test::ScratchDir& dir, std::size_t n) {
+  const std::string path = dir.Path(fmt::format("trace-{}.jsonl", n));
+  std::string text;
+  for (std::size_t i = 0; i < n; ++i) {
+    text += fmt::format("{{\"input_length\":1,\"hash_ids\":[{}]}}\n", i);
+  }
+  test::WriteTextFile(path, text);
+  return path;
+}
+
+// Issue 13, item 3: --cached-fraction 0.29 cached 28 of 100 requests,
+// because 0.29 * 100 is 28.999999999999996 in binary floating point. The
+// expected counts are floor(F * n) in exact rational arithmetic (Python's
+// fractions.Fraction(decimal.Decimal(F)) * n); those marked "float" are
+// where the double product rounds the other way.
+TEST(CliOptionsTest, CachedFractionIsTheDecimalAsTyped) {
+  test::ScratchDir dir;
+  const struct {
+    std::size_t n;
+    std::vector<std::pair<std::string, std::size_t>> cached;
+  } kCases[] = {
+      {100, {{"0.29", 29},  // float: 28
+             {"0.57", 57},  // float: 56
+             {"0.58", 58},  // float: 57
+             {"0.07", 7},
+             {"0.14", 14},
+             {"0.28", 28},
+             {"0.56", 56},
+             {"0.55", 55},
+             {"1", 100},
+             {"0", 0},
+             {"0.999", 99},
+             {"0.9999999999999999999999999", 99},  // float: 100
+             {"0.01", 1},
+             {".5", 50},
+             {"1.000", 100},
+             {"0.005", 0},
+             {"0.015", 1},
+             {"0.1", 10},
+             {"0.3", 30},
+             {"0.7", 70},
+             {"0.9", 90},
+             {"0.0", 0}}},
+      {3,
+       {{"0.34", 1},
+        {"0.66", 1},
+        {"0.67", 2},
+        {"0.333333333333333333", 0},  // float: 1
+        {"0.9999999", 2},
+        {"1", 3}}},
+      {7,
+       {{"0.29", 2},
+        {"0.57", 3},
+        {"0.58", 4},
+        {"0.142857", 0},
+        {"0.142858", 1},
+        {"0.714285715", 5}}},
+      {1000,
+       {{"0.001", 1},
+        {"0.029", 29},
+        {"0.057", 57},
+        {"0.58", 580},
+        {"0.4095", 409}}},
+  };
+  for (const auto& each : kCases) {
+    const std::string trace = TraceOf(dir, each.n);
+    for (const auto& [fraction, cached] : each.cached) {
+      const test::ProgramRun run = Kvprefix(
+          {"convert", "mooncake", trace, "--cached-fraction", fraction});
+      ASSERT_EQ(run.status, 0) << fraction << ": " << run.err;
+      const BatchInput input = ParseBatchInput(run.out);
+      EXPECT_EQ(input.cached_sequences.size(), cached)
+          << fraction << " of " << each.n;
+      EXPECT_EQ(input.cached_sequences.size() + input.requests.size(), each.n);
+    }
+  }
+}
+
+TEST(CliOptionsTest, CachedFractionMustBeADecimalFrom0To1) {
+  test::ScratchDir dir;
+  const std::string trace = TraceOf(dir, 4);
+  for (const char* fraction :
+       {"nan",    "inf", "-inf", "-0.5",  "-0",    "+0.5", "1.5",
+        "1.0001", "2",   "1e-1", "0.5e0", "1e400", "0x1",  "0.",
+        ".",      "",    " 0.5", "0.5 ",  "00.5",  "x"}) {
+    const test::ProgramRun run = Kvprefix({"convert", "mooncake", trace, "-f",
+                                           fraction, "-o", dir.Path("o.json")});
+    EXPECT_EQ(run.status, 2) << fraction;
+    EXPECT_EQ(run.err,
+              fmt::format("kvprefix: --cached-fraction: expected a decimal "
+                          "from 0 to 1 (such as 0.25; no exponent), found {} "
+                          "(run with --help for usage)\n",
+                          fraction));
+    EXPECT_FALSE(std::filesystem::exists(dir.Path("o.json")));
+  }
+}
+
+}  // namespace
+}  // namespace kvprefix
