@@ -393,9 +393,7 @@ REGISTER_TYPED_TEST_SUITE_P(
     ReplaySummaryCountsPartialPagesAndPeakNodes,
     PagesOnOneHashAreStillComparedByContent,
     ExhaustiveSmallWorldAgainstBruteForce);
-using BoundedEngines = EngineList<ReferenceTrie, DoubleArrayTrie, RadixTrie>;
-INSTANTIATE_TYPED_TEST_SUITE_P(Engine, CacheTest,
-                               GtestTypes<BoundedEngines>::type,
+INSTANTIATE_TYPED_TEST_SUITE_P(Engine, CacheTest, GtestTypes<AllEngines>::type,
                                EngineTypeName);
 
 }  // namespace
