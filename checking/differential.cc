@@ -2,6 +2,9 @@
 #include "checking/differential.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
 
 #include "engines/registry.h"
 #include "reference/reference_trie.h"
@@ -34,48 +37,139 @@ std::string FormatTokens(TokenSpan tokens) {
 }
 
 std::string FormatOperation(const Operation& operation) {
-  return (operation.kind == Operation::Kind::kInsert ? "insert " : "match ") +
-         FormatTokens(operation.tokens);
+  const char* verb = operation.kind == Operation::Kind::kInsert  ? "insert "
+                     : operation.kind == Operation::Kind::kMatch ? "match "
+                                                                 : "access ";
+  return verb + FormatTokens(operation.tokens);
+}
+
+std::string FormatCacheOptions(const CacheOptions& options) {
+  if (!options.bounded()) {
+    return fmt::format("unbounded, page size {}", options.page_size);
+  }
+  return fmt::format("capacity {}, {}, page size {}", options.capacity,
+                     EvictionPolicyName(options.policy), options.page_size);
 }
 
 DifferentialChecker::DifferentialChecker()
-    : reference_(MakeEngine(ReferenceTrie::kName)) {
-  for (std::string_view name : EngineNames()) {
-    if (name != ReferenceTrie::kName) engines_.push_back(MakeEngine(name));
-  }
-}
+    : DifferentialChecker(CacheOptions{}, [] {
+        std::vector<std::unique_ptr<PrefixIndex>> engines;
+        for (std::string_view name : EngineNames()) {
+          if (name != ReferenceTrie::kName) engines.push_back(MakeEngine(name));
+        }
+        return engines;
+      }()) {}
 
 DifferentialChecker::DifferentialChecker(
     std::vector<std::unique_ptr<PrefixIndex>> engines)
-    : reference_(MakeEngine(ReferenceTrie::kName)),
-      engines_(std::move(engines)) {}
+    : DifferentialChecker(CacheOptions{}, std::move(engines)) {}
+
+DifferentialChecker::DifferentialChecker(
+    const CacheOptions& options,
+    std::vector<std::unique_ptr<PrefixIndex>> engines)
+    : options_(options),
+      reference_(MakeEngine(ReferenceTrie::kName, options)),
+      engines_(std::move(engines)) {
+  if (!options.bounded()) return;
+  evicted_ = std::make_unique<std::vector<Evicted>>(1 + engines_.size());
+  const std::size_t page = options.page_size;
+  for (std::size_t i = 0; i <= engines_.size(); ++i) {
+    PrefixIndex& engine = i == 0 ? *reference_ : *engines_[i - 1];
+    // A call may carry several nodes (a radix run's tail): split it into
+    // pages, the unit every engine agrees on.
+    engine.SetEvictionListener(
+        [evicted = &(*evicted_)[i], page](TokenSpan tokens) {
+          for (std::size_t at = 0; at < tokens.size(); at += page) {
+            const TokenSpan one =
+                tokens.subspan(at, std::min(page, tokens.size() - at));
+            evicted->emplace_back(one.begin(), one.end());
+          }
+        });
+  }
+}
 
 std::optional<std::string> DifferentialChecker::Apply(
     const Operation& operation) {
   history_.push_back(operation);
   const TokenSpan tokens(operation.tokens);
-  if (operation.kind == Operation::Kind::kInsert) {
-    const NodeId expected = reference_->Insert(tokens);
-    for (auto& engine : engines_) {
-      const NodeId actual = engine->Insert(tokens);
-      if (actual != expected) {
-        return Report(*engine, fmt::format("insert returns node {}", expected),
-                      fmt::format("insert returns node {}", actual));
-      }
-      if (engine->node_count() != reference_->node_count()) {
-        return Report(*engine,
-                      fmt::format("node_count {}", reference_->node_count()),
-                      fmt::format("node_count {}", engine->node_count()));
-      }
-    }
-    return std::nullopt;
+  if (evicted_) {
+    for (Evicted& evicted : *evicted_) evicted.clear();
   }
-  const Match expected = reference_->MatchPrefix(tokens);
-  for (auto& engine : engines_) {
-    const Match actual = engine->MatchPrefix(tokens);
-    if (actual != expected) {
-      return Report(*engine, FormatMatch(expected), FormatMatch(actual));
+  switch (operation.kind) {
+    case Operation::Kind::kMatch: {
+      const Match expected = reference_->MatchPrefix(tokens);
+      for (auto& engine : engines_) {
+        const Match actual = engine->MatchPrefix(tokens);
+        if (actual != expected) {
+          return Report(*engine, FormatMatch(expected), FormatMatch(actual));
+        }
+      }
+      return std::nullopt;
     }
+    case Operation::Kind::kInsert: {
+      const NodeId expected = reference_->Insert(tokens);
+      for (std::size_t i = 0; i < engines_.size(); ++i) {
+        PrefixIndex& engine = *engines_[i];
+        const NodeId actual = engine.Insert(tokens);
+        if (actual != expected) {
+          return Report(engine, fmt::format("insert returns node {}", expected),
+                        fmt::format("insert returns node {}", actual));
+        }
+        if (auto report = CompareAfterStep(i)) return report;
+      }
+      return std::nullopt;
+    }
+    case Operation::Kind::kAccess: {
+      const Match expected = reference_->Access(tokens);
+      const Match expected_after = reference_->MatchPrefix(tokens);
+      for (std::size_t i = 0; i < engines_.size(); ++i) {
+        PrefixIndex& engine = *engines_[i];
+        const Match actual = engine.Access(tokens);
+        if (actual != expected) {
+          return Report(engine, "access matches " + FormatMatch(expected),
+                        "access matches " + FormatMatch(actual));
+        }
+        const Match actual_after = engine.MatchPrefix(tokens);
+        if (actual_after != expected_after) {
+          return Report(
+              engine,
+              "after the access its tokens match " +
+                  FormatMatch(expected_after),
+              "after the access its tokens match " + FormatMatch(actual_after));
+        }
+        if (auto report = CompareAfterStep(i)) return report;
+      }
+      return std::nullopt;
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> DifferentialChecker::CompareAfterStep(
+    std::size_t engine_index) {
+  const PrefixIndex& engine = *engines_[engine_index];
+  if (engine.node_count() != reference_->node_count()) {
+    return Report(engine,
+                  fmt::format("node_count {}", reference_->node_count()),
+                  fmt::format("node_count {}", engine.node_count()));
+  }
+  if (engine.evicted_count() != reference_->evicted_count()) {
+    return Report(engine,
+                  fmt::format("evicted_count {}", reference_->evicted_count()),
+                  fmt::format("evicted_count {}", engine.evicted_count()));
+  }
+  if (!evicted_) return std::nullopt;
+  Evicted& expected = (*evicted_)[0];
+  Evicted& actual = (*evicted_)[1 + engine_index];
+  std::sort(expected.begin(), expected.end());
+  std::sort(actual.begin(), actual.end());
+  if (actual != expected) {
+    const auto show = [](const Evicted& pages) {
+      std::vector<std::string> shown;
+      for (const auto& page : pages) shown.push_back(FormatTokens(page));
+      return fmt::format("evicted {{{}}}", fmt::join(shown, ","));
+    };
+    return Report(engine, show(expected), show(actual));
   }
   return std::nullopt;
 }
@@ -99,12 +193,22 @@ std::optional<std::string> DifferentialChecker::ApplyBatch(
   return apply_all(input.requests, Operation::Kind::kMatch);
 }
 
+std::optional<std::string> DifferentialChecker::ApplyReplay(
+    const ReplayInput& input) {
+  for (TokenSpan tokens : input.requests) {
+    auto report = Apply({Operation::Kind::kAccess,
+                         std::vector<Token>(tokens.begin(), tokens.end())});
+    if (report) return report;
+  }
+  return std::nullopt;
+}
+
 std::string DifferentialChecker::Report(const PrefixIndex& engine,
                                         const std::string& expected,
                                         const std::string& actual) const {
   std::string report = fmt::format(
-      "engine '{}' disagrees with the reference after {} operations\n",
-      engine.name(), history_.size());
+      "engine '{}' disagrees with the reference after {} operations ({})\n",
+      engine.name(), history_.size(), FormatCacheOptions(options_));
   const std::size_t first = history_.size() > kMaxReportedOperations
                                 ? history_.size() - kMaxReportedOperations
                                 : 0;

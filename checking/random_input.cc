@@ -50,22 +50,23 @@ Token DrawToken(Draw& draw) {
   return static_cast<Token>(static_cast<std::uint32_t>(draw.Bits()));
 }
 
-std::vector<Token> DrawAlphabet(Draw& draw) {
+std::vector<Token> DrawAlphabet(Draw& draw, Role role) {
   std::vector<Token> alphabet(
-      draw.In(AlphabetSize(draw.Pick(kAlphabetWidthWeights))));
+      draw.In(AlphabetSize(draw.Pick(kAlphabetWidthWeights), role)));
   for (Token& token : alphabet) token = DrawToken(draw);
   return draw.Coin() ? WithHighBitCopies(std::move(alphabet)) : alphabet;
 }
 
 std::vector<Recipe> DrawRecipes(Draw& draw, Role role, int size) {
   const std::size_t limit = std::max<std::size_t>(
-      1, static_cast<std::size_t>(size * kRecipeCountScale));
+      1, static_cast<std::size_t>(size * RecipeCountScale(role)));
   std::vector<Recipe> recipes(1 + draw.Below(limit));
   for (Recipe& recipe : recipes) {
     recipe.kind = draw.Pick(DerivationWeights(role));
     recipe.source = draw.Below(kSourceLimit);
     recipe.position = draw.Below(kPositionLimit);
-    recipe.fresh.resize(draw.In(FreshCount(draw.Pick(kFreshRunWeights), size)));
+    recipe.fresh.resize(
+        draw.In(FreshCount(draw.Pick(FreshRunWeights(role)), size, role)));
     for (std::size_t& index : recipe.fresh) {
       index = draw.Below(kAlphabetIndexLimit);
     }
@@ -75,9 +76,23 @@ std::vector<Recipe> DrawRecipes(Draw& draw, Role role, int size) {
 
 }  // namespace
 
+ReplayInput RandomReplayInput(std::uint64_t seed, int size) {
+  Draw draw(seed);
+  const std::vector<Token> alphabet = DrawAlphabet(draw, Role::kReplay);
+  const std::vector<Recipe> recipes = DrawRecipes(draw, Role::kReplay, size);
+  ReplayInput replay;
+  replay.requests = BuildAll(recipes, {}, alphabet, /*chain=*/true);
+  replay.options.policy = draw.Pick(kPolicyWeights);
+  replay.options.page_size = draw.Pick(kPageSizeWeights);
+  replay.options.capacity =
+      CapacityOf(DistinctPrefixes(replay.requests, replay.options.page_size),
+                 draw.In(CapacityPercent(draw.Pick(kCapacityBandWeights))));
+  return replay;
+}
+
 BatchInput RandomBatchInput(std::uint64_t seed, int size) {
   Draw draw(seed);
-  const std::vector<Token> alphabet = DrawAlphabet(draw);
+  const std::vector<Token> alphabet = DrawAlphabet(draw, Role::kCached);
   const std::vector<Recipe> cached = DrawRecipes(draw, Role::kCached, size);
   const std::vector<Recipe> requests = DrawRecipes(draw, Role::kRequest, size);
   return BuildBatch(alphabet, cached, requests);

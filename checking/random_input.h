@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "kvprefix/batch.h"
+#include "kvprefix/replay.h"
 
 namespace kvprefix::checking {
 
@@ -18,6 +19,13 @@ namespace kvprefix::checking {
 // input, on every platform: mt19937_64's outputs are fixed by the C++
 // standard and every draw reduces them with `%`. Thread-safe.
 BatchInput RandomBatchInput(std::uint64_t seed, int size);
+
+// A replay (SPEC §8 replay document) of recipe.h's cache shapes: requests
+// each derived from the ones before it (up to ~size * 0.3 of them), a policy,
+// a page size from 1 to 3 and a capacity from 0 to twice the requests'
+// distinct prefixes (in pages), so that about half the inputs evict.
+// Deterministic in (seed, size) as RandomBatchInput. Thread-safe.
+ReplayInput RandomReplayInput(std::uint64_t seed, int size);
 
 }  // namespace kvprefix::checking
 

@@ -4,6 +4,9 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "engines/registry.h"
+#include "reference/reference_trie.h"
+
 namespace kvprefix::checking {
 namespace {
 
@@ -99,6 +102,14 @@ BatchInput BuildBatch(std::span<const Token> alphabet,
   input.requests =
       BuildAll(requests, input.cached_sequences, alphabet, /*chain=*/false);
   return input;
+}
+
+std::uint64_t DistinctPrefixes(const SequenceList& sequences,
+                               std::uint64_t page_size) {
+  const auto trie =
+      MakeEngine(ReferenceTrie::kName, CacheOptions{.page_size = page_size});
+  for (const TokenSpan sequence : sequences) trie->Insert(sequence);
+  return trie->node_count();
 }
 
 }  // namespace kvprefix::checking

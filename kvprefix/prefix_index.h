@@ -119,6 +119,9 @@ class PrefixIndex {
   virtual std::uint64_t evicted_count() const = 0;
   virtual std::size_t memory_bytes() const = 0;
   virtual const CacheOptions& options() const = 0;
+  // Reports every later eviction (kvprefix/cache.h); an unbounded index
+  // never calls it. Not thread-safe.
+  virtual void SetEvictionListener(EvictionListener listener) = 0;
 };
 
 // Adapts a concrete engine to `PrefixIndex`. `engine()` exposes the wrapped
@@ -160,6 +163,11 @@ class EngineAdapter final : public PrefixIndex {
     if constexpr (PrefixCacheEngine<E>) return engine_.options();
     static const CacheOptions unbounded;
     return unbounded;
+  }
+  void SetEvictionListener(EvictionListener listener) override {
+    if constexpr (PrefixCacheEngine<E>) {
+      engine_.SetEvictionListener(std::move(listener));
+    }
   }
 
   E& engine() { return engine_; }

@@ -24,8 +24,7 @@ void showValue(const BatchInput& input, std::ostream& os) {
 }
 
 void checking::showValue(const Operation& operation, std::ostream& os) {
-  os << (operation.kind == Operation::Kind::kInsert ? "insert" : "match")
-     << fmt::format(" [{}]", fmt::join(operation.tokens, ","));
+  os << FormatOperation(operation);
 }
 
 namespace test {
@@ -58,12 +57,12 @@ rc::Gen<std::size_t> GenAlphabetIndex() {
   return rc::gen::inRange<std::size_t>(0, checking::kAlphabetIndexLimit);
 }
 
-rc::Gen<std::vector<std::size_t>> GenFreshIndices() {
-  return rc::gen::withSize([](int size) {
+rc::Gen<std::vector<std::size_t>> GenFreshIndices(Role role) {
+  return rc::gen::withSize([role](int size) {
     const auto count =
-        rc::gen::mapcat(WeightedElementOf(checking::kFreshRunWeights),
-                        [size](checking::FreshRun run) {
-                          return GenIn(checking::FreshCount(run, size));
+        rc::gen::mapcat(WeightedElementOf(checking::FreshRunWeights(role)),
+                        [size, role](checking::FreshRun run) {
+                          return GenIn(checking::FreshCount(run, size, role));
                         });
     return rc::gen::mapcat(count, [](std::size_t count) {
       return rc::gen::container<std::vector<std::size_t>>(count,
@@ -77,7 +76,7 @@ rc::Gen<Recipe> GenRecipe(Role role) {
       rc::gen::tuple(WeightedElementOf(checking::DerivationWeights(role)),
                      rc::gen::inRange<std::size_t>(0, checking::kSourceLimit),
                      rc::gen::inRange<std::size_t>(0, checking::kPositionLimit),
-                     GenFreshIndices()),
+                     GenFreshIndices(role)),
       [](std::tuple<Derivation, std::size_t, std::size_t,
                     std::vector<std::size_t>>
              parts) {
@@ -86,13 +85,13 @@ rc::Gen<Recipe> GenRecipe(Role role) {
       });
 }
 
-// The list is scaled down to kRecipeCountScale of the size; the recipes
-// themselves get the full size back.
+// The list is scaled down to RecipeCountScale(role) of the size; the
+// recipes themselves get the full size back.
 rc::Gen<std::vector<Recipe>> GenRecipes(Role role) {
-  constexpr double kScale = checking::kRecipeCountScale;
+  const double scale = checking::RecipeCountScale(role);
   const auto recipes =
-      rc::gen::scale(kScale, rc::gen::container<std::vector<Recipe>>(
-                                 rc::gen::scale(1 / kScale, GenRecipe(role))));
+      rc::gen::scale(scale, rc::gen::container<std::vector<Recipe>>(
+                                rc::gen::scale(1 / scale, GenRecipe(role))));
   // nonEmpty keeps shrinking free to drop any recipe but the last one.
   return rc::gen::nonEmpty(recipes);
 }
@@ -154,11 +153,11 @@ rc::Gen<Token> GenToken() {
       });
 }
 
-rc::Gen<std::vector<Token>> GenAlphabet() {
+rc::Gen<std::vector<Token>> GenAlphabet(Role role) {
   const auto count = rc::gen::mapcat(
       WeightedElementOf(checking::kAlphabetWidthWeights),
-      [](checking::AlphabetWidth width) {
-        const checking::Range range = checking::AlphabetSize(width);
+      [role](checking::AlphabetWidth width) {
+        const checking::Range range = checking::AlphabetSize(width, role);
         return rc::gen::inRange(static_cast<int>(range.low),
                                 static_cast<int>(range.high));
       });
@@ -215,6 +214,81 @@ rc::Gen<std::vector<checking::Operation>> GenOperations() {
         }
         return operations;
       });
+}
+
+void showValue(const CacheWorkload& workload, std::ostream& os) {
+  os << checking::FormatCacheOptions(workload.options) << ":";
+  for (const checking::Operation& operation : workload.operations) {
+    os << "\n  ";
+    checking::showValue(operation, os);
+  }
+}
+
+rc::Gen<CacheWorkload> GenCacheWorkload() {
+  const auto built = rc::gen::map(
+      rc::gen::tuple(
+          WeightedElementOf(checking::kPolicyWeights),
+          WeightedElementOf(checking::kPageSizeWeights),
+          rc::gen::mapcat(WeightedElementOf(checking::kCapacityBandWeights),
+                          [](checking::CapacityBand band) {
+                            return GenIn(checking::CapacityPercent(band));
+                          }),
+          GenAlphabet(Role::kReplay), GenRecipes(Role::kReplay),
+          rc::gen::container<std::vector<checking::Operation::Kind>>(
+              WeightedElementOf(checking::kCacheOperationWeights))),
+      [](const std::tuple<EvictionPolicy, std::uint64_t, std::size_t,
+                          std::vector<Token>, std::vector<Recipe>,
+                          std::vector<checking::Operation::Kind>>& parts) {
+        const auto& [policy, page_size, percent, alphabet, recipes, kinds] =
+            parts;
+        const SequenceList sequences =
+            checking::BuildAll(recipes, {}, alphabet, /*chain=*/true);
+        CacheWorkload workload;
+        workload.options = {
+            .capacity = checking::CapacityOf(
+                checking::DistinctPrefixes(sequences, page_size), percent),
+            .policy = policy,
+            .page_size = page_size};
+        for (std::size_t i = 0; i < sequences.size(); ++i) {
+          // Missing kinds (the lists shrink separately) default to access.
+          workload.operations.push_back(
+              {i < kinds.size() ? kinds[i] : checking::Operation::Kind::kAccess,
+               std::vector<Token>(sequences[i].begin(), sequences[i].end())});
+        }
+        return workload;
+      });
+  return rc::gen::shrink(built, [](const CacheWorkload& workload) {
+    std::vector<CacheWorkload> smaller;
+    const auto& operations = workload.operations;
+    for (std::size_t i = 0; i < operations.size(); ++i) {
+      CacheWorkload without = workload;
+      without.operations.erase(without.operations.begin() + i);
+      smaller.push_back(std::move(without));
+    }
+    // A smaller capacity (so that shorter operations still evict), then
+    // the token trie.
+    const std::uint64_t capacity = workload.options.capacity;
+    const std::set<std::uint64_t> lower =
+        capacity == 0 ? std::set<std::uint64_t>{}
+                      : std::set<std::uint64_t>{0, capacity / 2, capacity - 1};
+    for (const std::uint64_t candidate : lower) {
+      CacheWorkload lowered = workload;
+      lowered.options.capacity = candidate;
+      smaller.push_back(std::move(lowered));
+    }
+    if (workload.options.page_size > 1) {
+      CacheWorkload tokens = workload;
+      tokens.options.page_size = 1;
+      smaller.push_back(std::move(tokens));
+    }
+    for (std::size_t i = 0; i < operations.size(); ++i) {
+      if (operations[i].tokens.empty()) continue;
+      CacheWorkload shorter = workload;
+      shorter.operations[i].tokens.pop_back();
+      smaller.push_back(std::move(shorter));
+    }
+    return rc::seq::fromContainer(std::move(smaller));
+  });
 }
 
 MatchEnd ClassifyMatchEnd(const SequenceList& cached, TokenSpan request,

@@ -16,7 +16,9 @@
 #include <vector>
 
 #include "checking/differential.h"
+#include "checking/recipe.h"
 #include "kvprefix/batch.h"
+#include "kvprefix/cache.h"
 #include "kvprefix/sequence_list.h"
 #include "kvprefix/types.h"
 
@@ -36,9 +38,10 @@ namespace test {
 // value, sometimes any int32.
 rc::Gen<Token> GenToken();
 
-// A per-case alphabet (checking::AlphabetSize, WithHighBitCopies). Never
-// empty.
-rc::Gen<std::vector<Token>> GenAlphabet();
+// A per-case alphabet for sequences of `role` (checking::AlphabetSize,
+// WithHighBitCopies). Never empty.
+rc::Gen<std::vector<Token>> GenAlphabet(
+    checking::Role role = checking::Role::kCached);
 
 // A sequence over `alphabet` (not empty) derived from one of `earlier`
 // (duplicate, prefix, extension, near-copy, common prefix with another) or
@@ -58,6 +61,23 @@ rc::Gen<BatchInput> GenBatchInput();
 // An online workload (SPEC §3): inserts and matches in any interleaving,
 // each operation's tokens related to those of earlier operations.
 rc::Gen<std::vector<checking::Operation>> GenOperations();
+
+// A bounded cache and what is done to it (SPEC §8): accesses, inserts and
+// matches, each operation's tokens related to those of earlier operations,
+// on a cache with a policy, a page size from 1 to 3 and a capacity from 0
+// to twice the operations' distinct prefixes in pages (checking/recipe.h's
+// cache shapes: about half the cases must evict).
+struct CacheWorkload {
+  CacheOptions options;
+  std::vector<checking::Operation> operations;
+};
+void showValue(const CacheWorkload& workload, std::ostream& os);
+
+// Cache workloads. Besides the recipes' shrinks (and the capacity
+// percentage's, toward 0; policy and page size are weighted choices, which
+// do not shrink), a failing case shrinks by dropping one operation or one
+// operation's last token, keeping the options as they were.
+rc::Gen<CacheWorkload> GenCacheWorkload();
 
 // Where a match ends in the trie of `cached` sequences, one class per match:
 //   kRoot:            nothing matched;

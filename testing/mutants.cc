@@ -5,9 +5,11 @@
 #include <algorithm>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 #include "engines/all_engines.h"
 #include "kvprefix/memory.h"
+#include "kvprefix/paged_index.h"
 
 namespace kvprefix::test {
 namespace {
@@ -20,10 +22,26 @@ using IdCountsDuplicatesMutant =
 using Token16BitMutant = MutantRadixTrie<MutantBug::kToken16Bit>;
 using ExtendInPlaceMutant = MutantRadixTrie<MutantBug::kExtendInPlace>;
 
-// Every mutant, in the order MutantNames() lists them.
-using Mutants = EngineList<EdgeOffByOneMutant, SplitLosesSiblingMutant,
-                           IdCountsDuplicatesMutant, Token16BitMutant,
-                           MatchInsertsMutant, ExtendInPlaceMutant>;
+using CacheBaseline = MutantCache<MutantCacheBug::kNone>;
+
+// Every index mutant, in the order IndexMutantNames() lists them.
+using IndexMutants = EngineList<EdgeOffByOneMutant, SplitLosesSiblingMutant,
+                                IdCountsDuplicatesMutant, Token16BitMutant,
+                                MatchInsertsMutant, ExtendInPlaceMutant>;
+// Every cache mutant, in the order CacheMutantNames() lists them.
+using CacheMutants =
+    EngineList<MutantCache<MutantCacheBug::kEvictsNonLeaf>,
+               MutantCache<MutantCacheBug::kReusesEvictedId>,
+               MutantCache<MutantCacheBug::kNoTouchOnHit>,
+               MutantCache<MutantCacheBug::kTieEvictsShallower>,
+               MutantCache<MutantCacheBug::kKeepsOneExtra>, PageHashOnlyMutant>;
+
+// A map node of libstdc++ (color and three pointers) holding `Value`, as
+// malloc hands it out.
+template <typename Value>
+constexpr std::size_t MapNodeBytes() {
+  return MallocChunkBytes(32 + sizeof(Value));
+}
 
 }  // namespace
 
@@ -164,20 +182,300 @@ Match MatchInsertsMutant::MatchPrefix(TokenSpan request) const {
   return match;
 }
 
-std::vector<std::string_view> MutantNames() {
+// --- MutantCache ------------------------------------------------------------
+
+template <MutantCacheBug kBug>
+MutantCache<kBug>::MutantCache(const CacheOptions& options)
+    : options_(options) {
+  if (options.page_size != 1) {
+    throw std::invalid_argument(std::string(kName) +
+                                ": page size 1 only (PagedIndex pages it)");
+  }
+}
+
+template <MutantCacheBug kBug>
+typename MutantCache<kBug>::Node* MutantCache<kBug>::Find(NodeId id) {
+  const auto found = nodes_.find(id);
+  return found == nodes_.end() ? nullptr : &found->second;
+}
+
+template <MutantCacheBug kBug>
+std::map<Token, NodeId>& MutantCache<kBug>::ChildrenOf(NodeId id) {
+  return id == kRootNode ? root_children_ : nodes_.at(id).children;
+}
+
+template <MutantCacheBug kBug>
+typename MutantCache<kBug>::LeafKey MutantCache<kBug>::KeyOf(
+    NodeId id, const Node& node) const {
+  // lru: the smallest stamp; fifo: the smallest ID (SPEC §8 step 4).
+  return {options_.policy == EvictionPolicy::kLru ? node.stamp : id, id};
+}
+
+template <MutantCacheBug kBug>
+bool MutantCache<kBug>::Listed(const Node& node) const {
+  // BUG(mutant-evicts-non-leaf): every node is a candidate, not the leaves.
+  return node.children.empty() || kBug == MutantCacheBug::kEvictsNonLeaf;
+}
+
+template <MutantCacheBug kBug>
+NodeId MutantCache<kBug>::NewId() {
+  // BUG(mutant-reuses-evicted-id): a freed ID is given again.
+  if (kBug == MutantCacheBug::kReusesEvictedId && !free_ids_.empty()) {
+    const NodeId id = free_ids_.back();
+    free_ids_.pop_back();
+    return id;
+  }
+  return next_id_++;
+}
+
+template <MutantCacheBug kBug>
+void MutantCache<kBug>::Touch(NodeId id, std::uint64_t stamp) {
+  Node& node = nodes_.at(id);
+  const bool listed = options_.bounded() && Listed(node);
+  if (listed) leaves_.erase(KeyOf(id, node));
+  node.stamp = stamp;
+  if (listed) leaves_.insert(KeyOf(id, node));
+}
+
+template <MutantCacheBug kBug>
+NodeId MutantCache<kBug>::Insert(TokenSpan sequence) {
+  const bool bounded = options_.bounded();
+  const std::uint64_t stamp = ++stamp_;
+  NodeId current = kRootNode;
+  for (const Token token : sequence) {
+    std::map<Token, NodeId>& children = ChildrenOf(current);
+    if (const auto found = children.find(token); found != children.end()) {
+      current = found->second;
+      // BUG(mutant-no-touch-on-hit): a node that was there keeps its stamp.
+      if (kBug != MutantCacheBug::kNoTouchOnHit) Touch(current, stamp);
+      continue;
+    }
+    const NodeId id = NewId();
+    Node* parent = Find(current);
+    const bool parent_was_listed = parent != nullptr && Listed(*parent);
+    children.emplace(token, id);
+    if (bounded && parent_was_listed && !Listed(*parent)) {
+      leaves_.erase(KeyOf(current, *parent));
+    }
+    Node& node = nodes_[id] = Node{.parent = current, .token = token};
+    node.stamp = stamp;
+    if (bounded) leaves_.insert(KeyOf(id, node));
+    current = id;
+  }
+  if (bounded) {
+    // BUG(mutant-keeps-c-plus-one): one node too many stays. (A bounded
+    // capacity is below kUnbounded, so C + 1 does not wrap.)
+    const std::uint64_t keep = kBug == MutantCacheBug::kKeepsOneExtra
+                                   ? options_.capacity + 1
+                                   : options_.capacity;
+    while (nodes_.size() > keep) EvictOne();
+  }
+  return MatchPrefix(sequence).cache_node;
+}
+
+template <MutantCacheBug kBug>
+void MutantCache<kBug>::EvictOne() {
+  NodeId id = leaves_.begin()->second;
+  // BUG(mutant-tie-evicts-shallower): LRU climbs the victim's chain of equal
+  // stamps to its top, as if trimming a radix run at its head.
+  if (kBug == MutantCacheBug::kTieEvictsShallower &&
+      options_.policy == EvictionPolicy::kLru) {
+    for (;;) {
+      const Node& node = nodes_.at(id);
+      const Node* parent = Find(node.parent);
+      if (parent == nullptr || parent->stamp != node.stamp ||
+          parent->children.size() != 1) {
+        break;
+      }
+      id = node.parent;
+    }
+  }
+  Node node = std::move(nodes_.at(id));
+  if (Listed(node)) leaves_.erase(KeyOf(id, node));
+  nodes_.erase(id);
+  Node* parent = Find(node.parent);
+  // A node evicted before its parent (mutant-evicts-non-leaf) has none.
+  if (node.parent == kRootNode || parent != nullptr) {
+    const bool parent_was_listed = parent != nullptr && Listed(*parent);
+    ChildrenOf(node.parent).erase(node.token);
+    if (parent != nullptr && !parent_was_listed && Listed(*parent)) {
+      leaves_.insert(KeyOf(node.parent, *parent));
+    }
+    // The run trimmed at its head: its one child moves up (unless the
+    // parent has a child with that token already: then it stays behind).
+    if constexpr (kBug == MutantCacheBug::kTieEvictsShallower) {
+      for (const auto& [token, child] : node.children) {
+        if (ChildrenOf(node.parent).emplace(token, child).second) {
+          nodes_.at(child).parent = node.parent;
+        }
+      }
+    }
+  }
+  if (kBug == MutantCacheBug::kReusesEvictedId) free_ids_.push_back(id);
+  ++evicted_;
+  if (listener_) listener_(TokenSpan(&node.token, 1));
+}
+
+template <MutantCacheBug kBug>
+Match MutantCache<kBug>::MatchPrefix(TokenSpan request) const {
+  Match match;
+  const std::map<Token, NodeId>* children = &root_children_;
+  for (const Token token : request) {
+    const auto found = children->find(token);
+    if (found == children->end()) break;
+    match = {match.matched_length + 1, found->second};
+    children = &nodes_.at(found->second).children;
+  }
+  return match;
+}
+
+template <MutantCacheBug kBug>
+std::size_t MutantCache<kBug>::memory_bytes() const {
+  return nodes_.size() * (MapNodeBytes<std::pair<const NodeId, Node>>() +
+                          MapNodeBytes<std::pair<const Token, NodeId>>()) +
+         leaves_.size() * MapNodeBytes<LeafKey>() +
+         VectorHeapBytes<NodeId>(free_ids_.capacity());
+}
+
+template class MutantCache<MutantCacheBug::kNone>;
+template class MutantCache<MutantCacheBug::kEvictsNonLeaf>;
+template class MutantCache<MutantCacheBug::kReusesEvictedId>;
+template class MutantCache<MutantCacheBug::kNoTouchOnHit>;
+template class MutantCache<MutantCacheBug::kTieEvictsShallower>;
+template class MutantCache<MutantCacheBug::kKeepsOneExtra>;
+
+// --- PageHashOnlyMutant -----------------------------------------------------
+
+namespace {
+
+// A weak page hash: the sum of the page's tokens, so that any two pages
+// holding the same tokens in another order collide.
+std::uint32_t WeakPageHash(TokenSpan page) {
+  std::uint32_t sum = 0;
+  for (const Token token : page) sum += static_cast<std::uint32_t>(token);
+  return sum;
+}
+
+}  // namespace
+
+PageHashOnlyMutant::PageHashOnlyMutant(const CacheOptions& options)
+    : options_(options),
+      cache_(
+          CacheOptions{.capacity = options.capacity, .policy = options.policy}),
+      pages_(std::make_shared<std::vector<std::vector<Token>>>()) {
+  if (options.page_size < 1 || options.page_size > kMaxPageSize) {
+    throw std::invalid_argument("page size outside 1 to 2^31 - 1");
+  }
+}
+
+std::vector<Token> PageHashOnlyMutant::FindSymbols(TokenSpan tokens) const {
+  std::vector<Token> symbols;
+  const std::size_t page = options_.page_size;
+  for (std::size_t at = 0; at + page <= tokens.size(); at += page) {
+    // BUG(mutant-page-hash-only): the hash is trusted; tokens never compared.
+    const auto found =
+        symbol_of_hash_.find(WeakPageHash(tokens.subspan(at, page)));
+    if (found == symbol_of_hash_.end()) break;
+    symbols.push_back(found->second);
+  }
+  return symbols;
+}
+
+std::vector<Token> PageHashOnlyMutant::AddSymbols(TokenSpan tokens) {
+  const std::size_t page = options_.page_size;
+  for (std::size_t at = 0; at + page <= tokens.size(); at += page) {
+    const TokenSpan content = tokens.subspan(at, page);
+    const auto [it, added] = symbol_of_hash_.try_emplace(
+        WeakPageHash(content), static_cast<Token>(pages_->size()));
+    if (added) pages_->emplace_back(content.begin(), content.end());
+  }
+  return FindSymbols(tokens);
+}
+
+NodeId PageHashOnlyMutant::Insert(TokenSpan sequence) {
+  if (options_.page_size == 1) return cache_.Insert(sequence);
+  return cache_.Insert(AddSymbols(sequence));
+}
+
+Match PageHashOnlyMutant::MatchPrefix(TokenSpan request) const {
+  if (options_.page_size == 1) return cache_.MatchPrefix(request);
+  Match match = cache_.MatchPrefix(FindSymbols(request));
+  match.matched_length *= options_.page_size;
+  return match;
+}
+
+Match PageHashOnlyMutant::Access(TokenSpan request) {
+  if (options_.page_size == 1) return cache_.Access(request);
+  Match match = cache_.Access(AddSymbols(request));
+  match.matched_length *= options_.page_size;
+  return match;
+}
+
+void PageHashOnlyMutant::SetEvictionListener(EvictionListener listener) {
+  if (options_.page_size == 1) {
+    cache_.SetEvictionListener(std::move(listener));
+    return;
+  }
+  cache_.SetEvictionListener(
+      [pages = pages_, listener = std::move(listener)](TokenSpan symbols) {
+        if (!listener) return;
+        for (const Token symbol : symbols) listener((*pages)[symbol]);
+      });
+}
+
+std::size_t PageHashOnlyMutant::memory_bytes() const {
+  std::size_t bytes =
+      cache_.memory_bytes() +
+      symbol_of_hash_.size() *
+          MapNodeBytes<std::pair<const std::uint32_t, Token>>() +
+      VectorHeapBytes<std::vector<Token>>(pages_->capacity());
+  for (const auto& page : *pages_) {
+    bytes += VectorHeapBytes<Token>(page.capacity());
+  }
+  return bytes;
+}
+
+// --- Names and construction -------------------------------------------------
+
+std::vector<std::string_view> IndexMutantNames() {
   std::vector<std::string_view> names;
-  Mutants::ForEach([&]<typename E>() { names.push_back(E::kName); });
+  IndexMutants::ForEach([&]<typename E>() { names.push_back(E::kName); });
   return names;
 }
 
-std::unique_ptr<PrefixIndex> MakeMutant(std::string_view name) {
+std::vector<std::string_view> CacheMutantNames() {
+  std::vector<std::string_view> names;
+  CacheMutants::ForEach([&]<typename E>() { names.push_back(E::kName); });
+  return names;
+}
+
+std::vector<std::string_view> MutantNames() {
+  std::vector<std::string_view> names = IndexMutantNames();
+  for (std::string_view name : CacheMutantNames()) names.push_back(name);
+  return names;
+}
+
+std::unique_ptr<PrefixIndex> MakeMutant(std::string_view name,
+                                        const CacheOptions& options) {
   std::unique_ptr<PrefixIndex> mutant;
-  const auto make_if_named = [&]<typename E>() {
+  const auto make_index_if_named = [&]<typename E>() {
     static_assert(PrefixIndexEngine<E>);
     if (name == E::kName) mutant = std::make_unique<EngineAdapter<E>>();
   };
-  EngineList<Baseline>::ForEach(make_if_named);
-  Mutants::ForEach(make_if_named);
+  // Over pages as the registry builds an engine (engines/registry.cc).
+  const auto make_cache_if_named = [&]<typename E>() {
+    static_assert(PrefixCacheEngine<E>);
+    if (name != E::kName) return;
+    if (options.page_size == 1 || std::is_same_v<E, PageHashOnlyMutant>) {
+      mutant = std::make_unique<EngineAdapter<E>>(options);
+    } else {
+      mutant = std::make_unique<EngineAdapter<PagedIndex<E>>>(options);
+    }
+  };
+  EngineList<Baseline>::ForEach(make_index_if_named);
+  IndexMutants::ForEach(make_index_if_named);
+  EngineList<CacheBaseline>::ForEach(make_cache_if_named);
+  CacheMutants::ForEach(make_cache_if_named);
   if (mutant == nullptr) {
     throw std::invalid_argument("unknown mutant '" + std::string(name) + "'");
   }

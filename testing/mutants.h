@@ -17,6 +17,15 @@
 // (its label) and the IDs of the nodes along it are consecutive,
 // first_id, first_id + 1, ...; `children` maps the first token of each child
 // edge to that edge. An insert that diverges inside an edge splits it.
+//
+// The bounded-cache mutants (SPEC §8, issue 14) are one small per-node cache,
+// `MutantCache<kBug>`, with `MutantCacheBug::kNone` as their correct baseline
+// ("mutant-cache-baseline"), plus `PageHashOnlyMutant`, a paged cache that
+// trusts a weak page hash. They are PrefixCacheEngines: MakeMutant builds
+// them with the cache options a property or the fuzzer draws (over pages of
+// P tokens through PagedIndex, as the registry does), and their bugs show
+// only once something is evicted or paged; unbounded over tokens they are
+// correct.
 #ifndef KVPREFIX_TESTING_MUTANTS_H_
 #define KVPREFIX_TESTING_MUTANTS_H_
 
@@ -25,9 +34,12 @@
 #include <deque>
 #include <map>
 #include <memory>
+#include <set>
 #include <string_view>
+#include <utility>
 #include <vector>
 
+#include "kvprefix/cache.h"
 #include "kvprefix/prefix_index.h"
 #include "kvprefix/types.h"
 
@@ -116,13 +128,150 @@ class MatchInsertsMutant {
   mutable MutantRadixTrie<MutantBug::kNone> trie_;
 };
 
-// The names of every mutant (the baseline excluded), in a fixed order.
-// Thread-safe.
-std::vector<std::string_view> MutantNames();
+// The bug a MutantCache carries; each is one line away from the baseline.
+enum class MutantCacheBug {
+  kNone,                // correct: the bounded baseline
+  kEvictsNonLeaf,       // every node stays in the eviction order, not only the
+                        // leaves: a parent is evicted before its children,
+                        // which stay behind unreachable
+  kReusesEvictedId,     // a new node takes the ID of an evicted one (a free
+                        // list, as a slab allocator keeps)
+  kNoTouchOnHit,        // only the nodes an insert creates get its stamp: the
+                        // matched ones keep their old stamp
+  kTieEvictsShallower,  // LRU: among the victim's chain of equal stamps the
+                        // shallowest goes (a run trimmed at its head), its
+                        // one child moved up to its parent
+  kKeepsOneExtra,       // evicts while more than C + 1 nodes are present
+};
 
-// A new, empty mutant named `name` (one of MutantNames() or
-// "mutant-baseline"). Throws std::invalid_argument for any other name.
-std::unique_ptr<PrefixIndex> MakeMutant(std::string_view name);
+// "mutant-cache-baseline", "mutant-evicts-non-leaf", ...
+constexpr std::string_view MutantCacheName(MutantCacheBug bug) {
+  switch (bug) {
+    case MutantCacheBug::kNone:
+      return "mutant-cache-baseline";
+    case MutantCacheBug::kEvictsNonLeaf:
+      return "mutant-evicts-non-leaf";
+    case MutantCacheBug::kReusesEvictedId:
+      return "mutant-reuses-evicted-id";
+    case MutantCacheBug::kNoTouchOnHit:
+      return "mutant-no-touch-on-hit";
+    case MutantCacheBug::kTieEvictsShallower:
+      return "mutant-tie-evicts-shallower";
+    case MutantCacheBug::kKeepsOneExtra:
+      return "mutant-keeps-c-plus-one";
+  }
+  return "";
+}
+
+// A small per-node cache carrying `kBug`; a PrefixCacheEngine over tokens
+// (page size 1). Each present node keeps its parent, token, children (a
+// std::map) and stamp; the leaves sit in a std::set ordered by the policy's
+// key (stamp or ID), from which SPEC §8 step 4 takes the first. Insert is
+// O(length log n) plus O(log n) per eviction. Not thread-safe beyond the
+// concept's rules.
+template <MutantCacheBug kBug>
+class MutantCache {
+ public:
+  static constexpr std::string_view kName = MutantCacheName(kBug);
+
+  MutantCache() : MutantCache(CacheOptions{}) {}
+  // Throws std::invalid_argument if options.page_size != 1.
+  explicit MutantCache(const CacheOptions& options);
+
+  NodeId Insert(TokenSpan sequence);
+  Match MatchPrefix(TokenSpan request) const;
+  Match Access(TokenSpan request) {
+    const Match match = MatchPrefix(request);
+    Insert(request);
+    return match;
+  }
+  std::uint64_t node_count() const { return nodes_.size(); }
+  std::uint64_t evicted_count() const { return evicted_; }
+  const CacheOptions& options() const { return options_; }
+  void SetEvictionListener(EvictionListener listener) {
+    listener_ = std::move(listener);
+  }
+  std::size_t memory_bytes() const;
+
+ private:
+  struct Node {
+    NodeId parent;
+    Token token;
+    std::map<Token, NodeId> children;
+    std::uint64_t stamp = 0;
+  };
+  using LeafKey = std::pair<std::uint64_t, NodeId>;  // (stamp or ID, ID)
+
+  Node* Find(NodeId id);
+  std::map<Token, NodeId>& ChildrenOf(NodeId id);
+  LeafKey KeyOf(NodeId id, const Node& node) const;
+  bool Listed(const Node& node) const;
+  NodeId NewId();
+  void Touch(NodeId id, std::uint64_t stamp);
+  void EvictOne();
+
+  CacheOptions options_;
+  std::map<Token, NodeId> root_children_;
+  std::map<NodeId, Node> nodes_;  // present nodes, root excluded
+  std::set<LeafKey> leaves_;      // bounded only
+  std::vector<NodeId> free_ids_;  // mutant-reuses-evicted-id only
+  NodeId next_id_ = 1;
+  std::uint64_t stamp_ = 0;
+  std::uint64_t evicted_ = 0;
+  EvictionListener listener_;
+};
+
+// A paged cache that finds a page's symbol by a weak hash of its tokens (their
+// sum) and trusts it, without comparing the tokens: with P > 1, pages such
+// as [0,1] and [1,0] are one symbol (SPEC §8: "never by hash alone"). Over
+// the correct MutantCache; with P = 1 it passes tokens straight through, as
+// PagedIndex does, and is correct.
+class PageHashOnlyMutant {
+ public:
+  static constexpr std::string_view kName = "mutant-page-hash-only";
+
+  PageHashOnlyMutant() : PageHashOnlyMutant(CacheOptions{}) {}
+  explicit PageHashOnlyMutant(const CacheOptions& options);
+
+  NodeId Insert(TokenSpan sequence);
+  Match MatchPrefix(TokenSpan request) const;
+  Match Access(TokenSpan request);
+  std::uint64_t node_count() const { return cache_.node_count(); }
+  std::uint64_t evicted_count() const { return cache_.evicted_count(); }
+  const CacheOptions& options() const { return options_; }
+  void SetEvictionListener(EvictionListener listener);
+  std::size_t memory_bytes() const;
+
+ private:
+  // The symbols of the whole pages of `tokens`, up to the first page whose
+  // hash has none; AddSymbols first gives new hashes new symbols.
+  std::vector<Token> FindSymbols(TokenSpan tokens) const;
+  std::vector<Token> AddSymbols(TokenSpan tokens);
+
+  CacheOptions options_;
+  MutantCache<MutantCacheBug::kNone> cache_;
+  std::map<std::uint32_t, Token> symbol_of_hash_;  // BUG: the hash alone
+  // Symbol -> the first page seen with its hash; shared with the listener.
+  std::shared_ptr<std::vector<std::vector<Token>>> pages_;
+};
+
+// The names of every mutant (the baselines excluded), in a fixed order: the
+// index mutants first, then the cache mutants. Thread-safe.
+std::vector<std::string_view> MutantNames();
+// The mutants whose bug shows in the unbounded batch job and online use
+// (SPEC §1-§3): the MutantRadixTrie ones and mutant-match-inserts.
+std::vector<std::string_view> IndexMutantNames();
+// The mutants whose bug shows only with a capacity or a page size (SPEC §8).
+std::vector<std::string_view> CacheMutantNames();
+
+// A new, empty mutant named `name` (one of MutantNames(), "mutant-baseline"
+// or "mutant-cache-baseline"). Cache mutants are built with `options` (over
+// PagedIndex when options.page_size != 1, as engines/registry.h does); index
+// mutants ignore them: they are unbounded token tries. Throws
+// std::invalid_argument for any other name, or a page size outside 1 to
+// 2^31 - 1.
+std::unique_ptr<PrefixIndex> MakeMutant(std::string_view name,
+                                        const CacheOptions& options = {});
 
 }  // namespace kvprefix::test
 

@@ -6,10 +6,12 @@
 #include <rapidcheck/state.h>
 
 #include <algorithm>
+#include <map>
 #include <set>
 #include <string>
 
 #include "checking/differential.h"
+#include "checking/recipe.h"
 #include "engines/registry.h"
 #include "reference/reference_trie.h"
 #include "testing/generators.h"
@@ -24,10 +26,10 @@ using checking::Operation;
 using Sequence = std::vector<Token>;
 
 std::vector<std::unique_ptr<PrefixIndex>> MakeEngines(
-    const EngineNameList& engines) {
+    const EngineNameList& engines, const CacheOptions& options = {}) {
   std::vector<std::unique_ptr<PrefixIndex>> made;
   for (std::string_view name : engines) {
-    made.push_back(MakeEngineOrMutant(name));
+    made.push_back(MakeEngineOrMutant(name, options));
   }
   return made;
 }
@@ -133,8 +135,10 @@ struct MatchCommand : OperationCommand {
 
 }  // namespace
 
-std::unique_ptr<PrefixIndex> MakeEngineOrMutant(std::string_view name) {
-  return IsEngineName(name) ? MakeEngine(name) : MakeMutant(name);
+std::unique_ptr<PrefixIndex> MakeEngineOrMutant(std::string_view name,
+                                                const CacheOptions& options) {
+  return IsEngineName(name) ? MakeEngine(name, options)
+                            : MakeMutant(name, options);
 }
 
 EngineNameList EnginesUnderTest() {
@@ -148,6 +152,21 @@ EngineNameList EnginesUnderTest() {
 
 EngineNameList EnginesWithReference() {
   EngineNameList names = EnginesUnderTest();
+  names.insert(names.begin(), ReferenceTrie::kName);
+  return names;
+}
+
+EngineNameList CacheEnginesUnderTest() {
+  EngineNameList names;
+  for (std::string_view name : EngineNames()) {
+    if (name != ReferenceTrie::kName) names.push_back(name);
+  }
+  names.push_back(MutantCacheName(MutantCacheBug::kNone));
+  return names;
+}
+
+EngineNameList CacheEnginesWithReference() {
+  EngineNameList names = CacheEnginesUnderTest();
   names.insert(names.begin(), ReferenceTrie::kName);
   return names;
 }
@@ -336,6 +355,282 @@ void CheckMatchingNeverChangesIndex(const EngineNameList& engines,
       }
     }
   }
+}
+
+namespace {
+
+// Watches one bounded cache through its answers alone, after every step of
+// a workload: which of the prefixes used so far (whole pages) are present,
+// found by matching each of them, and under which IDs. See
+// CheckCacheInvariantsHold for what it requires.
+class CacheWatch {
+ public:
+  explicit CacheWatch(const CacheOptions& options) : options_(options) {}
+
+  // Adds the whole-page prefixes of `tokens` to those watched.
+  void Saw(TokenSpan tokens) {
+    const std::size_t page = options_.page_size;
+    for (std::size_t length = page; length <= tokens.size(); length += page) {
+      watched_.emplace(tokens.begin(), tokens.begin() + length);
+    }
+  }
+
+  // Observes `engine` after a step; "" if it keeps every invariant, else
+  // what it breaks.
+  std::string Observe(const PrefixIndex& engine) {
+    std::map<Sequence, NodeId> present;
+    std::map<NodeId, const Sequence*> id_owner;
+    std::string problem;
+    // Sorted: a prefix comes before its extensions, and an extension of a
+    // missing prefix is unreachable by matching.
+    for (const Sequence& prefix : watched_) {
+      if (prefix.size() > options_.page_size &&
+          !present.contains(Parent(prefix))) {
+        continue;
+      }
+      const Match match = engine.MatchPrefix(prefix);
+      if (match.matched_length != prefix.size()) continue;
+      const auto [it, added] = present.emplace(prefix, match.cache_node);
+      const auto [owner, fresh] =
+          id_owner.emplace(match.cache_node, &it->first);
+      if (problem.empty() && (match.cache_node == kRootNode || !fresh)) {
+        problem = fmt::format("{} and {} are both present as node {}",
+                              fresh ? "the root" : FormatTokens(*owner->second),
+                              FormatTokens(prefix), match.cache_node);
+      }
+    }
+    if (problem.empty() && options_.bounded() &&
+        engine.node_count() > options_.capacity) {
+      problem = fmt::format("it holds {} nodes, more than the capacity {}",
+                            engine.node_count(), options_.capacity);
+    }
+    if (problem.empty() && engine.node_count() != present.size()) {
+      problem = fmt::format(
+          "node_count {}, but matching reaches {} nodes: the present set is "
+          "not prefix-closed, or keeps unreachable nodes",
+          engine.node_count(), present.size());
+    }
+    // IDs over time.
+    NodeId largest = largest_id_;
+    prefix_returned_ = false;
+    for (const auto& [prefix, id] : present) {
+      largest = std::max(largest, id);
+      if (!problem.empty()) break;
+      if (const auto before = present_.find(prefix); before != present_.end()) {
+        if (before->second != id) {
+          problem = fmt::format(
+              "{} stayed present but its ID changed from {} "
+              "to {}",
+              FormatTokens(prefix), before->second, id);
+        }
+        continue;
+      }
+      // Created since the last step: a new ID, above every ID seen before.
+      if (const auto owner = ids_.find(id); owner != ids_.end()) {
+        problem =
+            fmt::format("ID {} is given again: to {}, earlier to {}", id,
+                        FormatTokens(prefix), FormatTokens(owner->second));
+      } else if (id <= largest_id_) {
+        problem = fmt::format(
+            "the new node {} has ID {}, not above the "
+            "largest ID seen before, {}",
+            FormatTokens(prefix), id, largest_id_);
+      }
+      prefix_returned_ |= ever_present_.contains(prefix);
+    }
+    // What left since the last step, and whether a node left with its
+    // parent (a chain evicted in one step).
+    vanished_ = 0;
+    chain_vanished_ = false;
+    for (const auto& [prefix, id] : present_) {
+      if (present.contains(prefix)) continue;
+      ++vanished_;
+      chain_vanished_ |= prefix.size() > options_.page_size &&
+                         present_.contains(Parent(prefix)) &&
+                         !present.contains(Parent(prefix));
+    }
+    for (const auto& [prefix, id] : present) {
+      ids_.emplace(id, prefix);
+      ever_present_.insert(prefix);
+    }
+    largest_id_ = largest;
+    present_ = std::move(present);
+    return problem;
+  }
+
+  // Facts of the last Observe.
+  std::size_t vanished() const { return vanished_; }
+  bool chain_vanished() const { return chain_vanished_; }
+  bool prefix_returned() const { return prefix_returned_; }
+
+ private:
+  Sequence Parent(const Sequence& prefix) const {
+    return Sequence(prefix.begin(), prefix.end() - options_.page_size);
+  }
+
+  CacheOptions options_;
+  std::set<Sequence> watched_;
+  std::map<Sequence, NodeId> present_;  // at the last Observe
+  std::set<Sequence> ever_present_;
+  std::map<NodeId, Sequence> ids_;  // every ID seen, with its prefix
+  NodeId largest_id_ = 0;
+  std::size_t vanished_ = 0;
+  bool chain_vanished_ = false;
+  bool prefix_returned_ = false;
+};
+
+InputShape ShapeOf(const CacheWorkload& workload) {
+  SequenceList used;
+  for (const Operation& operation : workload.operations) {
+    used.Append(operation.tokens);
+  }
+  return ShapeOf({&used});
+}
+
+// The distinct prefixes (in pages) the workload inserts: at or above them a
+// cache never evicts.
+std::uint64_t StoredPrefixes(const CacheWorkload& workload) {
+  SequenceList stored;
+  for (const Operation& operation : workload.operations) {
+    if (operation.kind != Operation::Kind::kMatch) {
+      stored.Append(operation.tokens);
+    }
+  }
+  return checking::DistinctPrefixes(stored, workload.options.page_size);
+}
+
+// Applies `operation` to `engine` outside the harness.
+void ApplyTo(PrefixIndex& engine, const Operation& operation) {
+  switch (operation.kind) {
+    case Operation::Kind::kInsert:
+      engine.Insert(operation.tokens);
+      break;
+    case Operation::Kind::kMatch:
+      engine.MatchPrefix(operation.tokens);
+      break;
+    case Operation::Kind::kAccess:
+      engine.Access(operation.tokens);
+      break;
+  }
+}
+
+// Runs `workload` on the reference, observing it after every step.
+CacheFacts RunReference(const CacheWorkload& workload) {
+  CacheFacts facts;
+  facts.capacity_covers = workload.options.capacity >= StoredPrefixes(workload);
+  const auto reference = MakeEngine(ReferenceTrie::kName, workload.options);
+  CacheWatch watch(workload.options);
+  for (const Operation& operation : workload.operations) {
+    const Match before = reference->MatchPrefix(operation.tokens);
+    ApplyTo(*reference, operation);
+    if (facts.evicted && operation.kind != Operation::Kind::kInsert &&
+        before.matched_length > 0) {
+      facts.hit_after_eviction = true;
+    }
+    watch.Saw(operation.tokens);
+    watch.Observe(*reference);
+    facts.evicted |= reference->evicted_count() > 0;
+    facts.evicted_chain |= watch.chain_vanished();
+    facts.prefix_returned |= watch.prefix_returned();
+  }
+  return facts;
+}
+
+void TagCacheFacts(const CacheFacts& facts) {
+  RC_CLASSIFY(facts.evicted, "evicts");
+  RC_CLASSIFY(facts.evicted_chain, "evicts a chain in one step");
+  RC_CLASSIFY(facts.hit_after_eviction, "hits after an eviction");
+  RC_CLASSIFY(facts.prefix_returned, "an evicted prefix returns");
+  RC_CLASSIFY(facts.capacity_covers, "capacity >= distinct prefixes");
+}
+
+}  // namespace
+
+CacheFacts ObserveCacheWorkload(const CacheWorkload& workload) {
+  return RunReference(workload);
+}
+
+void CheckCacheAgreesWithReference(const EngineNameList& engines,
+                                   InputShape* shape) {
+  const CacheWorkload workload = *GenCacheWorkload();
+  *shape = ShapeOf(workload);
+  DifferentialChecker checker(workload.options,
+                              MakeEngines(engines, workload.options));
+  for (const Operation& operation : workload.operations) {
+    if (auto report = checker.Apply(operation)) RC_FAIL(*report);
+  }
+  TagCacheFacts(RunReference(workload));
+}
+
+void CheckCacheInvariantsHold(const EngineNameList& engines,
+                              InputShape* shape) {
+  const CacheWorkload workload = *GenCacheWorkload();
+  *shape = ShapeOf(workload);
+  for (std::string_view name : engines) {
+    const auto engine = MakeEngineOrMutant(name, workload.options);
+    CacheWatch watch(workload.options);
+    for (std::size_t step = 0; step < workload.operations.size(); ++step) {
+      const Operation& operation = workload.operations[step];
+      ApplyTo(*engine, operation);
+      watch.Saw(operation.tokens);
+      const std::string problem = watch.Observe(*engine);
+      if (!problem.empty()) {
+        Fail(*engine, "the cache invariants of SPEC §8",
+             fmt::format("after operation #{} ({}), {}", step,
+                         checking::FormatOperation(operation), problem));
+      }
+    }
+  }
+}
+
+void CheckLargeCapacityGivesUnboundedAnswers(const EngineNameList& engines,
+                                             InputShape* shape) {
+  CacheWorkload workload = *GenCacheWorkload();
+  // At least the distinct prefixes inserted: drawn capacities above them are
+  // kept, those below raised to them (the tightest capacity that never
+  // evicts).
+  workload.options.capacity =
+      std::max(workload.options.capacity, StoredPrefixes(workload));
+  *shape = ShapeOf(workload);
+  for (std::string_view name : engines) {
+    const auto engine = MakeEngineOrMutant(name, workload.options);
+    const auto unbounded =
+        MakeEngine(ReferenceTrie::kName,
+                   CacheOptions{.page_size = workload.options.page_size});
+    for (std::size_t step = 0; step < workload.operations.size(); ++step) {
+      const Operation& operation = workload.operations[step];
+      const TokenSpan tokens(operation.tokens);
+      const Match expected = unbounded->MatchPrefix(tokens);
+      const Match actual = engine->MatchPrefix(tokens);
+      ApplyTo(*unbounded, operation);
+      ApplyTo(*engine, operation);
+      const Match expected_after = unbounded->MatchPrefix(tokens);
+      const Match after = engine->MatchPrefix(tokens);
+      if (actual != expected || after != expected_after ||
+          engine->evicted_count() != 0) {
+        Fail(*engine,
+             "a capacity of at least the distinct prefixes gives SPEC §3's "
+             "answers",
+             fmt::format("at operation #{} ({}), capacity {}: it matched {} "
+                         "before and {} after, evicted {}; SPEC §3 matches "
+                         "{} before and {} after",
+                         step, checking::FormatOperation(operation),
+                         workload.options.capacity, Show(actual), Show(after),
+                         engine->evicted_count(), Show(expected),
+                         Show(expected_after)));
+      }
+    }
+  }
+}
+
+const std::vector<Property>& CacheProperties() {
+  static const std::vector<Property> properties = {
+      {"CacheAgreesWithReference", &CheckCacheAgreesWithReference},
+      {"CacheInvariantsHold", &CheckCacheInvariantsHold},
+      {"LargeCapacityGivesUnboundedAnswers",
+       &CheckLargeCapacityGivesUnboundedAnswers},
+  };
+  return properties;
 }
 
 const std::vector<Property>& AllProperties() {

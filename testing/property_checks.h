@@ -17,7 +17,9 @@
 #include <string_view>
 #include <vector>
 
+#include "kvprefix/cache.h"
 #include "kvprefix/prefix_index.h"
+#include "testing/generators.h"
 
 namespace kvprefix::test {
 
@@ -25,9 +27,11 @@ namespace kvprefix::test {
 // (testing/mutants.h).
 using EngineNameList = std::vector<std::string_view>;
 
-// A new, empty engine named `name`, registered or mutant. Throws
+// A new, empty engine named `name`, registered or mutant, built with
+// `options` (SPEC §8; see MakeEngine and MakeMutant). Throws
 // std::invalid_argument for an unknown name.
-std::unique_ptr<PrefixIndex> MakeEngineOrMutant(std::string_view name);
+std::unique_ptr<PrefixIndex> MakeEngineOrMutant(
+    std::string_view name, const CacheOptions& options = {});
 
 // Every registered engine except the reference, plus the mutants' correct
 // baseline (so the suite is exercised before any optimized engine exists,
@@ -37,6 +41,12 @@ EngineNameList EnginesUnderTest();
 // EnginesUnderTest() plus the reference: the metamorphic relations hold for
 // every engine, the oracle included.
 EngineNameList EnginesWithReference();
+
+// The bounded caches under test: every registered engine except the
+// reference, plus "mutant-cache-baseline" (the cache mutants' correct
+// baseline), and the same with the reference.
+EngineNameList CacheEnginesUnderTest();
+EngineNameList CacheEnginesWithReference();
 
 // The size of the input a property last ran on: how many sequences
 // (cached sequences, requests or operations) and the longest one's tokens.
@@ -87,8 +97,48 @@ void CheckNodeIdsNeverChange(const EngineNameList& engines, InputShape* shape);
 void CheckMatchingNeverChangesIndex(const EngineNameList& engines,
                                     InputShape* shape);
 
-// Every property above, differential first.
+// Every property above, differential first: the properties of an index
+// (SPEC §1-§3).
 const std::vector<Property>& AllProperties();
+
+// The properties of a bounded cache (SPEC §8), on GenCacheWorkload()'s
+// workloads (testing/generators.h), checked after every operation:
+//
+// Differential, stateful: the reference built with the workload's options is
+// the model; through checking/differential.h each access, insert and match
+// answers as the reference does, and node_count(), evicted_count() and the
+// pages the eviction listener reports agree after each step. Tags each case
+// with what happened to the reference: evictions, a chain of 2+ nodes
+// evicted in one step, a hit after an eviction, an evicted prefix present
+// again (under a new ID), a capacity at or above the distinct prefixes.
+void CheckCacheAgreesWithReference(const EngineNameList& engines,
+                                   InputShape* shape);
+// Each engine alone, observed through matches of every prefix the workload
+// has used (CacheWatch): never more than C nodes; node_count() equals the
+// nodes reachable by matching (the present set is prefix-closed, nothing
+// unreachable is kept); distinct present prefixes have distinct IDs; a
+// node keeps its ID while present; an ID is never given twice, and a prefix
+// present again after an eviction has a new ID, larger than every ID seen
+// before.
+void CheckCacheInvariantsHold(const EngineNameList& engines, InputShape* shape);
+// With a capacity of at least the distinct prefixes inserted, every answer
+// is SPEC §3's (an unbounded reference trie's) and nothing is evicted.
+void CheckLargeCapacityGivesUnboundedAnswers(const EngineNameList& engines,
+                                             InputShape* shape);
+
+// The properties of a bounded cache, differential first.
+const std::vector<Property>& CacheProperties();
+
+// What happened to the reference on `workload`, as the cache properties tag
+// it; for measuring the generator (tests/property/generators_test.cc).
+struct CacheFacts {
+  bool evicted = false;             // something was evicted
+  bool evicted_chain = false;       // a node and its parent in one step
+  bool hit_after_eviction = false;  // a match of > 0 tokens after one
+  bool prefix_returned = false;     // an evicted prefix present again
+  bool capacity_covers = false;     // capacity >= distinct prefixes
+};
+CacheFacts ObserveCacheWorkload(const CacheWorkload& workload);
 
 }  // namespace kvprefix::test
 

@@ -504,10 +504,10 @@ TEST(OutputCheckTest, WrongAnswerNamesTheRequest) {
               HasSubstr("actual   matched_length 2, cache_node 3"));
 }
 
-// Every mutant engine is caught on generated inputs and shrinks to a small
-// case that still fails (the --engines path, without processes).
+// Every index mutant engine is caught on generated inputs and shrinks to a
+// small case that still fails (the --engines path, without processes).
 TEST(ShrinkTest, MutantEnginesShrinkToSmallCases) {
-  for (std::string_view name : test::MutantNames()) {
+  for (std::string_view name : test::IndexMutantNames()) {
     if (name == test::MutantName(test::MutantBug::kNone)) continue;
     const Checker check = MakeEngineChecker([name] {
       std::vector<std::unique_ptr<PrefixIndex>> engines;

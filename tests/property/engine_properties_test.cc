@@ -67,5 +67,35 @@ RC_GTEST_PROP(EngineProperties, MatchingNeverChangesIndex, ()) {
   CheckMatchingNeverChangesIndex(EnginesWithReference(), &shape);
 }
 
+// Bounded caches (SPEC §8): generated capacity, policy and page size.
+TEST(CacheProperties, CoverEveryOptimizedEngine) {
+  const EngineNameList covered = CacheEnginesUnderTest();
+  OptimizedEngines::ForEach([&]<typename E>() {
+    EXPECT_NE(std::find(covered.begin(), covered.end(), E::kName),
+              covered.end())
+        << E::kName;
+  });
+}
+
+// Stateful differential: accesses, inserts and matches against the
+// reference as the model, each checked as it runs (with eviction counts and
+// the evicted pages); the tags show how often the generator evicts.
+RC_GTEST_PROP(CacheProperties, CacheAgreesWithReference, ()) {
+  InputShape shape;
+  CheckCacheAgreesWithReference(CacheEnginesUnderTest(), &shape);
+}
+
+// Each engine alone, the reference too: at most C nodes, prefix-closed, IDs
+// never given twice.
+RC_GTEST_PROP(CacheProperties, CacheInvariantsHold, ()) {
+  InputShape shape;
+  CheckCacheInvariantsHold(CacheEnginesWithReference(), &shape);
+}
+
+RC_GTEST_PROP(CacheProperties, LargeCapacityGivesUnboundedAnswers, ()) {
+  InputShape shape;
+  CheckLargeCapacityGivesUnboundedAnswers(CacheEnginesWithReference(), &shape);
+}
+
 }  // namespace
 }  // namespace kvprefix::test

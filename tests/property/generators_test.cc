@@ -4,8 +4,11 @@
 // (checking/random_input.h, for `kvprefix verify`). Matches ending at the
 // root, at branch points, inside longer cached sequences and past every
 // cached sequence, each often; duplicates, empty sequences, strict prefixes,
-// extreme tokens and tokens equal in their low 16 bits. Fractions are
-// measured over a fixed set of seeds, so the numbers are reproducible.
+// extreme tokens and tokens equal in their low 16 bits. The cache workloads
+// of both drivers (GenCacheWorkload, checking::RandomReplayInput) really
+// evict: whole chains, hits after an eviction, evicted prefixes coming
+// back, and LRU answering otherwise than FIFO. Fractions are measured over a
+// fixed set of seeds, so the numbers are reproducible.
 #include "testing/generators.h"
 
 #include <gtest/gtest.h>
@@ -18,7 +21,9 @@
 #include <vector>
 
 #include "checking/random_input.h"
+#include "engines/registry.h"
 #include "reference/reference_trie.h"
+#include "testing/property_checks.h"
 
 namespace kvprefix::test {
 namespace {
@@ -193,6 +198,117 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(Driver{"rapidcheck", &RapidCheckInput},
                       Driver{"mt19937", &checking::RandomBatchInput}),
     [](const ::testing::TestParamInfo<Driver>& info) {
+      return std::string(info.param.name);
+    });
+
+// --- Cache workloads (SPEC §8) ---------------------------------------------
+
+// The replay `RandomReplayInput` draws, as a workload of accesses.
+CacheWorkload RandomReplayWorkload(std::uint64_t seed, int size) {
+  const ReplayInput replay = checking::RandomReplayInput(seed, size);
+  CacheWorkload workload{replay.options, {}};
+  for (const TokenSpan request : replay.requests) {
+    workload.operations.push_back(
+        {checking::Operation::Kind::kAccess, {request.begin(), request.end()}});
+  }
+  return workload;
+}
+
+CacheWorkload RapidCheckWorkload(std::uint64_t seed, int size) {
+  return GenCacheWorkload()(rc::Random(seed), size).value();
+}
+
+// True if the workload's answers (every match, and what every operation's
+// tokens match afterwards) differ between LRU and FIFO at its capacity.
+bool PoliciesDiffer(const CacheWorkload& workload) {
+  CacheOptions lru = workload.options;
+  lru.policy = EvictionPolicy::kLru;
+  CacheOptions fifo = workload.options;
+  fifo.policy = EvictionPolicy::kFifo;
+  const auto a = MakeEngine(ReferenceTrie::kName, lru);
+  const auto b = MakeEngine(ReferenceTrie::kName, fifo);
+  std::set<Sequence> seen;
+  for (const checking::Operation& operation : workload.operations) {
+    const TokenSpan tokens(operation.tokens);
+    if (a->MatchPrefix(tokens) != b->MatchPrefix(tokens)) return true;
+    if (operation.kind != checking::Operation::Kind::kMatch) {
+      a->Access(tokens);
+      b->Access(tokens);
+    }
+    seen.insert(operation.tokens);
+    for (const Sequence& sequence : seen) {
+      if (a->MatchPrefix(sequence) != b->MatchPrefix(sequence)) return true;
+    }
+  }
+  return false;
+}
+
+struct CacheDriver {
+  const char* name;
+  CacheWorkload (*make)(std::uint64_t seed, int size);
+};
+
+void PrintTo(const CacheDriver& driver, std::ostream* os) {
+  *os << driver.name;
+}
+
+class CacheGeneratorsTest : public ::testing::TestWithParam<CacheDriver> {};
+
+TEST_P(CacheGeneratorsTest, SameSeedSameCase) {
+  const CacheWorkload first = GetParam().make(7, 50);
+  const CacheWorkload again = GetParam().make(7, 50);
+  EXPECT_EQ(first.options, again.options);
+  ASSERT_EQ(first.operations.size(), again.operations.size());
+  for (std::size_t i = 0; i < first.operations.size(); ++i) {
+    EXPECT_EQ(first.operations[i].tokens, again.operations[i].tokens);
+  }
+}
+
+// Most cases evict; some evict a node with its parent in one step, hit
+// after an eviction, see an evicted prefix come back, or answer otherwise
+// under LRU than under FIFO (what a bug in recency needs); some never evict
+// (SPEC §3's answers). Every page size from 1 to 3 and both policies come up.
+TEST_P(CacheGeneratorsTest, WorkloadsReallyEvict) {
+  struct Shape {
+    const char* name;
+    double min_fraction;
+    int cases = 0;
+  };
+  Shape evicts{"evicts", 0.30};
+  Shape chain{"evicts a chain in one step", 0.10};
+  Shape hit{"hits after an eviction", 0.20};
+  Shape returned{"an evicted prefix returns", 0.15};
+  Shape differ{"LRU and FIFO answer differently", 0.10};
+  Shape covers{"capacity >= distinct prefixes", 0.10};
+  std::set<std::uint64_t> page_sizes;
+  std::set<EvictionPolicy> policies;
+  for (int i = 0; i < kCases; ++i) {
+    const CacheWorkload workload = GetParam().make(i + 1, i % 100);
+    const CacheFacts facts = ObserveCacheWorkload(workload);
+    evicts.cases += facts.evicted;
+    chain.cases += facts.evicted_chain;
+    hit.cases += facts.hit_after_eviction;
+    returned.cases += facts.prefix_returned;
+    covers.cases += facts.capacity_covers;
+    differ.cases += PoliciesDiffer(workload);
+    page_sizes.insert(workload.options.page_size);
+    policies.insert(workload.options.policy);
+  }
+  for (const Shape* shape :
+       {&evicts, &chain, &hit, &returned, &differ, &covers}) {
+    const double fraction = static_cast<double>(shape->cases) / kCases;
+    std::cout << shape->name << ": " << fraction * 100 << "% of cases\n";
+    EXPECT_GE(fraction, shape->min_fraction) << shape->name;
+  }
+  EXPECT_EQ(page_sizes, (std::set<std::uint64_t>{1, 2, 3}));
+  EXPECT_EQ(policies.size(), 2u);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Drivers, CacheGeneratorsTest,
+    ::testing::Values(CacheDriver{"rapidcheck", &RapidCheckWorkload},
+                      CacheDriver{"mt19937", &RandomReplayWorkload}),
+    [](const ::testing::TestParamInfo<CacheDriver>& info) {
       return std::string(info.param.name);
     });
 

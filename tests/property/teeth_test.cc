@@ -1,9 +1,11 @@
 // Teeth: the property suite must catch every mutant of testing/mutants.h.
 //
-// For each mutant, every property of property_checks.h runs with
-// RapidCheck's configured number of cases (100 by default); at least one
-// must find a counterexample that shrinks to at most kMaxSequences
-// sequences of at most kMaxTokens tokens. Every shrunk counterexample is
+// For each mutant, every property of property_checks.h that applies to it
+// (an index mutant: AllProperties(); a cache mutant, whose bug needs a
+// capacity or pages: CacheProperties()) runs with RapidCheck's configured
+// number of cases (100 by default); at least one must find a counterexample
+// that shrinks to at most kMaxSequences sequences (operations) of at most
+// kMaxTokens tokens. Every shrunk counterexample is
 // printed, so the log shows what each bug looks like and which properties
 // catch it. (The stateful property's shrinks can stop at 5-6 tokens: its
 // commands derive from earlier ones, so shortening one alone loses the bug;
@@ -16,6 +18,7 @@
 #include <rapidcheck.h>
 #include <rapidcheck/detail/TestListenerAdapter.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <iostream>
 #include <sstream>
@@ -54,6 +57,17 @@ rc::detail::TestResult Check(const Testable& run, std::string_view id,
       silent);
 }
 
+bool IsCacheMutant(std::string_view name) {
+  const std::vector<std::string_view> cache = CacheMutantNames();
+  return std::find(cache.begin(), cache.end(), name) != cache.end() ||
+         name == MutantCacheName(MutantCacheBug::kNone);
+}
+
+// The properties that apply to `mutant`.
+const std::vector<Property>& PropertiesFor(std::string_view mutant) {
+  return IsCacheMutant(mutant) ? CacheProperties() : AllProperties();
+}
+
 class TeethTest : public ::testing::TestWithParam<std::string_view> {};
 
 TEST_P(TeethTest, SuiteFindsSmallCounterexample) {
@@ -61,7 +75,7 @@ TEST_P(TeethTest, SuiteFindsSmallCounterexample) {
   const rc::detail::TestParams params = TeethParams();
   std::string caught_by;
   bool small_counterexample = false;
-  for (const Property& property : AllProperties()) {
+  for (const Property& property : PropertiesFor(mutant)) {
     // The last input a property fails on is the shrunk counterexample:
     // shrinking accepts every failing candidate and goes on from it.
     InputShape counterexample;
@@ -106,19 +120,22 @@ INSTANTIATE_TEST_SUITE_P(
       return name;
     });
 
-// The mutants' correct baseline passes every property, so each mutant's
+// The mutants' correct baselines pass every property, so each mutant's
 // failures above come from its bug alone.
-TEST(TeethTest, BaselinePassesEveryProperty) {
-  for (const Property& property : AllProperties()) {
-    const auto run = [&] {
-      InputShape shape;
-      property.check({MutantName(MutantBug::kNone)}, &shape);
-    };
-    const auto result = Check(run, property.name, TeethParams());
-    std::ostringstream message;
-    rc::detail::printResultMessage(result, message);
-    EXPECT_TRUE(result.is<rc::detail::SuccessResult>())
-        << property.name << ": " << message.str();
+TEST(TeethTest, BaselinesPassEveryProperty) {
+  for (const std::string_view baseline :
+       {MutantName(MutantBug::kNone), MutantCacheName(MutantCacheBug::kNone)}) {
+    for (const Property& property : PropertiesFor(baseline)) {
+      const auto run = [&] {
+        InputShape shape;
+        property.check({baseline}, &shape);
+      };
+      const auto result = Check(run, property.name, TeethParams());
+      std::ostringstream message;
+      rc::detail::printResultMessage(result, message);
+      EXPECT_TRUE(result.is<rc::detail::SuccessResult>())
+          << baseline << " " << property.name << ": " << message.str();
+    }
   }
 }
 
