@@ -3,6 +3,7 @@
 
 Usage: bench/e2e.py --build BUILD_DIR --out e2e.json [--cli PATH] [--mooncake-dir DIR]
                     [--engines a,b] [--replay-engines a,b]
+                    [--baseline-cli OLD_KVPREFIX] [--baseline-name NAME]
 
 1. Writes a SPEC §4 input of at least 200 MB with kvprefix_make_input (the
    first 3,000 requests of the Mooncake conversation trace in token mode:
@@ -12,7 +13,14 @@ Usage: bench/e2e.py --build BUILD_DIR --out e2e.json [--cli PATH] [--mooncake-di
    engine wrote byte-identical output.
 2. Times `kvprefix replay --mode token` on each whole Mooncake trace.
 
-The parse and write stages are timed apart by BM_ParseJson / BM_WriteJson in
+3. With --baseline-cli (e.g. a build of an older commit), the before/after
+   targets of issue 16, side by side in this one run: the old and the new CLI
+   alternate, three runs each, and the median wall time and peak RSS are kept:
+   token-mode replay of the conversation trace (radix), `match` on the input
+   of step 1 (radix), and `match` on an adversarial input (300 parents x 300
+   children, tokens k x 2^16) in double-array and radix for peak memory.
+
+The load average is recorded before and after. The parse and write stages are timed apart by BM_ParseJson / BM_WriteJson in
 kvprefix_bench; bench/report.py puts the two together. Temporary files go
 to $TMPDIR and are removed.
 """
@@ -21,6 +29,7 @@ import argparse
 import hashlib
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -51,6 +60,49 @@ def digest(path):
     return sha.hexdigest()
 
 
+def adversarial_document(path):
+    """A SPEC §4 input whose cached sequences are [p * 2^16, c * 2^16] for
+    p, c < 300 (90,300 nodes), the family layout that once cost the
+    double-array engine 6.9 KB per node; the requests are the same pairs."""
+    pairs = [[p << 16, c << 16] for p in range(300) for c in range(300)]
+    with open(path, "w") as f:
+        json.dump({"cached_sequences": pairs, "requests": pairs}, f)
+
+
+def before_after(cli, baseline_cli, document, trace, tmp, runs=3):
+    """Times each target with both binaries, alternating; returns one row per
+    target with the median wall seconds and peak RSS (KiB) of each."""
+    adversarial = os.path.join(tmp, "adversarial.json")
+    adversarial_document(adversarial)
+    output = os.path.join(tmp, "target-output.json")
+    targets = [
+        ("replay, token mode, conversation trace, radix",
+         ["replay", "--engine", "radix", "--mode", "token", trace]),
+        ("match, 3,000-request input, radix",
+         ["match", "--engine", "radix", document, "--output", output]),
+        ("match, 300 x 300 adversarial input, double-array",
+         ["match", "--engine", "double-array", adversarial, "--output", output]),
+        ("match, 300 x 300 adversarial input, radix",
+         ["match", "--engine", "radix", adversarial, "--output", output]),
+    ]
+    rows = []
+    for name, arguments in targets:
+        samples = {"before": [], "after": []}
+        for _ in range(runs):
+            for side, binary in (("before", baseline_cli), ("after", cli)):
+                seconds, _, rss = timed([binary] + arguments, subprocess.DEVNULL)
+                samples[side].append((seconds, rss))
+        row = {"target": name, "command": "kvprefix " + " ".join(
+            os.path.basename(a) if os.path.isabs(a) else a for a in arguments)}
+        for side, values in samples.items():
+            row[side] = {"seconds": statistics.median(v[0] for v in values),
+                         "max_rss_kb": statistics.median(v[1] for v in values)}
+        rows.append(row)
+        print(f"{name}: {row['before']['seconds']:.2f} s -> "
+              f"{row['after']['seconds']:.2f} s", file=sys.stderr)
+    return rows
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--build", required=True, help="CMake build folder")
@@ -59,11 +111,15 @@ def main():
     parser.add_argument("--mooncake-dir", default=os.environ.get(
         "KVPREFIX_MOONCAKE_DIR",
         os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                     "..", "..", "shared", "data", "mooncake")))
+                     "..", "data", "mooncake")))
     parser.add_argument("--engines", help="comma-separated; default: all")
     parser.add_argument("--replay-engines",
                         help="comma-separated; default: all but the reference, "
                              "whose std::map trie would need ~10 GB for a whole trace")
+    parser.add_argument("--baseline-cli",
+                        help="an older kvprefix binary to compare against (step 3)")
+    parser.add_argument("--baseline-name", default="baseline",
+                        help="how the report names the older build, e.g. a commit")
     args = parser.parse_args()
 
     cli = args.cli or os.path.join(args.build, "kvprefix")
@@ -76,7 +132,8 @@ def main():
                       else [e for e in all_engines if e != "reference"])
     have_mooncake = os.path.exists(os.path.join(args.mooncake_dir, TRACES[0]))
     workload = "mooncake-conversation/3000" if have_mooncake else "multi-turn/8000"
-    result = {"workload": workload, "match": [], "replay": []}
+    result = {"workload": workload, "match": [], "replay": [],
+              "load_avg_start": os.getloadavg()}
 
     with tempfile.TemporaryDirectory() as tmp:
         document = os.path.join(tmp, "input.json")
@@ -111,6 +168,13 @@ def main():
                                          "seconds": seconds, "cpu_seconds": cpu,
                                          "max_rss_kb": rss, "summary": summary})
                 print(f"replay {trace} {engine}: {seconds:.2f} s", file=sys.stderr)
+
+        if args.baseline_cli and have_mooncake:
+            result["baseline_name"] = args.baseline_name
+            result["targets"] = before_after(
+                cli, args.baseline_cli, document,
+                os.path.join(args.mooncake_dir, TRACES[0]), tmp)
+    result["load_avg_end"] = os.getloadavg()
 
     with open(args.out, "w") as f:
         json.dump(result, f, indent=1)

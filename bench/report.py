@@ -53,6 +53,7 @@ STYLES = [
     ("#56B4E9", "++", "P"),
 ]
 REFERENCE = "reference"
+MS_PER_UNIT = {"ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1e3}
 # Workload families drawn as curves (sweep charts) rather than bars.
 SWEEPS = ("shared-prefix", "sequence-count")
 
@@ -60,8 +61,9 @@ SWEEPS = ("shared-prefix", "sequence-count")
 class Result:
     """The median of one benchmark's repetitions (plus its spread)."""
 
-    def __init__(self, op, engine, workload, size):
+    def __init__(self, op, engine, workload, size, cache=None):
         self.op, self.engine, self.workload, self.size = op, engine, workload, size
+        self.cache = cache  # "lru10", "fifo50", ... or None (unbounded)
         self.median = {}  # field -> value of the "median" aggregate
         self.cv = None  # coefficient of variation of cpu_time
         self.repetitions = 0
@@ -69,7 +71,8 @@ class Result:
 
     @property
     def label(self):
-        return f"{self.workload}/{self.size}"
+        suffix = f"/{self.cache}" if self.cache else ""
+        return f"{self.workload}/{self.size}{suffix}"
 
     def get(self, field):
         return self.median.get(field)
@@ -83,11 +86,14 @@ class Result:
 
 
 def parse_name(run_name):
-    """BM_<Op>/<engine>/<workload>/<size> -> (op, engine, workload, size)."""
+    """BM_<Op>/<engine>/<workload>/<size>[/<cache>] -> (op, engine, workload,
+    size, cache); cache is e.g. "lru10" (LRU at 10% of the distinct prefixes)
+    or None for an unbounded index."""
     parts = run_name.split("/")
-    if len(parts) != 4 or not parts[0].startswith("BM_"):
+    if len(parts) not in (4, 5) or not parts[0].startswith("BM_"):
         return None
-    return parts[0][3:], parts[1], parts[2], int(parts[3])
+    return (parts[0][3:], parts[1], parts[2], int(parts[3]),
+            parts[4] if len(parts) == 5 else None)
 
 
 def load_runs(paths):
@@ -141,9 +147,9 @@ def sort_results(context, results, engines):
     return sorted(results, key=key)
 
 
-def find(results, op, engine, workload, size=None):
+def find(results, op, engine, workload, size=None, cache=None):
     for r in results:
-        if (r.op, r.engine, r.workload) == (op, engine, workload) and (
+        if (r.op, r.engine, r.workload, r.cache) == (op, engine, workload, cache) and (
             size is None or r.size == size
         ) and not r.error:
             return r
@@ -192,7 +198,7 @@ def grouped_bars(results, engines, op, value_of, ylabel, title, img_dir, name,
     labels = []
     for r in results:
         if (r.op == op and r.label not in labels and not r.error
-                and r.workload not in SWEEPS):
+                and r.workload not in SWEEPS and not r.cache):
             labels.append(r.label)
     if not labels or not shown:
         return None
@@ -317,6 +323,37 @@ def key_table(results, engines):
     return lines + [""]
 
 
+def capacity_section(results, engines):
+    """Issue 14: replays with a capacity against the same engine unbounded and
+    against the reference with the same capacity."""
+    bounded = [r for r in results if r.op == "Replay" and r.cache and not r.error]
+    if not bounded:
+        return []
+    lines = ["## Capacity-bounded replay (SPEC §8)", "",
+             "`BM_Replay/<engine>/<workload>/<size>/<policy><percent>`: the whole "
+             "trace replayed with a capacity of that percentage of its distinct "
+             "prefixes (nodes). Time relative to the same engine's unbounded replay "
+             "(target: radix in token mode within 2×) and speed relative to the "
+             "reference with the same capacity (target: every optimized engine ≥ 5×).",
+             "", "| workload | cache | engine | ms | M tokens/s | time vs unbounded | "
+             "vs reference | hit ratio | evictions |",
+             "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    for r in bounded:
+        unbounded = find(results, "Replay", r.engine, r.workload, r.size)
+        reference = find(results, "Replay", REFERENCE, r.workload, r.size, r.cache)
+        slowdown = (r.get("real_time") / unbounded.get("real_time")
+                    if unbounded else None)
+        speedup = ratio(r, reference) if r.engine != REFERENCE else None
+        milliseconds = r.get("real_time") * MS_PER_UNIT[r.get("time_unit")]
+        lines.append(
+            f"| {r.workload}/{r.size} | {r.cache} | {r.engine} | "
+            f"{fmt(milliseconds)} | {fmt(mtok(r))} | "
+            f"{fmt(slowdown) + '×' if slowdown else ''} | "
+            f"{fmt(speedup) + '×' if speedup else ''} | "
+            f"{fmt(r.get('hit_ratio'))} | {int(r.get('evictions')):,} |")
+    return lines + [""]
+
+
 def fastest_on_mooncake(results, engines):
     lines = []
     for op in ("Match", "Replay", "Build"):
@@ -366,7 +403,7 @@ def full_table(results, engines):
             lines.append(f"| BM_{r.op}/{r.engine}/{r.label} | error: {r.error} "
                          "| | | | | | |")
             continue
-        base = find(results, r.op, REFERENCE, r.workload, r.size)
+        base = find(results, r.op, REFERENCE, r.workload, r.size, r.cache)
         hit = r.get("hit_ratio")
         lines.append(
             f"| BM_{r.op}/{r.engine}/{r.label} | {fmt(mtok(r))} | "
@@ -433,7 +470,33 @@ def io_section(results, e2e):
                 f"{s['request_tokens'] / 1e6 / s['replay_seconds']:,.0f} | "
                 f"{run['seconds']:.2f} | {run['max_rss_kb'] / 1024:,.0f} |")
         lines.append("")
-    return lines
+    return lines + targets_section(e2e)
+
+
+def targets_section(e2e):
+    """The before/after table of bench/e2e.py --baseline-cli: both builds in
+    one run, alternating, medians of three fresh processes."""
+    rows = e2e.get("targets") if e2e else None
+    if not rows:
+        return []
+    old = e2e.get("baseline_name", "baseline")
+    load = lambda key: ", ".join(f"{x:.2f}" for x in e2e.get(key, []))
+    lines = [f"### Before and after: this build against {old}", "",
+             f"Both binaries run the same commands in this one run, alternating, "
+             f"three fresh processes each; medians. Load average {load('load_avg_start')} "
+             f"before, {load('load_avg_end')} after. Command: `bench/e2e.py --build "
+             f"BUILD --baseline-cli OLD/kvprefix --baseline-name {old} --out e2e.json`.",
+             "", f"| target | command | wall {old} (s) | wall now (s) | speed-up | "
+             f"peak RSS {old} (MB) | peak RSS now (MB) | RSS ratio |",
+             "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    for row in rows:
+        before, after = row["before"], row["after"]
+        lines.append(
+            f"| {row['target']} | `{row['command']}` | {before['seconds']:.2f} | "
+            f"{after['seconds']:.2f} | {before['seconds'] / after['seconds']:.1f}x | "
+            f"{before['max_rss_kb'] / 1024:,.0f} | {after['max_rss_kb'] / 1024:,.0f} | "
+            f"{after['max_rss_kb'] / before['max_rss_kb']:.2f} |")
+    return lines + [""]
 
 
 def stage_breakdown(e2e, parse, write):
@@ -662,6 +725,7 @@ def main():
              "each workload models and what its size counts).", ""]
     lines += key_table(results, engines)
     lines += fastest_on_mooncake(results, engines)
+    lines += capacity_section(results, engines)
     lines += answers_section(results, engines)
     out_dir = os.path.dirname(os.path.abspath(args.out))
     shown_paths = [os.path.relpath(p, out_dir) for p in args.runs]

@@ -17,7 +17,9 @@
 #
 # Environment: KVPREFIX_BENCH_REPETITIONS (5), KVPREFIX_BENCH_MIN_TIME (0.05 s
 # per repetition), KVPREFIX_BENCH_FILTER (a --benchmark_filter regex, all by
-# default), KVPREFIX_MOONCAKE_DIR (the traces; default data/mooncake).
+# default), KVPREFIX_MOONCAKE_DIR (the traces; default data/mooncake),
+# KVPREFIX_BASELINE_CLI and KVPREFIX_BASELINE_NAME (an older build's kvprefix
+# binary and its name, e.g. a commit: e2e.py times both side by side).
 # Takes about 20 minutes on a 2-vCPU machine; peak memory about 5 GB.
 set -euo pipefail
 
@@ -57,7 +59,9 @@ git -C "$source_dir" diff --quiet HEAD -- . ':!docs' || commit="$commit+uncommit
 mv "$work_dir/run.json" "$data_dir/kvprefix_bench.json"
 
 /usr/bin/python3 "$source_dir/bench/e2e.py" --build "$build_dir" \
-  --out "$data_dir/e2e.json"
+  --out "$data_dir/e2e.json" \
+  ${KVPREFIX_BASELINE_CLI:+--baseline-cli "$KVPREFIX_BASELINE_CLI"} \
+  ${KVPREFIX_BASELINE_NAME:+--baseline-name "$KVPREFIX_BASELINE_NAME"}
 
 /usr/bin/python3 "$source_dir/bench/curves.py" --build "$build_dir" \
   --data-dir "$data_dir" --img-dir "$source_dir/docs/img"
