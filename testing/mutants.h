@@ -35,12 +35,14 @@
 #include <map>
 #include <memory>
 #include <set>
+#include <span>
 #include <string_view>
 #include <utility>
 #include <vector>
 
 #include "kvprefix/cache.h"
 #include "kvprefix/prefix_index.h"
+#include "kvprefix/sequence_list.h"
 #include "kvprefix/types.h"
 
 namespace kvprefix::test {
@@ -254,6 +256,35 @@ class PageHashOnlyMutant {
   // Symbol -> the first page seen with its hash; shared with the listener.
   std::shared_ptr<std::vector<std::vector<Token>>> pages_;
 };
+
+// The bug an LRU curve mutant carries (kvprefix/lru_curve.h, issue 15). Both
+// are the real LruCurve over the reference engine, one line away from it.
+enum class MutantCurveBug {
+  kCapacityOffByOne,  // a node at stack distance d counts as a hit for
+                      // C >= d instead of C > d (the curve read at C + 1)
+  kRunsLeafFirst,     // the matched path's runs are reported deepest first,
+                      // so a run's depth, and with it its distance among
+                      // nodes of equal stamp, is taken from the wrong end
+};
+
+// "mutant-curve-off-by-one" or "mutant-curve-runs-leaf-first".
+constexpr std::string_view MutantCurveName(MutantCurveBug bug) {
+  return bug == MutantCurveBug::kCapacityOffByOne
+             ? "mutant-curve-off-by-one"
+             : "mutant-curve-runs-leaf-first";
+}
+
+// The curve mutants' names. They are not engines: MakeMutant does not know
+// them; MutantCurveMatchedTokens runs them. Thread-safe.
+std::vector<std::string_view> CurveMutantNames();
+
+// The matched tokens of an LRU replay of `trace` over pages of `page_size`
+// tokens at each of `capacities` (in pages, any order), as the curve mutant
+// `name` computes them in one pass. Throws std::invalid_argument for another
+// name. Cost as LruCurve's.
+std::vector<std::uint64_t> MutantCurveMatchedTokens(
+    std::string_view name, const SequenceList& trace, std::uint64_t page_size,
+    std::span<const std::uint64_t> capacities);
 
 // The names of every mutant (the baselines excluded), in a fixed order: the
 // index mutants first, then the cache mutants. Thread-safe.

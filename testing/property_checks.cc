@@ -13,6 +13,10 @@
 #include "checking/differential.h"
 #include "checking/recipe.h"
 #include "engines/registry.h"
+#include "kvprefix/lru_curve.h"
+#include "kvprefix/paged_index.h"
+#include "kvprefix/replay.h"
+#include "optimized/radix_trie.h"
 #include "reference/reference_trie.h"
 #include "testing/generators.h"
 #include "testing/mutants.h"
@@ -629,6 +633,70 @@ const std::vector<Property>& CacheProperties() {
       {"CacheInvariantsHold", &CheckCacheInvariantsHold},
       {"LargeCapacityGivesUnboundedAnswers",
        &CheckLargeCapacityGivesUnboundedAnswers},
+  };
+  return properties;
+}
+
+EngineNameList CurvesUnderTest() {
+  return {ReferenceTrie::kName, RadixTrie::kName};
+}
+
+std::vector<std::uint64_t> CurveMatchedTokens(
+    std::string_view name, const SequenceList& trace, std::uint64_t page_size,
+    std::span<const std::uint64_t> capacities) {
+  const auto matched = [&]<typename Cache>() {
+    LruCurve<Cache> curve(page_size);
+    for (const TokenSpan request : trace) curve.Add(request);
+    return curve.MatchedTokens(capacities);
+  };
+  if (name == ReferenceTrie::kName) {
+    return matched.operator()<PagedIndex<ReferenceTrie>>();
+  }
+  if (name == RadixTrie::kName) {
+    return matched.operator()<PagedIndex<RadixTrie>>();
+  }
+  return MutantCurveMatchedTokens(name, trace, page_size, capacities);
+}
+
+void CheckLruCurveEqualsReplay(const EngineNameList& curves,
+                               InputShape* shape) {
+  const CacheWorkload workload = *GenCacheWorkload();
+  *shape = ShapeOf(workload);
+  SequenceList trace;
+  for (const Operation& operation : workload.operations) {
+    trace.Append(operation.tokens);
+  }
+  const std::uint64_t page_size = workload.options.page_size;
+  const std::uint64_t distinct = checking::DistinctPrefixes(trace, page_size);
+  std::vector<std::uint64_t> capacities;
+  std::vector<std::uint64_t> expected;
+  for (std::uint64_t capacity = 0; capacity <= distinct + 1; ++capacity) {
+    capacities.push_back(capacity);
+    const auto replay = MakeEngine(ReferenceTrie::kName,
+                                   CacheOptions{.capacity = capacity,
+                                                .policy = EvictionPolicy::kLru,
+                                                .page_size = page_size});
+    expected.push_back(Replay(*replay, trace).matched_tokens);
+  }
+  for (std::string_view curve : curves) {
+    const std::vector<std::uint64_t> matched =
+        CurveMatchedTokens(curve, trace, page_size, capacities);
+    for (std::size_t i = 0; i < capacities.size(); ++i) {
+      if (matched[i] != expected[i]) {
+        RC_FAIL(fmt::format(
+            "curve '{}' at capacity {} (page size {}, {} distinct prefixes): "
+            "{} matched tokens; LRU replay matches {}",
+            curve, capacities[i], page_size, distinct, matched[i],
+            expected[i]));
+      }
+    }
+  }
+  RC_TAG(fmt::format("page size {}", page_size));
+}
+
+const std::vector<Property>& CurveProperties() {
+  static const std::vector<Property> properties = {
+      {"LruCurveEqualsReplay", &CheckLruCurveEqualsReplay},
   };
   return properties;
 }

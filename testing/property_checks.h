@@ -14,11 +14,13 @@
 
 #include <cstddef>
 #include <memory>
+#include <span>
 #include <string_view>
 #include <vector>
 
 #include "kvprefix/cache.h"
 #include "kvprefix/prefix_index.h"
+#include "kvprefix/sequence_list.h"
 #include "testing/generators.h"
 
 namespace kvprefix::test {
@@ -128,6 +130,31 @@ void CheckLargeCapacityGivesUnboundedAnswers(const EngineNameList& engines,
 
 // The properties of a bounded cache, differential first.
 const std::vector<Property>& CacheProperties();
+
+// --- The LRU curve (kvprefix/lru_curve.h, SPEC §8 "The LRU curve") --------
+
+// The curves under test: LruCurve over each engine that reports the runs of
+// a matched path (PagedIndex of "reference" and of "radix", the one `kvprefix
+// curve` and the Python module use).
+EngineNameList CurvesUnderTest();
+
+// The matched tokens of an LRU replay of `trace` over pages of `page_size`
+// tokens at each of `capacities` (in pages), as curve `name` computes them
+// in one pass: LruCurve over the engine `name` of CurvesUnderTest(), or a
+// curve mutant (MutantCurveMatchedTokens). Throws std::invalid_argument for
+// another name.
+std::vector<std::uint64_t> CurveMatchedTokens(
+    std::string_view name, const SequenceList& trace, std::uint64_t page_size,
+    std::span<const std::uint64_t> capacities);
+
+// The curve of a random trace (GenCacheWorkload()'s operations, each taken
+// as a request, with its page size 1 to 3) equals the matched tokens of the
+// reference's direct LRU replay at every capacity from 0 to the distinct
+// prefixes + 1. Tags each case with its page size.
+void CheckLruCurveEqualsReplay(const EngineNameList& curves, InputShape* shape);
+
+// The properties of the LRU curve.
+const std::vector<Property>& CurveProperties();
 
 // What happened to the reference on `workload`, as the cache properties tag
 // it; for measuring the generator (tests/property/generators_test.cc).

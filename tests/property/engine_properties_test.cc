@@ -97,5 +97,13 @@ RC_GTEST_PROP(CacheProperties, LargeCapacityGivesUnboundedAnswers, ()) {
   CheckLargeCapacityGivesUnboundedAnswers(CacheEnginesWithReference(), &shape);
 }
 
+// The LRU curve (SPEC §8): one pass equals direct LRU replay at every
+// capacity from 0 to the distinct prefixes + 1, page sizes 1 to 3, over the
+// reference and the radix engine.
+RC_GTEST_PROP(CurveProperties, LruCurveEqualsReplay, ()) {
+  InputShape shape;
+  CheckLruCurveEqualsReplay(CurvesUnderTest(), &shape);
+}
+
 }  // namespace
 }  // namespace kvprefix::test
