@@ -515,6 +515,50 @@ std::vector<std::uint64_t> MutantCurveMatchedTokens(
                               "'");
 }
 
+FatNodeMutant::FatNodeMutant(const CacheOptions& options)
+    : trie_(std::make_unique<EngineAdapter<RadixTrie>>(options)) {}
+
+void FatNodeMutant::GrowRecords() {
+  records_.resize(trie_->node_count() + trie_->evicted_count());
+}
+
+NodeId FatNodeMutant::Insert(TokenSpan sequence) {
+  const NodeId id = trie_->Insert(sequence);
+  GrowRecords();
+  return id;
+}
+
+Match FatNodeMutant::MatchPrefix(TokenSpan request) const {
+  return trie_->MatchPrefix(request);
+}
+
+Match FatNodeMutant::Access(TokenSpan request) {
+  const Match match = trie_->Access(request);
+  GrowRecords();
+  return match;
+}
+
+std::uint64_t FatNodeMutant::node_count() const { return trie_->node_count(); }
+
+std::uint64_t FatNodeMutant::evicted_count() const {
+  return trie_->evicted_count();
+}
+
+const CacheOptions& FatNodeMutant::options() const { return trie_->options(); }
+
+void FatNodeMutant::SetEvictionListener(EvictionListener listener) {
+  trie_->SetEvictionListener(std::move(listener));
+}
+
+std::size_t FatNodeMutant::memory_bytes() const {
+  return MallocChunkBytes(sizeof(EngineAdapter<RadixTrie>)) +
+         trie_->memory_bytes() + VectorHeapBytes<Record>(records_.capacity());
+}
+
+std::vector<std::string_view> MemoryMutantNames() {
+  return {FatNodeMutant::kName};
+}
+
 std::vector<std::string_view> MutantNames() {
   std::vector<std::string_view> names = IndexMutantNames();
   for (std::string_view name : CacheMutantNames()) names.push_back(name);
@@ -542,6 +586,7 @@ std::unique_ptr<PrefixIndex> MakeMutant(std::string_view name,
   IndexMutants::ForEach(make_index_if_named);
   EngineList<CacheBaseline>::ForEach(make_cache_if_named);
   CacheMutants::ForEach(make_cache_if_named);
+  EngineList<FatNodeMutant>::ForEach(make_cache_if_named);
   if (mutant == nullptr) {
     throw std::invalid_argument("unknown mutant '" + std::string(name) + "'");
   }

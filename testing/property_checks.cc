@@ -701,6 +701,86 @@ const std::vector<Property>& CurveProperties() {
   return properties;
 }
 
+EngineNameList MemoryEnginesUnderTest() {
+  EngineNameList names;
+  for (std::string_view name : EngineNames()) {
+    if (name != ReferenceTrie::kName) names.push_back(name);
+  }
+  return names;
+}
+
+std::vector<MemoryFigure> MeasureMemory(const EngineNameList& engines,
+                                        const SequenceList& sequences,
+                                        const CacheOptions& options) {
+  std::vector<MemoryFigure> figures;
+  for (std::string_view name : engines) {
+    const auto engine = MakeEngineOrMutant(name, options);
+    for (const TokenSpan sequence : sequences) engine->Insert(sequence);
+    figures.push_back({name, engine->node_count(), engine->memory_bytes()});
+  }
+  return figures;
+}
+
+std::size_t BytesPerNodeBound(std::string_view engine, bool bounded) {
+  if (bounded) return engine == RadixTrie::kName ? 176 : 104;
+  return engine == RadixTrie::kName ? 96 : kMaxBytesPerNode;
+}
+
+std::string MemoryBoundProblem(const std::vector<MemoryFigure>& figures,
+                               const MemoryFigure& radix, bool bounded) {
+  for (const MemoryFigure& figure : figures) {
+    const std::size_t per_node = BytesPerNodeBound(figure.engine, bounded);
+    if (figure.bytes > per_node * figure.nodes ||
+        figure.bytes > kMaxTimesRadix * radix.bytes) {
+      return fmt::format(
+          "engine '{}' holds {} bytes for {} nodes ({:.1f} bytes per node; "
+          "at most {}), {:.2f} times radix's {} bytes (at most {})",
+          figure.engine, figure.bytes, figure.nodes, figure.bytes_per_node(),
+          per_node,
+          static_cast<double>(figure.bytes) / static_cast<double>(radix.bytes),
+          radix.bytes, kMaxTimesRadix);
+    }
+  }
+  return "";
+}
+
+void CheckMemoryBoundedPerNode(const EngineNameList& engines,
+                               InputShape* shape) {
+  const bool bounded = *rc::gen::arbitrary<bool>();
+  // A cache keeps `percent` of the nodes, at least kMemoryMinNodes: the
+  // workload is drawn large enough for that.
+  const std::uint64_t percent =
+      bounded ? *rc::gen::inRange<std::uint64_t>(10, 91) : 100;
+  const AdversarialWorkload workload =
+      *GenAdversarialWorkload((kMemoryMinNodes * 100 + percent - 1) / percent);
+  const SequenceList sequences = BuildAdversarial(workload);
+  *shape = ShapeOf({&sequences});
+  CacheOptions options;
+  if (bounded) {
+    options.capacity = std::max<std::uint64_t>(
+        kMemoryMinNodes, workload.nodes() * percent / 100);
+    options.policy = *rc::gen::elementOf(
+        std::vector{EvictionPolicy::kLru, EvictionPolicy::kFifo});
+  }
+  const MemoryFigure radix =
+      MeasureMemory({RadixTrie::kName}, sequences, options).front();
+  const std::string problem = MemoryBoundProblem(
+      MeasureMemory(engines, sequences, options), radix, bounded);
+  if (!problem.empty()) {
+    RC_FAIL(fmt::format("{} on {} ({})", problem, rc::toString(workload),
+                        checking::FormatCacheOptions(options)));
+  }
+  RC_TAG(std::string(TokenSpreadName(workload.spread)),
+         std::string(bounded ? "capacity-bounded" : "unbounded"));
+}
+
+const std::vector<Property>& MemoryProperties() {
+  static const std::vector<Property> properties = {
+      {"MemoryBoundedPerNode", &CheckMemoryBoundedPerNode},
+  };
+  return properties;
+}
+
 const std::vector<Property>& AllProperties() {
   static const std::vector<Property> properties = {
       {"BatchAgreesWithReference", &CheckBatchAgreesWithReference},

@@ -151,5 +151,35 @@ TEST(TeethTest, BaselinesPassEveryProperty) {
   }
 }
 
+// The memory property catches an engine whose memory grows past 64 bytes
+// per node (mutant-fat-node: radix plus a 72-byte record per node ID), and
+// passes radix itself. Its counterexamples are large by nature (at least
+// kMemoryMinNodes nodes), so they are not held to the small-case bound.
+TEST(TeethTest, MemoryPropertyCatchesFatNodes) {
+  for (std::string_view mutant : MemoryMutantNames()) {
+    for (const Property& property : MemoryProperties()) {
+      const auto run = [&] {
+        InputShape shape;
+        property.check({mutant}, &shape);
+      };
+      const auto result = Check(run, property.name, TeethParams());
+      std::ostringstream message;
+      rc::detail::printResultMessage(result, message);
+      std::cout << "=== " << mutant << "/" << property.name << "\n"
+                << message.str() << "\n";
+      EXPECT_TRUE(result.is<rc::detail::FailureResult>())
+          << property.name << " passes " << mutant;
+    }
+  }
+  for (const Property& property : MemoryProperties()) {
+    const auto run = [&] {
+      InputShape shape;
+      property.check({"radix"}, &shape);
+    };
+    const auto result = Check(run, property.name, TeethParams());
+    EXPECT_TRUE(result.is<rc::detail::SuccessResult>()) << property.name;
+  }
+}
+
 }  // namespace
 }  // namespace kvprefix::test
