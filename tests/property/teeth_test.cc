@@ -132,17 +132,23 @@ INSTANTIATE_TEST_SUITE_P(Mutants, TeethTest, ::testing::ValuesIn(MutantNames()),
 INSTANTIATE_TEST_SUITE_P(CurveMutants, TeethTest,
                          ::testing::ValuesIn(CurveMutantNames()), TestName);
 
+// `property` checked on the one engine `engine` with TeethParams().
+rc::detail::TestResult CheckOn(const Property& property,
+                               std::string_view engine) {
+  const auto run = [&] {
+    InputShape shape;
+    property.check({engine}, &shape);
+  };
+  return Check(run, property.name, TeethParams());
+}
+
 // The mutants' correct baselines pass every property, so each mutant's
 // failures above come from its bug alone.
 TEST(TeethTest, BaselinesPassEveryProperty) {
   for (const std::string_view baseline :
        {MutantName(MutantBug::kNone), MutantCacheName(MutantCacheBug::kNone)}) {
     for (const Property& property : PropertiesFor(baseline)) {
-      const auto run = [&] {
-        InputShape shape;
-        property.check({baseline}, &shape);
-      };
-      const auto result = Check(run, property.name, TeethParams());
+      const auto result = CheckOn(property, baseline);
       std::ostringstream message;
       rc::detail::printResultMessage(result, message);
       EXPECT_TRUE(result.is<rc::detail::SuccessResult>())
@@ -158,11 +164,7 @@ TEST(TeethTest, BaselinesPassEveryProperty) {
 TEST(TeethTest, MemoryPropertyCatchesFatNodes) {
   for (std::string_view mutant : MemoryMutantNames()) {
     for (const Property& property : MemoryProperties()) {
-      const auto run = [&] {
-        InputShape shape;
-        property.check({mutant}, &shape);
-      };
-      const auto result = Check(run, property.name, TeethParams());
+      const auto result = CheckOn(property, mutant);
       std::ostringstream message;
       rc::detail::printResultMessage(result, message);
       std::cout << "=== " << mutant << "/" << property.name << "\n"
@@ -172,12 +174,8 @@ TEST(TeethTest, MemoryPropertyCatchesFatNodes) {
     }
   }
   for (const Property& property : MemoryProperties()) {
-    const auto run = [&] {
-      InputShape shape;
-      property.check({"radix"}, &shape);
-    };
-    const auto result = Check(run, property.name, TeethParams());
-    EXPECT_TRUE(result.is<rc::detail::SuccessResult>()) << property.name;
+    EXPECT_TRUE(CheckOn(property, "radix").is<rc::detail::SuccessResult>())
+        << property.name;
   }
 }
 
