@@ -14,6 +14,8 @@ bug. Eviction scans the leaves (O(nodes) per eviction): clear, not fast.
 import json
 import sys
 
+import prefix_cache  # SPEC §5's answer, shared with the batch job
+
 
 class ReplayCache:
     """Nodes are pages (tuples of page_size tokens); the root is node 0."""
@@ -100,20 +102,17 @@ class ReplayCache:
 
 
 def replay(document, cache_class=ReplayCache):
+    """SPEC §8's replay of a parsed replay document."""
     cache = cache_class(document.get("capacity"),
                         document.get("policy", "lru"),
                         document.get("page_size", 1))
-    matches = []
-    for request in document["requests"]:
-        length, node = cache.access(request)
-        matches.append({"matched_length": length, "cache_node": node,
-                        "uncached_suffix": request[length:]})
-    return {"matches": matches}
+    return {"matches": [prefix_cache.match_entry(request,
+                                                 *cache.access(request))
+                        for request in document["requests"]]}
 
 
 def main(cache_class=ReplayCache):
-    answer = replay(json.load(sys.stdin), cache_class)
-    sys.stdout.write(json.dumps(answer, separators=(",", ":")) + "\n")
+    prefix_cache.write_answer(replay(json.load(sys.stdin), cache_class))
 
 
 if __name__ == "__main__":
