@@ -45,7 +45,7 @@ void RegisterVerifyCommand(CLI::App& app) {
                    "what the implementation reads: batch (SPEC §4 input, "
                    "the batch job) or requests (SPEC §8 replay documents: "
                    "a cache with a capacity, LRU or FIFO eviction and a page "
-                   "size; generated ones evict about half the time)")
+                   "size; about three generated ones in four evict)")
       ->check(CLI::IsMember({"batch", "requests"}))
       ->capture_default_str();
   verify->add_option("--cmd", options.command,
@@ -62,7 +62,8 @@ void RegisterVerifyCommand(CLI::App& app) {
       ->check(CLI::ExistingPath);
   verify
       ->add_option("--trace", options.trace,
-                   "Mooncake trace (JSON Lines): check windows of it")
+                   "Mooncake trace (JSON Lines): check windows of it "
+                   "(--format batch only)")
       ->check(CLI::ExistingFile);
   AddIntegerOption(*verify, "--trace-window", options.trace_window,
                    "trace requests per window: first half cached, rest "
