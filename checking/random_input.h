@@ -21,9 +21,9 @@ namespace kvprefix::checking {
 BatchInput RandomBatchInput(std::uint64_t seed, int size);
 
 // A replay (SPEC §8 replay document) of recipe.h's cache shapes: requests
-// each derived from the ones before it (up to ~size * 0.3 of them), a policy,
+// each derived from the ones before it (up to ~size * 1.5 of them), a policy,
 // a page size from 1 to 3 and a capacity from 0 to twice the requests'
-// distinct prefixes (in pages), so that about half the inputs evict.
+// distinct prefixes (in pages), so that about three inputs in four evict.
 // Deterministic in (seed, size) as RandomBatchInput. Thread-safe.
 ReplayInput RandomReplayInput(std::uint64_t seed, int size);
 

@@ -2,6 +2,7 @@
 // the work is verify::Run (verify/run.h).
 #include <cstdint>
 #include <memory>
+#include <string>
 
 #include "cli/commands.h"
 #include "verify/run.h"
@@ -14,6 +15,7 @@ struct VerifyFlags {
   verify::RunOptions options;
   std::uint64_t runs = 100;
   std::uint64_t seed = 0;
+  std::string format = "batch";
   bool no_format_check = false;
 };
 
@@ -26,11 +28,26 @@ void RegisterVerifyCommand(CLI::App& app) {
       "verify",
       "Check an implementation against the reference trie: an external "
       "command speaking SPEC §4 JSON on stdin and SPEC §5 on stdout "
-      "(--cmd), or built-in engines (--engines). Inputs: FILEs, --cases, "
-      "--trace and generated ones. The first failure is shrunk and written "
+      "(--cmd), or built-in engines (--engines). With --format requests "
+      "the command reads a SPEC §8 replay document {\"requests\":[...],"
+      "\"capacity\":C,\"policy\":\"lru\",\"page_size\":P} and prints "
+      "each request's match before its insert, as `kvprefix replay FILE "
+      "--format requests` does. Inputs: FILEs, --cases, --trace (batch "
+      "only) and generated ones. The first failure is shrunk and written "
       "to --out; exit 0 all agree, 1 a failure, 2 bad usage or input.");
-  verify->add_option("files", options.files, "SPEC §4 input files to check")
+  verify
+      ->add_option("files", options.files,
+                   "input files to check: SPEC §4 documents, or replay "
+                   "documents with --format requests")
       ->check(CLI::ExistingFile);
+  verify
+      ->add_option("--format", flags->format,
+                   "what the implementation reads: batch (SPEC §4 input, "
+                   "the batch job) or requests (SPEC §8 replay documents: "
+                   "a cache with a capacity, LRU or FIFO eviction and a page "
+                   "size; about three generated ones in four evict)")
+      ->check(CLI::IsMember({"batch", "requests"}))
+      ->capture_default_str();
   verify->add_option("--cmd", options.command,
                      "command run with /bin/sh -c once per input");
   verify
@@ -40,11 +57,13 @@ void RegisterVerifyCommand(CLI::App& app) {
       ->delimiter(',');
   verify
       ->add_option("--cases", options.cases,
-                   "case file, or folder of them (format of tests/data/cases)")
+                   "case file, or folder of them (format of tests/data/cases; "
+                   "of tests/data/cases/capacity with --format requests)")
       ->check(CLI::ExistingPath);
   verify
       ->add_option("--trace", options.trace,
-                   "Mooncake trace (JSON Lines): check windows of it")
+                   "Mooncake trace (JSON Lines): check windows of it "
+                   "(--format batch only)")
       ->check(CLI::ExistingFile);
   AddIntegerOption(*verify, "--trace-window", options.trace_window,
                    "trace requests per window: first half cached, rest "
@@ -94,6 +113,9 @@ void RegisterVerifyCommand(CLI::App& app) {
     if (runs->count() > 0) options.runs = flags->runs;
     if (seed->count() > 0) options.seed = flags->seed;
     options.check_format = !flags->no_format_check;
+    options.format = flags->format == "requests"
+                         ? verify::InputFormat::kRequests
+                         : verify::InputFormat::kBatch;
     verify::Run(options);
   });
 }

@@ -13,6 +13,7 @@
 
 #include "checking/recipe.h"
 #include "io/json_output.h"
+#include "io/mooncake.h"
 
 namespace kvprefix {
 
@@ -289,6 +290,89 @@ rc::Gen<CacheWorkload> GenCacheWorkload() {
     }
     return rc::seq::fromContainer(std::move(smaller));
   });
+}
+
+std::string_view TokenSpreadName(TokenSpread spread) {
+  switch (spread) {
+    case TokenSpread::kMultiplesOf2To16:
+      return "multiples of 2^16";
+    case TokenSpread::kMultiplesOf2To18:
+      return "multiples of 2^18";
+    case TokenSpread::kSparse:
+      return "sparse over int32";
+    case TokenSpread::kAlternatingSigns:
+      return "alternating signs";
+  }
+  return "";
+}
+
+void showValue(const AdversarialWorkload& workload, std::ostream& os) {
+  os << fmt::format(
+      "{}, {} parents x {} children, chains of {}, salt {}: {} nodes",
+      TokenSpreadName(workload.spread), workload.parents, workload.fanout,
+      workload.tail, workload.salt, workload.nodes());
+}
+
+namespace {
+
+// Token number `i` of `spread` (wrapping in uint32, so multiples of 2^16
+// cover the negative half of int32 too).
+Token SpreadToken(TokenSpread spread, std::uint64_t i) {
+  switch (spread) {
+    case TokenSpread::kMultiplesOf2To16:
+      return static_cast<Token>(static_cast<std::uint32_t>(i << 16));
+    case TokenSpread::kMultiplesOf2To18:
+      return static_cast<Token>(static_cast<std::uint32_t>(i << 18));
+    case TokenSpread::kSparse:
+      return static_cast<Token>(static_cast<std::uint32_t>(SplitMix64(i)));
+    case TokenSpread::kAlternatingSigns: {
+      const auto magnitude = static_cast<Token>(1 + (i / 2) % (1u << 30));
+      return i % 2 == 0 ? magnitude : -magnitude;
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+
+SequenceList BuildAdversarial(const AdversarialWorkload& workload) {
+  const auto token = [&workload](std::uint64_t i) {
+    return SpreadToken(workload.spread, workload.salt + i);
+  };
+  SequenceList sequences;
+  std::vector<Token> sequence(2 + workload.tail);
+  for (std::size_t p = 0; p < workload.parents; ++p) {
+    sequence[0] = token(p);
+    for (std::size_t c = 0; c < workload.fanout; ++c) {
+      sequence[1] = token(c);
+      for (std::size_t t = 0; t < workload.tail; ++t) {
+        sequence[2 + t] = token(workload.parents + t);
+      }
+      sequences.Append(sequence);
+    }
+  }
+  return sequences;
+}
+
+rc::Gen<AdversarialWorkload> GenAdversarialWorkload(std::size_t min_nodes) {
+  const auto fanout = rc::gen::oneOf(rc::gen::inRange<std::size_t>(500, 3001),
+                                     rc::gen::inRange<std::size_t>(16, 301),
+                                     rc::gen::inRange<std::size_t>(2, 9));
+  return rc::gen::map(
+      rc::gen::tuple(rc::gen::elementOf(kTokenSpreads), fanout,
+                     rc::gen::inRange<std::size_t>(0, 4),
+                     rc::gen::inRange<std::uint64_t>(0, 1u << 20)),
+      [min_nodes](const std::tuple<TokenSpread, std::size_t, std::size_t,
+                                   std::uint64_t>& parts) {
+        const auto& [spread, fanout, tail, salt] = parts;
+        const std::size_t per_parent = 1 + fanout * (1 + tail);
+        return AdversarialWorkload{
+            .spread = spread,
+            .parents = (min_nodes + per_parent - 1) / per_parent,
+            .fanout = fanout,
+            .tail = tail,
+            .salt = salt};
+      });
 }
 
 MatchEnd ClassifyMatchEnd(const SequenceList& cached, TokenSpan request,

@@ -11,6 +11,8 @@
 
 #include <rapidcheck.h>
 
+#include <array>
+#include <cstdint>
 #include <ostream>
 #include <string_view>
 #include <vector>
@@ -78,6 +80,55 @@ void showValue(const CacheWorkload& workload, std::ostream& os);
 // do not shrink), a failing case shrinks by dropping one operation or one
 // operation's last token, keeping the options as they were.
 rc::Gen<CacheWorkload> GenCacheWorkload();
+
+// --- Adversarial token distributions (memory, issue 16) ---------------------
+//
+// Workloads where an engine's memory could blow up: tokens spread over int32
+// so that a double-array's base offsets jump (Aoe 1989: a child sits at
+// base + token), a hash table's keys collide in their low bits, or a radix
+// trie's runs are all one token long; and fan-outs from 2 to thousands.
+
+// How an adversarial workload's tokens spread over int32.
+enum class TokenSpread {
+  kMultiplesOf2To16,  // k * 2^16: all equal in their low 16 bits
+  kMultiplesOf2To18,  // k * 2^18
+  kSparse,            // uniform over int32 (splitmix64)
+  kAlternatingSigns,  // 1, -1, 2, -2, ...: negatives next to positives
+};
+inline constexpr std::array<TokenSpread, 4> kTokenSpreads = {
+    TokenSpread::kMultiplesOf2To16, TokenSpread::kMultiplesOf2To18,
+    TokenSpread::kSparse, TokenSpread::kAlternatingSigns};
+// "multiples of 2^16", "multiples of 2^18", "sparse over int32",
+// "alternating signs".
+std::string_view TokenSpreadName(TokenSpread spread);
+
+// A trie of `parents` nodes under the root, each with the same `fanout`
+// children, each child followed by a chain of `tail` more nodes: the
+// sequences [p, c, t_1, ..., t_tail] for every parent p and child c. The
+// i-th parent, child and chain token are the spread's tokens number i
+// (+ salt), so every parent's children have the same tokens and collide
+// where an engine indexes by token (the issue's 300 parents x 300 children
+// of k * 65536). Nodes: parents * (1 + fanout * (1 + tail)).
+struct AdversarialWorkload {
+  TokenSpread spread;
+  std::size_t parents;
+  std::size_t fanout;
+  std::size_t tail;
+  std::uint64_t salt;
+
+  std::uint64_t nodes() const { return parents * (1 + fanout * (1 + tail)); }
+};
+void showValue(const AdversarialWorkload& workload, std::ostream& os);
+
+// The workload's sequences, parent by parent. O(nodes).
+SequenceList BuildAdversarial(const AdversarialWorkload& workload);
+
+// Adversarial workloads of at least `min_nodes` nodes (fixed overheads then
+// weigh little per node): any spread; fan-outs wide (500 to 3,000 children,
+// under 1-2 parents), medium (16 to 300) or narrow (2 to 8, under many
+// parents); chains of 0 to 3; parents as many as reach min_nodes (at most
+// about min_nodes + 12,000 nodes in all).
+rc::Gen<AdversarialWorkload> GenAdversarialWorkload(std::size_t min_nodes);
 
 // Where a match ends in the trie of `cached` sequences, one class per match:
 //   kRoot:            nothing matched;

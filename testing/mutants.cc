@@ -8,8 +8,10 @@
 #include <type_traits>
 
 #include "engines/all_engines.h"
+#include "kvprefix/lru_curve.h"
 #include "kvprefix/memory.h"
 #include "kvprefix/paged_index.h"
+#include "reference/reference_trie.h"
 
 namespace kvprefix::test {
 namespace {
@@ -449,6 +451,114 @@ std::vector<std::string_view> CacheMutantNames() {
   return names;
 }
 
+namespace {
+
+// The reference cache, reporting the runs of a matched path to the curve
+// deepest first (mutant-curve-runs-leaf-first).
+class RunsLeafFirstCache {
+ public:
+  explicit RunsLeafFirstCache(const CacheOptions& options) : cache_(options) {}
+
+  template <typename OnRun>
+  Match Access(TokenSpan request, OnRun&& on_run) {
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> runs;
+    const Match match =
+        cache_.Access(request, [&runs](std::uint64_t stamp, std::uint64_t n) {
+          runs.emplace_back(stamp, n);
+        });
+    // BUG: the path is reported bottom-up instead of root first.
+    for (auto run = runs.rbegin(); run != runs.rend(); ++run) {
+      on_run(run->first, run->second);
+    }
+    return match;
+  }
+  const CacheOptions& options() const { return cache_.options(); }
+  std::uint64_t node_count() const { return cache_.node_count(); }
+  std::size_t memory_bytes() const { return cache_.memory_bytes(); }
+
+ private:
+  PagedIndex<ReferenceTrie> cache_;
+};
+
+// The matched tokens at `capacities` of LruCurve<Cache> fed `trace`.
+template <typename Cache>
+std::vector<std::uint64_t> CurveMatched(
+    const SequenceList& trace, std::uint64_t page_size,
+    std::span<const std::uint64_t> capacities) {
+  LruCurve<Cache> curve(page_size);
+  for (const TokenSpan request : trace) curve.Add(request);
+  return curve.MatchedTokens(capacities);
+}
+
+}  // namespace
+
+std::vector<std::string_view> CurveMutantNames() {
+  return {MutantCurveName(MutantCurveBug::kCapacityOffByOne),
+          MutantCurveName(MutantCurveBug::kRunsLeafFirst)};
+}
+
+std::vector<std::uint64_t> MutantCurveMatchedTokens(
+    std::string_view name, const SequenceList& trace, std::uint64_t page_size,
+    std::span<const std::uint64_t> capacities) {
+  if (name == MutantCurveName(MutantCurveBug::kCapacityOffByOne)) {
+    std::vector<std::uint64_t> read_at;
+    for (std::uint64_t capacity : capacities) {
+      read_at.push_back(capacity == kUnbounded ? capacity : capacity + 1);
+    }
+    // BUG: read at C + 1 for C.
+    return CurveMatched<PagedIndex<ReferenceTrie>>(trace, page_size, read_at);
+  }
+  if (name == MutantCurveName(MutantCurveBug::kRunsLeafFirst)) {
+    return CurveMatched<RunsLeafFirstCache>(trace, page_size, capacities);
+  }
+  throw std::invalid_argument("unknown curve mutant '" + std::string(name) +
+                              "'");
+}
+
+FatNodeMutant::FatNodeMutant(const CacheOptions& options)
+    : trie_(std::make_unique<EngineAdapter<RadixTrie>>(options)) {}
+
+void FatNodeMutant::GrowRecords() {
+  records_.resize(trie_->node_count() + trie_->evicted_count());
+}
+
+NodeId FatNodeMutant::Insert(TokenSpan sequence) {
+  const NodeId id = trie_->Insert(sequence);
+  GrowRecords();
+  return id;
+}
+
+Match FatNodeMutant::MatchPrefix(TokenSpan request) const {
+  return trie_->MatchPrefix(request);
+}
+
+Match FatNodeMutant::Access(TokenSpan request) {
+  const Match match = trie_->Access(request);
+  GrowRecords();
+  return match;
+}
+
+std::uint64_t FatNodeMutant::node_count() const { return trie_->node_count(); }
+
+std::uint64_t FatNodeMutant::evicted_count() const {
+  return trie_->evicted_count();
+}
+
+const CacheOptions& FatNodeMutant::options() const { return trie_->options(); }
+
+void FatNodeMutant::SetEvictionListener(EvictionListener listener) {
+  trie_->SetEvictionListener(std::move(listener));
+}
+
+std::size_t FatNodeMutant::memory_bytes() const {
+  return MallocChunkBytes(sizeof(EngineAdapter<RadixTrie>)) +
+         trie_->memory_bytes() + VectorHeapBytes<Record>(records_.capacity());
+}
+
+std::vector<std::string_view> MemoryMutantNames() {
+  return {FatNodeMutant::kName};
+}
+
 std::vector<std::string_view> MutantNames() {
   std::vector<std::string_view> names = IndexMutantNames();
   for (std::string_view name : CacheMutantNames()) names.push_back(name);
@@ -476,6 +586,7 @@ std::unique_ptr<PrefixIndex> MakeMutant(std::string_view name,
   IndexMutants::ForEach(make_index_if_named);
   EngineList<CacheBaseline>::ForEach(make_cache_if_named);
   CacheMutants::ForEach(make_cache_if_named);
+  EngineList<FatNodeMutant>::ForEach(make_cache_if_named);
   if (mutant == nullptr) {
     throw std::invalid_argument("unknown mutant '" + std::string(name) + "'");
   }

@@ -35,12 +35,14 @@
 #include <map>
 #include <memory>
 #include <set>
+#include <span>
 #include <string_view>
 #include <utility>
 #include <vector>
 
 #include "kvprefix/cache.h"
 #include "kvprefix/prefix_index.h"
+#include "kvprefix/sequence_list.h"
 #include "kvprefix/types.h"
 
 namespace kvprefix::test {
@@ -255,6 +257,72 @@ class PageHashOnlyMutant {
   std::shared_ptr<std::vector<std::vector<Token>>> pages_;
 };
 
+// The bug an LRU curve mutant carries (kvprefix/lru_curve.h, issue 15). Both
+// are the real LruCurve over the reference engine, one line away from it.
+enum class MutantCurveBug {
+  kCapacityOffByOne,  // a node at stack distance d counts as a hit for
+                      // C >= d instead of C > d (the curve read at C + 1)
+  kRunsLeafFirst,     // the matched path's runs are reported deepest first,
+                      // so a run's depth, and with it its distance among
+                      // nodes of equal stamp, is taken from the wrong end
+};
+
+// "mutant-curve-off-by-one" or "mutant-curve-runs-leaf-first".
+constexpr std::string_view MutantCurveName(MutantCurveBug bug) {
+  return bug == MutantCurveBug::kCapacityOffByOne
+             ? "mutant-curve-off-by-one"
+             : "mutant-curve-runs-leaf-first";
+}
+
+// The curve mutants' names. They are not engines: MakeMutant does not know
+// them; MutantCurveMatchedTokens runs them. Thread-safe.
+std::vector<std::string_view> CurveMutantNames();
+
+// The matched tokens of an LRU replay of `trace` over pages of `page_size`
+// tokens at each of `capacities` (in pages, any order), as the curve mutant
+// `name` computes them in one pass. Throws std::invalid_argument for another
+// name. Cost as LruCurve's.
+std::vector<std::uint64_t> MutantCurveMatchedTokens(
+    std::string_view name, const SequenceList& trace, std::uint64_t page_size,
+    std::span<const std::uint64_t> capacities);
+
+// A radix cache that also keeps a 72-byte record per node (parent, stamp, a
+// lock count, page hash and a few more fields, as SGLang's TreeNode does)
+// in a table indexed by node ID: it grows with every node ever created, also
+// in a bounded cache, and passes 64 bytes per node. Its answers are right;
+// memory_bytes() counts the table honestly. For the memory property's teeth
+// (issue 16): it is in MemoryMutantNames(), not in MutantNames().
+class FatNodeMutant {
+ public:
+  static constexpr std::string_view kName = "mutant-fat-node";
+
+  FatNodeMutant() : FatNodeMutant(CacheOptions{}) {}
+  explicit FatNodeMutant(const CacheOptions& options);
+
+  NodeId Insert(TokenSpan sequence);
+  Match MatchPrefix(TokenSpan request) const;
+  Match Access(TokenSpan request);
+  std::uint64_t node_count() const;
+  std::uint64_t evicted_count() const;
+  const CacheOptions& options() const;
+  void SetEvictionListener(EvictionListener listener);
+  std::size_t memory_bytes() const;
+
+ private:
+  struct Record {
+    NodeId parent;
+    std::uint64_t stamp;
+    std::uint64_t fields[7];
+  };
+  void GrowRecords();
+
+  std::unique_ptr<PrefixIndex> trie_;  // a radix cache
+  std::vector<Record> records_;        // BUG: one per node ID ever given
+};
+
+// The mutants that break only the memory bounds: "mutant-fat-node".
+std::vector<std::string_view> MemoryMutantNames();
+
 // The names of every mutant (the baselines excluded), in a fixed order: the
 // index mutants first, then the cache mutants. Thread-safe.
 std::vector<std::string_view> MutantNames();
@@ -264,12 +332,12 @@ std::vector<std::string_view> IndexMutantNames();
 // The mutants whose bug shows only with a capacity or a page size (SPEC §8).
 std::vector<std::string_view> CacheMutantNames();
 
-// A new, empty mutant named `name` (one of MutantNames(), "mutant-baseline"
-// or "mutant-cache-baseline"). Cache mutants are built with `options` (over
-// PagedIndex when options.page_size != 1, as engines/registry.h does); index
-// mutants ignore them: they are unbounded token tries. Throws
-// std::invalid_argument for any other name, or a page size outside 1 to
-// 2^31 - 1.
+// A new, empty mutant named `name` (one of MutantNames(),
+// MemoryMutantNames(), "mutant-baseline" or "mutant-cache-baseline"). Cache
+// mutants are built with `options` (over PagedIndex when options.page_size !=
+// 1, as engines/registry.h does); index mutants ignore them: they are unbounded
+// token tries. Throws std::invalid_argument for any other name, or a page size
+// outside 1 to 2^31 - 1.
 std::unique_ptr<PrefixIndex> MakeMutant(std::string_view name,
                                         const CacheOptions& options = {});
 

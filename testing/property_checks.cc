@@ -13,6 +13,10 @@
 #include "checking/differential.h"
 #include "checking/recipe.h"
 #include "engines/registry.h"
+#include "kvprefix/lru_curve.h"
+#include "kvprefix/paged_index.h"
+#include "kvprefix/replay.h"
+#include "optimized/radix_trie.h"
 #include "reference/reference_trie.h"
 #include "testing/generators.h"
 #include "testing/mutants.h"
@@ -629,6 +633,150 @@ const std::vector<Property>& CacheProperties() {
       {"CacheInvariantsHold", &CheckCacheInvariantsHold},
       {"LargeCapacityGivesUnboundedAnswers",
        &CheckLargeCapacityGivesUnboundedAnswers},
+  };
+  return properties;
+}
+
+EngineNameList CurvesUnderTest() {
+  return {ReferenceTrie::kName, RadixTrie::kName};
+}
+
+std::vector<std::uint64_t> CurveMatchedTokens(
+    std::string_view name, const SequenceList& trace, std::uint64_t page_size,
+    std::span<const std::uint64_t> capacities) {
+  const auto matched = [&]<typename Cache>() {
+    LruCurve<Cache> curve(page_size);
+    for (const TokenSpan request : trace) curve.Add(request);
+    return curve.MatchedTokens(capacities);
+  };
+  if (name == ReferenceTrie::kName) {
+    return matched.operator()<PagedIndex<ReferenceTrie>>();
+  }
+  if (name == RadixTrie::kName) {
+    return matched.operator()<PagedIndex<RadixTrie>>();
+  }
+  return MutantCurveMatchedTokens(name, trace, page_size, capacities);
+}
+
+void CheckLruCurveEqualsReplay(const EngineNameList& curves,
+                               InputShape* shape) {
+  const CacheWorkload workload = *GenCacheWorkload();
+  *shape = ShapeOf(workload);
+  SequenceList trace;
+  for (const Operation& operation : workload.operations) {
+    trace.Append(operation.tokens);
+  }
+  const std::uint64_t page_size = workload.options.page_size;
+  const std::uint64_t distinct = checking::DistinctPrefixes(trace, page_size);
+  std::vector<std::uint64_t> capacities;
+  std::vector<std::uint64_t> expected;
+  for (std::uint64_t capacity = 0; capacity <= distinct + 1; ++capacity) {
+    capacities.push_back(capacity);
+    const auto replay = MakeEngine(ReferenceTrie::kName,
+                                   CacheOptions{.capacity = capacity,
+                                                .policy = EvictionPolicy::kLru,
+                                                .page_size = page_size});
+    expected.push_back(Replay(*replay, trace).matched_tokens);
+  }
+  for (std::string_view curve : curves) {
+    const std::vector<std::uint64_t> matched =
+        CurveMatchedTokens(curve, trace, page_size, capacities);
+    for (std::size_t i = 0; i < capacities.size(); ++i) {
+      if (matched[i] != expected[i]) {
+        RC_FAIL(fmt::format(
+            "curve '{}' at capacity {} (page size {}, {} distinct prefixes): "
+            "{} matched tokens; LRU replay matches {}",
+            curve, capacities[i], page_size, distinct, matched[i],
+            expected[i]));
+      }
+    }
+  }
+  RC_TAG(fmt::format("page size {}", page_size));
+}
+
+const std::vector<Property>& CurveProperties() {
+  static const std::vector<Property> properties = {
+      {"LruCurveEqualsReplay", &CheckLruCurveEqualsReplay},
+  };
+  return properties;
+}
+
+EngineNameList MemoryEnginesUnderTest() {
+  EngineNameList names;
+  for (std::string_view name : EngineNames()) {
+    if (name != ReferenceTrie::kName) names.push_back(name);
+  }
+  return names;
+}
+
+std::vector<MemoryFigure> MeasureMemory(const EngineNameList& engines,
+                                        const SequenceList& sequences,
+                                        const CacheOptions& options) {
+  std::vector<MemoryFigure> figures;
+  for (std::string_view name : engines) {
+    const auto engine = MakeEngineOrMutant(name, options);
+    for (const TokenSpan sequence : sequences) engine->Insert(sequence);
+    figures.push_back({name, engine->node_count(), engine->memory_bytes()});
+  }
+  return figures;
+}
+
+std::size_t BytesPerNodeBound(std::string_view engine, bool bounded) {
+  if (bounded) return engine == RadixTrie::kName ? 176 : 104;
+  return engine == RadixTrie::kName ? 96 : kMaxBytesPerNode;
+}
+
+std::string MemoryBoundProblem(const std::vector<MemoryFigure>& figures,
+                               const MemoryFigure& radix, bool bounded) {
+  for (const MemoryFigure& figure : figures) {
+    const std::size_t per_node = BytesPerNodeBound(figure.engine, bounded);
+    if (figure.bytes > per_node * figure.nodes ||
+        figure.bytes > kMaxTimesRadix * radix.bytes) {
+      return fmt::format(
+          "engine '{}' holds {} bytes for {} nodes ({:.1f} bytes per node; "
+          "at most {}), {:.2f} times radix's {} bytes (at most {})",
+          figure.engine, figure.bytes, figure.nodes, figure.bytes_per_node(),
+          per_node,
+          static_cast<double>(figure.bytes) / static_cast<double>(radix.bytes),
+          radix.bytes, kMaxTimesRadix);
+    }
+  }
+  return "";
+}
+
+void CheckMemoryBoundedPerNode(const EngineNameList& engines,
+                               InputShape* shape) {
+  const bool bounded = *rc::gen::arbitrary<bool>();
+  // A cache keeps `percent` of the nodes, at least kMemoryMinNodes: the
+  // workload is drawn large enough for that.
+  const std::uint64_t percent =
+      bounded ? *rc::gen::inRange<std::uint64_t>(10, 91) : 100;
+  const AdversarialWorkload workload =
+      *GenAdversarialWorkload((kMemoryMinNodes * 100 + percent - 1) / percent);
+  const SequenceList sequences = BuildAdversarial(workload);
+  *shape = ShapeOf({&sequences});
+  CacheOptions options;
+  if (bounded) {
+    options.capacity = std::max<std::uint64_t>(
+        kMemoryMinNodes, workload.nodes() * percent / 100);
+    options.policy = *rc::gen::elementOf(
+        std::vector{EvictionPolicy::kLru, EvictionPolicy::kFifo});
+  }
+  const MemoryFigure radix =
+      MeasureMemory({RadixTrie::kName}, sequences, options).front();
+  const std::string problem = MemoryBoundProblem(
+      MeasureMemory(engines, sequences, options), radix, bounded);
+  if (!problem.empty()) {
+    RC_FAIL(fmt::format("{} on {} ({})", problem, rc::toString(workload),
+                        checking::FormatCacheOptions(options)));
+  }
+  RC_TAG(std::string(TokenSpreadName(workload.spread)),
+         std::string(bounded ? "capacity-bounded" : "unbounded"));
+}
+
+const std::vector<Property>& MemoryProperties() {
+  static const std::vector<Property> properties = {
+      {"MemoryBoundedPerNode", &CheckMemoryBoundedPerNode},
   };
   return properties;
 }

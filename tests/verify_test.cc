@@ -1,24 +1,28 @@
 // Tests `kvprefix verify`: the built CLI against deliberately wrong Python
 // implementations in tests/verify/ (each caught, classified and shrunk), a
-// correct one (passes), and the verify library's parts directly (subprocess
-// plumbing, strict output parsing, shrinking of mutant engines), plus the
-// checks of the CLI's numeric options (convert's --cached-fraction too) and
-// of case files.
+// correct one (passes), for the batch job and for replay documents
+// (--format requests, SPEC §8), and the verify library's parts directly
+// (subprocess plumbing, strict output parsing, shrinking of mutant engines
+// and caches), plus the checks of the CLI's numeric options (convert's
+// --cached-fraction too) and of case files.
 #include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
+#include <array>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <sstream>
 #include <string>
 #include <thread>
 #include <variant>
 
 #include "checking/random_input.h"
+#include "checking/recipe.h"
 #include "io/case_file.h"
 #include "io/json_input.h"
 #include "io/json_output.h"
@@ -27,6 +31,7 @@
 #include "testing/mutants.h"
 #include "testing/shared_cases.h"
 #include "verify/checker.h"
+#include "verify/inputs.h"
 #include "verify/output_check.h"
 #include "verify/shrink.h"
 #include "verify/subprocess.h"
@@ -152,6 +157,154 @@ TEST(VerifyCliTest, DuplicatesAsNewNodesIsWrongAnswerShrunk) {
   ASSERT_EQ(shrunk.input.cached_sequences.size(), 2u);
   EXPECT_TRUE(std::ranges::equal(shrunk.input.cached_sequences[0],
                                  shrunk.input.cached_sequences[1]));
+}
+
+// --- Replay documents (--format requests, SPEC §8) --------------------------
+
+// A --cmd value and flags checking tests/verify/<script> on replay documents.
+std::string RequestsFlags(const std::string& script) {
+  return "--cmd " + Quote(Script(script)) + " --format requests";
+}
+
+TEST(VerifyRequestsTest, CorrectPythonCachePassesGeneratedDocuments) {
+  const CliRun run = RunVerify(RequestsFlags("replay_cache.py") +
+                               " --runs 300 --seed 7 --max-size 60");
+  EXPECT_EQ(run.exit_status, 0) << run.output;
+  EXPECT_THAT(run.output,
+              HasSubstr("generating replay documents with --seed 7"));
+  EXPECT_THAT(run.output, HasSubstr("OK: 300 inputs agree"));
+}
+
+TEST(VerifyRequestsTest, CorrectPythonCachePassesCapacityCases) {
+  const std::string dir = test::SharedCasesDir() + "/capacity";
+  const CliRun run =
+      RunVerify(RequestsFlags("replay_cache.py") + " --cases " + dir);
+  EXPECT_EQ(run.exit_status, 0) << run.output;
+  EXPECT_THAT(run.output,
+              HasSubstr(fmt::format("OK: {} inputs agree",
+                                    test::LoadCapacityCases().size())));
+  EXPECT_THAT(run.output, ::testing::Not(HasSubstr("warning")));
+}
+
+// The documents verify generates exercise eviction: about three in four
+// evict (a capacity below the requests' distinct prefixes; the rest check
+// that a large capacity evicts nothing), both policies and page sizes 1 to 3
+// each come often. Runs 0-999 of seed 1: 760 evict, 516 LRU, page sizes
+// 495/258/247.
+TEST(VerifyRequestsTest, GeneratedDocumentsEvictWithBothPoliciesAndPages) {
+  constexpr int kRuns = 1000;
+  int evicting = 0;
+  int lru = 0;
+  std::array<int, 4> page_sizes{};
+  for (int run = 0; run < kRuns; ++run) {
+    const ReplayInput input = GeneratedReplayInput(1, run, 100).input;
+    const std::uint64_t distinct =
+        checking::DistinctPrefixes(input.requests, input.options.page_size);
+    evicting += input.options.capacity < distinct ? 1 : 0;
+    lru += input.options.policy == EvictionPolicy::kLru ? 1 : 0;
+    ASSERT_GE(input.options.page_size, 1u);
+    ASSERT_LE(input.options.page_size, 3u);
+    ++page_sizes[input.options.page_size];
+  }
+  std::cout << "evicting " << evicting << ", lru " << lru << ", page sizes "
+            << page_sizes[1] << "/" << page_sizes[2] << "/" << page_sizes[3]
+            << " of " << kRuns << "\n";
+  EXPECT_GT(evicting, kRuns * 4 / 10);
+  EXPECT_LT(evicting, kRuns * 9 / 10);
+  EXPECT_GT(lru, kRuns * 4 / 10);
+  EXPECT_LT(lru, kRuns * 6 / 10);
+  EXPECT_GT(page_sizes[1], kRuns * 4 / 10);
+  EXPECT_GT(page_sizes[2], kRuns * 2 / 10);
+  EXPECT_GT(page_sizes[3], kRuns * 2 / 10);
+}
+
+// Checks that the wrong cache `script` fails as wrong-answer on generated
+// documents and is shrunk to a small document that still needs eviction,
+// printed and saved with the reference's answer; the saved case still fails
+// for the bug and passes for replay_cache.py.
+void ExpectReplayBugCaughtAndShrunk(const std::string& script) {
+  const std::string out = TempPath(script + ".case.json");
+  const CliRun run =
+      RunVerify(RequestsFlags(script) + " --seed 1 --out " + out + " --jobs 2");
+  EXPECT_EQ(run.exit_status, 1) << run.output;
+  EXPECT_THAT(run.output, HasSubstr("FAILED: wrong-answer on generated input"));
+  EXPECT_THAT(run.output, HasSubstr("case: {\"document\":{\"requests\":"));
+  EXPECT_THAT(run.output, HasSubstr("kvprefix: verify failed: wrong-answer"));
+  std::cout << run.output;
+  const ReplayCaseFile shrunk = ReadReplayCaseFile(out);
+  const ReplayInput& input = shrunk.input;
+  EXPECT_LE(input.requests.size(), 6u) << script;
+  for (TokenSpan request : input.requests) EXPECT_LE(request.size(), 6u);
+  // Every one of these bugs needs an eviction to show.
+  EXPECT_LT(input.options.capacity,
+            checking::DistinctPrefixes(input.requests, input.options.page_size))
+      << script;
+  EXPECT_EQ(shrunk.expected, ReferenceMatches(input));
+  EXPECT_EQ(RunVerify(RequestsFlags(script) + " --cases " + out + " --out " +
+                      out + ".again")
+                .exit_status,
+            1);
+  EXPECT_EQ(RunVerify(RequestsFlags("replay_cache.py") + " --cases " + out)
+                .exit_status,
+            0);
+}
+
+TEST(VerifyRequestsTest, NoTouchOnHitIsCaughtAndShrunk) {
+  ExpectReplayBugCaughtAndShrunk("replay_no_touch_on_hit.py");
+}
+
+TEST(VerifyRequestsTest, EvictingANonLeafIsCaughtAndShrunk) {
+  ExpectReplayBugCaughtAndShrunk("replay_evicts_non_leaf.py");
+}
+
+TEST(VerifyRequestsTest, EvictingTheHeadOfAChainIsCaughtAndShrunk) {
+  ExpectReplayBugCaughtAndShrunk("replay_evicts_chain_head.py");
+}
+
+TEST(VerifyRequestsTest, KeepingCPlusOneNodesIsCaughtAndShrunk) {
+  ExpectReplayBugCaughtAndShrunk("replay_keeps_c_plus_one.py");
+}
+
+TEST(VerifyRequestsTest, ReusingAnIdIsCaughtAndShrunk) {
+  ExpectReplayBugCaughtAndShrunk("replay_reuses_id.py");
+}
+
+TEST(VerifyRequestsTest, BatchImplementationIsWrongShapeOnAReplayDocument) {
+  // prefix_cache.py reads "cached_sequences", which a replay document lacks.
+  const CliRun run = RunVerify(RequestsFlags("prefix_cache.py") +
+                               " --runs 1 --out " + TempPath("batch.json"));
+  EXPECT_EQ(run.exit_status, 1) << run.output;
+  EXPECT_THAT(run.output, HasSubstr("FAILED: crash"));
+  EXPECT_THAT(run.output, HasSubstr("KeyError: 'cached_sequences'"));
+}
+
+TEST(VerifyRequestsTest, EnginesAgreeOnDocumentsAndFiles) {
+  const std::string file = TempPath("replay-document.json");
+  WriteFileAtomically(file,
+                      "{\"requests\":[[1,2,3],[1,2,4],[5],[1,2,3]],"
+                      "\"capacity\":3}");
+  CliRun run = RunVerify("--engines all --format requests " + file);
+  EXPECT_EQ(run.exit_status, 0) << run.output;
+  EXPECT_THAT(run.output, HasSubstr("OK: 1 inputs agree"));
+  run = RunVerify("--engines all --format requests --runs 500 --seed 3");
+  EXPECT_EQ(run.exit_status, 0) << run.output;
+  EXPECT_THAT(run.output, HasSubstr("OK: 500 inputs agree"));
+}
+
+TEST(VerifyRequestsTest, BadDocumentAndTraceAreUsageErrors) {
+  const std::string file = TempPath("bad-document.json");
+  WriteFileAtomically(file, "{\"requests\":[[1]],\"policy\":\"lfu\"}");
+  CliRun run = RunVerify("--engines all --format requests " + file);
+  EXPECT_EQ(run.exit_status, 2) << run.output;
+  EXPECT_THAT(run.output, HasSubstr(file + ": $.policy: expected \"lru\" or "
+                                           "\"fifo\", found \"lfu\""));
+  run = RunVerify("--engines all --format requests --trace " KVPREFIX_SOURCE_DIR
+                  "/data/mooncake/conversation_trace.jsonl");
+  EXPECT_EQ(run.exit_status, 2) << run.output;
+  EXPECT_THAT(run.output, HasSubstr("--trace applies to --format batch only"));
+  run = RunVerify("--engines all --format lru --runs 1");
+  EXPECT_EQ(run.exit_status, 2) << run.output;
+  EXPECT_THAT(run.output, HasSubstr("--format"));
 }
 
 TEST(VerifyCliTest, CrashOnEmptyRequestIsCrashShrunkToIt) {
@@ -509,7 +662,7 @@ TEST(OutputCheckTest, WrongAnswerNamesTheRequest) {
 TEST(ShrinkTest, MutantEnginesShrinkToSmallCases) {
   for (std::string_view name : test::IndexMutantNames()) {
     if (name == test::MutantName(test::MutantBug::kNone)) continue;
-    const Checker check = MakeEngineChecker([name] {
+    const Checker check = MakeEngineChecker([name](const CacheOptions&) {
       std::vector<std::unique_ptr<PrefixIndex>> engines;
       engines.push_back(test::MakeMutant(name));
       return engines;
@@ -533,6 +686,41 @@ TEST(ShrinkTest, MutantEnginesShrinkToSmallCases) {
             shrunk.input.requests.total_tokens(),
         input.cached_sequences.total_tokens() + input.requests.total_tokens())
         << name;
+  }
+}
+
+// Every cache mutant is caught on the replay documents `kvprefix verify
+// --format requests` generates and shrinks to a small document that still
+// fails (the --engines path).
+TEST(ShrinkTest, CacheMutantsShrinkToSmallDocuments) {
+  for (std::string_view name : test::CacheMutantNames()) {
+    const ReplayChecker check =
+        MakeReplayEngineChecker([name](const CacheOptions& options) {
+          std::vector<std::unique_ptr<PrefixIndex>> engines;
+          engines.push_back(test::MakeMutant(name, options));
+          return engines;
+        });
+    std::optional<Failure> failure;
+    ReplayInput input;
+    for (std::uint64_t run = 0; run < 2000 && !failure; ++run) {
+      input = GeneratedReplayInput(1, run, 100).input;
+      failure = check(input);
+    }
+    ASSERT_TRUE(failure) << name << " was never caught";
+    const ReplayShrinkResult shrunk = Shrink(input, *failure, check, {});
+    EXPECT_EQ(shrunk.failure.kind, failure->kind) << name;
+    EXPECT_TRUE(check(shrunk.input)) << name << ": the shrunk case passes";
+    // A missed touch needs a hit, then an eviction that ranks the hit node
+    // against another: 5 requests is 1-minimal for it.
+    EXPECT_LE(shrunk.input.requests.size(), 6u) << name;
+    EXPECT_LE(shrunk.input.requests.total_tokens(),
+              input.requests.total_tokens())
+        << name;
+    EXPECT_LE(shrunk.input.options.capacity, input.options.capacity) << name;
+    EXPECT_LE(shrunk.input.options.page_size, input.options.page_size) << name;
+    std::cout << name << ": " << shrunk.input.requests.size()
+              << " requests, capacity " << shrunk.input.options.capacity
+              << ", page size " << shrunk.input.options.page_size << "\n";
   }
 }
 

@@ -14,6 +14,7 @@
 #include "engines/registry.h"
 #include "io/json_output.h"
 #include "kvprefix/batch.h"
+#include "kvprefix/replay.h"
 #include "reference/reference_trie.h"
 #include "verify/output_check.h"
 
@@ -42,10 +43,31 @@ std::string StderrTail(std::string_view text) {
   return "; standard error ends:" + tail;
 }
 
+// What the command reads: a SPEC §4 document or a SPEC §8 replay document.
+void AppendInputJson(const BatchInput& input, std::string& out) {
+  AppendBatchInputJson(input, out);
+}
+void AppendInputJson(const ReplayInput& input, std::string& out) {
+  AppendReplayDocumentJson(input, out);
+}
+
+// The cache the engines under test are built with, and what is applied.
+CacheOptions OptionsOf(const BatchInput&) { return CacheOptions{}; }
+CacheOptions OptionsOf(const ReplayInput& input) { return input.options; }
+std::optional<std::string> Apply(checking::DifferentialChecker& checker,
+                                 const BatchInput& input) {
+  return checker.ApplyBatch(input);
+}
+std::optional<std::string> Apply(checking::DifferentialChecker& checker,
+                                 const ReplayInput& input) {
+  return checker.ApplyReplay(input);
+}
+
+template <typename Input>
 std::optional<Failure> CheckRun(const CommandOptions& options,
-                                const BatchInput& input) {
+                                const Input& input) {
   std::string json;
-  AppendBatchInputJson(input, json);
+  AppendInputJson(input, json);
   const std::vector<Match> expected = ReferenceMatches(input);
   std::string canonical;
   AppendMatchesJson(input.requests, expected, canonical);
@@ -90,25 +112,21 @@ std::optional<Failure> CheckRun(const CommandOptions& options,
                              options.check_format);
 }
 
-}  // namespace
-
-std::vector<Match> ReferenceMatches(const BatchInput& input) {
-  ReferenceTrie reference;
-  return FindPrefixMatches(reference, input);
-}
-
-Checker MakeCommandChecker(CommandOptions options) {
-  return [options = std::move(options)](const BatchInput& input) {
+template <typename Input>
+CheckerOf<Input> CommandChecker(CommandOptions options) {
+  return [options = std::move(options)](const Input& input) {
     return CheckRun(options, input);
   };
 }
 
-Checker MakeEngineChecker(EngineFactory make_engines) {
+template <typename Input>
+CheckerOf<Input> EngineChecker(EngineFactory make_engines) {
   return [make_engines = std::move(make_engines)](
-             const BatchInput& input) -> std::optional<Failure> {
+             const Input& input) -> std::optional<Failure> {
     try {
-      checking::DifferentialChecker checker(make_engines());
-      if (auto report = checker.ApplyBatch(input)) {
+      const CacheOptions options = OptionsOf(input);
+      checking::DifferentialChecker checker(options, make_engines(options));
+      if (auto report = Apply(checker, input)) {
         return Failure{FailureKind::kWrongAnswer, *std::move(report)};
       }
       return std::nullopt;
@@ -121,6 +139,40 @@ Checker MakeEngineChecker(EngineFactory make_engines) {
                      fmt::format("an engine threw: {}", error.what())};
     }
   };
+}
+
+}  // namespace
+
+std::vector<Match> ReferenceMatches(const BatchInput& input) {
+  ReferenceTrie reference;
+  return FindPrefixMatches(reference, input);
+}
+
+std::vector<Match> ReferenceMatches(const ReplayInput& input) {
+  const auto reference = MakeEngine(ReferenceTrie::kName, input.options);
+  std::vector<Match> matches;
+  matches.reserve(input.requests.size());
+  Replay(*reference, input.requests,
+         [&matches](std::size_t, TokenSpan, const Match& match) {
+           matches.push_back(match);
+         });
+  return matches;
+}
+
+Checker MakeCommandChecker(CommandOptions options) {
+  return CommandChecker<BatchInput>(std::move(options));
+}
+
+ReplayChecker MakeReplayCommandChecker(CommandOptions options) {
+  return CommandChecker<ReplayInput>(std::move(options));
+}
+
+Checker MakeEngineChecker(EngineFactory make_engines) {
+  return EngineChecker<BatchInput>(std::move(make_engines));
+}
+
+ReplayChecker MakeReplayEngineChecker(EngineFactory make_engines) {
+  return EngineChecker<ReplayInput>(std::move(make_engines));
 }
 
 EngineFactory EnginesByName(const std::vector<std::string>& names) {
@@ -136,10 +188,10 @@ EngineFactory EnginesByName(const std::vector<std::string>& names) {
       MakeEngine(name);  // throws, listing the valid names
     }
   }
-  return [expanded = std::move(expanded)] {
+  return [expanded = std::move(expanded)](const CacheOptions& options) {
     std::vector<std::unique_ptr<PrefixIndex>> engines;
     for (const std::string& name : expanded) {
-      engines.push_back(MakeEngine(name));
+      engines.push_back(MakeEngine(name, options));
     }
     return engines;
   };

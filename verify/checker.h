@@ -1,6 +1,8 @@
 // Checkers: "does this implementation answer this input as the reference
-// does?", for an external command (SPEC §4 in, SPEC §5 out) or for built-in
-// engines. The runner and the shrinker only see this one function type.
+// does?", for an external command or for built-in engines, on batch inputs
+// (SPEC §4 in, SPEC §5 out) or on replay documents (SPEC §8 in, SPEC §5 out:
+// each request's match at step 1). The runner and the shrinker only see
+// these function types.
 #ifndef KVPREFIX_VERIFY_CHECKER_H_
 #define KVPREFIX_VERIFY_CHECKER_H_
 
@@ -11,7 +13,9 @@
 #include <vector>
 
 #include "kvprefix/batch.h"
+#include "kvprefix/cache.h"
 #include "kvprefix/prefix_index.h"
+#include "kvprefix/replay.h"
 #include "kvprefix/types.h"
 #include "verify/failure.h"
 #include "verify/subprocess.h"
@@ -21,10 +25,19 @@ namespace kvprefix::verify {
 // Checks one input; nullopt when the implementation agrees with the
 // reference. A checker never throws for anything the implementation does;
 // it throws std::bad_alloc when memory runs out.
-using Checker = std::function<std::optional<Failure>(const BatchInput&)>;
+template <typename Input>
+using CheckerOf = std::function<std::optional<Failure>(const Input&)>;
+using Checker = CheckerOf<BatchInput>;         // the batch job (SPEC §2)
+using ReplayChecker = CheckerOf<ReplayInput>;  // replay documents (SPEC §8)
 
 // The reference trie's answer to `input` (SPEC §2). O(tokens * log fan-out).
 std::vector<Match> ReferenceMatches(const BatchInput& input);
+
+// The reference's replay of `input` (SPEC §8: the reference trie built with
+// input.options, over pages when the page size is not 1): each request's
+// match at step 1, in order. O(tokens * log fan-out) plus O(log nodes) per
+// eviction.
+std::vector<Match> ReferenceMatches(const ReplayInput& input);
 
 struct CommandOptions {
   std::string command;  // run with /bin/sh -c, once per input
@@ -42,9 +55,16 @@ struct CommandOptions {
 // checker may be called from several threads.
 Checker MakeCommandChecker(CommandOptions options);
 
-// Makes a fresh set of engines under test for each input.
-using EngineFactory =
-    std::function<std::vector<std::unique_ptr<PrefixIndex>>()>;
+// The same for replay documents: the command reads a SPEC §8 replay document
+// (AppendReplayDocumentJson's compact form: requests, then capacity when
+// bounded, policy and page size) and must print the reference's replay
+// answer, ReferenceMatches(input).
+ReplayChecker MakeReplayCommandChecker(CommandOptions options);
+
+// Makes a fresh set of engines under test for each input, built with the
+// given cache options (CacheOptions{} for the batch job).
+using EngineFactory = std::function<std::vector<std::unique_ptr<PrefixIndex>>(
+    const CacheOptions&)>;
 
 // A checker that runs the batch job on fresh engines from `make_engines`
 // through checking::DifferentialChecker (the one comparison harness) and
@@ -53,6 +73,11 @@ using EngineFactory =
 // rethrows: running out of memory is the machine's failure, not the
 // engine's.
 Checker MakeEngineChecker(EngineFactory make_engines);
+
+// The same for replay documents: engines built with input.options replay
+// the requests (DifferentialChecker::ApplyReplay, which also compares node
+// and eviction counts and the evicted pages after every request).
+ReplayChecker MakeReplayEngineChecker(EngineFactory make_engines);
 
 // make_engines for MakeEngineChecker from registry names (see
 // engines/registry.h); "all" stands for every engine but the reference.

@@ -11,6 +11,7 @@
 #include "io/input_error.h"
 #include "io/json_input.h"
 #include "io/mooncake.h"
+#include "io/replay_document.h"
 
 namespace kvprefix::verify {
 namespace {
@@ -34,35 +35,66 @@ SequenceList Slice(const SequenceList& list, std::size_t begin,
   return slice;
 }
 
-}  // namespace
-
-std::vector<NamedInput> ReadInputFiles(const std::vector<std::string>& paths) {
-  std::vector<NamedInput> inputs;
+// Reads every file of `paths` with read_file(path).
+template <typename Input, typename ReadFile>
+std::vector<NamedInputOf<Input>> ReadFiles(
+    const std::vector<std::string>& paths, ReadFile read_file) {
+  std::vector<NamedInputOf<Input>> inputs;
   for (const std::string& path : paths) {
-    inputs.push_back(NamedInput{
-        "file " + path,
-        WithFileName(path, [&path] { return ReadBatchInputFile(path); }),
+    inputs.push_back(NamedInputOf<Input>{
+        "file " + path, WithFileName(path, [&] { return read_file(path); }),
         std::nullopt});
   }
   return inputs;
 }
 
-std::vector<NamedInput> ReadCaseInputs(const std::string& path) {
-  std::vector<CaseFile> cases = WhileDoing("reading " + path, [&] {
+// Reads the case file or folder `path` with read_file and read_folder.
+template <typename Input, typename ReadFile, typename ReadFolder>
+std::vector<NamedInputOf<Input>> ReadCases(const std::string& path,
+                                           ReadFile read_file,
+                                           ReadFolder read_folder) {
+  std::vector<CaseFileOf<Input>> cases = WhileDoing("reading " + path, [&] {
     return std::filesystem::is_directory(path)
-               ? ReadCaseFolder(path)
-               : std::vector<CaseFile>{ReadCaseFile(path)};
+               ? read_folder(path)
+               : std::vector<CaseFileOf<Input>>{read_file(path)};
   });
   if (cases.empty()) {
     // Falling back to generated inputs would check something else than asked.
     throw std::invalid_argument("no case files (*.json) in " + path);
   }
-  std::vector<NamedInput> inputs;
-  for (CaseFile& found : cases) {
-    inputs.push_back(NamedInput{"case " + found.name, std::move(found.input),
-                                std::move(found.expected)});
+  std::vector<NamedInputOf<Input>> inputs;
+  for (CaseFileOf<Input>& found : cases) {
+    inputs.push_back(NamedInputOf<Input>{"case " + found.name,
+                                         std::move(found.input),
+                                         std::move(found.expected)});
   }
   return inputs;
+}
+
+}  // namespace
+
+std::vector<NamedInput> ReadInputFiles(const std::vector<std::string>& paths) {
+  return ReadFiles<BatchInput>(
+      paths, [](const std::string& path) { return ReadBatchInputFile(path); });
+}
+
+std::vector<NamedReplayInput> ReadReplayInputFiles(
+    const std::vector<std::string>& paths) {
+  return ReadFiles<ReplayInput>(paths, [](const std::string& path) {
+    return ReadReplayDocumentFile(path);
+  });
+}
+
+std::vector<NamedInput> ReadCaseInputs(const std::string& path) {
+  return ReadCases<BatchInput>(
+      path, [](const std::string& file) { return ReadCaseFile(file); },
+      [](const std::string& dir) { return ReadCaseFolder(dir); });
+}
+
+std::vector<NamedReplayInput> ReadReplayCaseInputs(const std::string& path) {
+  return ReadCases<ReplayInput>(
+      path, [](const std::string& file) { return ReadReplayCaseFile(file); },
+      [](const std::string& dir) { return ReadReplayCaseFolder(dir); });
 }
 
 std::vector<NamedInput> TraceWindowInputs(const std::string& path,
@@ -88,12 +120,29 @@ std::vector<NamedInput> TraceWindowInputs(const std::string& path,
   return inputs;
 }
 
-NamedInput GeneratedInput(std::uint64_t seed, std::uint64_t run, int max_size) {
+namespace {
+
+// Generated input number `run` of `seed` with generate(seed, size).
+template <typename Input, typename Generate>
+NamedInputOf<Input> Generated(std::uint64_t seed, std::uint64_t run,
+                              int max_size, Generate generate) {
   const int size =
       static_cast<int>(run % (static_cast<std::uint64_t>(max_size) + 1));
-  return NamedInput{
+  return NamedInputOf<Input>{
       fmt::format("generated input {} (--seed {}, size {})", run, seed, size),
-      checking::RandomBatchInput(seed + run, size), std::nullopt};
+      generate(seed + run, size), std::nullopt};
+}
+
+}  // namespace
+
+NamedInput GeneratedInput(std::uint64_t seed, std::uint64_t run, int max_size) {
+  return Generated<BatchInput>(seed, run, max_size, checking::RandomBatchInput);
+}
+
+NamedReplayInput GeneratedReplayInput(std::uint64_t seed, std::uint64_t run,
+                                      int max_size) {
+  return Generated<ReplayInput>(seed, run, max_size,
+                                checking::RandomReplayInput);
 }
 
 }  // namespace kvprefix::verify

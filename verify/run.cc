@@ -12,7 +12,9 @@
 #include <stdexcept>
 #include <system_error>
 #include <thread>
+#include <type_traits>
 
+#include "checking/differential.h"
 #include "io/case_file.h"
 #include "io/input_error.h"
 #include "io/json_output.h"
@@ -26,8 +28,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Case files up to this size are also printed in the report.
-constexpr std::size_t kMaxPrintedCaseBytes = 400;
+// Case files up to this size are also printed in the report: a shrunk case
+// with a long command in its source, or a replay document's few requests.
+constexpr std::size_t kMaxPrintedCaseBytes = 1000;
 
 // `seconds` (checked: finite, 0 to kMaxSeconds) rounded up, so that
 // a short positive timeout does not become 0 ms.
@@ -43,23 +46,54 @@ std::string Describe(const BatchInput& input) {
       input.cached_sequences.total_tokens() + input.requests.total_tokens());
 }
 
+std::string Describe(const ReplayInput& input) {
+  return fmt::format("{} requests ({} tokens; {})", input.requests.size(),
+                     input.requests.total_tokens(),
+                     checking::FormatCacheOptions(input.options));
+}
+
+std::string FormatCase(const BatchInput& input, std::span<const Match> expected,
+                       std::string_view source) {
+  return FormatCaseFile(input, expected, source);
+}
+
+std::string FormatCase(const ReplayInput& input,
+                       std::span<const Match> expected,
+                       std::string_view source) {
+  return FormatReplayCaseFile(input, expected, source);
+}
+
 // What is under test, as flags, for replay lines and case-file sources.
 std::string TargetFlags(const RunOptions& options) {
-  if (!options.command.empty()) return "--cmd " + ShellQuote(options.command);
-  return fmt::format("--engines {}", fmt::join(options.engines, ","));
-}
-
-Checker MakeChecker(const RunOptions& options) {
+  const std::string format =
+      options.format == InputFormat::kRequests ? " --format requests" : "";
   if (!options.command.empty()) {
-    return MakeCommandChecker(
-        CommandOptions{.command = options.command,
-                       .timeout = Milliseconds(options.timeout),
-                       .check_format = options.check_format});
+    return "--cmd " + ShellQuote(options.command) + format;
   }
-  return MakeEngineChecker(EnginesByName(options.engines));
+  return fmt::format("--engines {}{}", fmt::join(options.engines, ","), format);
 }
 
-std::vector<NamedInput> LoadInputs(const RunOptions& options) {
+template <typename Input>
+CheckerOf<Input> MakeChecker(const RunOptions& options) {
+  constexpr bool kBatch = std::is_same_v<Input, BatchInput>;
+  if (!options.command.empty()) {
+    CommandOptions command{.command = options.command,
+                           .timeout = Milliseconds(options.timeout),
+                           .check_format = options.check_format};
+    if constexpr (kBatch) {
+      return MakeCommandChecker(std::move(command));
+    } else {
+      return MakeReplayCommandChecker(std::move(command));
+    }
+  }
+  if constexpr (kBatch) {
+    return MakeEngineChecker(EnginesByName(options.engines));
+  } else {
+    return MakeReplayEngineChecker(EnginesByName(options.engines));
+  }
+}
+
+std::vector<NamedInput> LoadInputs(const RunOptions& options, BatchInput) {
   std::vector<NamedInput> inputs = ReadInputFiles(options.files);
   auto add = [&inputs](std::vector<NamedInput> more) {
     for (NamedInput& input : more) inputs.push_back(std::move(input));
@@ -71,13 +105,36 @@ std::vector<NamedInput> LoadInputs(const RunOptions& options) {
   return inputs;
 }
 
+std::vector<NamedReplayInput> LoadInputs(const RunOptions& options,
+                                         ReplayInput) {
+  std::vector<NamedReplayInput> inputs = ReadReplayInputFiles(options.files);
+  if (!options.cases.empty()) {
+    for (NamedReplayInput& input : ReadReplayCaseInputs(options.cases)) {
+      inputs.push_back(std::move(input));
+    }
+  }
+  return inputs;
+}
+
+NamedInput Generate(std::uint64_t seed, std::uint64_t run, int max_size,
+                    BatchInput) {
+  return GeneratedInput(seed, run, max_size);
+}
+
+NamedReplayInput Generate(std::uint64_t seed, std::uint64_t run, int max_size,
+                          ReplayInput) {
+  return GeneratedReplayInput(seed, run, max_size);
+}
+
 // Shrinks (unless it timed out: every attempt would cost the timeout),
 // writes the case file, prints the report, and throws (exit status 1).
-[[noreturn]] void ReportFailure(const RunOptions& options, const Checker& check,
-                                const NamedInput& failing,
+template <typename Input>
+[[noreturn]] void ReportFailure(const RunOptions& options,
+                                const CheckerOf<Input>& check,
+                                const NamedInputOf<Input>& failing,
                                 const Failure& failure) {
   fmt::print("FAILED: {} on {}\n", FailureKindName(failure.kind), failing.name);
-  ShrinkResult shrunk{failing.input, failure, 0};
+  ShrinkResultOf<Input> shrunk{failing.input, failure, 0};
   if (failure.kind != FailureKind::kTimeout) {
     shrunk = WhileDoing("shrinking the failure", [&] {
       return Shrink(
@@ -92,7 +149,7 @@ std::vector<NamedInput> LoadInputs(const RunOptions& options) {
     }
   }
   fmt::print("{}\n", shrunk.failure.message);
-  const std::string text = FormatCaseFile(
+  const std::string text = FormatCase(
       shrunk.input, ReferenceMatches(shrunk.input),
       fmt::format("kvprefix verify {}: {} on {}", TargetFlags(options),
                   FailureKindName(shrunk.failure.kind), failing.name));
@@ -107,17 +164,13 @@ std::vector<NamedInput> LoadInputs(const RunOptions& options) {
       fmt::format("verify failed: {}", FailureKindName(failure.kind)));
 }
 
-}  // namespace
-
-void Run(const RunOptions& options) {
-  if (options.command.empty() == options.engines.empty()) {
-    throw std::invalid_argument(
-        "verify: give exactly one of --cmd COMMAND and --engines NAMES");
-  }
+// Run() for inputs of type Input (BatchInput or ReplayInput).
+template <typename Input>
+void RunOn(const RunOptions& options) {
   IgnoreSigpipe();
-  const Checker check = MakeChecker(options);
-  const std::vector<NamedInput> inputs =
-      WhileDoing("reading the inputs", [&] { return LoadInputs(options); });
+  const CheckerOf<Input> check = MakeChecker<Input>(options);
+  const std::vector<NamedInputOf<Input>> inputs = WhileDoing(
+      "reading the inputs", [&] { return LoadInputs(options, Input{}); });
   // Given inputs replace the generated ones unless `runs` asks for both; a
   // time budget alone means "generate until the time is up".
   const std::uint64_t runs = options.runs              ? *options.runs
@@ -131,7 +184,12 @@ void Run(const RunOptions& options) {
   }
   const std::uint64_t seed =
       options.seed ? *options.seed : std::random_device{}();
-  if (runs > 0) fmt::print("generating inputs with --seed {}\n", seed);
+  if (runs > 0) {
+    fmt::print(
+        "generating {} with --seed {}\n",
+        std::is_same_v<Input, BatchInput> ? "inputs" : "replay documents",
+        seed);
+  }
   const std::size_t jobs =
       options.jobs > 0 ? options.jobs
                        : std::max(1u, std::thread::hardware_concurrency());
@@ -145,12 +203,12 @@ void Run(const RunOptions& options) {
   // run always checks something).
   std::size_t next_given = 0;
   std::uint64_t next_run = 0;
-  auto next_input = [&]() -> std::optional<NamedInput> {
+  auto next_input = [&]() -> std::optional<NamedInputOf<Input>> {
     if (next_given + next_run > 0 && Clock::now() >= stop) return std::nullopt;
     if (next_given < inputs.size()) return inputs[next_given++];
     if (next_run < runs) {
       return WhileDoing("generating inputs", [&] {
-        return GeneratedInput(seed, next_run++, options.max_size);
+        return Generate(seed, next_run++, options.max_size, Input{});
       });
     }
     return std::nullopt;
@@ -159,17 +217,17 @@ void Run(const RunOptions& options) {
   // run is reproducible whatever the number of jobs.
   std::size_t checked = 0;
   for (bool more = true; more;) {
-    std::vector<NamedInput> batch;
+    std::vector<NamedInputOf<Input>> batch;
     std::vector<std::future<std::optional<Failure>>> results;
     while (batch.size() < jobs) {
-      std::optional<NamedInput> input = next_input();
+      std::optional<NamedInputOf<Input>> input = next_input();
       if (!input) {
         more = false;
         break;
       }
       batch.push_back(*std::move(input));
     }
-    for (const NamedInput& input : batch) {
+    for (const NamedInputOf<Input>& input : batch) {
       try {
         results.push_back(
             std::async(std::launch::async, check, std::cref(input.input)));
@@ -199,6 +257,22 @@ void Run(const RunOptions& options) {
   const std::chrono::duration<double> elapsed = Clock::now() - start;
   fmt::print("OK: {} inputs agree with the reference ({:.1f} s)\n", checked,
              elapsed.count());
+}
+
+}  // namespace
+
+void Run(const RunOptions& options) {
+  if (options.command.empty() == options.engines.empty()) {
+    throw std::invalid_argument(
+        "verify: give exactly one of --cmd COMMAND and --engines NAMES");
+  }
+  if (options.format == InputFormat::kBatch) return RunOn<BatchInput>(options);
+  if (!options.trace.empty()) {
+    // A window of a trace has no capacity, policy or page size to check.
+    throw std::invalid_argument(
+        "verify: --trace applies to --format batch only");
+  }
+  RunOn<ReplayInput>(options);
 }
 
 }  // namespace kvprefix::verify

@@ -26,14 +26,26 @@ inline constexpr int kMaxGeneratorSize = 10000;
 // with --cmd, a process with three pipes.
 inline constexpr std::size_t kMaxJobs = 1024;
 
+// What an implementation under test reads and answers.
+enum class InputFormat {
+  // SPEC §4 documents; the answer is the batch job's (SPEC §2, §5).
+  kBatch,
+  // SPEC §8 replay documents (requests, capacity, policy, page size); the
+  // answer is each request's match at step 1 of a replay (SPEC §5's form).
+  kRequests,
+};
+
 struct RunOptions {
   // What is checked: exactly one of an external command (run with
   // /bin/sh -c once per input) and built-in engines (registry names or
   // "all").
   std::string command;
   std::vector<std::string> engines;
-  // Given inputs: SPEC §4 files, a case file or folder of them, a Mooncake
-  // trace cut into windows of `trace_window` (>= 2) requests; "" for none.
+  InputFormat format = InputFormat::kBatch;
+  // Given inputs: SPEC §4 files (replay documents with kRequests), a case
+  // file or folder of them (replay case files with kRequests), a Mooncake
+  // trace cut into windows of `trace_window` (>= 2) requests (kBatch only);
+  // "" for none.
   std::vector<std::string> files;
   std::string cases;
   std::string trace;
@@ -61,7 +73,8 @@ struct RunOptions {
 // standard output: "OK: N inputs agree ...", or the failure, shrunk, whose
 // case file (with the reference's answer) is written to `out`. Failures are
 // taken in input order, so a run is reproducible whatever `jobs` is.
-// Throws std::invalid_argument or InputError for bad usage or input,
+// Throws std::invalid_argument or InputError for bad usage (a trace with
+// kRequests) or input,
 // IoError for an unwritable `out` or unreadable input, ResourceError
 // ("out of memory while checking <input>", a thread that cannot start),
 // std::system_error if the command cannot be started, and std::runtime_error

@@ -14,11 +14,13 @@ namespace {
 using Sequence = std::vector<Token>;
 using Sequences = std::vector<Sequence>;
 
-// The shrinker's working form of a batch input: every sequence its own
-// vector, so that candidates are easy to edit.
+// The shrinker's working form of an input: every sequence its own vector, so
+// that candidates are easy to edit. A replay document has no cached
+// sequences; a batch input keeps the default (unbounded) options.
 struct EditableInput {
   Sequences cached_sequences;
   Sequences requests;
+  CacheOptions options;
 };
 
 // The two lists of a case: shrinking treats them alike.
@@ -33,14 +35,30 @@ Sequences ToSequences(const SequenceList& list) {
   return sequences;
 }
 
-BatchInput ToBatchInput(const EditableInput& work) {
-  BatchInput input;
-  for (const Sequence& sequence : work.cached_sequences) {
-    input.cached_sequences.Append(sequence);
-  }
-  for (const Sequence& sequence : work.requests)
-    input.requests.Append(sequence);
-  return input;
+SequenceList ToList(const Sequences& sequences) {
+  SequenceList list;
+  for (const Sequence& sequence : sequences) list.Append(sequence);
+  return list;
+}
+
+EditableInput ToEditable(const BatchInput& input) {
+  return {ToSequences(input.cached_sequences), ToSequences(input.requests),
+          CacheOptions{}};
+}
+EditableInput ToEditable(const ReplayInput& input) {
+  return {{}, ToSequences(input.requests), input.options};
+}
+
+// The input of type `Input` that `work` stands for.
+template <typename Input>
+Input FromEditable(const EditableInput& work);
+template <>
+BatchInput FromEditable(const EditableInput& work) {
+  return BatchInput{ToList(work.cached_sequences), ToList(work.requests)};
+}
+template <>
+ReplayInput FromEditable(const EditableInput& work) {
+  return ReplayInput{ToList(work.requests), work.options};
 }
 
 // Calls visit(sequence) for every sequence of both lists of `work`.
@@ -70,25 +88,42 @@ std::vector<Token> SmallerValues(Token value) {
   return values;
 }
 
+// Smaller values of a cache option `value` to try, most wanted first: the
+// `wanted` end, half way, one step (all strictly between `wanted` and
+// `value`, or `wanted` itself).
+std::vector<std::uint64_t> SmallerOptionValues(std::uint64_t value,
+                                               std::uint64_t wanted) {
+  std::vector<std::uint64_t> values;
+  for (std::uint64_t c : {wanted, wanted + (value - wanted) / 2, value - 1}) {
+    if (c >= wanted && c < value &&
+        std::find(values.begin(), values.end(), c) == values.end()) {
+      values.push_back(c);
+    }
+  }
+  return values;
+}
+
+template <typename Input>
 class Shrinker {
  public:
-  Shrinker(const BatchInput& failing, const Failure& failure,
-           const Checker& check, const ShrinkOptions& options)
-      : current_{ToSequences(failing.cached_sequences),
-                 ToSequences(failing.requests)},
+  Shrinker(const Input& failing, const Failure& failure,
+           const CheckerOf<Input>& check, const ShrinkOptions& options)
+      : current_(ToEditable(failing)),
         failure_(failure),
         check_(check),
         options_(options) {}
 
-  ShrinkResult Run() {
+  ShrinkResultOf<Input> Run() {
     bool progress = true;
     while (progress && !OutOfBudget()) {
       progress = DropSequences();
       progress |= DropColumns();
       progress |= DropTokens();
       progress |= RenameValues();
+      progress |= ShrinkCache();
     }
-    return ShrinkResult{ToBatchInput(current_), failure_, attempts_};
+    return ShrinkResultOf<Input>{FromEditable<Input>(current_), failure_,
+                                 attempts_};
   }
 
  private:
@@ -100,7 +135,7 @@ class Shrinker {
   // Keeps `candidate` if it fails the same way as the current input.
   bool Try(EditableInput candidate) {
     ++attempts_;
-    std::optional<Failure> failure = check_(ToBatchInput(candidate));
+    std::optional<Failure> failure = check_(FromEditable<Input>(candidate));
     if (!failure || failure->kind != failure_.kind) return false;
     current_ = std::move(candidate);
     failure_ = *std::move(failure);
@@ -189,9 +224,33 @@ class Shrinker {
     return progress;
   }
 
+  // Tries each smaller value of the cache option `field` (toward `wanted`)
+  // and keeps the first that still fails.
+  bool ShrinkOption(std::uint64_t CacheOptions::*field, std::uint64_t wanted) {
+    for (std::uint64_t value :
+         SmallerOptionValues(current_.options.*field, wanted)) {
+      if (OutOfBudget()) return false;
+      EditableInput candidate = current_;
+      candidate.options.*field = value;
+      if (Try(std::move(candidate))) return true;
+    }
+    return false;
+  }
+
+  // A batch input's options are the default (unbounded, page size 1): this
+  // pass tries nothing there.
+  bool ShrinkCache() {
+    bool progress = false;
+    if (current_.options.bounded()) {
+      progress |= ShrinkOption(&CacheOptions::capacity, 0);
+    }
+    progress |= ShrinkOption(&CacheOptions::page_size, 1);
+    return progress;
+  }
+
   EditableInput current_;
   Failure failure_;
-  const Checker& check_;
+  const CheckerOf<Input>& check_;
   ShrinkOptions options_;
   std::size_t attempts_ = 0;
 };
@@ -200,7 +259,13 @@ class Shrinker {
 
 ShrinkResult Shrink(const BatchInput& failing, const Failure& failure,
                     const Checker& check, const ShrinkOptions& options) {
-  return Shrinker(failing, failure, check, options).Run();
+  return Shrinker<BatchInput>(failing, failure, check, options).Run();
+}
+
+ReplayShrinkResult Shrink(const ReplayInput& failing, const Failure& failure,
+                          const ReplayChecker& check,
+                          const ShrinkOptions& options) {
+  return Shrinker<ReplayInput>(failing, failure, check, options).Run();
 }
 
 }  // namespace kvprefix::verify

@@ -1,5 +1,6 @@
-// Shrinking a failing input to a small one that fails the same way, so the
-// user debugs three short sequences instead of three hundred long ones.
+// Shrinking a failing input (a batch input or a replay document) to a small
+// one that fails the same way, so the user debugs three short sequences
+// instead of three hundred long ones.
 //
 // Greedy delta debugging (Zeller & Hildebrandt, "Simplifying and Isolating
 // Failure-Inducing Input", TSE 2002), specialised to the batch job's shape,
@@ -10,7 +11,11 @@
 //      duplicate would make the failure vanish);
 //   3. drop tokens inside each sequence: chunks of len/2, ..., 1;
 //   4. rename token values toward 0 (every occurrence of a value at once, so
-//      the prefix structure survives): 0, 1, 2, 3, v/2, v-1 (|.| < |v|).
+//      the prefix structure survives): 0, 1, 2, 3, v/2, v-1 (|.| < |v|);
+//   5. a replay document's cache (SPEC §8): a finite capacity toward 0
+//      (0, C/2, C-1), the page size toward 1 (1, P-1).
+// A replay document has only requests; passes 1-4 treat them as a batch
+// input's lists.
 // Every candidate is accepted only if the checker reports the same
 // FailureKind, so a wrong answer never shrinks into, say, a crash.
 #ifndef KVPREFIX_VERIFY_SHRINK_H_
@@ -20,6 +25,7 @@
 #include <cstddef>
 
 #include "kvprefix/batch.h"
+#include "kvprefix/replay.h"
 #include "verify/checker.h"
 #include "verify/failure.h"
 
@@ -33,18 +39,25 @@ struct ShrinkOptions {
       std::chrono::steady_clock::time_point::max();
 };
 
-struct ShrinkResult {
-  BatchInput input;      // fails with failure.kind
+template <typename Input>
+struct ShrinkResultOf {
+  Input input;           // fails with failure.kind
   Failure failure;       // the checker's report on `input`
   std::size_t attempts;  // checker calls made
 };
+using ShrinkResult = ShrinkResultOf<BatchInput>;
+using ReplayShrinkResult = ShrinkResultOf<ReplayInput>;
 
 // Shrinks `failing`, on which `check` reported `failure`. The result is
 // 1-minimal for the passes above unless the budget ran out. Cost: up to
 // max_attempts checker calls, each on an input no larger than `failing`.
-// Throws only what `check` throws.
+// Throws only what `check` throws. Not thread-safe for one `check` that is
+// not.
 ShrinkResult Shrink(const BatchInput& failing, const Failure& failure,
                     const Checker& check, const ShrinkOptions& options);
+ReplayShrinkResult Shrink(const ReplayInput& failing, const Failure& failure,
+                          const ReplayChecker& check,
+                          const ShrinkOptions& options);
 
 }  // namespace kvprefix::verify
 

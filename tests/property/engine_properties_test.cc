@@ -3,10 +3,12 @@
 // new engines are picked up without an edit here) and the mutants' correct
 // baseline. The bodies live in property_checks.cc, shared with the teeth
 // test. Reproducing a failure and long campaigns: tests/README.md.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
 
 #include <algorithm>
+#include <iostream>
 
 #include "engines/all_engines.h"
 #include "testing/property_checks.h"
@@ -95,6 +97,67 @@ RC_GTEST_PROP(CacheProperties, CacheInvariantsHold, ()) {
 RC_GTEST_PROP(CacheProperties, LargeCapacityGivesUnboundedAnswers, ()) {
   InputShape shape;
   CheckLargeCapacityGivesUnboundedAnswers(CacheEnginesWithReference(), &shape);
+}
+
+// The LRU curve (SPEC §8): one pass equals direct LRU replay at every
+// capacity from 0 to the distinct prefixes + 1, page sizes 1 to 3, over the
+// reference and the radix engine.
+RC_GTEST_PROP(CurveProperties, LruCurveEqualsReplay, ()) {
+  InputShape shape;
+  CheckLruCurveEqualsReplay(CurvesUnderTest(), &shape);
+}
+
+// Memory (issue 16): on adversarial token distributions, unbounded and
+// capacity-bounded, every optimized engine holds at most 64 bytes per node
+// and at most 4 times radix's memory. The reference (a std::map of children
+// per node, ~120 bytes per node) is exempt: MemoryEnginesUnderTest() leaves
+// it out.
+RC_GTEST_PROP(MemoryProperties, MemoryBoundedPerNode, ()) {
+  InputShape shape;
+  CheckMemoryBoundedPerNode(MemoryEnginesUnderTest(), &shape);
+}
+
+// The figures behind the property, one fixed workload per spread and fan-out
+// (wide: 2 parents x 1,500 children; medium: 10 x 200; narrow: 250 x 4 with
+// chains of 1), unbounded and at a capacity of 60% of the nodes (LRU):
+// printed as a table of bytes per node, and held to the same bounds.
+TEST(MemoryProperties, AdversarialBytesPerNodeTable) {
+  struct Shape {
+    std::string_view name;
+    std::size_t parents, fanout, tail;
+  };
+  constexpr Shape kShapes[] = {
+      {"wide", 2, 1500, 0}, {"medium", 10, 200, 0}, {"narrow", 250, 4, 1}};
+  const EngineNameList engines = MemoryEnginesUnderTest();
+  std::cout << "spread | fan-out | cache | nodes";
+  for (std::string_view engine : engines) std::cout << " | " << engine;
+  std::cout << " (bytes per node)\n";
+  for (TokenSpread spread : kTokenSpreads) {
+    for (const Shape& shape : kShapes) {
+      const AdversarialWorkload workload{spread, shape.parents, shape.fanout,
+                                         shape.tail, /*salt=*/1};
+      const SequenceList sequences = BuildAdversarial(workload);
+      for (const bool bounded : {false, true}) {
+        const CacheOptions options{
+            .capacity = bounded ? workload.nodes() * 6 / 10 : kUnbounded};
+        const std::vector<MemoryFigure> figures =
+            MeasureMemory(engines, sequences, options);
+        const MemoryFigure radix =
+            MeasureMemory({"radix"}, sequences, options).front();
+        std::cout << TokenSpreadName(spread) << " | " << shape.name << " | "
+                  << (bounded ? "60%" : "unbounded") << " | "
+                  << figures.front().nodes;
+        for (const MemoryFigure& figure : figures) {
+          std::cout << fmt::format(" | {:.1f}", figure.bytes_per_node());
+          EXPECT_GE(figure.nodes,
+                    bounded ? workload.nodes() * 6 / 10 : workload.nodes());
+        }
+        std::cout << "\n";
+        EXPECT_EQ(MemoryBoundProblem(figures, radix, bounded), "")
+            << TokenSpreadName(spread) << ", " << shape.name;
+      }
+    }
+  }
 }
 
 }  // namespace

@@ -2,7 +2,9 @@
 //
 // For each mutant, every property of property_checks.h that applies to it
 // (an index mutant: AllProperties(); a cache mutant, whose bug needs a
-// capacity or pages: CacheProperties()) runs with RapidCheck's configured
+// capacity or pages: CacheProperties(); an LRU curve mutant:
+// CurveProperties(), whose correct curves engine_properties_test checks)
+// runs with RapidCheck's configured
 // number of cases (100 by default); at least one must find a counterexample
 // that shrinks to at most kMaxSequences sequences (operations) of at most
 // kMaxTokens tokens. Every shrunk counterexample is
@@ -63,8 +65,14 @@ bool IsCacheMutant(std::string_view name) {
          name == MutantCacheName(MutantCacheBug::kNone);
 }
 
+bool IsCurveMutant(std::string_view name) {
+  const std::vector<std::string_view> curves = CurveMutantNames();
+  return std::find(curves.begin(), curves.end(), name) != curves.end();
+}
+
 // The properties that apply to `mutant`.
 const std::vector<Property>& PropertiesFor(std::string_view mutant) {
+  if (IsCurveMutant(mutant)) return CurveProperties();
   return IsCacheMutant(mutant) ? CacheProperties() : AllProperties();
 }
 
@@ -110,15 +118,29 @@ TEST_P(TeethTest, SuiteFindsSmallCounterexample) {
       << " sequences of " << kMaxTokens << " tokens (log above)";
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Mutants, TeethTest, ::testing::ValuesIn(MutantNames()),
-    [](const ::testing::TestParamInfo<std::string_view>& info) {
-      std::string name(info.param);
-      for (char& c : name) {
-        if (c == '-') c = '_';
-      }
-      return name;
-    });
+std::string TestName(const ::testing::TestParamInfo<std::string_view>& info) {
+  std::string name(info.param);
+  for (char& c : name) {
+    if (c == '-') c = '_';
+  }
+  return name;
+}
+
+INSTANTIATE_TEST_SUITE_P(Mutants, TeethTest, ::testing::ValuesIn(MutantNames()),
+                         TestName);
+// The LRU curve's mutants (issue 15), caught by CurveProperties().
+INSTANTIATE_TEST_SUITE_P(CurveMutants, TeethTest,
+                         ::testing::ValuesIn(CurveMutantNames()), TestName);
+
+// `property` checked on the one engine `engine` with TeethParams().
+rc::detail::TestResult CheckOn(const Property& property,
+                               std::string_view engine) {
+  const auto run = [&] {
+    InputShape shape;
+    property.check({engine}, &shape);
+  };
+  return Check(run, property.name, TeethParams());
+}
 
 // The mutants' correct baselines pass every property, so each mutant's
 // failures above come from its bug alone.
@@ -126,16 +148,34 @@ TEST(TeethTest, BaselinesPassEveryProperty) {
   for (const std::string_view baseline :
        {MutantName(MutantBug::kNone), MutantCacheName(MutantCacheBug::kNone)}) {
     for (const Property& property : PropertiesFor(baseline)) {
-      const auto run = [&] {
-        InputShape shape;
-        property.check({baseline}, &shape);
-      };
-      const auto result = Check(run, property.name, TeethParams());
+      const auto result = CheckOn(property, baseline);
       std::ostringstream message;
       rc::detail::printResultMessage(result, message);
       EXPECT_TRUE(result.is<rc::detail::SuccessResult>())
           << baseline << " " << property.name << ": " << message.str();
     }
+  }
+}
+
+// The memory property catches an engine whose memory grows past 64 bytes
+// per node (mutant-fat-node: radix plus a 72-byte record per node ID), and
+// passes radix itself. Its counterexamples are large by nature (at least
+// kMemoryMinNodes nodes), so they are not held to the small-case bound.
+TEST(TeethTest, MemoryPropertyCatchesFatNodes) {
+  for (std::string_view mutant : MemoryMutantNames()) {
+    for (const Property& property : MemoryProperties()) {
+      const auto result = CheckOn(property, mutant);
+      std::ostringstream message;
+      rc::detail::printResultMessage(result, message);
+      std::cout << "=== " << mutant << "/" << property.name << "\n"
+                << message.str() << "\n";
+      EXPECT_TRUE(result.is<rc::detail::FailureResult>())
+          << property.name << " passes " << mutant;
+    }
+  }
+  for (const Property& property : MemoryProperties()) {
+    EXPECT_TRUE(CheckOn(property, "radix").is<rc::detail::SuccessResult>())
+        << property.name;
   }
 }
 

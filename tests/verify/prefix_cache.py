@@ -41,22 +41,28 @@ class PrefixTrie:
         return len(request), node
 
 
+def match_entry(request, length, node):
+    """One match of SPEC §5's answer."""
+    return {"matched_length": length, "cache_node": node,
+            "uncached_suffix": request[length:]}
+
+
 def find_prefix_matches(document, trie_class=PrefixTrie):
     """The batch job (SPEC §2) on a parsed SPEC §4 document."""
     trie = trie_class()
     for sequence in document["cached_sequences"]:
         trie.insert(sequence)
-    matches = []
-    for request in document["requests"]:
-        length, node = trie.match(request)
-        matches.append({"matched_length": length, "cache_node": node,
-                        "uncached_suffix": request[length:]})
-    return {"matches": matches}
+    return {"matches": [match_entry(request, *trie.match(request))
+                        for request in document["requests"]]}
+
+
+def write_answer(answer):
+    """SPEC §5's bytes: compact, one trailing newline."""
+    sys.stdout.write(json.dumps(answer, separators=(",", ":")) + "\n")
 
 
 def main(trie_class=PrefixTrie):
-    answer = find_prefix_matches(json.load(sys.stdin), trie_class)
-    sys.stdout.write(json.dumps(answer, separators=(",", ":")) + "\n")
+    write_answer(find_prefix_matches(json.load(sys.stdin), trie_class))
 
 
 if __name__ == "__main__":
