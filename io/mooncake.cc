@@ -223,15 +223,28 @@ class ChunkReader {
         remainder_(options.vocabulary) {}
 
   // Replaces `chunk` with the next requests; false if none are left.
-  // Throws as ForEachTraceChunk.
+  // Throws as ForEachTraceChunk: a bad or unreadable line ends the chunk
+  // before it, and is thrown by the next call, so that the requests before
+  // it are consumed whatever the chunk limits.
   bool Fill(SequenceList& chunk) {
     chunk.Clear();
+    if (failed_line_) std::rethrow_exception(failed_line_);
     simdjson::padded_string_view json;
-    while (chunk.total_tokens() < chunking_.tokens &&
-           chunk.size() < chunking_.requests && lines_.Next(json)) {
-      if (IsBlank(json)) continue;
-      ParsePaddedLine(parser_, json, lines_.line_number(), options_, line_);
-      AppendTokens(line_, options_, remainder_, chunk);
+    try {
+      while (chunk.total_tokens() < chunking_.tokens &&
+             chunk.size() < chunking_.requests && lines_.Next(json)) {
+        if (IsBlank(json)) continue;
+        ParsePaddedLine(parser_, json, lines_.line_number(), options_, line_);
+        AppendTokens(line_, options_, remainder_, chunk);
+      }
+    } catch (const std::exception& error) {
+      // Both come before the line's first token is appended: the chunk
+      // holds whole requests. Running out of memory may come in the middle
+      // of one, and is thrown at once.
+      const bool line_error = dynamic_cast<const InputError*>(&error) ||
+                              dynamic_cast<const IoError*>(&error);
+      if (!line_error || chunk.empty()) throw;
+      failed_line_ = std::current_exception();
     }
     return !chunk.empty();
   }
@@ -242,7 +255,8 @@ class ChunkReader {
   TraceChunking chunking_;
   Remainder remainder_;
   ondemand::parser parser_;
-  TraceLine line_;  // reused: its vector keeps its capacity
+  TraceLine line_;                  // reused: its vector keeps its capacity
+  std::exception_ptr failed_line_;  // to throw once the chunk is consumed
 };
 
 // A reader thread filling kTraceChunksInFlight chunks in turn, and the

@@ -87,9 +87,11 @@ inline constexpr std::size_t kTraceChunksInFlight = 3;
 // 256 KiB or the longest line; not the trace.
 //
 // Errors come in trace order: consume() has seen every request before the
-// line that is bad or cannot be read, then this throws what
-// ReadMooncakeTrace would (IoError, InputError naming the line,
-// std::invalid_argument, std::bad_alloc), and nothing after it is consumed.
+// line that is bad or cannot be read, whatever the chunking, then this
+// throws what ReadMooncakeTrace would (IoError, InputError naming the line),
+// and nothing after it is consumed. std::invalid_argument (a bad vocabulary
+// or chunking) and IoError for a file that cannot be opened come before any
+// chunk; std::bad_alloc as soon as the reader runs out of memory.
 // A caller that must not act on a partial trace keeps its output until this
 // returns. If consume() throws, the reader is stopped and joined, and the
 // exception propagates. Returns the seconds spent reading, parsing and
