@@ -238,9 +238,10 @@ class ChunkReader {
         AppendTokens(line_, options_, remainder_, chunk);
       }
     } catch (const std::exception& error) {
-      // Both come before the line's first token is appended: the chunk
-      // holds whole requests. Running out of memory may come in the middle
-      // of one, and is thrown at once.
+      // A bad line (InputError) or a failed read (IoError) comes before
+      // the line's first token is appended, so the chunk holds whole
+      // requests. Running out of memory may come in the middle of one: it
+      // is thrown at once.
       const bool line_error = dynamic_cast<const InputError*>(&error) ||
                               dynamic_cast<const IoError*>(&error);
       if (!line_error || chunk.empty()) throw;

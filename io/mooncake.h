@@ -82,9 +82,11 @@ inline constexpr std::size_t kTraceChunksInFlight = 3;
 // chunk in trace order, on the calling thread. The chunks concatenated are
 // ReadMooncakeTrace(path, options). Memory: the window, at most
 // kTraceChunksInFlight chunks of fewer than chunking.tokens + (the longest
-// request) tokens at 4 bytes each (about 3 MiB by default on the Mooncake
-// traces, whose longest request has 191,378 tokens), plus a read buffer of
-// 256 KiB or the longest line; not the trace.
+// request) tokens at 4 bytes each (5.4 MB by default on the Mooncake traces,
+// whose longest request has 191,378 tokens; a reused chunk's storage may
+// have grown to twice what it holds), plus a read buffer of 256 KiB or the
+// longest line; not the trace. Calls share nothing: any number may run at
+// once on different threads.
 //
 // Errors come in trace order: consume() has seen every request before the
 // line that is bad or cannot be read, whatever the chunking, then this
