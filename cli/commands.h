@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
+#include <functional>
 #include <stdexcept>
 #include <string>
 
@@ -66,8 +67,17 @@ struct TraceArguments {
 // Adds the required TRACE positional, --mode block|token and --vocab V.
 void AddTraceArguments(CLI::App& command, TraceArguments& trace);
 
-// Reads the trace; bad input becomes a FileInputError naming the file.
+// Reads the whole trace; bad input becomes a FileInputError naming the file.
 SequenceList ReadTrace(const TraceArguments& trace);
+
+// Streams the trace: ForEachTraceChunk (io/mooncake.h) with the reader in
+// the background, so memory holds a window of the trace, not all of it.
+// Bad input becomes a FileInputError naming the file, and running out of
+// memory in the reader "out of memory while reading <file>"; so consume()
+// should name its own step with WhileDoing. Returns the reader's seconds.
+double StreamTrace(
+    const TraceArguments& trace,
+    const std::function<void(const SequenceList& chunk)>& consume);
 
 }  // namespace kvprefix::cli
 

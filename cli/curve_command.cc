@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -54,58 +55,55 @@ std::vector<std::uint64_t> ParseCapacityList(const std::string& list,
   }
 }
 
-// The requests and page size the curve runs on.
-struct CurveInput {
-  SequenceList requests;
-  std::uint64_t page_size;
-  std::uint64_t symbol_tokens;  // KV tokens of one symbol before paging
-};
-
-CurveInput ReadInput(const CurveOptions& options) {
-  if (options.input_format == "requests") {
-    ReplayInput document = ReadNamed(
-        options.trace.path,
-        [](const std::string& path) { return ReadReplayDocumentFile(path); });
-    const bool page_size_given = options.cache.page_size_option->count() > 0;
-    return {
-        std::move(document.requests),
-        page_size_given ? options.cache.page_size : document.options.page_size,
-        1};
-  }
-  return {ReadTrace(options.trace), options.cache.page_size,
-          options.trace.mode == "block"
-              ? static_cast<std::uint64_t>(kMooncakeBlockTokens)
-              : 1};
-}
-
+// One pass over the requests: a Mooncake trace is streamed (StreamTrace),
+// so memory holds the trie and a window of the trace; a replay document is
+// read whole first, as its page size comes with it.
 void RunCurve(const CurveOptions& options) {
   if (options.capacities_option->count() > 0 &&
       options.points_option->count() > 0) {
     throw std::invalid_argument("give --capacities or --points, not both");
   }
   Progress progress;
-  CurveInput input = ReadInput(options);
-  progress.Note(fmt::format("parsed {} requests, {} tokens",
-                            input.requests.size(),
-                            input.requests.total_tokens()));
+  std::optional<ReplayInput> document;
   CacheArguments cache = options.cache;
-  cache.page_size = input.page_size;
-  const unsigned __int128 node_bytes = NodeBytes(cache, input.symbol_tokens);
+  // KV tokens of one symbol before paging: a hash id is a 512-token block.
+  std::uint64_t symbol_tokens =
+      options.trace.mode == "block" ? kMooncakeBlockTokens : 1;
+  if (options.input_format == "requests") {
+    document = ReadNamed(options.trace.path, [](const std::string& path) {
+      return ReadReplayDocumentFile(path);
+    });
+    if (options.cache.page_size_option->count() == 0) {
+      cache.page_size = document->options.page_size;
+    }
+    symbol_tokens = 1;
+  }
+  const unsigned __int128 node_bytes = NodeBytes(cache, symbol_tokens);
   // Checked before the pass, so that a typo costs nothing.
   std::vector<std::uint64_t> capacities =
       options.capacities.empty()
           ? std::vector<std::uint64_t>{}
           : ParseCapacityList(options.capacities, node_bytes);
 
-  LruCurve<PagedIndex<RadixTrie>> curve(input.page_size);
+  LruCurve<PagedIndex<RadixTrie>> curve(cache.page_size);
+  const auto add_all = [&](const SequenceList& requests) {
+    WhileDoing("computing the curve", [&] {
+      for (const TokenSpan request : requests) {
+        curve.Add(request);
+        progress.Count("replayed", curve.requests());
+      }
+    });
+  };
+  if (document) {
+    add_all(document->requests);
+  } else {
+    StreamTrace(options.trace, add_all);
+  }
+  progress.Note(fmt::format("{} requests, {} tokens; {} distinct prefixes",
+                            curve.requests(), curve.request_tokens(),
+                            curve.distinct_prefixes()));
   const std::vector<std::uint64_t> matched =
       WhileDoing("computing the curve", [&] {
-        for (std::size_t i = 0; i < input.requests.size(); ++i) {
-          curve.Add(input.requests[i]);
-          progress.Count("replayed", i + 1, input.requests.size());
-        }
-        progress.Note(
-            fmt::format("{} distinct prefixes", curve.distinct_prefixes()));
         if (capacities.empty()) {
           capacities =
               LogSpacedCapacities(curve.distinct_prefixes(), options.points);
@@ -144,7 +142,7 @@ void RunCurve(const CurveOptions& options) {
         fmt::format(
             "{}: {} requests, {} distinct prefixes, page size {}",
             std::filesystem::path(options.trace.path).filename().string(),
-            curve.requests(), curve.distinct_prefixes(), input.page_size));
+            curve.requests(), curve.distinct_prefixes(), cache.page_size));
   }
   WriteFileAtomically(options.output, options.format == "csv" ? csv : jsonl);
 }

@@ -37,11 +37,27 @@ void AddTraceArguments(CLI::App& command, TraceArguments& trace) {
       ->capture_default_str();
 }
 
-SequenceList ReadTrace(const TraceArguments& trace) {
+namespace {
+
+TraceOptions ToTraceOptions(const TraceArguments& trace) {
   TraceOptions options = trace.options;
   options.mode = trace.mode == "token" ? TraceMode::kToken : TraceMode::kBlock;
+  return options;
+}
+
+}  // namespace
+
+SequenceList ReadTrace(const TraceArguments& trace) {
   return ReadNamed(trace.path, [&](const std::string& path) {
-    return ReadMooncakeTrace(path, options);
+    return ReadMooncakeTrace(path, ToTraceOptions(trace));
+  });
+}
+
+double StreamTrace(
+    const TraceArguments& trace,
+    const std::function<void(const SequenceList& chunk)>& consume) {
+  return ReadNamed(trace.path, [&](const std::string& path) {
+    return ForEachTraceChunk(path, ToTraceOptions(trace), consume);
   });
 }
 

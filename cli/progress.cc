@@ -27,15 +27,12 @@ void Progress::Note(std::string_view message) {
   fmt::print(stderr, "kvprefix: {} ({:.1f} s)\n", message, Seconds());
 }
 
-void Progress::Count(std::string_view label, std::uint64_t done,
-                     std::uint64_t total) {
+void Progress::Count(std::string_view label, std::uint64_t done) {
   if (!enabled_) return;
   const auto now = std::chrono::steady_clock::now();
-  if (done != total && now - last_count_ < std::chrono::milliseconds(200)) {
-    return;
-  }
+  if (now - last_count_ < std::chrono::milliseconds(200)) return;
   last_count_ = now;
-  fmt::print(stderr, "\rkvprefix: {} {}/{}", label, done, total);
+  fmt::print(stderr, "\rkvprefix: {} {}", label, done);
   count_line_open_ = true;
 }
 

@@ -21,9 +21,10 @@ class Progress {
   // Prints "kvprefix: <message> (<seconds since start> s)" on its own line.
   void Note(std::string_view message);
 
-  // Rewrites one line "kvprefix: <label> <done>/<total>" at most 5 times a
-  // second. Cheap enough to call once per request.
-  void Count(std::string_view label, std::uint64_t done, std::uint64_t total);
+  // Rewrites one line "kvprefix: <label> <done>" at most 5 times a second
+  // (a streamed trace has no total until its end). Cheap enough to call
+  // once per request.
+  void Count(std::string_view label, std::uint64_t done);
 
   // Seconds since construction (also when not shown).
   double Seconds() const;

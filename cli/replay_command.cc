@@ -52,30 +52,38 @@ void Reject(const CLI::Option* option, std::string_view format) {
   }
 }
 
+// Streams the trace (StreamTrace): each chunk is replayed while the next is
+// read. Nothing is written until the whole trace has been replayed: an error
+// on any line, however late, leaves stdout and --matches untouched.
 void ReplayMooncake(const ReplayOptions& options) {
   Reject(options.output_option, "mooncake");
   Progress progress;
-  const SequenceList trace = ReadTrace(options.trace);
-  const double read_seconds = progress.Seconds();
-  progress.Note(fmt::format("parsed {} requests, {} tokens", trace.size(),
-                            trace.total_tokens()));
   // In block mode a symbol is a hash id: 512 tokens of KV cache.
   const std::uint64_t symbol_tokens =
       options.trace.mode == "block" ? kMooncakeBlockTokens : 1;
   const CacheOptions cache = ToCacheOptions(options.cache, symbol_tokens);
   const auto index = MakeEngine(options.engine, cache);
   std::string match_lines;
-  const ReplaySummary summary = WhileDoing("replaying", [&] {
-    return Replay(*index, trace,
-                  [&](std::size_t i, TokenSpan request, const Match& match) {
-                    if (!options.matches.empty()) {
-                      AppendMatchLine(i, request, match, match_lines);
-                    }
-                    progress.Count("replayed", i + 1, trace.size());
-                  });
-  });
-  const double replay_seconds = progress.Seconds() - read_seconds;
-  progress.Note(fmt::format("replayed; {} nodes", index->node_count()));
+  ReplaySummary summary;
+  double replay_seconds = 0;
+  const double read_seconds =
+      StreamTrace(options.trace, [&](const SequenceList& chunk) {
+        const double start = progress.Seconds();
+        WhileDoing("replaying", [&] {
+          ContinueReplay(
+              *index, chunk, summary,
+              [&](std::size_t i, TokenSpan request, const Match& match) {
+                if (!options.matches.empty()) {
+                  AppendMatchLine(i, request, match, match_lines);
+                }
+                progress.Count("replayed", i + 1);
+              });
+        });
+        replay_seconds += progress.Seconds() - start;
+      });
+  progress.Note(fmt::format("replayed {} requests, {} tokens; {} nodes",
+                            summary.requests, summary.request_tokens,
+                            index->node_count()));
   // Both outputs are built before either is written: running out of memory
   // leaves neither.
   const std::string line = WhileDoing("formatting the output", [&] {
@@ -141,7 +149,11 @@ void RegisterReplayCommand(CLI::App& app) {
       "input_length and hash_ids); prints one JSON line: engine, mode, "
       "vocab, capacity, policy, page_size, requests, request_tokens, "
       "matched_tokens, hit_ratio (matched/request tokens), nodes, "
-      "peak_nodes, evictions, memory_bytes, read_seconds, replay_seconds.\n"
+      "peak_nodes, evictions, memory_bytes, read_seconds (reading, parsing "
+      "and expanding the trace, on a second thread while the replay runs), "
+      "replay_seconds. The trace is streamed: memory holds the index and a "
+      "few MB of the trace, and nothing is printed unless every line is "
+      "good.\n"
       "--format requests: a replay document {\"requests\":[[...],...], "
       "\"capacity\":C,\"policy\":\"lru\",\"page_size\":P} (SPEC §8; "
       "options given override its cache); prints {\"matches\":[...]} as "

@@ -1,14 +1,24 @@
-// Reading Mooncake traces (SPEC §7): one simdjson On Demand parse per line.
+// Reading Mooncake traces (SPEC §7): one simdjson On Demand parse per line,
+// whole or streamed in chunks.
 #include "io/mooncake.h"
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <chrono>
+#include <condition_variable>
+#include <exception>
 #include <limits>
+#include <mutex>
 #include <stdexcept>
+#include <system_error>
+#include <thread>
 #include <vector>
 
 #include "io/json_diagnostics.h"
-#include "io/padded_file.h"
+#include "io/padded_lines.h"
 
 namespace kvprefix {
 namespace {
@@ -106,11 +116,50 @@ std::int64_t LastBlockTokens(const TraceLine& line, std::size_t line_number) {
   return line.input_length - (blocks - 1) * kMooncakeBlockTokens;
 }
 
-// Appends the tokens of a line ParsePaddedLine has checked.
+__extension__ typedef unsigned __int128 Uint128;  // GCC and Clang
+
+// x mod d for one divisor d in 1..2^31 fixed in advance, without a division
+// instruction (a 64-bit div costs tens of cycles, and token mode takes one
+// remainder per token): the quotient by multiplying with a precomputed
+// reciprocal, Granlund and Montgomery, "Division by invariant integers using
+// multiplication", PLDI 1994, Figure 4.1. With l = ceil(log2 d) and
+// m = floor(2^64 (2^l - d) / d) + 1 (which fits in 64 bits),
+// t = (m x) >> 64 and q = (t + ((x - t) >> min(l, 1))) >> max(l - 1, 0) is
+// floor(x / d) for every 64-bit x; the remainder is x - q d.
+class Remainder {
+ public:
+  explicit Remainder(std::uint32_t divisor)
+      : divisor_(divisor),
+        log_(std::bit_width(divisor - 1)),
+        multiplier_(static_cast<std::uint64_t>(
+            (Uint128{(std::uint64_t{1} << log_) - divisor} << 64) / divisor +
+            1)),
+        shift1_(std::min(log_, 1)),
+        shift2_(std::max(log_ - 1, 0)) {}
+
+  std::uint32_t Of(std::uint64_t x) const {
+    const auto t = static_cast<std::uint64_t>((Uint128{multiplier_} * x) >> 64);
+    const std::uint64_t quotient = (t + ((x - t) >> shift1_)) >> shift2_;
+    return static_cast<std::uint32_t>(x - quotient * divisor_);
+  }
+
+ private:
+  std::uint64_t divisor_;
+  int log_;
+  std::uint64_t multiplier_;
+  int shift1_;
+  int shift2_;
+};
+
+// Appends the tokens of a line ParsePaddedLine has checked. `remainder`
+// takes tokens mod options.vocabulary.
 void AppendTokens(const TraceLine& line, const TraceOptions& options,
-                  SequenceList& out) {
+                  const Remainder& remainder, SequenceList& out) {
   const std::int64_t last_block_tokens = LastBlockTokens(line, 0);
   const std::size_t blocks = line.hash_ids.size();
+  // One block is expanded into a local array (whose loop the compiler keeps
+  // in registers), then appended at once.
+  std::array<Token, kMooncakeBlockTokens> block;
   for (std::size_t b = 0; b < blocks; ++b) {
     const auto id = static_cast<std::uint64_t>(line.hash_ids[b]);
     if (options.mode == TraceMode::kBlock) {
@@ -120,9 +169,10 @@ void AppendTokens(const TraceLine& line, const TraceOptions& options,
     const std::uint64_t count =
         b + 1 < blocks ? kMooncakeBlockTokens : last_block_tokens;
     for (std::uint64_t j = 0; j < count; ++j) {
-      out.PushToken(static_cast<Token>(
-          SplitMix64(id * kMooncakeBlockTokens + j) % options.vocabulary));
+      block[j] = static_cast<Token>(
+          remainder.Of(SplitMix64(id * kMooncakeBlockTokens + j)));
     }
+    out.PushTokens(TokenSpan(block.data(), count));
   }
   out.CloseSequence();
 }
@@ -161,6 +211,152 @@ bool IsBlank(std::string_view line) {
   return line.find_first_not_of(" \t\r") == std::string_view::npos;
 }
 
+// Reads a trace's requests a chunk at a time (TraceChunking), each line
+// parsed and expanded as it is read. Not thread-safe.
+class ChunkReader {
+ public:
+  ChunkReader(const std::string& path, const TraceOptions& options,
+              const TraceChunking& chunking)
+      : lines_(path),
+        options_(options),
+        chunking_(chunking),
+        remainder_(options.vocabulary) {}
+
+  // Replaces `chunk` with the next requests; false if none are left.
+  // Throws as ForEachTraceChunk: a bad or unreadable line ends the chunk
+  // before it, and is thrown by the next call, so that the requests before
+  // it are consumed whatever the chunk limits.
+  bool Fill(SequenceList& chunk) {
+    chunk.Clear();
+    if (failed_line_) std::rethrow_exception(failed_line_);
+    simdjson::padded_string_view json;
+    try {
+      while (chunk.total_tokens() < chunking_.tokens &&
+             chunk.size() < chunking_.requests && lines_.Next(json)) {
+        if (IsBlank(json)) continue;
+        ParsePaddedLine(parser_, json, lines_.line_number(), options_, line_);
+        AppendTokens(line_, options_, remainder_, chunk);
+      }
+    } catch (const std::exception& error) {
+      // A bad line (InputError) or a failed read (IoError) comes before
+      // the line's first token is appended, so the chunk holds whole
+      // requests. Running out of memory may come in the middle of one: it
+      // is thrown at once.
+      const bool line_error = dynamic_cast<const InputError*>(&error) ||
+                              dynamic_cast<const IoError*>(&error);
+      if (!line_error || chunk.empty()) throw;
+      failed_line_ = std::current_exception();
+    }
+    return !chunk.empty();
+  }
+
+ private:
+  PaddedLineReader lines_;
+  TraceOptions options_;
+  TraceChunking chunking_;
+  Remainder remainder_;
+  ondemand::parser parser_;
+  TraceLine line_;                  // reused: its vector keeps its capacity
+  std::exception_ptr failed_line_;  // to throw once the chunk is consumed
+};
+
+// A reader thread filling kTraceChunksInFlight chunks in turn, and the
+// consumer taking them in order (one producer, one consumer, a ring of
+// chunks guarded by one mutex: a hand-off per chunk, not per request).
+class ChunkPipeline {
+ public:
+  explicit ChunkPipeline(ChunkReader& reader) : reader_(reader) {}
+  ChunkPipeline(const ChunkPipeline&) = delete;
+  ChunkPipeline& operator=(const ChunkPipeline&) = delete;
+
+  // Starts the reader thread; throws std::system_error if it cannot.
+  void Start() {
+    thread_ = std::thread([this] { Produce(); });
+  }
+
+  // Stops the reader at its next chunk and waits for it.
+  ~ChunkPipeline() {
+    {
+      const std::lock_guard lock(mutex_);
+      stopped_ = true;
+    }
+    changed_.notify_all();
+    if (thread_.joinable()) thread_.join();
+  }
+
+  // Calls consume(chunk) for every chunk in order, then rethrows the
+  // reader's error if it had one. Returns the reader's seconds.
+  double Consume(
+      const std::function<void(const SequenceList& chunk)>& consume) {
+    for (;;) {
+      std::size_t slot;
+      {
+        std::unique_lock lock(mutex_);
+        changed_.wait(lock, [this] { return full_ > 0 || finished_; });
+        if (full_ == 0) break;
+        slot = first_;
+      }
+      consume(chunks_[slot]);
+      {
+        const std::lock_guard lock(mutex_);
+        first_ = (first_ + 1) % kTraceChunksInFlight;
+        --full_;
+      }
+      changed_.notify_all();
+    }
+    thread_.join();
+    if (error_) std::rethrow_exception(error_);
+    return read_seconds_;
+  }
+
+ private:
+  void Produce() {
+    for (;;) {
+      std::size_t slot;
+      {
+        std::unique_lock lock(mutex_);
+        changed_.wait(
+            lock, [this] { return full_ < kTraceChunksInFlight || stopped_; });
+        if (stopped_) return;
+        slot = (first_ + full_) % kTraceChunksInFlight;
+      }
+      bool more = false;
+      try {
+        const auto start = std::chrono::steady_clock::now();
+        more = reader_.Fill(chunks_[slot]);
+        read_seconds_ += std::chrono::duration<double>(
+                             std::chrono::steady_clock::now() - start)
+                             .count();
+      } catch (...) {
+        error_ = std::current_exception();
+      }
+      {
+        const std::lock_guard lock(mutex_);
+        if (more) {
+          ++full_;
+        } else {
+          finished_ = true;
+        }
+      }
+      changed_.notify_all();
+      if (!more) return;
+    }
+  }
+
+  ChunkReader& reader_;
+  std::array<SequenceList, kTraceChunksInFlight> chunks_;
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::size_t first_ = 0;  // the oldest full chunk
+  std::size_t full_ = 0;   // full chunks, from first_ on
+  bool finished_ = false;  // the reader has ended: end of trace or error_
+  bool stopped_ = false;   // the consumer has ended: the reader must too
+  // Written by the reader thread only, read after it is joined.
+  std::exception_ptr error_;
+  double read_seconds_ = 0;
+  std::thread thread_;
+};
+
 }  // namespace
 
 void AppendTraceLine(std::string_view line, std::size_t line_number,
@@ -170,39 +366,64 @@ void AppendTraceLine(std::string_view line, std::size_t line_number,
   TraceLine parsed;
   const simdjson::padded_string padded(line);
   ParsePaddedLine(parser, padded, line_number, options, parsed);
-  AppendTokens(parsed, options, out);
+  AppendTokens(parsed, options, Remainder(options.vocabulary), out);
 }
 
 SequenceList ReadMooncakeTrace(const std::string& path,
                                const TraceOptions& options) {
   CheckOptions(options);
-  const std::string text = ReadPaddedFile(path);
+  PaddedLineReader reader(path);
   // Parse every line first, so that the token storage (hundreds of MB in
   // token mode) is allocated once at its final size, not grown by copying.
   ondemand::parser parser;
   std::vector<TraceLine> lines;
   std::uint64_t tokens = 0;
-  std::size_t line_number = 0;
-  std::size_t begin = 0;
-  while (begin < text.size()) {
-    std::size_t end = text.find('\n', begin);
-    if (end == std::string::npos) end = text.size();
-    ++line_number;
-    const std::string_view line(text.data() + begin, end - begin);
-    if (!IsBlank(line)) {
-      // The rest of the file and its padding follow the line: it is padded.
-      const simdjson::padded_string_view padded(line.data(), line.size(),
-                                                text.capacity() - begin);
-      ParsePaddedLine(parser, padded, line_number, options,
-                      lines.emplace_back());
-      tokens += TokenCount(lines.back(), options);
-    }
-    begin = end + 1;
+  simdjson::padded_string_view json;
+  while (reader.Next(json)) {
+    if (IsBlank(json)) continue;
+    ParsePaddedLine(parser, json, reader.line_number(), options,
+                    lines.emplace_back());
+    tokens += TokenCount(lines.back(), options);
   }
   SequenceList trace;
   trace.Reserve(lines.size(), tokens);
-  for (const TraceLine& line : lines) AppendTokens(line, options, trace);
+  const Remainder remainder(options.vocabulary);
+  for (const TraceLine& line : lines) {
+    AppendTokens(line, options, remainder, trace);
+  }
   return trace;
+}
+
+double ForEachTraceChunk(
+    const std::string& path, const TraceOptions& options,
+    const std::function<void(const SequenceList& chunk)>& consume,
+    const TraceChunking& chunking) {
+  CheckOptions(options);
+  if (chunking.tokens == 0 || chunking.requests == 0) {
+    throw std::invalid_argument("a trace chunk must hold at least 1 request");
+  }
+  ChunkReader reader(path, options, chunking);
+  if (chunking.background) {
+    ChunkPipeline pipeline(reader);
+    bool started = true;
+    try {
+      pipeline.Start();
+    } catch (const std::system_error&) {
+      started = false;  // no thread to spare: read on this one, below
+    }
+    if (started) return pipeline.Consume(consume);
+  }
+  double read_seconds = 0;
+  SequenceList chunk;
+  for (;;) {
+    const auto start = std::chrono::steady_clock::now();
+    const bool more = reader.Fill(chunk);
+    read_seconds +=
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count();
+    if (!more) return read_seconds;
+    consume(chunk);
+  }
 }
 
 }  // namespace kvprefix

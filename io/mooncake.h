@@ -3,6 +3,7 @@
 #define KVPREFIX_IO_MOONCAKE_H_
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -50,9 +51,58 @@ void AppendTraceLine(std::string_view line, std::size_t line_number,
 // skipped but counted in line numbers. Parses every line before expanding,
 // so the token storage is allocated once at its final size. Throws IoError
 // if the file cannot be read, InputError and std::invalid_argument as
-// AppendTraceLine. O(file bytes + tokens); memory ~ 4 bytes per token.
+// AppendTraceLine. O(file bytes + tokens); memory ~ 4 bytes per token. For
+// a replay, which needs one request at a time, ForEachTraceChunk needs far
+// less.
 SequenceList ReadMooncakeTrace(const std::string& path,
                                const TraceOptions& options);
+
+// How ForEachTraceChunk cuts a trace into chunks and who reads them.
+struct TraceChunking {
+  // A chunk is whole requests in trace order, closed once it holds at least
+  // `tokens` tokens or `requests` requests (both >= 1), or at the end of the
+  // trace: fewer than tokens + (the longest request) tokens.
+  std::size_t tokens = std::size_t{1} << 18;
+  std::size_t requests = std::size_t{1} << 14;
+  // true: a second thread reads, parses and expands the chunks while the
+  // caller consumes them, at most kTraceChunksInFlight - 1 chunks ahead
+  // (pipelining: a replay on one core, the expansion on another). false, or
+  // if the thread cannot be started: the caller's thread does both in turn.
+  // The chunks, and so everything consume() sees, are the same either way.
+  bool background = true;
+};
+
+// Chunks held at once by ForEachTraceChunk with a background reader: the one
+// consumed, the one ready next and the one being filled.
+inline constexpr std::size_t kTraceChunksInFlight = 3;
+
+// Streams a JSON Lines trace ("-" is standard input): reads it a buffer at
+// a time, parses and expands each line as AppendTraceLine does (blank lines
+// skipped but counted in line numbers) and calls consume(chunk) for each
+// chunk in trace order, on the calling thread. The chunks concatenated are
+// ReadMooncakeTrace(path, options). Memory: the window, at most
+// kTraceChunksInFlight chunks of fewer than chunking.tokens + (the longest
+// request) tokens at 4 bytes each (5.4 MB by default on the Mooncake traces,
+// whose longest request has 191,378 tokens; a reused chunk's storage may
+// have grown to twice what it holds), plus a read buffer of 256 KiB or the
+// longest line; not the trace. Calls share nothing: any number may run at
+// once on different threads.
+//
+// Errors come in trace order: consume() has seen every request before the
+// line that is bad or cannot be read, whatever the chunking, then this
+// throws what ReadMooncakeTrace would (IoError, InputError naming the line),
+// and nothing after it is consumed. std::invalid_argument (a bad vocabulary
+// or chunking) and IoError for a file that cannot be opened come before any
+// chunk; std::bad_alloc as soon as the reader runs out of memory.
+// A caller that must not act on a partial trace keeps its output until this
+// returns. If consume() throws, the reader is stopped and joined, and the
+// exception propagates. Returns the seconds spent reading, parsing and
+// expanding (on the reader's thread when it is in the background: they
+// overlap the consumer's). O(file bytes + tokens).
+double ForEachTraceChunk(
+    const std::string& path, const TraceOptions& options,
+    const std::function<void(const SequenceList& chunk)>& consume,
+    const TraceChunking& chunking = {});
 
 }  // namespace kvprefix
 

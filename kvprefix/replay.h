@@ -39,23 +39,34 @@ struct ReplaySummary {
   }
 };
 
-// Replays `trace` on `index` (a PrefixCacheEngine or PrefixIndex, possibly
-// non-empty, bounded or not): Access(request) for each request in order,
-// then on_match(i, request, match) with the match of step 1. Cost: one
-// Access per request. Throws whatever Access or on_match throws.
+// Replays `requests` on `index` (a PrefixCacheEngine or PrefixIndex,
+// possibly non-empty, bounded or not) as the continuation of the replay
+// `summary` counts so far, so that a trace read in chunks is replayed chunk
+// by chunk: Access(request) for each request in order, then
+// on_match(i, request, match) with the match of step 1 and i the request's
+// number in the whole replay (summary.requests before it: 0, 1, 2, ...),
+// then adds it to `summary`. Cost: one Access per request. Throws whatever
+// Access or on_match throws (`summary` then counts the requests done).
 template <typename Index, typename OnMatch>
-ReplaySummary Replay(Index& index, const SequenceList& trace,
-                     OnMatch&& on_match) {
-  ReplaySummary summary;
-  for (std::size_t i = 0; i < trace.size(); ++i) {
-    const TokenSpan request = trace[i];
+void ContinueReplay(Index& index, const SequenceList& requests,
+                    ReplaySummary& summary, OnMatch&& on_match) {
+  for (const TokenSpan request : requests) {
     const Match match = index.Access(request);
-    on_match(i, request, match);
+    on_match(static_cast<std::size_t>(summary.requests), request, match);
     ++summary.requests;
     summary.request_tokens += request.size();
     summary.matched_tokens += match.matched_length;
     summary.peak_nodes = std::max(summary.peak_nodes, index.node_count());
   }
+}
+
+// Replays `trace` on `index` from the start of a replay: ContinueReplay
+// with a zero summary, which it returns.
+template <typename Index, typename OnMatch>
+ReplaySummary Replay(Index& index, const SequenceList& trace,
+                     OnMatch&& on_match) {
+  ReplaySummary summary;
+  ContinueReplay(index, trace, summary, on_match);
   return summary;
 }
 

@@ -11,7 +11,7 @@ SequenceList::SequenceList(
 }
 
 void SequenceList::Append(TokenSpan sequence) {
-  tokens_.insert(tokens_.end(), sequence.begin(), sequence.end());
+  PushTokens(sequence);
   CloseSequence();
 }
 

@@ -27,6 +27,10 @@ class SequenceList {
   // Streaming form used by parsers: PushToken() any number of times, then
   // CloseSequence() to end the sequence (an empty one if no token was pushed).
   void PushToken(Token token) { tokens_.push_back(token); }
+  // Pushes every token of `tokens`. Amortized O(tokens.size()).
+  void PushTokens(TokenSpan tokens) {
+    tokens_.insert(tokens_.end(), tokens.begin(), tokens.end());
+  }
   void CloseSequence() { ends_.push_back(tokens_.size()); }
 
   // Number of sequences.
@@ -59,6 +63,14 @@ class SequenceList {
   };
   Iterator begin() const { return Iterator(this, 0); }
   Iterator end() const { return Iterator(this, size()); }
+
+  // Removes every sequence but keeps the storage, so that a list refilled
+  // again and again (a streaming reader's chunk) allocates only while it
+  // grows past its largest size so far. O(1).
+  void Clear() {
+    tokens_.clear();
+    ends_.clear();
+  }
 
   // Reserves room for `sequences` sequences of `tokens` tokens in total.
   void Reserve(std::size_t sequences, std::size_t tokens);

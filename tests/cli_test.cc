@@ -435,6 +435,88 @@ TEST_F(CliTest, ReplayNamesTheLineOfABadTrace) {
                                      ": line 5: $.hash_ids[0]: expected"));
 }
 
+// 3,000 requests of 3 blocks (4.5 million tokens in token mode: many
+// chunks of the streamed trace), then a bad line 3001 and a good one.
+std::string TraceWithLateBadLine() {
+  std::string text;
+  for (int i = 0; i < 3000; ++i) {
+    text += R"({"input_length":1500,"hash_ids":[)" + std::to_string(i % 10) +
+            "," + std::to_string(3 * i + 100) + "," +
+            std::to_string(3 * i + 101) + "]}\n";
+  }
+  return text + R"({"input_length":1500,"hash_ids":[1,2,"3"]})"
+                "\n"
+                R"({"input_length":1,"hash_ids":[1]})"
+                "\n";
+}
+
+// Streaming (issue 16) replays the trace as it reads it, but prints nothing
+// and writes no file unless every line is good: a bad line after thousands
+// of replayed requests leaves stdout empty and --matches, -o and --plot
+// files untouched, with the one error line naming the line.
+TEST_F(CliTest, ABadLateLineLeavesNoOutput) {
+  WriteFile(Path("t.jsonl"), TraceWithLateBadLine());
+  WriteFile(Path("previous"), "previous contents\n");
+  const std::string expected_error =
+      "kvprefix: " + Path("t.jsonl") + ": line 3001: $.hash_ids[2]: expected";
+  for (const std::string mode : {"block", "token"}) {
+    const std::vector<std::vector<std::string>> commands = {
+        {"replay", Path("t.jsonl"), "--mode", mode, "--matches", Path("new")},
+        {"replay", Path("t.jsonl"), "--mode", mode, "--matches",
+         Path("previous")},
+        {"replay", Path("t.jsonl"), "--mode", mode, "--matches", "-"},
+        {"replay", Path("t.jsonl"), "--mode", mode, "--capacity", "1000"},
+        {"curve", Path("t.jsonl"), "--mode", mode, "-o", Path("new"), "--plot",
+         Path("new.png")},
+        {"curve", Path("t.jsonl"), "--mode", mode, "-o", Path("previous")},
+    };
+    for (const std::vector<std::string>& args : commands) {
+      const RunResult result = Run(args);
+      const std::string context = args[0] + " " + args[3] + " " + args[4];
+      EXPECT_EQ(result.status, 2) << context;
+      EXPECT_EQ(result.out, "") << context;
+      EXPECT_THAT(result.err, StartsWith(expected_error)) << context;
+      EXPECT_EQ(std::count(result.err.begin(), result.err.end(), '\n'), 1)
+          << context << ": " << result.err;
+      EXPECT_FALSE(fs::exists(Path("new"))) << context;
+      EXPECT_FALSE(fs::exists(Path("new.png"))) << context;
+      EXPECT_EQ(ReadFile(Path("previous")), "previous contents\n") << context;
+    }
+  }
+  // No temporary file of an atomic write is left either.
+  std::vector<std::string> files;
+  for (const auto& entry : fs::directory_iterator(dir_)) {
+    files.push_back(entry.path().filename().string());
+  }
+  std::sort(files.begin(), files.end());
+  EXPECT_EQ(files, (std::vector<std::string>{"previous", "t.jsonl"}));
+}
+
+// A streamed trace may come from standard input: the same answers as from
+// the file.
+TEST_F(CliTest, ReplayAndCurveStreamStandardInput) {
+  const std::string trace =
+      KVPREFIX_SOURCE_DIR "/data/mooncake/synthetic_trace.jsonl";
+  // The summary up to memory_bytes: a bounded cache's hash tables, seeded
+  // per process by Abseil, may hold a different capacity in each run.
+  const auto counts = [](const std::string& out) {
+    return out.substr(0, out.find(",\"memory_bytes\""));
+  };
+  const RunResult from_file =
+      Run({"replay", trace, "--mode", "token", "--capacity", "100000"});
+  const RunResult from_stdin =
+      Run({"replay", "-", "--mode", "token", "--capacity", "100000"}, trace);
+  EXPECT_EQ(from_file.status, 0) << from_file.err;
+  EXPECT_EQ(from_stdin.status, 0) << from_stdin.err;
+  EXPECT_THAT(from_file.out, HasSubstr(R"("requests":3993,)"));
+  EXPECT_EQ(counts(from_stdin.out), counts(from_file.out));
+  const RunResult curve_file = Run({"curve", trace, "--points", "5"});
+  const RunResult curve_stdin = Run({"curve", "-", "--points", "5"}, trace);
+  EXPECT_EQ(curve_file.status, 0) << curve_file.err;
+  EXPECT_EQ(std::count(curve_file.out.begin(), curve_file.out.end(), '\n'), 5);
+  EXPECT_EQ(curve_stdin.out, curve_file.out);
+}
+
 TEST_F(CliTest, ConvertSplitsTheTraceIntoCachedSequencesAndRequests) {
   WriteFile(Path("t.jsonl"), kTinyTrace);
   const RunResult result =

@@ -1,14 +1,18 @@
 // Tests of io/mooncake: splitmix64, block and token mode expansion, trace
-// line errors, and replay of the real conversation trace in block mode
-// against an independent computation of its hit ratio.
+// line errors, streaming in chunks (ForEachTraceChunk), and replay of the real
+// conversation trace in block mode against an independent computation of its
+// hit ratio.
 #include "io/mooncake.h"
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <vector>
@@ -80,6 +84,39 @@ TEST(AppendTraceLineTest, EqualBlocksGiveEqualTokenRuns) {
   const SequenceList ones =
       ParseLine(R"({"input_length":3,"hash_ids":[4]})", {TraceMode::kToken, 1});
   EXPECT_EQ(ones, (SequenceList{{0, 0, 0}}));
+}
+
+// Token mode takes splitmix64 mod V without a division (io/mooncake.cc's
+// Remainder); it must equal SPEC §7's formula for any V, including 1, powers
+// of two, 2^31 and primes, and hash ids whose h * 512 wraps around 2^64.
+TEST(AppendTraceLineTest, TokenModeIsSpecFormulaForEveryVocabulary) {
+  const std::vector<std::uint64_t> ids = {0,
+                                          1,
+                                          7,
+                                          2147483647,
+                                          (std::uint64_t{1} << 40) + 3,
+                                          std::uint64_t{1} << 62,
+                                          9223372036854775807ULL};
+  std::string line = R"({"input_length":)" + std::to_string(512 * ids.size()) +
+                     R"(,"hash_ids":[)";
+  for (std::size_t b = 0; b < ids.size(); ++b) {
+    line += (b == 0 ? "" : ",") + std::to_string(ids[b]);
+  }
+  line += "]}";
+  for (const std::uint32_t vocabulary : {1U, 2U, 3U, 1000U, 65536U, 128256U,
+                                         1000003U, 2147483647U, 2147483648U}) {
+    const SequenceList tokens =
+        ParseLine(line, {TraceMode::kToken, vocabulary});
+    ASSERT_EQ(tokens.total_tokens(), 512 * ids.size());
+    for (std::size_t b = 0; b < ids.size(); ++b) {
+      for (std::uint64_t j = 0; j < 512; ++j) {
+        const auto expected =
+            static_cast<Token>(SplitMix64(ids[b] * 512 + j) % vocabulary);
+        ASSERT_EQ(tokens[0][b * 512 + j], expected)
+            << "V=" << vocabulary << " h=" << ids[b] << " j=" << j;
+      }
+    }
+  }
 }
 
 struct BadLine {
@@ -237,6 +274,206 @@ TEST(MooncakeReplayTest, ConversationBlockModeHitRatioIsTheOneTheDataImplies) {
   // The Mooncake paper (Table 2) reports roughly 40% for this trace.
   EXPECT_GT(ratio, 0.3);
   EXPECT_LT(ratio, 0.5);
+}
+
+// A temporary file removed at the end of the test.
+class TempFile {
+ public:
+  explicit TempFile(const std::string& contents)
+      : path_((fs::temp_directory_path() /
+               ("kvprefix_mooncake_stream_" + std::to_string(getpid()) + "_" +
+                std::to_string(counter_++)))
+                  .string()) {
+    std::ofstream(path_, std::ios::binary) << contents;
+  }
+  TempFile(const TempFile&) = delete;
+  TempFile& operator=(const TempFile&) = delete;
+  ~TempFile() { fs::remove(path_); }
+  const std::string& path() const { return path_; }
+
+ private:
+  static inline int counter_ = 0;
+  std::string path_;
+};
+
+// The chunkings every streaming test runs: the default (in the
+// background), on the caller's thread, one request per chunk both ways, and
+// odd limits.
+std::vector<TraceChunking> Chunkings() {
+  return {{},
+          {.background = false},
+          {.tokens = 1, .requests = 1},
+          {.tokens = 1, .requests = 1, .background = false},
+          {.tokens = 5000, .requests = 7},
+          {.tokens = std::size_t{1} << 40, .requests = 100}};
+}
+
+// Streams `path` and checks each chunk against `whole` (ReadMooncakeTrace's
+// answer) and against the chunk limits; returns the requests streamed.
+std::size_t ExpectChunksAreTheTrace(const std::string& path,
+                                    const TraceOptions& options,
+                                    const TraceChunking& chunking,
+                                    const SequenceList& whole) {
+  std::size_t longest = 0;
+  for (const TokenSpan request : whole) {
+    longest = std::max(longest, request.size());
+  }
+  std::size_t next = 0;
+  std::size_t chunks = 0;
+  bool last_was_short = false;
+  const double seconds = ForEachTraceChunk(
+      path, options,
+      [&](const SequenceList& chunk) {
+        // Only the last chunk may close before a limit.
+        EXPECT_FALSE(last_was_short) << "a short chunk before the end";
+        ++chunks;
+        EXPECT_FALSE(chunk.empty());
+        EXPECT_LE(chunk.size(), chunking.requests);
+        EXPECT_LT(chunk.total_tokens(), chunking.tokens + longest);
+        last_was_short = chunk.size() < chunking.requests &&
+                         chunk.total_tokens() < chunking.tokens;
+        for (const TokenSpan request : chunk) {
+          ASSERT_LT(next, whole.size());
+          const TokenSpan expected = whole[next++];
+          ASSERT_TRUE(std::equal(request.begin(), request.end(),
+                                 expected.begin(), expected.end()))
+              << "request " << next - 1;
+        }
+      },
+      chunking);
+  EXPECT_GE(seconds, 0.0);
+  EXPECT_EQ(chunks == 0, whole.empty());
+  return next;
+}
+
+TEST(ForEachTraceChunkTest, ChunksAreTheTraceInOrder) {
+  const std::string conversation =
+      KVPREFIX_SOURCE_DIR "/data/mooncake/conversation_trace.jsonl";
+  const std::string synthetic =
+      KVPREFIX_SOURCE_DIR "/data/mooncake/synthetic_trace.jsonl";
+  // Token mode on the first 1,500 lines of each trace (11 and 22 million
+  // tokens: many chunks), block mode on the whole traces.
+  std::vector<std::unique_ptr<TempFile>> heads;
+  for (const std::string& path : {conversation, synthetic}) {
+    std::ifstream file(path);
+    std::string head;
+    std::string line;
+    for (int i = 0; i < 1500 && std::getline(file, line); ++i) {
+      head += line + "\n";
+    }
+    heads.push_back(std::make_unique<TempFile>(head));
+  }
+  const struct {
+    std::string path;
+    TraceOptions options;
+    std::size_t requests;
+  } traces[] = {
+      {conversation, {}, 12031},
+      {synthetic, {}, 3993},
+      {heads[0]->path(), {TraceMode::kToken, kDefaultVocabulary}, 1500},
+      {heads[1]->path(), {TraceMode::kToken, 1000}, 1500},
+  };
+  for (const auto& trace : traces) {
+    const SequenceList whole = ReadMooncakeTrace(trace.path, trace.options);
+    ASSERT_EQ(whole.size(), trace.requests);
+    for (const TraceChunking& chunking : Chunkings()) {
+      EXPECT_EQ(
+          ExpectChunksAreTheTrace(trace.path, trace.options, chunking, whole),
+          trace.requests)
+          << trace.path << " tokens " << chunking.tokens << " requests "
+          << chunking.requests << " background " << chunking.background;
+    }
+  }
+}
+
+// The line reader's buffer (256 KiB) must grow for a longer line, and lines
+// may end in CRLF, be blank, or lack the last '\n'.
+TEST(ForEachTraceChunkTest, LongLinesBlankLinesAndNoFinalNewline) {
+  const std::string long_member(700000, 'x');
+  const TempFile trace(R"({"input_length":1,"hash_ids":[3]})"
+                       "\r\n\n  \n"
+                       R"({"note":")" +
+                       long_member +
+                       R"(","input_length":600,"hash_ids":[4,5]})"
+                       "\n"
+                       R"({"input_length":2,"hash_ids":[6]})");
+  const SequenceList expected = {{3}, {4, 5}, {6}};
+  EXPECT_EQ(ReadMooncakeTrace(trace.path(), {}), expected);
+  for (const TraceChunking& chunking : Chunkings()) {
+    EXPECT_EQ(ExpectChunksAreTheTrace(trace.path(), {}, chunking, expected),
+              3u);
+  }
+  const TempFile empty("");
+  EXPECT_EQ(ReadMooncakeTrace(empty.path(), {}), SequenceList{});
+  for (const TraceChunking& chunking : Chunkings()) {
+    EXPECT_EQ(ExpectChunksAreTheTrace(empty.path(), {}, chunking, {}), 0u);
+  }
+}
+
+// `lines` good lines of 3 blocks each, then a bad one, then good ones.
+std::string TraceWithBadLine(std::size_t lines) {
+  std::string text;
+  for (std::size_t i = 0; i < lines; ++i) {
+    text += fmt::format(R"({{"input_length":1500,"hash_ids":[{},{},{}]}})",
+                        i % 10, 3 * i + 100, 3 * i + 101) +
+            "\n";
+  }
+  text += R"({"input_length":1500,"hash_ids":[1,2,"3"]})"
+          "\n";
+  for (int i = 0; i < 5; ++i)
+    text += R"({"input_length":1,"hash_ids":[1]})"
+            "\n";
+  return text;
+}
+
+// A streaming reader hands over every request before a bad line, then
+// throws the line's error, whatever the chunks and threads; nothing after
+// it is consumed. (A caller that must not print a partial result keeps its
+// output until the stream has ended.)
+TEST(ForEachTraceChunkTest, ABadLateLineIsThrownAfterEveryRequestBeforeIt) {
+  const TempFile trace(TraceWithBadLine(2000));
+  for (const TraceMode mode : {TraceMode::kBlock, TraceMode::kToken}) {
+    for (const TraceChunking& chunking : Chunkings()) {
+      std::size_t requests = 0;
+      try {
+        ForEachTraceChunk(
+            trace.path(), {mode, 1000},
+            [&](const SequenceList& chunk) { requests += chunk.size(); },
+            chunking);
+        ADD_FAILURE() << "accepted a bad line 2001";
+      } catch (const InputError& error) {
+        EXPECT_EQ(error.location(), "line 2001: $.hash_ids[2]");
+        EXPECT_THAT(error.problem(), HasSubstr("found a string"));
+      }
+      EXPECT_EQ(requests, 2000u) << "tokens " << chunking.tokens;
+    }
+  }
+  EXPECT_THROW(ForEachTraceChunk(
+                   trace.path() + ".missing", {},
+                   [](const SequenceList&) { ADD_FAILURE() << "consumed"; }),
+               IoError);
+  EXPECT_THROW(ForEachTraceChunk(
+                   trace.path(), {TraceMode::kToken, 0},
+                   [](const SequenceList&) { ADD_FAILURE() << "consumed"; }),
+               std::invalid_argument);
+}
+
+// When the consumer throws, the reader thread is stopped and joined (the
+// test would hang or crash otherwise) and the consumer's exception comes
+// out unchanged.
+TEST(ForEachTraceChunkTest, AConsumerErrorStopsTheReader) {
+  const TempFile trace(TraceWithBadLine(2000));
+  for (const TraceChunking& chunking : Chunkings()) {
+    int chunks = 0;
+    EXPECT_THROW(ForEachTraceChunk(
+                     trace.path(), {TraceMode::kToken, 1000},
+                     [&](const SequenceList&) {
+                       if (++chunks == 2) throw std::length_error("full");
+                     },
+                     chunking),
+                 std::length_error);
+    EXPECT_EQ(chunks, 2);
+  }
 }
 
 }  // namespace

@@ -211,6 +211,67 @@ TEST_F(ResourceLimitTest, CurveRunsOutOfMemoryCleanly) {
                       kSweep, 6);
 }
 
+// Streaming (issue 16): replay and curve hold the index and a window of the
+// trace, not the expanded trace. Token mode of the conversation trace is
+// 145 million tokens, 580 MB expanded; before streaming, replay peaked at
+// 0.93 GB of RSS (1.1 GB with a capacity of half its distinct prefixes) and
+// ran out of memory under these limits ("out of memory while reading").
+// Now the radix index (364 MB unbounded; a bounded cache needs more per
+// node) and a few MB of window fit, and the answers are those of the
+// unlimited run, pinned here.
+TEST_F(ResourceLimitTest, StreamedTokenModeReplayAndCurveFitInHalfTheOldPeak) {
+  constexpr std::uint64_t kLimit = 512 * kMiB;
+  constexpr std::uint64_t kBoundedLimit = 768 * kMiB;
+  const std::string trace =
+      KVPREFIX_SOURCE_DIR "/data/mooncake/conversation_trace.jsonl";
+  // The summary up to memory_bytes (the rest are sizes and timings).
+  const auto counts = [](const std::string& out) {
+    return out.substr(0, out.find(",\"memory_bytes\""));
+  };
+  const test::ProgramRun replay =
+      test::RunProgram(KVPREFIX_CLI, {"replay", trace, "--mode", "token"},
+                       {.address_space_bytes = kLimit});
+  ASSERT_EQ(replay.status, 0) << replay.err;
+  EXPECT_EQ(counts(replay.out),
+            R"({"engine":"radix","mode":"token","vocab":128256,)"
+            R"("capacity":null,"policy":"lru","page_size":1,"requests":12031,)"
+            R"("request_tokens":144793823,"matched_tokens":54098632,)"
+            R"("hit_ratio":0.37362527543733687,"nodes":90695191,)"
+            R"("peak_nodes":90695191,"evictions":0)");
+  // Half the distinct prefixes.
+  const test::ProgramRun bounded = test::RunProgram(
+      KVPREFIX_CLI,
+      {"replay", trace, "--mode", "token", "--capacity", "45347595"},
+      {.address_space_bytes = kBoundedLimit});
+  ASSERT_EQ(bounded.status, 0) << bounded.err;
+  EXPECT_EQ(counts(bounded.out),
+            R"({"engine":"radix","mode":"token","vocab":128256,)"
+            R"("capacity":45347595,"policy":"lru","page_size":1,)"
+            R"("requests":12031,"request_tokens":144793823,)"
+            R"("matched_tokens":53611667,"hit_ratio":0.3702621140129714,)"
+            R"("nodes":45347595,"peak_nodes":45347595,"evictions":45834561)");
+  const test::ProgramRun curve = test::RunProgram(
+      KVPREFIX_CLI, {"curve", trace, "--mode", "token", "--points", "4"},
+      {.address_space_bytes = kLimit});
+  ASSERT_EQ(curve.status, 0) << curve.err;
+  EXPECT_EQ(curve.out,
+            R"({"capacity":1,"capacity_bytes":null,"matched_tokens":12030,)"
+            R"("request_tokens":144793823,"hit_ratio":8.308365474955379e-05})"
+            "\n"
+            R"({"capacity":449,"capacity_bytes":null,)"
+            R"("matched_tokens":5401470,"request_tokens":144793823,)"
+            R"("hit_ratio":0.037304560982549646})"
+            "\n"
+            R"({"capacity":201863,"capacity_bytes":null,)"
+            R"("matched_tokens":6222612,"request_tokens":144793823,)"
+            R"("hit_ratio":0.04297567307135747})"
+            "\n"
+            R"({"capacity":90695191,"capacity_bytes":null,)"
+            R"("matched_tokens":54098632,"request_tokens":144793823,)"
+            R"("hit_ratio":0.37362527543733687})"
+            "\n");
+}
+
 // verify writes its --out case file only for a finding; running out of
 // memory is none.
 TEST_F(ResourceLimitTest, VerifyRunsOutOfMemoryCleanly) {
