@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # CI for the fuzz targets: builds them with clang (-DKVPREFIX_FUZZ=ON), runs
-# each for 60 seconds from its checked-in corpus, then fuzz/teeth.sh and
-# fuzz/recursion_teeth.sh. Takes about 7 minutes on 2 cores. Exits non-zero
-# on any crash, leak, timeout or out-of-memory (the finding is left in
-# $build/ci-campaign/<target>/crashes), on a mutant the differential target
-# fails to catch, on a recursive trace-line checker the trace-line target
-# fails to crash on within a minute, or on a build failure.
+# each for 60 seconds from its checked-in corpus, prints the differential
+# target's inputs per second over its corpus (fuzz/corpus_speed.sh), then
+# fuzz/teeth.sh and fuzz/recursion_teeth.sh. Takes about 7 minutes on 2
+# cores. Exits non-zero on any crash, leak, timeout or out-of-memory (the
+# finding is left in $build/ci-campaign/<target>/crashes), on a mutant the
+# differential target fails to catch, on a recursive trace-line checker the
+# trace-line target fails to crash on within a minute, or on a build
+# failure.
 #
 # Usage: fuzz/ci.sh [BUILD_DIR]   (default build-fuzz-ci)
 set -euo pipefail
@@ -27,6 +29,11 @@ for target in "${targets[@]}"; do
   KVPREFIX_FUZZ_BUILD=$build "$fuzz_dir/run_campaign.sh" "$target" 60 1 \
     "$build/ci-campaign/$target/corpus" "$build/ci-campaign/$target/crashes"
 done
+# The differential target's speed over its corpus (the seeds and what the
+# minute above added), for the log: "differential_fuzzer: N inputs/s over
+# the corpus (...)".
+"$fuzz_dir/corpus_speed.sh" "$build/fuzz/differential_fuzzer" \
+  "$fuzz_dir/corpus/differential_fuzzer" "$build/ci-campaign/differential_fuzzer/corpus"
 "$fuzz_dir/teeth.sh" "$build/fuzz/differential_fuzzer" 120
 "$fuzz_dir/recursion_teeth.sh" "$build/fuzz/mooncake_line_fuzzer_recursive" \
   "$build/fuzz/mooncake_line_fuzzer" 60

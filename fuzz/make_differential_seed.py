@@ -1,13 +1,20 @@
 #!/usr/bin/env python3
-"""Writes differential_fuzzer inputs that replay SPEC §4 documents.
+"""Writes differential_fuzzer inputs that replay SPEC §4 and §8 documents.
 
-Each JSON file named on the command line (a SPEC §4 document, or a case from
-tests/data/cases/ whose extra members are ignored) becomes one fuzzer input,
-OUT_DIR/<file stem>, that decodes to: insert every cached sequence, then match
-every request. The byte format is the one differential_fuzzer.cc's first
-comment describes; keep the two in step.
+Each JSON file named on the command line becomes one fuzzer input,
+OUT_DIR/<file stem>:
+  - a SPEC §4 document (or a case from tests/data/cases/ whose extra members
+    are ignored) decodes to: on an unbounded cache with page size 1, insert
+    every cached sequence, then match every request;
+  - a SPEC §8 replay document (a `requests` member and no
+    `cached_sequences`; or a case from tests/data/cases/capacity/, whose
+    `document` member is one) decodes to: on a cache with the document's
+    capacity (unbounded when absent), policy and page size, access every
+    request in order.
+The byte format is the one differential_fuzzer.cc's first comment describes;
+keep the two in step.
 
-Usage: make_differential_seed.py OUT_DIR CASE.json...
+Usage: make_differential_seed.py OUT_DIR DOCUMENT.json...
 """
 import json
 import pathlib
@@ -19,8 +26,19 @@ EXTREME_TOKENS = [INT32_MIN, INT32_MIN + 1, -129, -128, -1, 0, 1, 127, 128,
                   2**18 - 1, 2**18, 2**30]
 FIRST_EXTREME_BYTE = 0xE0
 RAW_TOKEN_BYTE = 0xFF
-MAX_FRESH_TOKENS = 63  # o >> 2 of one op byte
+# The cache byte.
+MAX_PAGE_SIZE = 4
+FIFO_BIT = 1 << 2
+BOUNDED_BIT = 1 << 3
+WIDE_CAPACITY_BYTE = 0xFF
+MAX_CAPACITY = 2**16 - 1
+# The op byte.
+INSERT, MATCH, ACCESS = 0, 1, 2
+DERIVED_BIT = 1 << 2
+FRESH_SHIFT = 3
+MAX_FRESH_TOKENS = 31  # o >> 3 of one op byte
 MAX_KEPT_TOKENS = 255  # one cut byte
+MAX_OPERATIONS = 256
 
 
 def token_bytes(token, alphabet_size):
@@ -32,18 +50,37 @@ def token_bytes(token, alphabet_size):
     return [RAW_TOKEN_BYTE] + [(raw >> shift) & 0xFF for shift in (24, 16, 8, 0)]
 
 
-def encode(operations, alphabet_size):
+def cache_bytes(capacity, policy, page_size):
+    """The cache byte and, bounded, the capacity bytes."""
+    if not 1 <= page_size <= MAX_PAGE_SIZE:
+        sys.exit(f"page size {page_size} outside 1..{MAX_PAGE_SIZE}")
+    byte = page_size - 1 | (FIFO_BIT if policy == "fifo" else 0)
+    if capacity is None:
+        return [byte]
+    if capacity > MAX_CAPACITY:
+        sys.exit(f"capacity {capacity} above {MAX_CAPACITY}")
+    if capacity < WIDE_CAPACITY_BYTE:
+        return [byte | BOUNDED_BIT, capacity]
+    return [byte | BOUNDED_BIT, WIDE_CAPACITY_BYTE, capacity >> 8, capacity & 0xFF]
+
+
+def encode(options, operations, alphabet_size):
     """Bytes in the order the fuzzer consumes them (it reads from the end)."""
-    consumed = [alphabet_size - 1]
+    consumed = [alphabet_size - 1] + cache_bytes(*options)
     history = 0
-    for is_match, tokens in operations:
+    for kind, tokens in operations:
         # A sequence longer than one op byte allows is built as a chain: each
-        # link is a derived op keeping all of the previous link. The extra
-        # links are prefixes of the same kind, which change no answer.
-        for start in range(0, max(len(tokens), 1), MAX_FRESH_TOKENS):
+        # link is a derived op keeping all of the previous link. The links
+        # before the last are matches, which change nothing, so a chained
+        # insert or access touches and evicts exactly as one operation.
+        starts = range(0, max(len(tokens), 1), MAX_FRESH_TOKENS)
+        for start in starts:
             fresh = tokens[start:start + MAX_FRESH_TOKENS]
             derived = start > 0
-            consumed.append(len(fresh) << 2 | derived << 1 | is_match)
+            last = start == starts[-1]
+            consumed.append(len(fresh) << FRESH_SHIFT
+                            | (DERIVED_BIT if derived else 0)
+                            | (kind if last else MATCH))
             if derived:
                 if start > MAX_KEPT_TOKENS:
                     sys.exit(f"sequence longer than {MAX_KEPT_TOKENS + MAX_FRESH_TOKENS}")
@@ -53,8 +90,8 @@ def encode(operations, alphabet_size):
             for token in fresh:
                 consumed.extend(token_bytes(token, alphabet_size))
             history += 1
-    if history > 256:
-        sys.exit("more than 256 operations")
+    if history > MAX_OPERATIONS:
+        sys.exit(f"more than {MAX_OPERATIONS} operations")
     return bytes(reversed(consumed))
 
 
@@ -63,13 +100,20 @@ def main():
     out_dir.mkdir(parents=True, exist_ok=True)
     for name in sys.argv[2:]:
         document = json.loads(pathlib.Path(name).read_text())
-        operations = [(0, s) for s in document["cached_sequences"]]
-        operations += [(1, r) for r in document["requests"]]
+        document = document.get("document", document)
+        if "cached_sequences" in document:
+            options = (None, "lru", 1)
+            operations = [(INSERT, s) for s in document["cached_sequences"]]
+            operations += [(MATCH, r) for r in document["requests"]]
+        else:
+            options = (document.get("capacity"), document.get("policy", "lru"),
+                       document.get("page_size", 1))
+            operations = [(ACCESS, r) for r in document["requests"]]
         tokens = [t for _, s in operations for t in s]
         small = [t for t in tokens if 0 <= t < 8]
         alphabet_size = max(small, default=0) + 1
         (out_dir / pathlib.Path(name).stem).write_bytes(
-            encode(operations, alphabet_size))
+            encode(options, operations, alphabet_size))
 
 
 if __name__ == "__main__":

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Shows that the differential target has teeth: with each deliberately broken
 # engine of testing/mutants.h swapped in (KVPREFIX_FUZZ_MUTANT), it must find
-# a disagreement, and with the correct "mutant-baseline" it must not, so every
-# crash is due to the bug alone.
+# a disagreement, and with the correct baselines ("mutant-baseline", the
+# unbounded token trie the index mutants break, and "mutant-cache-baseline",
+# the bounded cache the cache mutants break) it must not, so every crash is
+# due to the bug alone.
 #
 # Usage: fuzz/teeth.sh FUZZER [SECONDS]
 #   FUZZER is a libFuzzer build of differential_fuzzer: each mutant is fuzzed
@@ -10,7 +12,7 @@
 #     SECONDS (default 120) and must crash;
 #   or the plain replay program differential_fuzzer_replay: the checked-in
 #     seed corpus must expose each mutant.
-# Exit status 0 when every mutant is caught and the baseline passes.
+# Exit status 0 when every mutant is caught and both baselines pass.
 set -euo pipefail
 
 fuzzer=$(realpath "$1")
@@ -41,8 +43,8 @@ run() {
 failed=0
 for mutant in $mutants; do
   start=$SECONDS
-  if [[ "$mutant" == mutant-baseline ]]; then
-    # The correct engine: a shorter run suffices to show no false alarm.
+  if [[ "$mutant" == *-baseline ]]; then
+    # A correct engine: a shorter run suffices to show no false alarm.
     if run "$mutant" $(( seconds < 10 ? seconds : 10 )); then
       echo "teeth: $mutant (correct) passes, as it must"
     else

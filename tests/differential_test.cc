@@ -9,8 +9,14 @@
 
 #include <climits>
 #include <cstdlib>
+#include <functional>
+#include <memory>
+#include <optional>
 #include <random>
+#include <string>
+#include <vector>
 
+#include "engines/registry.h"
 #include "testing/shared_prefix_sequences.h"
 
 namespace kvprefix {
@@ -67,6 +73,99 @@ TEST(DifferentialTest, EveryEngineEqualsTheReferenceOnRandomInterleavings) {
           << "KVPREFIX_TEST_SEED=" << seed << " round " << round << "\n"
           << *report;
     }
+  }
+}
+
+// The reference, except that its listener reports each eviction call's
+// tokens rewritten by `twist`, and a step's calls in reverse order at the
+// end of the step: the harness must judge the multiset of evicted pages, not
+// their order or their count alone.
+class TwistedEvictions : public PrefixIndex {
+ public:
+  using Twist = std::function<std::vector<Token>(TokenSpan)>;
+  TwistedEvictions(const CacheOptions& options, Twist twist)
+      : inner_(MakeEngine("reference", options)), twist_(std::move(twist)) {
+    inner_->SetEvictionListener(
+        [this](TokenSpan tokens) { calls_.push_back(twist_(tokens)); });
+  }
+
+  std::string_view name() const override { return "twisted-evictions"; }
+  NodeId Insert(TokenSpan sequence) override {
+    const NodeId node = inner_->Insert(sequence);
+    Flush();
+    return node;
+  }
+  Match MatchPrefix(TokenSpan request) const override {
+    return inner_->MatchPrefix(request);
+  }
+  Match Access(TokenSpan request) override {
+    const Match match = inner_->Access(request);
+    Flush();
+    return match;
+  }
+  std::uint64_t node_count() const override { return inner_->node_count(); }
+  std::uint64_t evicted_count() const override {
+    return inner_->evicted_count();
+  }
+  std::size_t memory_bytes() const override { return inner_->memory_bytes(); }
+  const CacheOptions& options() const override { return inner_->options(); }
+  void SetEvictionListener(EvictionListener listener) override {
+    listener_ = std::move(listener);
+  }
+
+ private:
+  void Flush() {
+    for (auto call = calls_.rbegin(); call != calls_.rend(); ++call) {
+      listener_(*call);
+    }
+    calls_.clear();
+  }
+
+  std::unique_ptr<PrefixIndex> inner_;
+  Twist twist_;
+  EvictionListener listener_;
+  std::vector<std::vector<Token>> calls_;
+};
+
+// The report of one access of [1..8] to a cache of 3 pages, which evicts
+// the request's deepest pages (the reference one call per page), or
+// nullopt.
+std::optional<std::string> EvictWith(const CacheOptions& options,
+                                     TwistedEvictions::Twist twist) {
+  std::vector<std::unique_ptr<PrefixIndex>> engines;
+  engines.push_back(std::make_unique<TwistedEvictions>(options, twist));
+  DifferentialChecker checker(options, std::move(engines));
+  return checker.Apply({Operation::Kind::kAccess, {1, 2, 3, 4, 5, 6, 7, 8}});
+}
+
+TEST(DifferentialTest, ComparesTheMultisetOfEvictedPages) {
+  const auto same = [](TokenSpan tokens) {
+    return std::vector<Token>(tokens.begin(), tokens.end());
+  };
+  // The last token of each call plus one: as many pages, other contents.
+  const auto shifted = [](TokenSpan tokens) {
+    std::vector<Token> out(tokens.begin(), tokens.end());
+    out.back() += 1;
+    return out;
+  };
+  for (std::uint64_t page_size : {1, 2}) {
+    SCOPED_TRACE(page_size);
+    const CacheOptions options{.capacity = 3, .page_size = page_size};
+    // The same pages in the reverse order agree.
+    EXPECT_EQ(EvictWith(options, same), std::nullopt);
+    const std::optional<std::string> report = EvictWith(options, shifted);
+    ASSERT_TRUE(report.has_value());
+    // Pages [4]..[8] (page size 1) or [7,8] (page size 2) are evicted; the
+    // report lists both multisets sorted.
+    EXPECT_NE(report->find(page_size == 1
+                               ? "expected (reference): evicted {[4],[5],[6],"
+                                 "[7],[8]}\n  actual (twisted-evictions): "
+                                 "evicted {[5],[6],[7],[8],[9]}"
+                               : "expected (reference): evicted {[7,8]}\n  "
+                                 "actual (twisted-evictions): evicted "
+                                 "{[7,9]}"),
+              std::string::npos)
+        << *report;
   }
 }
 
