@@ -9,9 +9,19 @@
 #include <cstring>
 
 #include "io/input_error.h"
+#include "kvprefix/huge_pages.h"
 
 namespace kvprefix {
 namespace {
+
+// Reserves room for `bytes` bytes plus simdjson's padding in `text`, on
+// transparent huge pages when that is large: the bytes are touched next
+// (zeroed by resize, then written), and on 4 KiB pages a 250 MB input would
+// take 60,000 page faults.
+void ReservePadded(std::string& text, std::size_t bytes) {
+  text.reserve(bytes + simdjson::SIMDJSON_PADDING);
+  AdviseHugePages(text.data(), text.capacity());
+}
 
 [[noreturn]] void ThrowErrno(const std::string& path, const char* action) {
   throw ErrnoError(path, action);
@@ -49,12 +59,11 @@ std::string ReadPaddedFile(const std::string& path) {
   // Regular files: one allocation of the right size (plus one spare byte, so
   // that the read that sees end of file needs no growth). Pipes: doubling.
   std::string text;
-  text.reserve((S_ISREG(info.st_mode) ? info.st_size + 1 : 1 << 16) +
-               simdjson::SIMDJSON_PADDING);
+  ReservePadded(text, S_ISREG(info.st_mode) ? info.st_size + 1 : 1 << 16);
   std::size_t size = 0;
   while (true) {
     if (size == text.capacity() - simdjson::SIMDJSON_PADDING) {
-      text.reserve(2 * text.capacity());
+      ReservePadded(text, 2 * text.capacity());
     }
     text.resize(text.capacity() - simdjson::SIMDJSON_PADDING);
     const ssize_t got =
@@ -65,6 +74,13 @@ std::string ReadPaddedFile(const std::string& path) {
     size += static_cast<std::size_t>(got);
   }
   text.resize(size);
+  return text;
+}
+
+std::string PaddedCopy(std::string_view json) {
+  std::string text;
+  ReservePadded(text, json.size());
+  text = json;
   return text;
 }
 
