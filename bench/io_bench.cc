@@ -2,11 +2,13 @@
 #include "bench/io_bench.h"
 
 #include <benchmark/benchmark.h>
+#include <simdjson.h>
 
 #include <cstdint>
 #include <exception>
 #include <map>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -37,9 +39,34 @@ const IoInputs& LoadIoInputs(const WorkloadSpec& spec) {
   return *slot;
 }
 
-// Models: the parse stage of `kvprefix match` on its input document.
-void ParseJsonBenchmark(benchmark::State& state, const WorkloadSpec& spec) {
+// Makes simdjson's `name` kernel the active one (for stage 1, which
+// libsimdjson dispatches at run time) while it lives, then restores the
+// kernel chosen for the CPU. A no-op for "".
+class ActiveKernel {
+ public:
+  explicit ActiveKernel(const std::string& name)
+      : saved_(simdjson::get_active_implementation()) {
+    if (name.empty()) return;
+    const simdjson::implementation* kernel =
+        simdjson::get_available_implementations()[name];
+    if (kernel == nullptr) throw std::runtime_error("no simdjson " + name);
+    simdjson::get_active_implementation() = kernel;
+  }
+  ActiveKernel(const ActiveKernel&) = delete;
+  ActiveKernel& operator=(const ActiveKernel&) = delete;
+  ~ActiveKernel() { simdjson::get_active_implementation() = saved_; }
+
+ private:
+  const simdjson::implementation* saved_;
+};
+
+// Models: the parse stage of `kvprefix match` on its input document, with
+// simdjson's `kernel` ("": the one chosen for the CPU).
+void ParseJsonBenchmark(benchmark::State& state, const WorkloadSpec& spec,
+                        const std::string& kernel) {
   try {
+    const ActiveKernel active(kernel);
+    state.SetLabel(simdjson::get_active_implementation()->name());
     const BatchInput& workload = LoadWorkload(spec);
     const std::string& document = LoadIoInputs(spec).document;
     for (auto _ : state) {
@@ -92,10 +119,18 @@ std::string BatchDocument(const BatchInput& workload) {
 void RegisterIoBenchmarks(const std::vector<WorkloadSpec>& catalog) {
   for (const WorkloadSpec& spec : catalog) {
     if (!(spec.ops & kIo)) continue;
-    benchmark::RegisterBenchmark(
-        ("BM_ParseJson/io/" + spec.Label()).c_str(),
-        [&spec](benchmark::State& state) { ParseJsonBenchmark(state, spec); })
-        ->Unit(benchmark::kMillisecond);
+    // io: the kernel chosen for the CPU; io-fallback: simdjson's portable
+    // kernel, as SIMDJSON_FORCE_IMPLEMENTATION=fallback runs it, for the
+    // ratio within one run.
+    for (const char* kernel : {"", "fallback"}) {
+      const std::string engine = *kernel == '\0' ? "io" : "io-fallback";
+      benchmark::RegisterBenchmark(
+          ("BM_ParseJson/" + engine + "/" + spec.Label()).c_str(),
+          [&spec, kernel](benchmark::State& state) {
+            ParseJsonBenchmark(state, spec, kernel);
+          })
+          ->Unit(benchmark::kMillisecond);
+    }
     benchmark::RegisterBenchmark(
         ("BM_WriteJson/io/" + spec.Label()).c_str(),
         [&spec](benchmark::State& state) { WriteJsonBenchmark(state, spec); })

@@ -5,9 +5,11 @@
 #include <fcntl.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <simdjson.h>
 #include <unistd.h>
 
 #include <climits>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -313,6 +315,31 @@ TEST_F(WriteFileAtomicallyTest, FailureThrowsIoErrorAndLeavesNothing) {
   EXPECT_FALSE(fs::exists(target));
   EXPECT_EQ(
       std::distance(fs::directory_iterator(dir_), fs::directory_iterator()), 0);
+}
+
+// ctest runs the JSON tests twice (tests/CMakeLists.txt): with the kernel
+// libsimdjson picks for the CPU, and under
+// SIMDJSON_FORCE_IMPLEMENTATION=fallback. This checks that each run parses
+// with the kernel it claims to, so the second run cannot silently repeat the
+// first.
+TEST(JsonKernelTest, ParsesWithTheKernelTheRunAsksFor) {
+  EXPECT_EQ(ParseBatchInput(R"({"cached_sequences":[[1]],"requests":[[1]]})")
+                .requests.total_tokens(),
+            1u);
+  const std::string active(simdjson::get_active_implementation()->name());
+  if (const char* forced = std::getenv("SIMDJSON_FORCE_IMPLEMENTATION")) {
+    EXPECT_EQ(active, forced);
+    return;
+  }
+  // Otherwise the best the CPU supports: libsimdjson lists its kernels best
+  // first.
+  for (const simdjson::implementation* kernel :
+       simdjson::get_available_implementations()) {
+    if (kernel->supported_by_runtime_system()) {
+      EXPECT_EQ(active, kernel->name());
+      break;
+    }
+  }
 }
 
 }  // namespace
