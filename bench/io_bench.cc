@@ -2,18 +2,18 @@
 #include "bench/io_bench.h"
 
 #include <benchmark/benchmark.h>
-#include <simdjson.h>
 
 #include <cstdint>
 #include <exception>
 #include <map>
 #include <memory>
-#include <stdexcept>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "engines/registry.h"
 #include "io/json_input.h"
+#include "io/json_kernel.h"
 #include "io/json_output.h"
 #include "kvprefix/batch.h"
 
@@ -39,34 +39,15 @@ const IoInputs& LoadIoInputs(const WorkloadSpec& spec) {
   return *slot;
 }
 
-// Makes simdjson's `name` kernel the active one (for stage 1, which
-// libsimdjson dispatches at run time) while it lives, then restores the
-// kernel chosen for the CPU. A no-op for "".
-class ActiveKernel {
- public:
-  explicit ActiveKernel(const std::string& name)
-      : saved_(simdjson::get_active_implementation()) {
-    if (name.empty()) return;
-    const simdjson::implementation* kernel =
-        simdjson::get_available_implementations()[name];
-    if (kernel == nullptr) throw std::runtime_error("no simdjson " + name);
-    simdjson::get_active_implementation() = kernel;
-  }
-  ActiveKernel(const ActiveKernel&) = delete;
-  ActiveKernel& operator=(const ActiveKernel&) = delete;
-  ~ActiveKernel() { simdjson::get_active_implementation() = saved_; }
-
- private:
-  const simdjson::implementation* saved_;
-};
-
 // Models: the parse stage of `kvprefix match` on its input document, with
 // simdjson's `kernel` ("": the one chosen for the CPU).
 void ParseJsonBenchmark(benchmark::State& state, const WorkloadSpec& spec,
                         const std::string& kernel) {
   try {
-    const ActiveKernel active(kernel);
-    state.SetLabel(simdjson::get_active_implementation()->name());
+    const std::optional<ScopedJsonKernel> chosen =
+        kernel.empty() ? std::nullopt
+                       : std::make_optional<ScopedJsonKernel>(kernel);
+    state.SetLabel(ActiveJsonKernel());
     const BatchInput& workload = LoadWorkload(spec);
     const std::string& document = LoadIoInputs(spec).document;
     for (auto _ : state) {
