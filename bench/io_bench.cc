@@ -7,11 +7,13 @@
 #include <exception>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "engines/registry.h"
 #include "io/json_input.h"
+#include "io/json_kernel.h"
 #include "io/json_output.h"
 #include "kvprefix/batch.h"
 
@@ -37,9 +39,15 @@ const IoInputs& LoadIoInputs(const WorkloadSpec& spec) {
   return *slot;
 }
 
-// Models: the parse stage of `kvprefix match` on its input document.
-void ParseJsonBenchmark(benchmark::State& state, const WorkloadSpec& spec) {
+// Models: the parse stage of `kvprefix match` on its input document, with
+// simdjson's `kernel` ("": the one chosen for the CPU).
+void ParseJsonBenchmark(benchmark::State& state, const WorkloadSpec& spec,
+                        const std::string& kernel) {
   try {
+    const std::optional<ScopedJsonKernel> chosen =
+        kernel.empty() ? std::nullopt
+                       : std::make_optional<ScopedJsonKernel>(kernel);
+    state.SetLabel(ActiveJsonKernel());
     const BatchInput& workload = LoadWorkload(spec);
     const std::string& document = LoadIoInputs(spec).document;
     for (auto _ : state) {
@@ -92,10 +100,18 @@ std::string BatchDocument(const BatchInput& workload) {
 void RegisterIoBenchmarks(const std::vector<WorkloadSpec>& catalog) {
   for (const WorkloadSpec& spec : catalog) {
     if (!(spec.ops & kIo)) continue;
-    benchmark::RegisterBenchmark(
-        ("BM_ParseJson/io/" + spec.Label()).c_str(),
-        [&spec](benchmark::State& state) { ParseJsonBenchmark(state, spec); })
-        ->Unit(benchmark::kMillisecond);
+    // io: the kernel chosen for the CPU; io-fallback: simdjson's portable
+    // kernel, as SIMDJSON_FORCE_IMPLEMENTATION=fallback runs it, for the
+    // ratio within one run.
+    for (const char* kernel : {"", "fallback"}) {
+      const std::string engine = *kernel == '\0' ? "io" : "io-fallback";
+      benchmark::RegisterBenchmark(
+          ("BM_ParseJson/" + engine + "/" + spec.Label()).c_str(),
+          [&spec, kernel](benchmark::State& state) {
+            ParseJsonBenchmark(state, spec, kernel);
+          })
+          ->Unit(benchmark::kMillisecond);
+    }
     benchmark::RegisterBenchmark(
         ("BM_WriteJson/io/" + spec.Label()).c_str(),
         [&spec](benchmark::State& state) { WriteJsonBenchmark(state, spec); })

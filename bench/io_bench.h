@@ -16,7 +16,12 @@ namespace kvprefix::bench {
 std::string BatchDocument(const BatchInput& workload);
 
 // Registers, for every workload of `catalog` with the kIo operation:
-//   BM_ParseJson/io/<workload>/<size>  ParseBatchInput on its document;
+//   BM_ParseJson/io/<workload>/<size>  ParseBatchInput on its document,
+//                                      with simdjson's kernel for the CPU
+//                                      (the label names it);
+//   BM_ParseJson/io-fallback/<workload>/<size>
+//                                      the same with simdjson's portable
+//                                      fallback kernel active;
 //   BM_WriteJson/io/<workload>/<size>  AppendMatchesJson of its answer
 //                                      (computed once by the default engine).
 // Items are tokens, bytes are JSON bytes read or written. `catalog` must

@@ -22,6 +22,7 @@
 #include "io/json_input.h"
 #include "io/json_output.h"
 #include "kvprefix/batch.h"
+#include "kvprefix/huge_pages.h"
 
 namespace kvprefix::cli {
 namespace {
@@ -71,11 +72,24 @@ std::vector<std::string> MatchAndFormat(const PrefixIndex& index,
   std::atomic<bool> failed = false;
   const auto work = [&] {
     try {
+      std::vector<Match> matches;
       for (std::size_t c; (c = next_chunk++) + 1 < starts.size();) {
+        // Match the chunk first: its answers' size is then known closely
+        // enough to format into one buffer on huge pages, where growing by
+        // doubling would copy and fault in 4 KiB pages (~22k faults for an
+        // 89 MB answer).
+        matches.clear();
+        std::size_t suffix_tokens = 0;
+        for (std::size_t i = starts[c]; i < starts[c + 1]; ++i) {
+          matches.push_back(index.MatchPrefix(requests[i]));
+          suffix_tokens += requests[i].size() - matches.back().matched_length;
+        }
         std::string& out = pieces[c + 1];
+        out.reserve(MatchJsonBytesEstimate(matches.size(), suffix_tokens));
+        AdviseHugePages(out.data(), out.capacity());
         for (std::size_t i = starts[c]; i < starts[c + 1]; ++i) {
           if (i != 0) out += ',';
-          AppendMatchJson(requests[i], index.MatchPrefix(requests[i]), out);
+          AppendMatchJson(requests[i], matches[i - starts[c]], out);
         }
       }
     } catch (...) {  // std::bad_alloc: main() reports it once the threads end

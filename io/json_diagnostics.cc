@@ -131,6 +131,32 @@ std::size_t FirstUnescapedControl(std::string_view json) {
   return std::string_view::npos;
 }
 
+// True if some string of `json` is never closed: simdjson's stage 1 tracks
+// the same quotes (escapes skipped) in every kernel. O(bytes).
+bool HasUnclosedString(std::string_view json) {
+  bool in_string = false;
+  for (std::size_t i = 0; i < json.size(); ++i) {
+    if (!in_string) {
+      in_string = json[i] == '"';
+    } else if (json[i] == '\\') {
+      ++i;
+    } else if (json[i] == '"') {
+      in_string = false;
+    }
+  }
+  return in_string;
+}
+
+InputError Utf8Error(std::string_view json, const std::string& prefix) {
+  const std::size_t offset = std::min(FirstInvalidUtf8(json), json.size());
+  return InputError(
+      fmt::format("{}byte {}", prefix, offset),
+      offset < json.size()
+          ? fmt::format("expected UTF-8 text, found invalid byte 0x{:02X}",
+                        static_cast<unsigned char>(json[offset]))
+          : "expected UTF-8 text, found invalid UTF-8");
+}
+
 std::string TooDeepProblem(std::string_view found) {
   return fmt::format(
       "expected at most {} nested arrays and objects, found {} nested deeper "
@@ -231,15 +257,8 @@ InputError DocumentError(simdjson::error_code error, std::string_view json,
       return InputError(prefix + "$",
                         "expected a JSON object, found end of input (empty "
                         "input)");
-    case simdjson::UTF8_ERROR: {
-      const std::size_t offset = std::min(FirstInvalidUtf8(json), json.size());
-      return InputError(
-          fmt::format("{}byte {}", prefix, offset),
-          offset < json.size()
-              ? fmt::format("expected UTF-8 text, found invalid byte 0x{:02X}",
-                            static_cast<unsigned char>(json[offset]))
-              : "expected UTF-8 text, found invalid UTF-8");
-    }
+    case simdjson::UTF8_ERROR:
+      return Utf8Error(json, prefix);
     case simdjson::UNESCAPED_CHARS: {
       const std::size_t offset =
           std::min(FirstUnescapedControl(json), json.size());
@@ -264,6 +283,14 @@ InputError DocumentError(simdjson::error_code error, std::string_view json,
                         fmt::format("expected valid JSON, found {}",
                                     simdjson::error_message(error)));
   }
+}
+
+void RethrowWithUtf8First(std::string_view json, std::string_view prefix) {
+  if (FirstInvalidUtf8(json) < json.size() && !HasUnclosedString(json) &&
+      FirstUnescapedControl(json) == std::string_view::npos) {
+    throw Utf8Error(json, std::string(prefix));
+  }
+  throw;
 }
 
 InputError DiagnoseUnbalanced(std::string_view json,

@@ -87,6 +87,19 @@ std::string MemberPath(std::string_view name,
 InputError DocumentError(simdjson::error_code error, std::string_view json,
                          std::string_view prefix);
 
+// The InputError being handled (call from a catch block), or, when `json`
+// holds invalid UTF-8 and neither an unclosed string nor an unescaped
+// control character, the UTF-8 error at its first invalid byte instead.
+// Why: simdjson's SIMD kernels check that the whole input is UTF-8 in stage
+// 1, before any value is read, and report only an unclosed string or an
+// unescaped control character before it; its fallback kernel checks UTF-8
+// inside strings only, so a stray byte such as 0xFF elsewhere surfaces
+// later as a bad scalar, trailing content or an unbalanced document. Every
+// reader runs through this so that its error does not depend on the CPU.
+// Locations start with `prefix`. O(bytes), on the error path only.
+[[noreturn]] void RethrowWithUtf8First(std::string_view json,
+                                       std::string_view prefix);
+
 // For a document simdjson found unbalanced or holding an unclosed string:
 // the first container nested deeper than kMaxJsonDepth, else the innermost
 // open container at the end of input (truncated input), or the first byte

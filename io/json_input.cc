@@ -32,8 +32,8 @@ BatchInput Parse(simdjson::padded_string_view json) {
 }  // namespace
 
 BatchInput ParseBatchInput(std::string_view json) {
-  const simdjson::padded_string padded(json);
-  return Parse(padded);
+  const std::string padded = PaddedCopy(json);
+  return Parse(PaddedView(padded));
 }
 
 BatchInput ReadBatchInputFile(const std::string& path) {

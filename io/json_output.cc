@@ -255,8 +255,8 @@ void AppendMatchesJson(const SequenceList& requests,
   for (std::size_t i = 0; i < matches.size(); ++i) {
     suffix_tokens += requests[i].size() - matches[i].matched_length;
   }
-  // ~80 bytes of members per match plus ~8 per suffix token: one allocation.
-  out.reserve(out.size() + 16 + 80 * matches.size() + 8 * suffix_tokens);
+  out.reserve(out.size() + 16 +
+              MatchJsonBytesEstimate(matches.size(), suffix_tokens));
   out += "{\"matches\":[";
   for (std::size_t i = 0; i < matches.size(); ++i) {
     if (i != 0) out += ',';

@@ -2,6 +2,7 @@
 #ifndef KVPREFIX_IO_JSON_OUTPUT_H_
 #define KVPREFIX_IO_JSON_OUTPUT_H_
 
+#include <cstddef>
 #include <span>
 #include <string>
 
@@ -16,6 +17,15 @@ namespace kvprefix {
 // {"matched_length":N,"cache_node":N,"uncached_suffix":[...]}
 // `request` is the matched request (the suffix is request[matched_length..]).
 void AppendMatchJson(TokenSpan request, const Match& match, std::string& out);
+
+// About the bytes AppendMatchJson writes for matches whose uncached
+// suffixes hold `suffix_tokens` tokens in all, `matches` of them: ~80 bytes
+// of members per match, ~8 per token (a token of up to 6 digits and a
+// comma; larger tokens may need more). For reserving output buffers. O(1).
+constexpr std::size_t MatchJsonBytesEstimate(std::size_t matches,
+                                             std::size_t suffix_tokens) {
+  return 80 * matches + 8 * suffix_tokens;
+}
 
 // Appends {"matches":[...]}\n for matches[i] answering requests[i].
 // Requires matches.size() == requests.size(). O(output bytes).

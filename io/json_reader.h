@@ -99,15 +99,11 @@ void ReadObject(const Context& context, Value value, const JsonPath& path,
   ReadMembers(context, object, path, names, required, read);
 }
 
-// Parses `json` as one object read by ReadMembers at "$", calling
-// read(context, index, value, path) for each member, and requires that
-// nothing but whitespace follows it. Throws InputError (see DocumentError
-// for the document as a whole), IoError for a document over 4 GiB, and
-// std::bad_alloc when memory runs out.
+// ReadRootObject's work, with errors that may depend on simdjson's kernel.
 template <std::size_t N, typename Read>
-void ReadRootObject(simdjson::padded_string_view json,
-                    const std::array<std::string_view, N>& names,
-                    std::size_t required, Read&& read) {
+void ReadRootObjectAnyKernel(simdjson::padded_string_view json,
+                             const std::array<std::string_view, N>& names,
+                             std::size_t required, Read&& read) {
   simdjson::ondemand::parser parser;
   simdjson::ondemand::document document;
   simdjson::ondemand::object root;
@@ -123,6 +119,23 @@ void ReadRootObject(simdjson::padded_string_view json,
                 read(context, index, value, path);
               });
   json_diagnostics::CheckAtEnd(context);
+}
+
+// Parses `json` as one object read by ReadMembers at "$", calling
+// read(context, index, value, path) for each member, and requires that
+// nothing but whitespace follows it. Throws InputError (see DocumentError
+// for the document as a whole; the same with every simdjson kernel:
+// RethrowWithUtf8First), IoError for a document over 4 GiB, and
+// std::bad_alloc when memory runs out.
+template <std::size_t N, typename Read>
+void ReadRootObject(simdjson::padded_string_view json,
+                    const std::array<std::string_view, N>& names,
+                    std::size_t required, Read&& read) {
+  try {
+    ReadRootObjectAnyKernel(json, names, required, read);
+  } catch (const InputError&) {
+    json_diagnostics::RethrowWithUtf8First(json, "");
+  }
 }
 
 }  // namespace kvprefix::json_reader

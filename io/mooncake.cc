@@ -196,7 +196,11 @@ void ParsePaddedLine(ondemand::parser& parser,
   line.input_length = -1;
   line.hash_ids.clear();
   line.has_hash_ids = false;
-  ReadLine(parser, json, line_number, MaxHashId(options), line);
+  try {
+    ReadLine(parser, json, line_number, MaxHashId(options), line);
+  } catch (const InputError&) {
+    json_diagnostics::RethrowWithUtf8First(json, LinePrefix(line_number));
+  }
   LastBlockTokens(line, line_number);
 }
 

@@ -2,20 +2,32 @@
 #include "io/padded_file.h"
 
 #include "io/input_file.h"
+#include "kvprefix/huge_pages.h"
 
 namespace kvprefix {
+namespace {
+
+// Reserves room for `bytes` bytes plus simdjson's padding in `text`, on
+// transparent huge pages when that is large: the bytes are touched next
+// (zeroed by resize, then written), and on 4 KiB pages a 250 MB input would
+// take 60,000 page faults.
+void ReservePadded(std::string& text, std::size_t bytes) {
+  text.reserve(bytes + simdjson::SIMDJSON_PADDING);
+  AdviseHugePages(text.data(), text.capacity());
+}
+
+}  // namespace
 
 std::string ReadPaddedFile(const std::string& path) {
   InputFile file(path);
   // Regular files: one allocation of the right size (plus one spare byte, so
   // that the read that sees end of file needs no growth). Pipes: doubling.
   std::string text;
-  text.reserve(file.regular_size().value_or((1 << 16) - 1) + 1 +
-               simdjson::SIMDJSON_PADDING);
+  ReservePadded(text, file.regular_size().value_or((1 << 16) - 1) + 1);
   std::size_t size = 0;
   while (true) {
     if (size == text.capacity() - simdjson::SIMDJSON_PADDING) {
-      text.reserve(2 * text.capacity());
+      ReservePadded(text, 2 * text.capacity());
     }
     text.resize(text.capacity() - simdjson::SIMDJSON_PADDING);
     const std::size_t got = file.Read(text.data() + size, text.size() - size);
@@ -23,6 +35,13 @@ std::string ReadPaddedFile(const std::string& path) {
     size += got;
   }
   text.resize(size);
+  return text;
+}
+
+std::string PaddedCopy(std::string_view json) {
+  std::string text;
+  ReservePadded(text, json.size());
+  text = json;
   return text;
 }
 

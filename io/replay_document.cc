@@ -58,8 +58,8 @@ ReplayInput Parse(simdjson::padded_string_view json) {
 }  // namespace
 
 ReplayInput ParseReplayDocument(std::string_view json) {
-  const simdjson::padded_string padded(json);
-  return Parse(padded);
+  const std::string padded = PaddedCopy(json);
+  return Parse(PaddedView(padded));
 }
 
 ReplayInput ReadReplayDocumentFile(const std::string& path) {

@@ -66,6 +66,7 @@ void DoubleArrayTrie::ReallocArray<T>::Reallocate(std::size_t capacity) {
   static_assert(std::is_trivially_copyable_v<T>);
   void* grown = std::realloc(data_.get(), capacity * sizeof(T));
   if (grown == nullptr) throw std::bad_alloc();
+  AdviseHugePages(grown, capacity * sizeof(T));
   data_.release();
   data_.reset(static_cast<T*>(grown));
   capacity_ = capacity;

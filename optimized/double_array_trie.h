@@ -193,6 +193,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/inlined_vector.h"
 #include "kvprefix/cache.h"
+#include "kvprefix/huge_pages.h"
 #include "kvprefix/types.h"
 
 namespace kvprefix {
@@ -294,7 +295,9 @@ class DoubleArrayTrie {
   static constexpr std::int32_t kHashBase =
       std::numeric_limits<std::int32_t>::min();
 
-  // A trivially copyable array grown by realloc (see the essay: mremap).
+  // A trivially copyable array grown by realloc (see the essay: mremap),
+  // on transparent huge pages once it reaches 2 MiB (kvprefix/huge_pages.h;
+  // mremap keeps the advice as the block grows).
   template <typename T>
   class ReallocArray {
    public:
@@ -515,9 +518,9 @@ class DoubleArrayTrie {
   std::uint64_t stamp_ = 0;    // bounded: stamps given so far (requests)
   std::uint64_t evicted_ = 0;
   std::uint64_t relocated_nodes_ = 0;
-  absl::flat_hash_map<std::int32_t, Codes> children_;  // see the essay
-  absl::flat_hash_map<EdgeKey, std::int32_t> edges_;   // hash nodes' edges
-  absl::flat_hash_map<std::int32_t, std::uint32_t> hash_children_;
+  HugePageHashMap<std::int32_t, Codes> children_;  // see the essay
+  HugePageHashMap<EdgeKey, std::int32_t> edges_;   // hash nodes' edges
+  HugePageHashMap<std::int32_t, std::uint32_t> hash_children_;
   std::vector<LeafEntry> leaves_;  // bounded: min-heap on key
   EvictionListener listener_;
   std::vector<Token> evicted_tokens_;  // bounded: this Insert's, for listener_

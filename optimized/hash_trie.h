@@ -121,6 +121,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "kvprefix/cache.h"
+#include "kvprefix/huge_pages.h"
 #include "kvprefix/types.h"
 
 namespace kvprefix {
@@ -263,19 +264,19 @@ class HashTrie {
 
   CacheOptions options_;
   std::uint64_t max_nodes_;
-  std::vector<Token> tokens_;    // tokens_[slot]: token on the edge into it
-  std::vector<bool> next_node_;  // next_node_[slot]: parent is slot - 1
-  absl::flat_hash_map<std::uint64_t, Slot> branches_;
+  HugePageVector<Token> tokens_;  // tokens_[slot]: token on the edge into it
+  std::vector<bool> next_node_;   // next_node_[slot]: parent is slot - 1
+  HugePageHashMap<std::uint64_t, Slot> branches_;
   // Bounded only:
-  std::vector<NodeId> ids_;            // ids_[slot]; 0: free
-  std::vector<Slot> parents_;          // parents_[slot]
-  std::vector<Slot> children_;         // children_[slot]: child count
-  std::vector<std::uint64_t> stamps_;  // stamps_[slot], LRU only
-  std::vector<Slot> free_;             // free slots, last freed at the back
-  std::vector<LeafEntry> leaves_;      // lazy min-heap by key
-  std::vector<Token> evicted_tokens_;  // this Insert's, for the listener
-  NodeId next_id_ = 1;                 // "the next unused one" (SPEC §1)
-  std::uint64_t stamp_ = 0;            // requests inserted so far (LRU)
+  HugePageVector<NodeId> ids_;            // ids_[slot]; 0: free
+  HugePageVector<Slot> parents_;          // parents_[slot]
+  HugePageVector<Slot> children_;         // children_[slot]: child count
+  HugePageVector<std::uint64_t> stamps_;  // stamps_[slot], LRU only
+  std::vector<Slot> free_;                // free slots, last freed at the back
+  std::vector<LeafEntry> leaves_;         // lazy min-heap by key
+  std::vector<Token> evicted_tokens_;     // this Insert's, for the listener
+  NodeId next_id_ = 1;                    // "the next unused one" (SPEC §1)
+  std::uint64_t stamp_ = 0;               // requests inserted so far (LRU)
   std::uint64_t evicted_ = 0;
   EvictionListener listener_;
 };

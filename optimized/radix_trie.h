@@ -181,6 +181,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "kvprefix/cache.h"
+#include "kvprefix/huge_pages.h"
 #include "kvprefix/types.h"
 
 namespace kvprefix {
@@ -375,8 +376,8 @@ class RadixTrie {
   void MaybeCompact();
   void Compact();
 
-  std::vector<Edge> edges_;
-  absl::flat_hash_map<std::uint64_t, EdgeIndex> children_;
+  HugePageVector<Edge> edges_;
+  HugePageHashMap<std::uint64_t, EdgeIndex> children_;
   std::vector<std::unique_ptr<Token[]>> chunks_;
   Token* arena_end_ = nullptr;    // next free token in chunks_.back()
   Token* chunk_limit_ = nullptr;  // one past the end of chunks_.back()
@@ -396,9 +397,9 @@ class RadixTrie {
   std::uint64_t evicted_ = 0;      // nodes evicted
   std::uint64_t dead_tokens_ = 0;  // arena tokens of evicted nodes
   std::uint64_t compactions_ = 0;
-  bool heap_stale_ = false;        // some leaf may lack an entry: rebuild
-  std::vector<EdgeState> states_;  // parallel to edges_
-  std::vector<LeafEntry> heap_;    // min-heap by key
+  bool heap_stale_ = false;           // some leaf may lack an entry: rebuild
+  HugePageVector<EdgeState> states_;  // parallel to edges_
+  std::vector<LeafEntry> heap_;       // min-heap by key
   std::vector<EdgeIndex> free_edges_;
   std::vector<EdgeIndex> path_;  // scratch: Access's path, deepest first
   EvictionListener listener_;

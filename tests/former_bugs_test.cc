@@ -29,6 +29,7 @@
 //   integer options took 0x10 as 16 and -1 as their maximum, capped overflow, and reported 1.5 with a misleading range -- CliOptionsTest.IntegerOptionsAreStrictDecimalsInRange
 //   `kvprefix bogus` said "A subcommand is required" instead of naming bogus -- CliOptionsTest.UnknownCommandIsNamed
 //   an invalid escape in a member name was reported at the value after the name; one in a string where a string was expected said "expected a string, found a string" -- EscapeErrorTest.PointsAtTheEscape
+//   invalid UTF-8 outside strings (a stray 0xFF) was reported as trailing content, a bad token or an unbalanced document with simdjson's fallback kernel, as invalid UTF-8 with the others: the error depended on the CPU (issue 16) -- Utf8ErrorTest.IsTheSameWithEveryKernel
 //   simdjson's allocation failure was reported as bad input (exit 2, "expected valid JSON, found Error allocating memory") -- ResourceLimitTest.MatchRunsOutOfMemoryCleanly, ResourceLimitTest.ReplayRunsOutOfMemoryCleanly, ResourceLimitTest.ConvertRunsOutOfMemoryCleanly
 // verify
 //   case files were read with nlohmann's get<Token>(), which converts: [[4294967297]] was sent as [[1]], true as 1 -- CaseFileTest.RejectsWhatTheProductRejectsNamingFileAndLocation

@@ -8,13 +8,17 @@
 #include <unistd.h>
 
 #include <climits>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
 #include "engines/registry.h"
 #include "io/json_input.h"
+#include "io/json_kernel.h"
 #include "io/json_output.h"
+#include "io/mooncake.h"
+#include "io/replay_document.h"
 #include "kvprefix/batch.h"
 #include "testing/bad_inputs.h"
 #include "testing/seed_examples.h"
@@ -313,6 +317,81 @@ TEST_F(WriteFileAtomicallyTest, FailureThrowsIoErrorAndLeavesNothing) {
   EXPECT_FALSE(fs::exists(target));
   EXPECT_EQ(
       std::distance(fs::directory_iterator(dir_), fs::directory_iterator()), 0);
+}
+
+// ctest runs the JSON tests twice (tests/CMakeLists.txt): with the kernel
+// libsimdjson picks for the CPU, and under
+// SIMDJSON_FORCE_IMPLEMENTATION=fallback. This checks that each run parses
+// with the kernel it claims to, so the second run cannot silently repeat the
+// first.
+TEST(JsonKernelTest, ParsesWithTheKernelTheRunAsksFor) {
+  EXPECT_EQ(ParseBatchInput(R"({"cached_sequences":[[1]],"requests":[[1]]})")
+                .requests.total_tokens(),
+            1u);
+  const std::string active = ActiveJsonKernel();
+  if (const char* forced = std::getenv("SIMDJSON_FORCE_IMPLEMENTATION")) {
+    EXPECT_EQ(active, forced);
+    return;
+  }
+  // Otherwise the best the CPU runs (listed first).
+  EXPECT_EQ(active, SupportedJsonKernels().front());
+}
+
+// The message of the InputError `parse` throws ("" if none).
+template <typename Parse>
+std::string ErrorOf(Parse&& parse) {
+  try {
+    parse();
+  } catch (const InputError& error) {
+    return error.what();
+  }
+  return "";
+}
+
+// simdjson's fallback kernel checks UTF-8 only inside strings: a stray
+// 0xFF elsewhere was reported as trailing content, a bad token or an
+// unbalanced document, while the SIMD kernels report invalid UTF-8 at its
+// byte. Every kernel the CPU runs must give the SIMD kernels' message.
+TEST(Utf8ErrorTest, IsTheSameWithEveryKernel) {
+  const std::string ok = R"("cached_sequences":[[1]],"requests":[[1]])";
+  const std::vector<std::pair<std::string, std::string>> documents = {
+      {"{" + ok + "}\xff",
+       "byte 43: expected UTF-8 text, found invalid byte "
+       "0xFF"},
+      {"{" + ok + "} x\xff",
+       "byte 45: expected UTF-8 text, found invalid "
+       "byte 0xFF"},
+      {R"({"cached_sequences":[[1,)"
+       "\xff"
+       R"(]],"requests":[]})",
+       "byte 24: expected UTF-8 text, found invalid byte 0xFF"},
+      {"{\"req\xc3\x28\":[]}",
+       "byte 5: expected UTF-8 text, found invalid byte 0xC3"},
+      // An unclosed string comes first in every kernel.
+      {"{" + ok + "}\xff \"",
+       "$: expected end of input after the root value, found '\\xFF' at "
+       "byte 43"},
+  };
+  const std::string line = R"({"timestamp":0,"input_length":2,"hash_ids":[1)"
+                           "\xff"
+                           "]}";
+  TraceOptions options;
+  options.mode = TraceMode::kToken;
+  const std::vector<std::string> kernels = SupportedJsonKernels();
+  EXPECT_GE(kernels.size(), 2u);  // fallback and at least one SIMD kernel
+  for (const std::string& kernel : kernels) {
+    const ScopedJsonKernel chosen(kernel);
+    ASSERT_EQ(ActiveJsonKernel(), kernel);
+    for (const auto& [document, message] : documents) {
+      EXPECT_EQ(ErrorOf([&] { ParseBatchInput(document); }), message) << kernel;
+      EXPECT_EQ(ErrorOf([&] { ParseReplayDocument(document); }), message)
+          << kernel;
+    }
+    SequenceList out;
+    EXPECT_EQ(ErrorOf([&] { AppendTraceLine(line, 7, options, out); }),
+              "line 7: byte 45: expected UTF-8 text, found invalid byte 0xFF")
+        << kernel;
+  }
 }
 
 }  // namespace
