@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <new>
 
 namespace kvprefix {
 namespace {
@@ -75,8 +76,12 @@ class FastReader {
   // An array of token arrays, appended to `out`.
   bool Sequences(SequenceList& out) {
     if (!Take('[')) return false;
-    // Every token is at least a digit and a separator.
-    out.Reserve(0, static_cast<std::size_t>(end_ - p_) / 2 + 1);
+    // Every token is at least a digit and a separator. Only virtual memory:
+    // if the system will not give that much, grow by doubling instead.
+    try {
+      out.Reserve(0, static_cast<std::size_t>(end_ - p_) / 2 + 1);
+    } catch (const std::bad_alloc&) {
+    }
     SkipSpace();
     if (Take(']')) return true;
     do {

@@ -31,8 +31,10 @@ namespace kvprefix {
 // that the strict reader rejects (tests/json_io_test.cc compares the two).
 // The token storage of each member is reserved once from the bytes left
 // (every token takes at least 2 bytes: a digit and a separator): virtual
-// memory up to 2 bytes per input byte, of which only the pages the tokens
-// fill are touched, so no doubling copies. Throws std::bad_alloc only.
+// memory of 2 bytes per byte after the member's start, of which only the
+// pages the tokens fill are touched, so no doubling copies; where the
+// system refuses that much, the storage grows as it fills instead. Throws
+// std::bad_alloc only.
 // O(input bytes). Thread-safe (no shared state).
 std::optional<BatchInput> ParseBatchInputFast(std::string_view json);
 

@@ -38,6 +38,10 @@ BatchInput Parse(simdjson::padded_string_view json) {
 
 BatchInput ParseBatchInput(std::string_view json) {
   if (auto input = ParseBatchInputFast(json)) return std::move(*input);
+  return ParseBatchInputStrict(json);
+}
+
+BatchInput ParseBatchInputStrict(std::string_view json) {
   const std::string padded = PaddedCopy(json);
   return Parse(PaddedView(padded));
 }
