@@ -8,6 +8,10 @@
 #include <limits>
 #include <new>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 namespace kvprefix {
 namespace {
 
@@ -107,6 +111,16 @@ class FastReader {
     std::size_t held = 0;
     const char* p = p_;
     while (true) {
+#if defined(__SSE2__)
+      if (end_ - p >= kCommaRunsReach) {
+        if (held > kBlock - kMaxCommaRuns) {
+          out.PushTokens(TokenSpan(block.data(), held));
+          held = 0;
+        }
+        held += CommaRuns(p, block.data() + held);
+        p = SkipSpace(p);  // what may follow the last comma it took
+      }
+#endif
       const bool negative = p < end_ && *p == '-';
       p += negative;
       const char* const digits = p;
@@ -145,6 +159,61 @@ class FastReader {
       return true;
     }
   }
+
+#if defined(__SSE2__)
+  // CommaRuns reads 64 bytes and its last 8-byte load may start at byte 63.
+  static constexpr std::ptrdiff_t kCommaRunsReach = 64 + 8;
+  // At most this many tokens end with a comma in 64 bytes ("1,1,...").
+  static constexpr std::size_t kMaxCommaRuns = 32;
+
+  // Reads the tokens in the 64 bytes at `p` (a token's start) that are 1 to
+  // 7 digits ended by a comma into `to` (room for kMaxCommaRuns), and moves
+  // `p` past them; returns how many. The token boundaries come from a mask
+  // of the commas (SSE2 compares), not from the previous token's length, so
+  // the tokens are parsed independently of one another where the loop of
+  // Tokens() waits for each token before it can load the next. Stops before
+  // the first token that is anything else (a '-', whitespace, a leading
+  // zero, 8 digits or more, the last token of the array, or one crossing
+  // the 64 bytes) and leaves it to that loop, which takes every decision;
+  // `p` is then after a comma, where whitespace may come before the token.
+  // Needs kCommaRunsReach bytes from `p`.
+  static std::size_t CommaRuns(const char*& p, Token* to) {
+    std::uint64_t digits = 0;
+    std::uint64_t commas = 0;
+    for (int i = 0; i < 4; ++i) {
+      const __m128i bytes =
+          _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16 * i));
+      const __m128i offset = _mm_sub_epi8(bytes, _mm_set1_epi8('0'));
+      const __m128i is_digit = _mm_cmpeq_epi8(
+          _mm_min_epu8(offset, _mm_set1_epi8(9)), offset);  // unsigned <= 9
+      const __m128i is_comma = _mm_cmpeq_epi8(bytes, _mm_set1_epi8(','));
+      digits |= static_cast<std::uint64_t>(
+                    static_cast<std::uint16_t>(_mm_movemask_epi8(is_digit)))
+                << (16 * i);
+      commas |= static_cast<std::uint64_t>(
+                    static_cast<std::uint16_t>(_mm_movemask_epi8(is_comma)))
+                << (16 * i);
+    }
+    // Only the commas before the first byte that is neither.
+    const std::uint64_t other = ~(digits | commas);
+    if (other != 0) commas &= (other & (~other + 1)) - 1;
+    std::size_t count = 0;
+    std::size_t start = 0;
+    for (; commas != 0; commas &= commas - 1) {
+      const std::size_t end =
+          static_cast<std::size_t>(std::countr_zero(commas));
+      const std::size_t length = end - start;
+      if (length == 0 || length > 7 || (length > 1 && p[start] == '0')) break;
+      std::uint64_t word;
+      std::memcpy(&word, p + start, sizeof word);
+      to[count++] =
+          static_cast<Token>(DigitsValue(word, static_cast<int>(length)));
+      start = end + 1;
+    }
+    p += start;
+    return count;
+  }
+#endif
 
   // The first non-whitespace byte at or after `p`.
   const char* SkipSpace(const char* p) const {
