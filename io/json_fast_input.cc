@@ -19,8 +19,8 @@ namespace {
 // one is the strict reader's IoError, so the fast path leaves it alone.
 constexpr std::size_t kMaxDocumentBytes = 0xFFFFFFFF;
 
-// A cursor over the document; nullptr-free: every reader returns false to
-// decline, leaving the rest to the strict reader.
+// A cursor over the document. Every reader returns false to decline, and
+// ParseBatchInputFast then gives up on the whole document.
 class FastReader {
  public:
   explicit FastReader(std::string_view json)
