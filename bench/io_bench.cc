@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "engines/registry.h"
@@ -39,9 +40,11 @@ const IoInputs& LoadIoInputs(const WorkloadSpec& spec) {
   return *slot;
 }
 
-// Models: the parse stage of `kvprefix match` on its input document, with
-// simdjson's `kernel` ("": the one chosen for the CPU).
+// Models: the parse stage of `kvprefix match` on its input document: `parse`
+// (ParseBatchInput, or the strict reader alone) with simdjson's `kernel`
+// ("": the one chosen for the CPU).
 void ParseJsonBenchmark(benchmark::State& state, const WorkloadSpec& spec,
+                        BatchInput (*parse)(std::string_view),
                         const std::string& kernel) {
   try {
     const std::optional<ScopedJsonKernel> chosen =
@@ -51,7 +54,7 @@ void ParseJsonBenchmark(benchmark::State& state, const WorkloadSpec& spec,
     const BatchInput& workload = LoadWorkload(spec);
     const std::string& document = LoadIoInputs(spec).document;
     for (auto _ : state) {
-      BatchInput input = ParseBatchInput(document);
+      BatchInput input = parse(document);
       benchmark::DoNotOptimize(input.requests.total_tokens());
       state.PauseTiming();  // freeing the parsed lists is not parsing
       input = BatchInput{};
@@ -100,15 +103,25 @@ std::string BatchDocument(const BatchInput& workload) {
 void RegisterIoBenchmarks(const std::vector<WorkloadSpec>& catalog) {
   for (const WorkloadSpec& spec : catalog) {
     if (!(spec.ops & kIo)) continue;
-    // io: the kernel chosen for the CPU; io-fallback: simdjson's portable
-    // kernel, as SIMDJSON_FORCE_IMPLEMENTATION=fallback runs it, for the
-    // ratio within one run.
-    for (const char* kernel : {"", "fallback"}) {
-      const std::string engine = *kernel == '\0' ? "io" : "io-fallback";
+    // io: what `kvprefix match` runs (the fast path, json_fast_input.h);
+    // io-strict: the strict reader on the kernel chosen for the CPU;
+    // io-fallback: the strict reader on simdjson's portable kernel, as
+    // SIMDJSON_FORCE_IMPLEMENTATION=fallback runs it (and as builds before
+    // the fast path parsed every input), for the ratios within one run.
+    struct Variant {
+      const char* engine;
+      BatchInput (*parse)(std::string_view);
+      const char* kernel;
+    };
+    for (const Variant& variant :
+         {Variant{"io", ParseBatchInput, ""},
+          Variant{"io-strict", ParseBatchInputStrict, ""},
+          Variant{"io-fallback", ParseBatchInputStrict, "fallback"}}) {
       benchmark::RegisterBenchmark(
-          ("BM_ParseJson/" + engine + "/" + spec.Label()).c_str(),
-          [&spec, kernel](benchmark::State& state) {
-            ParseJsonBenchmark(state, spec, kernel);
+          ("BM_ParseJson/" + std::string(variant.engine) + "/" + spec.Label())
+              .c_str(),
+          [&spec, variant](benchmark::State& state) {
+            ParseJsonBenchmark(state, spec, variant.parse, variant.kernel);
           })
           ->Unit(benchmark::kMillisecond);
     }

@@ -16,9 +16,17 @@ namespace kvprefix {
 // Throws InputError naming the JSON location of the first problem: missing,
 // unknown or duplicated member, non-array, fraction or exponent, token
 // outside int32, true/false/null/string, trailing garbage, invalid UTF-8,
-// truncated input. O(input bytes); memory ~ input bytes + 4 bytes per token.
-// Thread-safe (no shared state).
+// truncated input. A document in the plain form every producer writes is
+// read by a fast path (io/json_fast_input.h), anything else by the strict
+// reader: the same result and the same errors either way. O(input bytes);
+// memory ~ input bytes + 4 bytes per token (virtual memory up to 4 bytes
+// per input byte, see json_fast_input.h). Thread-safe (no shared state).
 BatchInput ParseBatchInput(std::string_view json);
+
+// ParseBatchInput with the strict reader alone, never the fast path: for
+// the tests and fuzz targets that check that both read every document
+// alike. Same contract, slower.
+BatchInput ParseBatchInputStrict(std::string_view json);
 
 // Reads and parses a file ("-" is standard input). Throws IoError if the file
 // cannot be read, InputError as ParseBatchInput.

@@ -11,9 +11,12 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
+#include <random>
 #include <sstream>
 
 #include "engines/registry.h"
+#include "io/json_fast_input.h"
 #include "io/json_input.h"
 #include "io/json_kernel.h"
 #include "io/json_output.h"
@@ -133,6 +136,209 @@ TEST(ParseBatchInputTest, MessagesEscapeUserTextAndNameTheByte) {
       EXPECT_LT(what.size(), 200u) << what;
     }
   }
+}
+
+// The fast path (io/json_fast_input.h) against the strict reader on one
+// document: whatever the fast path accepts the strict reader accepts with
+// the same tokens, and ParseBatchInput gives the strict reader's result or
+// its very error. Returns whether the fast path accepted.
+bool ExpectFastPathAgrees(const std::string& json) {
+  const std::optional<BatchInput> fast = ParseBatchInputFast(json);
+  std::optional<BatchInput> strict;
+  std::string strict_error;
+  try {
+    strict = ParseBatchInputStrict(json);
+  } catch (const InputError& error) {
+    strict_error = error.what();
+  }
+  if (fast) {
+    EXPECT_TRUE(strict.has_value())
+        << "fast path accepted, strict reader: " << strict_error << "\n"
+        << json;
+    if (strict) {
+      EXPECT_EQ(*fast, *strict) << json;
+    }
+  }
+  try {
+    const BatchInput input = ParseBatchInput(json);
+    EXPECT_TRUE(strict.has_value()) << json;
+    if (strict) {
+      EXPECT_EQ(input, *strict) << json;
+    }
+  } catch (const InputError& error) {
+    EXPECT_EQ(error.what(), strict_error) << json;
+  }
+  return fast.has_value();
+}
+
+TEST(FastPathTest, DeclinesEveryKindOfBadInput) {
+  for (const test::BadInput& bad : test::BadInputs()) {
+    EXPECT_FALSE(ExpectFastPathAgrees(bad.json)) << bad.name;
+  }
+}
+
+// Tokens and separators where the fast path's decisions are: digit counts
+// around its 8-byte steps and the int32 limits, leading zeros, signs,
+// fractions, exponents, separators, keys, and documents ending less than 8
+// bytes after a token (the text is not padded).
+TEST(FastPathTest, AgreesOnEveryEdgeOfTheTokenForm) {
+  const std::vector<std::string> accepted = {
+      "0",        "-0",        "7",          "-7",         "1234567",
+      "12345678", "123456789", "1000000000", "2147483647", "-2147483648",
+      "-1234567", "-12345678", "99999999"};
+  for (const std::string& token : accepted) {
+    for (const char* after : {"]", " ]", ",1]", " ,\t1\n]", ",0]"}) {
+      const std::string json =
+          R"({"requests":[[)" + token + after + R"(],"cached_sequences":[]})";
+      EXPECT_TRUE(ExpectFastPathAgrees(json)) << json;
+    }
+  }
+  std::vector<std::string> declined = {"00",
+                                       "01",
+                                       "-00",
+                                       "-01",
+                                       "-",
+                                       "+1",
+                                       "1.0",
+                                       "1e5",
+                                       "1E5",
+                                       "-1e0",
+                                       "2147483648",
+                                       "-2147483649",
+                                       "4294967296",
+                                       "9999999999",
+                                       "10000000000",
+                                       "99999999999",
+                                       "123456789012345678901",
+                                       "1,",
+                                       ",1",
+                                       "1 2",
+                                       "1,,2",
+                                       "\"1\"",
+                                       "true",
+                                       "null",
+                                       "[1]",
+                                       "{}",
+                                       "1-2",
+                                       "0x10",
+                                       "1\xff",
+                                       "\xef\xbb\xbf",
+                                       "12345678a",
+                                       "1234567a",
+                                       "1\v"};
+  declined.push_back(std::string(1, '\0'));
+  for (const std::string& token : declined) {
+    const std::string json =
+        R"({"cached_sequences":[[5,)" + token + R"(]],"requests":[]})";
+    EXPECT_FALSE(ExpectFastPathAgrees(json)) << json;
+  }
+  for (const std::string& json : std::vector<std::string>{
+           R"({"cached_sequences":[[1]],"requests":[[12345]]})",
+           R"({"cached_sequences":[[1]],"requests":[[1]]}  )",
+           "{\"cached_sequences\":[],\"requests\":[[-2147483648]]}\n"}) {
+    EXPECT_TRUE(ExpectFastPathAgrees(json)) << json;
+    // Every prefix that ends before the closing brace is truncated.
+    for (std::size_t cut = 0; cut <= json.rfind('}'); ++cut) {
+      EXPECT_FALSE(ExpectFastPathAgrees(json.substr(0, cut))) << cut;
+    }
+  }
+  for (const std::string& json : std::vector<std::string>{
+           R"({"cached_sequences":[],"requests":[],"requests":[]})",
+           R"({"cached_sequences":[],"requests":[],"extra":[]})",
+           R"({"cached_sequences":[],"requests":[]}x)",
+           R"({"cached_sequences":[],"requests":[]}{})",
+           R"({"cached_sequences":[],"requests":[],})",
+           R"({"cached_sequences":[],"requests":[[1],]})",
+           R"({"cached_sequences":[],"requests":[[1]])",
+           R"({"cached_sequences":[],"\u0072equests":[]})",
+           R"({"cached_sequences":[],"requests":[[[1]]]})",
+           R"({"cached_sequences":[],"requests":[1]})",
+           R"({"cached_sequences":[],"requests":{}})",
+           R"({"cached_sequences" "requests":[]})",
+           R"({"cached_sequences":[]})", "{}", "[]", ""}) {
+    EXPECT_FALSE(ExpectFastPathAgrees(json)) << json;
+  }
+}
+
+// Random documents in the plain form (random whitespace, member order,
+// lengths and token sizes; half of them without whitespace) are all taken by
+// the fast path; the same documents with a byte inserted, replaced or removed
+// are read alike by both paths, accepted or rejected with the strict reader's
+// error.
+TEST(FastPathTest, AgreesWithTheStrictReaderOnGeneratedDocuments) {
+  std::mt19937_64 random(16);
+  const auto pick = [&](std::size_t n) {
+    return static_cast<std::size_t>(random() % n);
+  };
+  const std::vector<std::string> spaces = {"",   "",   "",     " ",
+                                           "\n", "\t", "\r\n "};
+  const auto token = [&]() -> std::string {
+    switch (pick(6)) {
+      case 0:
+        return std::to_string(static_cast<std::int32_t>(random()));
+      case 1:
+        return std::to_string(pick(10));
+      case 2:
+        return pick(2) ? "2147483647" : "-2147483648";
+      case 3:
+        return "-0";
+      default:
+        return std::to_string(pick(std::size_t{1} << (4 * pick(8) + 1)));
+    }
+  };
+  bool dense = false;  // no whitespace at all in this document
+  const auto space = [&] {
+    return dense ? std::string() : spaces[pick(spaces.size())];
+  };
+  const auto sequences = [&]() {
+    std::string out = "[" + space();
+    const std::size_t count = pick(4);
+    for (std::size_t i = 0; i < count; ++i) {
+      if (i > 0) out += space() + ",";
+      out += space() + "[";
+      // Long sequences too: the fast path reads 64 bytes at once there.
+      const std::size_t length = pick(2) == 0 ? pick(6) : pick(60);
+      for (std::size_t j = 0; j < length; ++j) {
+        if (j > 0) out += space() + ",";
+        out += space() + token();
+      }
+      out += space() + "]";
+    }
+    return out + space() + "]";
+  };
+  const std::string bytes = "0123456789-+.eE,[]{}\":x \t\n\r\v\xff";
+  std::size_t mutants_accepted = 0;
+  for (int round = 0; round < 400; ++round) {
+    const bool cached_first = pick(2) == 0;
+    const std::string first = cached_first ? "cached_sequences" : "requests";
+    const std::string second = cached_first ? "requests" : "cached_sequences";
+    dense = pick(2) == 0;
+    const std::string json =
+        space() + "{" + space() + "\"" + first + "\"" + space() + ":" +
+        space() + sequences() + space() + "," + space() + "\"" + second + "\"" +
+        space() + ":" + space() + sequences() + space() + "}" + space();
+    ASSERT_TRUE(ExpectFastPathAgrees(json)) << json;
+    for (int mutation = 0; mutation < 40; ++mutation) {
+      std::string mutant = json;
+      const std::size_t at = pick(mutant.size() + 1);
+      const char byte = bytes[pick(bytes.size())];
+      switch (pick(3)) {
+        case 0:
+          mutant.insert(at, 1, byte);
+          break;
+        case 1:
+          if (at < mutant.size()) mutant[at] = byte;
+          break;
+        default:
+          if (at < mutant.size()) mutant.erase(at, 1);
+          break;
+      }
+      mutants_accepted += ExpectFastPathAgrees(mutant);
+    }
+  }
+  // Some mutants are still plain documents (a digit more, a space): the
+  // comparison covered acceptance as well as rejection.
+  EXPECT_GT(mutants_accepted, 100u);
 }
 
 TEST(ReadBatchInputFileTest, MissingFileIsAnIoErrorNamingIt) {
