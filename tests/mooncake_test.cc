@@ -86,9 +86,10 @@ TEST(AppendTraceLineTest, EqualBlocksGiveEqualTokenRuns) {
   EXPECT_EQ(ones, (SequenceList{{0, 0, 0}}));
 }
 
-// Token mode takes splitmix64 mod V without a division (io/mooncake.cc's
-// Remainder); it must equal SPEC §7's formula for any V, including 1, powers
-// of two, 2^31 and primes, and hash ids whose h * 512 wraps around 2^64.
+// Token mode takes splitmix64 mod V without a division (io/block_tokens.h's
+// Remainder, vectorized); it must equal SPEC §7's formula for any V, including
+// 1, powers of two, 2^31 and primes, and hash ids whose h * 512 wraps around
+// 2^64.
 TEST(AppendTraceLineTest, TokenModeIsSpecFormulaForEveryVocabulary) {
   const std::vector<std::uint64_t> ids = {0,
                                           1,
@@ -114,6 +115,30 @@ TEST(AppendTraceLineTest, TokenModeIsSpecFormulaForEveryVocabulary) {
             static_cast<Token>(SplitMix64(ids[b] * 512 + j) % vocabulary);
         ASSERT_EQ(tokens[0][b * 512 + j], expected)
             << "V=" << vocabulary << " h=" << ids[b] << " j=" << j;
+      }
+    }
+  }
+}
+
+// A last block of 1..512 tokens: the vectorized expansion (io/block_tokens.cc)
+// computes whole vectors and must keep exactly the first `count`, for every
+// count modulo the lane count (2, 4 or 8 lanes) and for V = 1 and 2^31.
+TEST(AppendTraceLineTest, TokenModePartialLastBlockIsSpecFormula) {
+  const std::uint64_t id = 9223372036854775807ULL;
+  for (const std::uint32_t vocabulary : {1U, 128256U, 2147483648U}) {
+    for (std::uint64_t last = 1; last <= 17; ++last) {
+      for (const std::uint64_t count : {last, 512 - last + 1}) {
+        const std::string line =
+            R"({"input_length":)" + std::to_string(512 + count) +
+            R"(,"hash_ids":[5,)" + std::to_string(id) + "]}";
+        const SequenceList tokens =
+            ParseLine(line, {TraceMode::kToken, vocabulary});
+        ASSERT_EQ(tokens.total_tokens(), 512 + count);
+        for (std::uint64_t j = 0; j < count; ++j) {
+          ASSERT_EQ(tokens[0][512 + j],
+                    static_cast<Token>(SplitMix64(id * 512 + j) % vocabulary))
+              << "V=" << vocabulary << " count=" << count << " j=" << j;
+        }
       }
     }
   }
