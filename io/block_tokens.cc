@@ -40,11 +40,16 @@ HWY_INLINE V64 MulLow32(V64 a, V64 b) {
   return hn::MulEven(hn::BitCast(d32, a), hn::BitCast(d32, b));
 }
 
-// a * b mod 2^64 per lane (schoolbook: the high x high term drops out).
+// a * b mod 2^64 per lane: AVX-512DQ has the instruction; elsewhere
+// schoolbook from 32-bit halves (the high x high term drops out).
 HWY_INLINE V64 MulLow64(V64 a, V64 b) {
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+  return hn::Mul(a, b);
+#else
   const V64 cross = hn::Add(MulLow32(hn::ShiftRight<32>(a), b),
                             MulLow32(a, hn::ShiftRight<32>(b)));
   return hn::Add(MulLow32(a, b), hn::ShiftLeft<32>(cross));
+#endif
 }
 
 // (a * b) >> 64 per lane, from the four 32 x 32 partial products.
