@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "engines/registry.h"
+#include "hwy/targets.h"
 #include "kvprefix/replay.h"
 
 namespace kvprefix {
@@ -122,8 +123,10 @@ TEST(AppendTraceLineTest, TokenModeIsSpecFormulaForEveryVocabulary) {
 
 // A last block of 1..512 tokens: the vectorized expansion (io/block_tokens.cc)
 // computes whole vectors and must keep exactly the first `count`, for every
-// count modulo the lane count (2, 4 or 8 lanes) and for V = 1 and 2^31.
-TEST(AppendTraceLineTest, TokenModePartialLastBlockIsSpecFormula) {
+// count modulo the lane count (2, 4 or 8 lanes) and for V = 1 and 2^31; on
+// every instruction set this CPU runs (AVX-512, AVX2, SSE4, SSSE3, scalar:
+// each has its own code), not only the best one, which dispatch picks.
+void ExpectPartialBlocksAreSpecFormula() {
   const std::uint64_t id = 9223372036854775807ULL;
   for (const std::uint32_t vocabulary : {1U, 128256U, 2147483648U}) {
     for (std::uint64_t last = 1; last <= 17; ++last) {
@@ -142,6 +145,17 @@ TEST(AppendTraceLineTest, TokenModePartialLastBlockIsSpecFormula) {
       }
     }
   }
+}
+
+TEST(AppendTraceLineTest, TokenModePartialLastBlockIsSpecFormula) {
+  const std::vector<std::int64_t> targets = hwy::SupportedAndGeneratedTargets();
+  EXPECT_GE(targets.size(), 2u);  // at least one SIMD target and scalar
+  for (const std::int64_t target : targets) {
+    SCOPED_TRACE(hwy::TargetName(target));
+    hwy::SetSupportedTargetsForTest(target);
+    ExpectPartialBlocksAreSpecFormula();
+  }
+  hwy::SetSupportedTargetsForTest(0);  // back to the CPU's own
 }
 
 struct BadLine {
