@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <array>
-#include <bit>
 #include <chrono>
 #include <condition_variable>
 #include <exception>
@@ -17,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "io/block_tokens.h"
 #include "io/json_diagnostics.h"
 #include "io/padded_lines.h"
 
@@ -116,49 +116,14 @@ std::int64_t LastBlockTokens(const TraceLine& line, std::size_t line_number) {
   return line.input_length - (blocks - 1) * kMooncakeBlockTokens;
 }
 
-__extension__ typedef unsigned __int128 Uint128;  // GCC and Clang
-
-// x mod d for one divisor d in 1..2^31 fixed in advance, without a division
-// instruction (a 64-bit div costs tens of cycles, and token mode takes one
-// remainder per token): the quotient by multiplying with a precomputed
-// reciprocal, Granlund and Montgomery, "Division by invariant integers using
-// multiplication", PLDI 1994, Figure 4.1. With l = ceil(log2 d) and
-// m = floor(2^64 (2^l - d) / d) + 1 (which fits in 64 bits),
-// t = (m x) >> 64 and q = (t + ((x - t) >> min(l, 1))) >> max(l - 1, 0) is
-// floor(x / d) for every 64-bit x; the remainder is x - q d.
-class Remainder {
- public:
-  explicit Remainder(std::uint32_t divisor)
-      : divisor_(divisor),
-        log_(std::bit_width(divisor - 1)),
-        multiplier_(static_cast<std::uint64_t>(
-            (Uint128{(std::uint64_t{1} << log_) - divisor} << 64) / divisor +
-            1)),
-        shift1_(std::min(log_, 1)),
-        shift2_(std::max(log_ - 1, 0)) {}
-
-  std::uint32_t Of(std::uint64_t x) const {
-    const auto t = static_cast<std::uint64_t>((Uint128{multiplier_} * x) >> 64);
-    const std::uint64_t quotient = (t + ((x - t) >> shift1_)) >> shift2_;
-    return static_cast<std::uint32_t>(x - quotient * divisor_);
-  }
-
- private:
-  std::uint64_t divisor_;
-  int log_;
-  std::uint64_t multiplier_;
-  int shift1_;
-  int shift2_;
-};
-
 // Appends the tokens of a line ParsePaddedLine has checked. `remainder`
 // takes tokens mod options.vocabulary.
 void AppendTokens(const TraceLine& line, const TraceOptions& options,
                   const Remainder& remainder, SequenceList& out) {
   const std::int64_t last_block_tokens = LastBlockTokens(line, 0);
   const std::size_t blocks = line.hash_ids.size();
-  // One block is expanded into a local array (whose loop the compiler keeps
-  // in registers), then appended at once.
+  // One block is expanded into a local array (vectorized), then appended at
+  // once.
   std::array<Token, kMooncakeBlockTokens> block;
   for (std::size_t b = 0; b < blocks; ++b) {
     const auto id = static_cast<std::uint64_t>(line.hash_ids[b]);
@@ -168,10 +133,7 @@ void AppendTokens(const TraceLine& line, const TraceOptions& options,
     }
     const std::uint64_t count =
         b + 1 < blocks ? kMooncakeBlockTokens : last_block_tokens;
-    for (std::uint64_t j = 0; j < count; ++j) {
-      block[j] = static_cast<Token>(
-          remainder.Of(SplitMix64(id * kMooncakeBlockTokens + j)));
-    }
+    ExpandBlockTokens(id, count, remainder, block.data());
     out.PushTokens(TokenSpan(block.data(), count));
   }
   out.CloseSequence();

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "engines/registry.h"
+#include "hwy/targets.h"
 #include "kvprefix/replay.h"
 
 namespace kvprefix {
@@ -86,9 +87,10 @@ TEST(AppendTraceLineTest, EqualBlocksGiveEqualTokenRuns) {
   EXPECT_EQ(ones, (SequenceList{{0, 0, 0}}));
 }
 
-// Token mode takes splitmix64 mod V without a division (io/mooncake.cc's
-// Remainder); it must equal SPEC §7's formula for any V, including 1, powers
-// of two, 2^31 and primes, and hash ids whose h * 512 wraps around 2^64.
+// Token mode takes splitmix64 mod V without a division (io/block_tokens.h's
+// Remainder, vectorized); it must equal SPEC §7's formula for any V, including
+// 1, powers of two, 2^31 and primes, and hash ids whose h * 512 wraps around
+// 2^64.
 TEST(AppendTraceLineTest, TokenModeIsSpecFormulaForEveryVocabulary) {
   const std::vector<std::uint64_t> ids = {0,
                                           1,
@@ -117,6 +119,43 @@ TEST(AppendTraceLineTest, TokenModeIsSpecFormulaForEveryVocabulary) {
       }
     }
   }
+}
+
+// A last block of 1..512 tokens: the vectorized expansion (io/block_tokens.cc)
+// computes whole vectors and must keep exactly the first `count`, for every
+// count modulo the lane count (2, 4 or 8 lanes) and for V = 1 and 2^31; on
+// every instruction set this CPU runs (AVX-512, AVX2, SSE4, SSSE3, scalar:
+// each has its own code), not only the best one, which dispatch picks.
+void ExpectPartialBlocksAreSpecFormula() {
+  const std::uint64_t id = 9223372036854775807ULL;
+  for (const std::uint32_t vocabulary : {1U, 128256U, 2147483648U}) {
+    for (std::uint64_t last = 1; last <= 17; ++last) {
+      for (const std::uint64_t count : {last, 512 - last + 1}) {
+        const std::string line =
+            R"({"input_length":)" + std::to_string(512 + count) +
+            R"(,"hash_ids":[5,)" + std::to_string(id) + "]}";
+        const SequenceList tokens =
+            ParseLine(line, {TraceMode::kToken, vocabulary});
+        ASSERT_EQ(tokens.total_tokens(), 512 + count);
+        for (std::uint64_t j = 0; j < count; ++j) {
+          ASSERT_EQ(tokens[0][512 + j],
+                    static_cast<Token>(SplitMix64(id * 512 + j) % vocabulary))
+              << "V=" << vocabulary << " count=" << count << " j=" << j;
+        }
+      }
+    }
+  }
+}
+
+TEST(AppendTraceLineTest, TokenModePartialLastBlockIsSpecFormula) {
+  const std::vector<std::int64_t> targets = hwy::SupportedAndGeneratedTargets();
+  EXPECT_GE(targets.size(), 2u);  // at least one SIMD target and scalar
+  for (const std::int64_t target : targets) {
+    SCOPED_TRACE(hwy::TargetName(target));
+    hwy::SetSupportedTargetsForTest(target);
+    ExpectPartialBlocksAreSpecFormula();
+  }
+  hwy::SetSupportedTargetsForTest(0);  // back to the CPU's own
 }
 
 struct BadLine {
