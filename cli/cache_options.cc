@@ -115,11 +115,11 @@ std::optional<std::uint64_t> ParseByteSize(std::string_view text,
                     option, text));
   }
   // whole.fraction * unit, rounded down, in 128 bits.
-  unsigned __int128 scale = 1;
+  UInt128 scale = 1;
   for (std::size_t i = 0; i < fraction.size(); ++i) scale *= 10;
-  const unsigned __int128 bytes =
-      (static_cast<unsigned __int128>(*whole_value) * scale + *fraction_value) *
-      unit / scale;
+  const UInt128 bytes =
+      (static_cast<UInt128>(*whole_value) * scale + *fraction_value) * unit /
+      scale;
   if (bytes > std::numeric_limits<std::uint64_t>::max()) {
     throw std::invalid_argument(
         fmt::format("{}: {} is 2^64 bytes or more", option, text));
@@ -128,7 +128,7 @@ std::optional<std::uint64_t> ParseByteSize(std::string_view text,
 }
 
 std::uint64_t ParseCapacity(std::string_view text, std::string_view option,
-                            unsigned __int128 node_bytes) {
+                            UInt128 node_bytes) {
   if (AllDigits(text)) {
     const auto nodes = ToUint(text);
     if (!nodes) {
@@ -152,10 +152,9 @@ std::uint64_t ParseCapacity(std::string_view text, std::string_view option,
   return static_cast<std::uint64_t>(*bytes / node_bytes);
 }
 
-unsigned __int128 NodeBytes(const CacheArguments& cache,
-                            std::uint64_t symbol_tokens) {
-  return static_cast<unsigned __int128>(cache.kv_bytes_per_token) *
-         symbol_tokens * cache.page_size;
+UInt128 NodeBytes(const CacheArguments& cache, std::uint64_t symbol_tokens) {
+  return static_cast<UInt128>(cache.kv_bytes_per_token) * symbol_tokens *
+         cache.page_size;
 }
 
 CacheOptions ToCacheOptions(const CacheArguments& cache,
@@ -179,8 +178,7 @@ std::string CacheSummaryJson(const CacheOptions& options,
   json += fmt::format(",\"policy\":\"{}\",\"page_size\":{}",
                       EvictionPolicyName(options.policy), options.page_size);
   if (cache.kv_bytes_per_token != 0 && options.bounded()) {
-    const unsigned __int128 bytes =
-        options.capacity * NodeBytes(cache, symbol_tokens);
+    const UInt128 bytes = options.capacity * NodeBytes(cache, symbol_tokens);
     json += bytes > std::numeric_limits<std::uint64_t>::max()
                 ? std::string(",\"capacity_bytes\":null")
                 : fmt::format(",\"capacity_bytes\":{}",

@@ -13,6 +13,11 @@
 
 namespace kvprefix::cli {
 
+// Byte counts of a capacity before they are checked against 2^64: a node's
+// KV bytes times a number of nodes cannot overflow 128 bits. __extension__
+// keeps -Wpedantic quiet about the GCC/Clang type.
+__extension__ using UInt128 = unsigned __int128;
+
 struct CacheArguments {
   std::string capacity;  // as typed: nodes, or a size with a unit; "" if none
   std::string policy = "lru";
@@ -49,11 +54,10 @@ std::optional<std::uint64_t> ParseByteSize(std::string_view text,
 // node_bytes) nodes. node_bytes is 0 when --kv-bytes-per-token was not
 // given. Throws std::invalid_argument naming the option and the problem.
 std::uint64_t ParseCapacity(std::string_view text, std::string_view option,
-                            unsigned __int128 node_bytes);
+                            UInt128 node_bytes);
 
 // KV-cache bytes of one node: B * symbol_tokens * P (0 without B).
-unsigned __int128 NodeBytes(const CacheArguments& cache,
-                            std::uint64_t symbol_tokens);
+UInt128 NodeBytes(const CacheArguments& cache, std::uint64_t symbol_tokens);
 
 // The cache the options describe, with `symbol_tokens` tokens of KV cache in
 // one symbol of the trie before paging (512 for a Mooncake block, else 1): a

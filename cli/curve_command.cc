@@ -25,7 +25,6 @@ namespace kvprefix::cli {
 namespace {
 
 constexpr std::size_t kDefaultPoints = 32;
-constexpr std::size_t kMaxPoints = 100000;
 
 struct CurveOptions {
   TraceArguments trace;
@@ -42,7 +41,7 @@ struct CurveOptions {
 
 // The comma-separated capacities of --capacities, in nodes.
 std::vector<std::uint64_t> ParseCapacityList(const std::string& list,
-                                             unsigned __int128 node_bytes) {
+                                             UInt128 node_bytes) {
   std::vector<std::uint64_t> capacities;
   std::size_t begin = 0;
   for (;;) {
@@ -78,10 +77,11 @@ void RunCurve(const CurveOptions& options) {
     }
     symbol_tokens = 1;
   }
-  const unsigned __int128 node_bytes = NodeBytes(cache, symbol_tokens);
+  const UInt128 node_bytes = NodeBytes(cache, symbol_tokens);
   // Checked before the pass, so that a typo costs nothing.
+  // Given, even as "": an empty list is a mistake, not the default points.
   std::vector<std::uint64_t> capacities =
-      options.capacities.empty()
+      options.capacities_option->count() == 0
           ? std::vector<std::uint64_t>{}
           : ParseCapacityList(options.capacities, node_bytes);
 
@@ -117,7 +117,7 @@ void RunCurve(const CurveOptions& options) {
   std::string jsonl;
   WhileDoing("formatting the output", [&] {
     for (std::size_t i = 0; i < capacities.size(); ++i) {
-      const unsigned __int128 bytes = capacities[i] * node_bytes;
+      const UInt128 bytes = capacities[i] * node_bytes;
       const bool known =
           node_bytes != 0 && bytes <= std::numeric_limits<std::uint64_t>::max();
       const std::string bytes_text =
@@ -180,7 +180,7 @@ void RegisterCurveCommand(CLI::App& app) {
       AddIntegerOption(*command, "--points", options->points,
                        "Capacities log-spaced from 1 to the number of "
                        "distinct prefixes (the unbounded trie's nodes)",
-                       std::size_t{1}, kMaxPoints)
+                       std::size_t{1}, kMaxCurvePoints)
           ->capture_default_str();
   command
       ->add_option("--format", options->format, "Output format: jsonl or csv")
@@ -190,10 +190,15 @@ void RegisterCurveCommand(CLI::App& app) {
       ->add_option("-o,--output", options->output,
                    "Output file, replaced atomically; - is standard output")
       ->capture_default_str();
-  command->add_option(
-      "--plot", options->plot,
-      "Also draw the curve to this file (.png or .svg) with matplotlib "
-      "(Debian package python3-matplotlib)");
+  command
+      ->add_option(
+          "--plot", options->plot,
+          "Also draw the curve to this file (.png or .svg) with matplotlib "
+          "(Debian package python3-matplotlib)")
+      // A wrong suffix is a usage error (exit 2), found before the trace is
+      // replayed.
+      ->check(CLI::Validator(
+          [](std::string& path) { return PlotPathProblem(path); }, "FILE"));
   command->callback([options] { RunCurve(*options); });
 }
 

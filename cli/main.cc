@@ -25,6 +25,15 @@ int Fail(int status, std::string_view message) {
   return status;
 }
 
+// What a command printed through stdio (verify's report, --help, --version)
+// must have reached standard output: a full disk or a closed stdout is an
+// I/O failure (exit 1), not a success. The other commands write their
+// output themselves and report such failures where they happen.
+int FinishStdout(int status) {
+  if (std::fflush(stdout) == 0 && !std::ferror(stdout)) return status;
+  return Fail(kExitIoFailure, kvprefix::ErrnoError("<stdout>", "write").what());
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -53,10 +62,10 @@ int main(int argc, char** argv) {
                                       argv, 2, "convert ");
     }
     app.parse(argc, argv);
-    return 0;
+    return FinishStdout(0);
   } catch (const CLI::ParseError& error) {
     if (error.get_exit_code() == 0)
-      return app.exit(error);  // --help, --version
+      return FinishStdout(app.exit(error));  // --help, --version
     return Fail(kExitBadInput,
                 fmt::format("{} (run with --help for usage)", error.what()));
   } catch (const kvprefix::cli::FileInputError& error) {

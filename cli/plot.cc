@@ -32,17 +32,22 @@ fs::path PlotScript() {
 
 }  // namespace
 
+std::string PlotPathProblem(const std::string& path) {
+  const std::string suffix = fs::path(path).extension().string();
+  return suffix == ".png" || suffix == ".svg" ? ""
+                                              : "expected a .png or .svg file";
+}
+
 void DrawCurve(const std::string& path, std::string_view csv,
                std::string_view title) {
-  const std::string suffix = fs::path(path).extension().string();
-  if (suffix != ".png" && suffix != ".svg") {
-    throw IoError(fmt::format("--plot {}: expected a .png or .svg file",
-                              EscapeForMessage(path, 1024)));
+  if (const std::string problem = PlotPathProblem(path); !problem.empty()) {
+    throw IoError(
+        fmt::format("--plot {}: {}", EscapeForMessage(path, 1024), problem));
   }
   const std::string command = fmt::format(
       "{} {} --format {} --title {}", verify::ShellQuote(KVPREFIX_PLOT_PYTHON),
-      verify::ShellQuote(PlotScript().string()), suffix.substr(1),
-      verify::ShellQuote(title));
+      verify::ShellQuote(PlotScript().string()),
+      fs::path(path).extension().string().substr(1), verify::ShellQuote(title));
   const verify::SubprocessResult result =
       verify::RunSubprocess(command, csv, {.timeout = std::chrono::minutes(2)});
   if (result.kind != verify::ExitKind::kExited || result.exit_status != 0) {

@@ -9,6 +9,10 @@
 
 namespace kvprefix::cli {
 
+// "" if `path` names a file DrawCurve can draw (it ends in .png or .svg),
+// else the problem, e.g. "expected a .png or .svg file". O(path length).
+std::string PlotPathProblem(const std::string& path);
+
 // Draws the curve `csv` (header capacity,capacity_bytes,matched_tokens,
 // request_tokens,hit_ratio, one row per capacity; capacity_bytes may be
 // empty) to `path`, a .png or .svg file, titled `title`: hit ratio against

@@ -20,6 +20,9 @@ class InputFile {
   InputFile(const InputFile&) = delete;
   InputFile& operator=(const InputFile&) = delete;
 
+  // The path as errors name it ("<stdin>" for "-"), not yet escaped.
+  const std::string& name() const { return name_; }
+
   // The size in bytes of a regular file; nullopt for a pipe or a terminal,
   // whose size is known only at its end.
   std::optional<std::size_t> regular_size() const { return regular_size_; }

@@ -1,7 +1,11 @@
 // Reading whole files for simdjson (see padded_file.h).
 #include "io/padded_file.h"
 
+#include <fmt/format.h>
+
+#include "io/input_error.h"
 #include "io/input_file.h"
+#include "io/json_strings.h"
 #include "kvprefix/huge_pages.h"
 
 namespace kvprefix {
@@ -27,6 +31,14 @@ std::string ReadPaddedFile(const std::string& path) {
   std::size_t size = 0;
   while (true) {
     if (size == text.capacity() - simdjson::SIMDJSON_PADDING) {
+      // simdjson parses no more than this; an input that never ends
+      // (/dev/zero) stops here instead of where memory runs out.
+      if (size > simdjson::SIMDJSON_MAXSIZE_BYTES) {
+        throw IoError(fmt::format(
+            "{}: more than {} bytes exceeds simdjson's 4 GiB document limit",
+            EscapeForMessage(file.name(), 1024),
+            simdjson::SIMDJSON_MAXSIZE_BYTES));
+      }
       ReservePadded(text, 2 * text.capacity());
     }
     text.resize(text.capacity() - simdjson::SIMDJSON_PADDING);

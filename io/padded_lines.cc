@@ -1,7 +1,11 @@
 // Reading JSON Lines a buffer at a time (see padded_lines.h).
 #include "io/padded_lines.h"
 
+#include <fmt/format.h>
+
 #include <cstring>
+
+#include "io/input_error.h"
 
 namespace kvprefix {
 
@@ -37,7 +41,17 @@ void PaddedLineReader::Refill() {
   searched_ -= begin_;
   begin_ = 0;
   const std::size_t room = buffer_.size() - simdjson::SIMDJSON_PADDING;
-  if (end_ == room) buffer_.resize(2 * room + simdjson::SIMDJSON_PADDING);
+  if (end_ == room) {
+    // The buffer holds one unfinished line and nothing else.
+    if (room >= kMaxLineBytes) {
+      throw InputError(
+          fmt::format("line {}", line_number_ + 1),
+          fmt::format("{} bytes or more without a newline (a line may hold "
+                      "fewer)",
+                      kMaxLineBytes));
+    }
+    buffer_.resize(2 * room + simdjson::SIMDJSON_PADDING);
+  }
   const std::size_t got =
       file_.Read(buffer_.data() + end_,
                  buffer_.size() - simdjson::SIMDJSON_PADDING - end_);

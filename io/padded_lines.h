@@ -13,6 +13,11 @@
 
 namespace kvprefix {
 
+// The longest line a reader takes, in bytes: far beyond any real trace line
+// (a Mooncake request of a million tokens is about 20 KB), and a bound on
+// memory for input that never ends a line (/dev/zero, a binary file).
+inline constexpr std::size_t kMaxLineBytes = std::size_t{1} << 28;
+
 // Reads `path` ("-" is standard input) line by line. Not thread-safe.
 class PaddedLineReader {
  public:
@@ -24,7 +29,8 @@ class PaddedLineReader {
   // Sets `line` to the next line, without its '\n' (a last line without one
   // counts too), and returns true; returns false at the end of the input.
   // The view is valid until the next call; at least SIMDJSON_PADDING
-  // readable bytes follow it. Throws IoError if the file cannot be read.
+  // readable bytes follow it. Throws IoError if the file cannot be read,
+  // InputError("line N", ...) for a line of kMaxLineBytes bytes or more.
   // O(line bytes) amortized; memory O(buffer_bytes + longest line).
   bool Next(simdjson::padded_string_view& line);
 

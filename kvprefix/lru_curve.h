@@ -36,6 +36,11 @@
 
 namespace kvprefix {
 
+// The most points a caller should ask LogSpacedCapacities for: the CLI's
+// --points and the Python module's points= stop here, since a curve of more
+// points than a chart has pixels says nothing more and costs O(points).
+inline constexpr std::size_t kMaxCurvePoints = 100000;
+
 // `points` capacities spaced evenly on a log scale from 1 to `max` (both
 // included), rounded to integers, without duplicates, ascending: fewer than
 // `points` when `max` is small. {} if max or points is 0. O(points).

@@ -66,7 +66,9 @@ void DoubleArrayTrie::ReallocArray<T>::Reallocate(std::size_t capacity) {
   static_assert(std::is_trivially_copyable_v<T>);
   void* grown = std::realloc(data_.get(), capacity * sizeof(T));
   if (grown == nullptr) throw std::bad_alloc();
-  AdviseHugePages(grown, capacity * sizeof(T));
+  // Not advised for transparent huge pages: glibc then copies the block on
+  // every growth instead of moving it with mremap (GrowingTheArraysDoesNot-
+  // FaultThemInAgain in tests/double_array_trie_test.cc).
   data_.release();
   data_.reset(static_cast<T*>(grown));
   capacity_ = capacity;

@@ -295,9 +295,8 @@ class DoubleArrayTrie {
   static constexpr std::int32_t kHashBase =
       std::numeric_limits<std::int32_t>::min();
 
-  // A trivially copyable array grown by realloc (see the essay: mremap),
-  // on transparent huge pages once it reaches 2 MiB (kvprefix/huge_pages.h;
-  // mremap keeps the advice as the block grows).
+  // A trivially copyable array grown by realloc (see the essay: mremap); on
+  // small pages, since advising it for huge pages made realloc copy.
   template <typename T>
   class ReallocArray {
    public:

@@ -415,8 +415,11 @@ py::dict CurvePy(py::handle requests, py::handle page_size,
   std::size_t count = 32;
   if (!points.is_none()) {
     if (PyBool_Check(points.ptr()) || !PyIndex_Check(points.ptr()) ||
-        py::int_(py::reinterpret_borrow<py::object>(points)) < py::int_(1)) {
-      Raise(PyExc_ValueError, "points must be an int >= 1");
+        py::int_(py::reinterpret_borrow<py::object>(points)) < py::int_(1) ||
+        py::int_(py::reinterpret_borrow<py::object>(points)) >
+            py::int_(kMaxCurvePoints)) {
+      Raise(PyExc_ValueError, "points must be an int from 1 to " +
+                                  std::to_string(kMaxCurvePoints));
     }
     count = points.cast<std::size_t>();
   }
@@ -618,7 +621,7 @@ are in nodes (pages of page_size tokens): the given ones, in their order, or
 Returns {"capacities", "matched_tokens", "hit_ratios", "request_tokens",
 "distinct_prefixes"}; the first three are NumPy arrays when NumPy is
 installed, else lists. Raises as replay, and ValueError for both capacities
-and points, or points < 1.)doc");
+and points, or points outside 1 to 100000.)doc");
 
   // `python3 -m kvprefix match` (kvprefix/__main__.py): `kvprefix match
   // FILE` through the CLI's reader, engine and writer, so that both print the
@@ -631,6 +634,10 @@ and points, or points < 1.)doc");
       "match_file",
       [](const std::string& path, const std::string& engine,
          py::handle page_size) {
+        // A C string ends at the first NUL: "a\0b" would name the file "a".
+        if (path.find('\0') != std::string::npos) {
+          kvprefix::Raise(PyExc_ValueError, "embedded null byte in path");
+        }
         std::unique_ptr<kvprefix::PrefixIndex> index =
             kvprefix::MakeEngineOrRaise(
                 engine, kvprefix::ToCacheOptions(py::none(), "lru", page_size));

@@ -31,7 +31,8 @@ NodeId ReferenceTrie::Insert(TokenSpan sequence) {
       // §8: "IDs of evicted nodes are never given again" (their entries
       // stay, so the vector's length is always the next ID).
       const NodeId created = nodes_.size();
-      nodes_.push_back(Node{.parent = current, .token = token});
+      nodes_.push_back(
+          Node{.children = {}, .parent = current, .token = token, .stamp = 0});
       nodes_[current].children.emplace(token, created);  // after the push
       ++present_;
       if (options_.bounded()) {

@@ -259,7 +259,8 @@ NodeId MutantCache<kBug>::Insert(TokenSpan sequence) {
     if (bounded && parent_was_listed && !Listed(*parent)) {
       leaves_.erase(KeyOf(current, *parent));
     }
-    Node& node = nodes_[id] = Node{.parent = current, .token = token};
+    Node& node = nodes_[id] =
+        Node{.parent = current, .token = token, .children = {}, .stamp = 0};
     node.stamp = stamp;
     if (bounded) leaves_.insert(KeyOf(id, node));
     current = id;
@@ -362,8 +363,9 @@ std::uint32_t WeakPageHash(TokenSpan page) {
 
 PageHashOnlyMutant::PageHashOnlyMutant(const CacheOptions& options)
     : options_(options),
-      cache_(
-          CacheOptions{.capacity = options.capacity, .policy = options.policy}),
+      cache_(CacheOptions{.capacity = options.capacity,
+                          .policy = options.policy,
+                          .page_size = 1}),
       pages_(std::make_shared<std::vector<std::vector<Token>>>()) {
   if (options.page_size < 1 || options.page_size > kMaxPageSize) {
     throw std::invalid_argument("page size outside 1 to 2^31 - 1");

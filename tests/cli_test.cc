@@ -379,6 +379,36 @@ TEST_F(CliTest, ClosedStdoutPipeIsAnIoFailure) {
   EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
 }
 
+// Everything printed through stdio must reach stdout: verify's report,
+// engines, --help and --version once exited 0 onto a full disk (/dev/full).
+TEST_F(CliTest, FullStdoutIsAnIoFailureForEveryCommand) {
+  const std::string err_path = Path("stderr");
+  for (const std::vector<std::string>& args :
+       std::vector<std::vector<std::string>>{
+           {"verify", "--engines", "all", "--runs", "3", "--seed", "1"},
+           {"engines"},
+           {"--version"},
+           {"--help"},
+           {"match", "--help"}}) {
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/full",
+                                     O_WRONLY, 0);
+    posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err_path.c_str(),
+                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    const pid_t pid = Spawn(args, actions);
+    posix_spawn_file_actions_destroy(&actions);
+    ASSERT_GT(pid, 0);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    ASSERT_TRUE(WIFEXITED(status)) << args[0];
+    EXPECT_EQ(WEXITSTATUS(status), 1) << args[0];
+    EXPECT_EQ(ReadFile(err_path),
+              "kvprefix: <stdout>: cannot write: No space left on device\n")
+        << args[0];
+  }
+}
+
 // Three requests of 1, 2 and 3 blocks: [1], [1,2] and [1,2,3] (partial last
 // blocks), so replay matches 0, then 1, then 2 blocks.
 constexpr char kTinyTrace[] =
@@ -433,6 +463,25 @@ TEST_F(CliTest, ReplayNamesTheLineOfABadTrace) {
   EXPECT_EQ(result.out, "");
   EXPECT_THAT(result.err, StartsWith("kvprefix: " + Path("t.jsonl") +
                                      ": line 5: $.hash_ids[0]: expected"));
+}
+
+// Input that never ends a line (/dev/zero) once grew the line buffer until
+// memory ran out (16.8 GB, then exit 1): every trace reader stops at
+// kMaxLineBytes (256 MiB) with a bad-input error naming the line.
+TEST_F(CliTest, TraceReadersStopAtALineThatNeverEnds) {
+  for (const std::vector<std::string>& args :
+       std::vector<std::vector<std::string>>{
+           {"replay", "/dev/zero"},
+           {"curve", "/dev/zero"},
+           {"convert", "mooncake", "/dev/zero", "--cached-fraction", "0.5"}}) {
+    const RunResult result = Run(args);
+    EXPECT_EQ(result.status, 2) << args[0];
+    EXPECT_EQ(result.out, "") << args[0];
+    EXPECT_EQ(result.err,
+              "kvprefix: /dev/zero: line 1: 268435456 bytes or more without a "
+              "newline (a line may hold fewer)\n")
+        << args[0];
+  }
 }
 
 // 3,000 requests of 3 blocks (4.5 million tokens in token mode: many
@@ -734,9 +783,14 @@ TEST_F(CliTest, CurveMistakesAreReported) {
   const RunResult size = Run({"curve", Path("t.jsonl"), "--capacities", "1GB"});
   EXPECT_EQ(size.status, 2);
   EXPECT_THAT(size.err, HasSubstr("a size needs --kv-bytes-per-token"));
+  // Once taken as no --capacities at all: the default 32 points.
+  const RunResult empty = Run({"curve", Path("t.jsonl"), "--capacities", ""});
+  EXPECT_EQ(empty.status, 2);
+  EXPECT_THAT(empty.err, HasSubstr("--capacities"));
+  EXPECT_EQ(empty.out, "");
   const RunResult plot =
       Run({"curve", Path("t.jsonl"), "--plot", Path("curve.gif")});
-  EXPECT_EQ(plot.status, 1);
+  EXPECT_EQ(plot.status, 2);  // usage, not I/O (was 1)
   EXPECT_THAT(plot.err, HasSubstr("expected a .png or .svg file"));
   EXPECT_EQ(plot.out, "");
 }

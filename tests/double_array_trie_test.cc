@@ -10,6 +10,7 @@
 #include "optimized/double_array_trie.h"
 
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 
 #include <algorithm>
 #include <climits>
@@ -287,6 +288,35 @@ std::uint64_t PrintedTestSeed() {
 }
 
 // Seeded: rerun a failure with KVPREFIX_TEST_SEED=<printed seed>.
+// Minor page faults of this process so far.
+long MinorFaults() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_minflt;
+}
+
+// The arrays grow by realloc, which moves a large block with mremap instead
+// of copying it. Advising each grown block for transparent huge pages once
+// defeated that: every growth copied and faulted in the whole block again
+// (token-mode replay of the synthetic trace: 1.06 million faults instead of
+// 70,000, 3.9 s instead of 0.7 s). Building 4 million nodes must fault in
+// each page of the engine about once, not once per growth.
+TEST(DoubleArrayTrieTest, GrowingTheArraysDoesNotFaultThemInAgain) {
+  std::mt19937 random(7);
+  std::vector<Token> sequence(2000);
+  DoubleArrayTrie trie;
+  const long before = MinorFaults();
+  for (int i = 0; i < 2000; ++i) {
+    for (Token& token : sequence) token = static_cast<Token>(random() % 50000);
+    trie.Insert(sequence);
+  }
+  const long faults = MinorFaults() - before;
+  const long pages = static_cast<long>(trie.memory_bytes() / 4096);
+  EXPECT_GT(trie.node_count(), 3'900'000u);
+  EXPECT_LT(faults, 2 * pages)
+      << faults << " faults for " << pages << " pages of memory_bytes()";
+}
+
 TEST(DoubleArrayTrieTest, RandomizedDifferentialAgainstTheReference) {
   const std::uint64_t seed = PrintedTestSeed();
   std::mt19937_64 random(seed);

@@ -14,6 +14,7 @@
 // Engines
 //   double-array: on a slot conflict, moving only the new child (not its whole family) lost siblings; a bug known from double-array libraries, see optimized/double_array_trie.h -- DoubleArrayTrieTest.RelocationMovesEverySiblingAndFixesTheirChildren
 //   double-array: a family spread over the vocabulary left a vocabulary-wide hole that was never filled (tree-of-thought: 614 bytes per node) -- DoubleArrayTrieTest.BranchingEveryStepDoesNotLeaveVocabularyWideHoles
+//   double-array: its realloc-grown arrays advised for transparent huge pages were copied on every growth instead of moved by mremap (token replay of the synthetic trace: 1.06 million page faults, 3.9 s instead of 0.7 s) -- DoubleArrayTrieTest.GrowingTheArraysDoesNotFaultThemInAgain
 // io and the CLI
 //   -o over a symbolic link replaced the link with a file instead of writing the file it leads to -- WriteFileAtomicallyTest.WritesThroughSymlinksKeepingThem
 //   -o /dev/stdout (a /proc/self/fd link) was replaced by a file instead of written in place -- WriteFileAtomicallyTest.WritesOpenFilesBehindProcLinksInPlace
@@ -31,6 +32,11 @@
 //   an invalid escape in a member name was reported at the value after the name; one in a string where a string was expected said "expected a string, found a string" -- EscapeErrorTest.PointsAtTheEscape
 //   invalid UTF-8 outside strings (a stray 0xFF) was reported as trailing content, a bad token or an unbalanced document with simdjson's fallback kernel, as invalid UTF-8 with the others: the error depended on the CPU (issue 16) -- Utf8ErrorTest.IsTheSameWithEveryKernel
 //   simdjson's allocation failure was reported as bad input (exit 2, "expected valid JSON, found Error allocating memory") -- ResourceLimitTest.MatchRunsOutOfMemoryCleanly, ResourceLimitTest.ReplayRunsOutOfMemoryCleanly, ResourceLimitTest.ConvertRunsOutOfMemoryCleanly
+//   a trace that never ends a line (/dev/zero) grew the line buffer until memory ran out (16.8 GB) in replay, curve, convert and verify --trace -- CliTest.TraceReadersStopAtALineThatNeverEnds
+//   verify, --help and --version exited 0 when standard output could not be written (a full disk, a closed stdout) -- CliTest.FullStdoutIsAnIoFailureForEveryCommand
+//   curve --plot with a wrong suffix was an I/O failure (exit 1) found after the whole pass, and --capacities "" silently meant the default points -- CliTest.CurveMistakesAreReported
+//   Python: curve(points=10**18) ran for years, holding no GIL and deaf to Ctrl-C; points=2**64 was a RuntimeError -- pytest test_curve_bad_arguments_raise
+//   Python: match_file("a\0b") read the file "a" (a C string ends at the NUL) -- pytest test_match_file_rejects_a_path_with_a_null_byte
 // verify
 //   case files were read with nlohmann's get<Token>(), which converts: [[4294967297]] was sent as [[1]], true as 1 -- CaseFileTest.RejectsWhatTheProductRejectsNamingFileAndLocation
 //   a case file member given twice was taken silently (nlohmann keeps the last one) -- CaseFileTest.RejectsWhatTheProductRejectsNamingFileAndLocation

@@ -112,6 +112,9 @@ def test_curve_returns_numpy_arrays():
 
 @pytest.mark.parametrize("arguments,error", [
     ({"capacities": [1], "points": 3}, ValueError), ({"points": 0}, ValueError),
+    # Beyond the CLI's --points range: once 10**18 ran for years, uninterruptible.
+    ({"points": 100001}, ValueError), ({"points": 10**18}, ValueError),
+    ({"points": 2**64}, ValueError),
     ({"capacities": [-1]}, ValueError), ({"page_size": 0}, ValueError)])
 def test_curve_bad_arguments_raise(arguments, error):
     with pytest.raises(error):

@@ -134,3 +134,10 @@ def test_match_file_returns_bytes_and_raises_input_error(tmp_path):
         kvprefix.match_file(str(path), engine="btree")
     with pytest.raises(OSError):
         kvprefix.match_file(str(tmp_path / "absent.json"))
+
+
+def test_match_file_rejects_a_path_with_a_null_byte(tmp_path):
+    # "a\0b" once read the file "a", as a C string ends at the NUL.
+    (tmp_path / "a").write_bytes(b'{"cached_sequences":[],"requests":[]}')
+    with pytest.raises(ValueError, match="embedded null byte"):
+        kvprefix.match_file(str(tmp_path / "a") + "\0b")
