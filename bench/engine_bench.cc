@@ -124,59 +124,15 @@ void MatchBenchmark(benchmark::State& state, const WorkloadSpec& spec) {
   });
 }
 
-// Replay: cached then requests as one trace, on a fresh index per iteration.
-template <PrefixIndexEngine E>
-void ReplayBenchmark(benchmark::State& state, const WorkloadSpec& spec) {
-  Guarded(state, [&] {
-    Warm() = WarmSlot{};
-    const BatchInput& workload = LoadWorkload(spec);
-    ReplaySummary first, second;
-    for (auto _ : state) {
-      auto engine = std::make_unique<E>();
-      first = Replay(*engine, workload.cached_sequences);
-      second = Replay(*engine, workload.requests);
-      state.PauseTiming();
-      SetIndexCounters(state, *engine);
-      engine.reset();
-      state.ResumeTiming();
-    }
-    const std::uint64_t tokens = first.request_tokens + second.request_tokens;
-    state.SetItemsProcessed(state.iterations() *
-                            static_cast<std::int64_t>(tokens));
-    state.counters["hit_ratio"] =
-        tokens == 0 ? 0.0
-                    : static_cast<double>(first.matched_tokens +
-                                          second.matched_tokens) /
-                          tokens;
-  });
-}
-
-// The number of distinct prefixes of a workload's replay (the unbounded
-// trie's nodes), computed once per workload: capacities are fractions of it.
-std::uint64_t DistinctPrefixes(const WorkloadSpec& spec) {
-  static auto* known = new std::map<std::string, std::uint64_t>;
-  auto [entry, added] = known->try_emplace(spec.Label(), 0);
-  if (added) {
-    const BatchInput& workload = LoadWorkload(spec);
-    RadixTrie trie;
-    Replay(trie, workload.cached_sequences);
-    Replay(trie, workload.requests);
-    entry->second = trie.node_count();
-  }
-  return entry->second;
-}
-
-// Replay with a capacity (SPEC §8), on a fresh cache per iteration: a serving
-// system's bounded prefix cache (SGLang's RadixCache with its token budget,
-// vLLM's block pool). Counters: hit ratio, evictions, capacity.
+// Replay: cached then requests as one trace, on a fresh `E(options)` per
+// iteration. Counters: the index's, hit ratio and, for a bounded cache, its
+// evictions and capacity.
 template <PrefixCacheEngine E>
-void CapacityReplayBenchmark(benchmark::State& state, const WorkloadSpec& spec,
-                             EvictionPolicy policy, unsigned percent) {
+void TimeReplay(benchmark::State& state, const WorkloadSpec& spec,
+                const CacheOptions& options) {
   Guarded(state, [&] {
     Warm() = WarmSlot{};
     const BatchInput& workload = LoadWorkload(spec);
-    const CacheOptions options{
-        .capacity = DistinctPrefixes(spec) * percent / 100, .policy = policy};
     ReplaySummary first, second;
     std::uint64_t evictions = 0;
     for (auto _ : state) {
@@ -197,8 +153,46 @@ void CapacityReplayBenchmark(benchmark::State& state, const WorkloadSpec& spec,
                     : static_cast<double>(first.matched_tokens +
                                           second.matched_tokens) /
                           tokens;
-    state.counters["evictions"] = static_cast<double>(evictions);
-    state.counters["capacity"] = static_cast<double>(options.capacity);
+    if (options.bounded()) {
+      state.counters["evictions"] = static_cast<double>(evictions);
+      state.counters["capacity"] = static_cast<double>(options.capacity);
+    }
+  });
+}
+
+// Replay on an unbounded index (SPEC §3).
+template <PrefixCacheEngine E>
+void ReplayBenchmark(benchmark::State& state, const WorkloadSpec& spec) {
+  TimeReplay<E>(state, spec, CacheOptions{});
+}
+
+// The number of distinct prefixes of a workload's replay (the unbounded
+// trie's nodes), computed once per workload: capacities are fractions of it.
+std::uint64_t DistinctPrefixes(const WorkloadSpec& spec) {
+  static auto* known = new std::map<std::string, std::uint64_t>;
+  auto [entry, added] = known->try_emplace(spec.Label(), 0);
+  if (added) {
+    const BatchInput& workload = LoadWorkload(spec);
+    RadixTrie trie;
+    Replay(trie, workload.cached_sequences);
+    Replay(trie, workload.requests);
+    entry->second = trie.node_count();
+  }
+  return entry->second;
+}
+
+// Replay with a capacity (SPEC §8), on a fresh cache per iteration: a serving
+// system's bounded prefix cache (SGLang's RadixCache with its token budget,
+// vLLM's block pool).
+template <PrefixCacheEngine E>
+void CapacityReplayBenchmark(benchmark::State& state, const WorkloadSpec& spec,
+                             EvictionPolicy policy, unsigned percent) {
+  // Guarded too: DistinctPrefixes reads the workload, which may fail.
+  Guarded(state, [&] {
+    TimeReplay<E>(state, spec,
+                  {.capacity = DistinctPrefixes(spec) * percent / 100,
+                   .policy = policy,
+                   .page_size = 1});
   });
 }
 
