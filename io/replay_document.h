@@ -1,6 +1,6 @@
 // Reading SPEC §8 replay documents: the requests of a replay and the cache
-// it runs on, the input of `kvprefix replay --format requests`, of `kvprefix
-// verify --format requests` and of the capacity cases.
+// it runs on, the input of `kvprefix replay --input-format requests`, of
+// `kvprefix verify --format requests` and of the capacity cases.
 #ifndef KVPREFIX_IO_REPLAY_DOCUMENT_H_
 #define KVPREFIX_IO_REPLAY_DOCUMENT_H_
 
