@@ -72,9 +72,7 @@ void RunCurve(const CurveOptions& options) {
     document = ReadNamed(options.trace.path, [](const std::string& path) {
       return ReadReplayDocumentFile(path);
     });
-    if (options.cache.page_size_option->count() == 0) {
-      cache.page_size = document->options.page_size;
-    }
+    cache = ForReplayDocument(options.cache, document->options);
     symbol_tokens = 1;
   }
   const UInt128 node_bytes = NodeBytes(cache, symbol_tokens);
@@ -174,8 +172,8 @@ void RegisterCurveCommand(CLI::App& app) {
       "adds capacity_bytes and lets --capacities take sizes such as 8GiB");
   options->capacities_option = command->add_option(
       "--capacities", options->capacities,
-      "Comma-separated capacities: node counts, or sizes such as 8GiB with "
-      "--kv-bytes-per-token");
+      "Comma-separated capacities, each as replay's --capacity takes it: "
+      "node counts, or sizes such as 8GiB with --kv-bytes-per-token");
   options->points_option =
       AddIntegerOption(*command, "--points", options->points,
                        "Capacities log-spaced from 1 to the number of "

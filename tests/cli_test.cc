@@ -614,8 +614,9 @@ TEST_F(CliTest, ReplayDocumentsGiveTheCapacityCasesForEveryEngine) {
     std::string expected;
     AppendMatchesJson(shared.input.requests, shared.expected, expected);
     for (const std::string& engine : engines) {
-      const RunResult result = Run(
-          {"replay", Path("doc.json"), "--format", "requests", "-e", engine});
+      const RunResult result =
+          Run({"replay", Path("doc.json"), "--input-format", "requests", "-e",
+               engine});
       EXPECT_EQ(result.status, 0) << result.err;
       EXPECT_EQ(result.out, expected) << shared.name << " on " << engine;
     }
@@ -627,8 +628,8 @@ TEST_F(CliTest, ReplayDocumentOptionsOverrideItsCache) {
             R"({"requests":[[1,2,3],[1,2,4],[5],[1,2,3]],"capacity":3})");
   // Unbounded, the last request matches all of [1,2,3] at node 3.
   const RunResult result =
-      Run({"replay", Path("doc.json"), "--format", "requests", "--capacity",
-           "100", "-o", Path("out.json")});
+      Run({"replay", Path("doc.json"), "--input-format", "requests",
+           "--capacity", "100", "-o", Path("out.json")});
   EXPECT_EQ(result.status, 0) << result.err;
   EXPECT_EQ(result.out, "");
   EXPECT_THAT(ReadFile(Path("out.json")),
@@ -689,7 +690,6 @@ TEST_F(CliTest, CacheOptionMistakesAreUsageErrors) {
        "2^64 bytes"},
       {{"--policy", "LRU"}, "--policy"},
       {{"--page-size", "0"}, "--page-size"},
-      {{"-o", "x.json"}, "--output does not apply to --format mooncake"},
   };
   for (const auto& mistake : kMistakes) {
     std::vector<std::string> args = {"replay", Path("t.jsonl")};
@@ -699,13 +699,13 @@ TEST_F(CliTest, CacheOptionMistakesAreUsageErrors) {
     EXPECT_EQ(result.out, "");
     EXPECT_THAT(result.err, HasSubstr(mistake.message));
   }
-  const RunResult mode = Run(
-      {"replay", Path("doc.json"), "--format", "requests", "--mode", "token"});
+  const RunResult mode = Run({"replay", Path("doc.json"), "--input-format",
+                              "requests", "--mode", "token"});
   EXPECT_EQ(mode.status, 2);
   EXPECT_THAT(mode.err,
-              HasSubstr("--mode does not apply to --format requests"));
+              HasSubstr("--mode does not apply to --input-format requests"));
   const RunResult bad =
-      Run({"replay", Path("doc.json"), "--format", "requests"});
+      Run({"replay", Path("doc.json"), "--input-format", "requests"});
   EXPECT_EQ(bad.status, 2);
   EXPECT_THAT(bad.err, HasSubstr(Path("doc.json") + ": $.capacity: expected"));
 }
@@ -747,8 +747,9 @@ TEST_F(CliTest, CurvePrintsEveryCapacityAsReplayWould) {
             R"("request_tokens":10,"hit_ratio":0.5})"
             "\n");
   for (const char* capacity : {"2", "3"}) {
-    const RunResult replayed = Run({"replay", Path("doc.json"), "--format",
-                                    "requests", "--capacity", capacity});
+    const RunResult replayed =
+        Run({"replay", Path("doc.json"), "--input-format", "requests",
+             "--capacity", capacity});
     EXPECT_EQ(replayed.status, 0) << replayed.err;
   }
 }
