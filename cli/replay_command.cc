@@ -58,9 +58,8 @@ void Reject(const CLI::Option* option, std::string_view format) {
 void ReplayMooncake(const ReplayOptions& options) {
   Reject(options.output_option, "mooncake");
   Progress progress;
-  // In block mode a symbol is a hash id: 512 tokens of KV cache.
-  const std::uint64_t symbol_tokens =
-      options.trace.mode == "block" ? kMooncakeBlockTokens : 1;
+  // In block mode a symbol is a hash id: --block-tokens of KV cache.
+  const std::uint64_t symbol_tokens = SymbolTokens(options.trace);
   const CacheOptions cache = ToCacheOptions(options.cache, symbol_tokens);
   const auto index = MakeEngine(options.engine, cache);
   std::string match_lines;
@@ -108,6 +107,7 @@ void ReplayMooncake(const ReplayOptions& options) {
 void ReplayDocument(const ReplayOptions& options) {
   Reject(options.mode_option, "requests");
   Reject(options.vocab_option, "requests");
+  Reject(options.trace.block_tokens_option, "requests");
   Reject(options.matches_option, "requests");
   ReplayInput input = ReadNamed(
       options.trace.path,
@@ -161,6 +161,7 @@ void RegisterReplayCommand(CLI::App& app) {
   AddTraceArguments(*command, options->trace);
   options->mode_option = command->get_option("--mode");
   options->vocab_option = command->get_option("--vocab");
+  AddBlockTokensOption(*command, options->trace);
   command
       ->add_option("-f,--format", options->format,
                    "What TRACE holds: mooncake (a Mooncake trace) or "
