@@ -312,14 +312,14 @@ void RegisterCurveCommand(CLI::App& app) {
       "--capacities", options->capacities,
       "Comma-separated capacities: node counts, or sizes such as 8GiB with "
       "--kv-bytes-per-token; with --target-hit-ratio, only marked on the "
-      "--plot");
+      "--plot (and refused without it)");
   options->points_option =
       AddIntegerOption(*command, "--points", options->points,
                        "Capacities log-spaced from 1 to the number of "
                        "distinct prefixes (the unbounded trie's nodes): "
                        "exactly N, or all of them, with a note on stderr, "
                        "if there are fewer; with --target-hit-ratio, only "
-                       "marked on the --plot",
+                       "marked on the --plot (and refused without it)",
                        std::size_t{1}, kMaxCurvePoints)
           ->capture_default_str();
   options->target_option = command->add_option(
