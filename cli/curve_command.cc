@@ -91,8 +91,9 @@ std::optional<std::uint64_t> CapacityBytes(std::uint64_t capacity,
   return static_cast<std::uint64_t>(capacity * node_bytes);
 }
 
-// What one node of the curve is, for the plot's capacity axis: "hash ids,
-// 512-token blocks", "tokens", "pages of 16 tokens", "pages of 4 hash ids".
+// What one node of the curve is, for the plot's capacity axis: "tokens",
+// "pages of 16 tokens", "hash ids, 512-token blocks", "pages of 4 hash ids,
+// 512-token blocks".
 std::string NodeUnit(bool block_mode, std::uint64_t block_tokens,
                      std::uint64_t page_size) {
   const std::string symbols = block_mode ? "hash ids" : "tokens";
@@ -109,13 +110,13 @@ std::string NodeUnit(bool block_mode, std::uint64_t block_tokens,
 void RunCurve(const CurveOptions& options) {
   const bool given_capacities = options.capacities_option->count() > 0;
   const bool given_points = options.points_option->count() > 0;
-  const bool targets_given = options.target_option->count() > 0;
+  const bool given_targets = options.target_option->count() > 0;
   if (given_capacities && given_points) {
     throw std::invalid_argument("give --capacities or --points, not both");
   }
   // With targets the output is one line per target: --capacities and
   // --points only choose what --plot draws.
-  if (targets_given && options.plot.empty() &&
+  if (given_targets && options.plot.empty() &&
       (given_capacities || given_points)) {
     throw std::invalid_argument(fmt::format(
         "{} with --target-hit-ratio only sets what --plot draws (the output "
@@ -134,7 +135,7 @@ void RunCurve(const CurveOptions& options) {
   const std::uint64_t symbol_tokens =
       requests ? 1 : SymbolTokens(options.trace);
   const std::vector<double> targets =
-      targets_given ? ParseHitRatioList(options.target_hit_ratios)
+      given_targets ? ParseHitRatioList(options.target_hit_ratios)
                     : std::vector<double>{};
   if (requests) {
     document = ReadNamed(options.trace.path, [](const std::string& path) {
