@@ -56,9 +56,8 @@ void Reject(const CLI::Option* option, std::string_view format) {
 // on any line, however late, leaves stdout and --matches untouched.
 void ReplayMooncake(const ReplayOptions& options) {
   Progress progress;
-  // In block mode a symbol is a hash id: 512 tokens of KV cache.
-  const std::uint64_t symbol_tokens =
-      options.trace.mode == "block" ? kMooncakeBlockTokens : 1;
+  // In block mode a symbol is a hash id: --block-tokens of KV cache.
+  const std::uint64_t symbol_tokens = SymbolTokens(options.trace);
   const CacheOptions cache = ToCacheOptions(options.cache, symbol_tokens);
   const auto index = MakeEngine(options.engine, cache);
   std::string match_lines;
@@ -107,6 +106,7 @@ void ReplayMooncake(const ReplayOptions& options) {
 void ReplayDocument(const ReplayOptions& options) {
   Reject(options.mode_option, "requests");
   Reject(options.vocab_option, "requests");
+  Reject(options.trace.block_tokens_option, "requests");
   Reject(options.matches_option, "requests");
   ReplayInput input = ReadNamed(
       options.trace.path,
@@ -155,6 +155,7 @@ void RegisterReplayCommand(CLI::App& app) {
   const char* const input_format_help =
       "What TRACE holds: mooncake (a Mooncake trace) or requests (a SPEC §8 "
       "replay document)";
+  AddBlockTokensOption(*command, options->trace);
   command
       ->add_option("--input-format", options->input_format, input_format_help)
       ->check(CLI::IsMember({"mooncake", "requests"}))
