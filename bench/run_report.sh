@@ -9,8 +9,9 @@
 #                      DIR/benchmarks.md, its charts in DIR/img/, and
 #                      everything it shows in DIR/data/
 #   --publish          DIR is docs/: regenerates the published
-#                      docs/benchmarks.md (only on a quiet machine, whole
-#                      suite)
+#                      docs/benchmarks.md (only on a quiet machine; the
+#                      whole suite, so not with KVPREFIX_BENCH_FILTER or
+#                      --benchmarks-only)
 #   --baseline FILE    the run to compare with (default: DIR's previous run,
 #                      else the published docs/data/kvprefix_bench.json)
 #   --benchmarks-only  skip bench/e2e.py and bench/curves.py (a quick check,
@@ -103,29 +104,34 @@ done
 recorded+=$(printf '%q ' "${command[@]}")
 recorded=${recorded% }
 
+if [[ $out_dir == "$source_dir/docs" ]] &&
+  { $benchmarks_only || [[ $filter != . ]]; }; then
+  echo "run_report.sh: --publish needs the whole suite (no KVPREFIX_BENCH_FILTER," \
+    "no --benchmarks-only)" >&2
+  exit 2
+fi
+
 mkdir -p "$data_dir" "$img_dir"
+# The baseline: --baseline, else the folder's previous run (with its rerun
+# rows), else the published one.
+previous=$data_dir
+[[ -f "$previous/kvprefix_bench.json" ]] || previous=$source_dir/docs/data
 baselines=()
 if [[ -n "$baseline_arg" ]]; then
   cp "$baseline_arg" "$work_dir/baseline.json"
-  rm -f "$data_dir/baseline_rerun.json"
-elif [[ -f "$data_dir/kvprefix_bench.json" ]]; then
-  cp "$data_dir/kvprefix_bench.json" "$work_dir/baseline.json"
-  if [[ -f "$data_dir/kvprefix_bench_rerun.json" ]]; then
-    cp "$data_dir/kvprefix_bench_rerun.json" "$data_dir/baseline_rerun.json"
-  else
-    rm -f "$data_dir/baseline_rerun.json"
-  fi
-elif [[ -f "$source_dir/docs/data/kvprefix_bench.json" ]]; then
-  cp "$source_dir/docs/data/kvprefix_bench.json" "$work_dir/baseline.json"
-  rm -f "$data_dir/baseline_rerun.json"
-fi
-if [[ -f "$work_dir/baseline.json" ]]; then
-  mv "$work_dir/baseline.json" "$data_dir/baseline.json"
-  baselines=(--baseline "$data_dir/baseline.json")
-  if [[ -f "$data_dir/baseline_rerun.json" ]]; then
-    baselines+=(--baseline "$data_dir/baseline_rerun.json")
+elif [[ -f "$previous/kvprefix_bench.json" ]]; then
+  cp "$previous/kvprefix_bench.json" "$work_dir/baseline.json"
+  if [[ -f "$previous/kvprefix_bench_rerun.json" ]]; then
+    cp "$previous/kvprefix_bench_rerun.json" "$work_dir/baseline_rerun.json"
   fi
 fi
+rm -f "$data_dir/baseline.json" "$data_dir/baseline_rerun.json"
+for file in baseline baseline_rerun; do
+  if [[ -f "$work_dir/$file.json" ]]; then
+    mv "$work_dir/$file.json" "$data_dir/$file.json"
+    baselines+=(--baseline "$data_dir/$file.json")
+  fi
+done
 
 cmake -S "$source_dir" -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DKVPREFIX_BENCH=ON > "$work_dir/cmake.log"
