@@ -67,9 +67,9 @@ STYLES = [
 REFERENCE = "reference"
 REPOSITORY = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # Rows whose coefficient of variation of CPU time is above this are noisy:
-# flagged, and rerun alone once by bench/run_report.sh. 10%: on a quiet
-# 2-vCPU machine most rows stay below 5%, and shared-machine interference
-# shows as 15-30%.
+# flagged, and rerun alone once by bench/run_report.sh. 10%: in the
+# published run (2 vCPUs, load 1.6) the median row's cv was 6.6%, and the
+# third of the rows above 10% were those disturbed by other jobs.
 NOISY_CV = 0.10
 MS_PER_UNIT = {"ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1e3}
 # Workload families drawn as curves (sweep charts) rather than bars.
