@@ -56,6 +56,9 @@
 //   a background child holding stdout open turned a finished answer into a timeout and outlived the run -- SubprocessTest.BackgroundChildHoldingThePipeIsNotATimeout, VerifyCliTest.BackgroundChildOfTheCommandIsNoTimeout
 //   an answer nested deeper than 1024 was not-json without a location (simdjson's default DOM depth) -- NestingTest.DeepAnswerOfAnImplementationIsWrongShapeAtItsLocation
 //   running out of memory while checking built-in engines was reported as the engines' crash, shrunk and written as a case -- ResourceLimitTest.VerifyRunsOutOfMemoryCleanly
+//   --max-size shaped only long runs: sizes were the run index, so --runs 10 never went past size 9 -- InputsTest.GeneratorSizesSpanZeroToMaxSize, VerifyCliTest.FewRunsReachMaxSize
+//   the replay case file verify writes was rejected by `kvprefix replay FILE --format requests` (unknown member "document") -- VerifyRequestsTest.NoTouchOnHitIsCaughtAndShrunk
+//   verify/README.md called the 69-line prefix_cache.py "40-line" and the 119-line replay_cache.py "120-line" -- VerifyDocsTest.ReadmeLineCountsAreTheScripts
 //   a failure whose case-file source held bytes that are not UTF-8 (a --cmd, a file name) made nlohmann's dump() throw: no case file was written -- FormerBugsTest.CaseFileSourceNeedNotBeUtf8, CaseFileTest.FormatReadsBackWithAnySource
 // Benchmark reports
 //   a comparison with too few repetitions for the U test to reach p < 0.05 (3 against 3) reported "0 benchmarks changed" beside a +52% geometric mean -- ctest bench_report
