@@ -941,8 +941,9 @@ TEST_F(CliTest, BlockTokensSetsTheBytesOfABlockModeNode) {
   const RunResult replay_document = Run({"replay", Path("doc.json"), "--format",
                                          "requests", "--block-tokens", "16"});
   EXPECT_EQ(replay_document.status, 2);
-  EXPECT_THAT(replay_document.err,
-              HasSubstr("--block-tokens does not apply to --input-format requests"));
+  EXPECT_THAT(
+      replay_document.err,
+      HasSubstr("--block-tokens does not apply to --input-format requests"));
 }
 
 TEST_F(CliTest, CurveTargetMistakesAreReported) {
