@@ -781,10 +781,10 @@ installed, else lists. Raises as replay, and ValueError for both capacities
 and points, an empty capacities (as the CLI's --capacities "" is an error),
 or points outside 1 to 100000.)doc");
 
-  // `python3 -m kvprefix match` (kvprefix/__main__.py): `kvprefix match
-  // FILE` through the CLI's reader, engine and writer, so that both print the
-  // same bytes, and bad input raises the CLI's message (cli/commands.h's
-  // FileInputError: the file, then the InputError) as kvprefix.InputError.
+  // match_file: `kvprefix match FILE` through the CLI's reader, engine and
+  // writer, so that both give the same bytes, and bad input raises the CLI's
+  // message (cli/commands.h's FileInputError: the file, then the
+  // InputError) as kvprefix.InputError, as read_trace does.
   static py::exception<kvprefix::InputError>& input_error =
       py::register_exception<kvprefix::InputError>(m, "InputError",
                                                    PyExc_ValueError);
