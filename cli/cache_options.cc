@@ -46,6 +46,15 @@ std::optional<std::uint64_t> ToUint(std::string_view text) {
   return value;
 }
 
+// The usage error of a capacity that is neither a node count nor a size.
+std::string NotACapacity(std::string_view text, std::string_view option) {
+  return fmt::format(
+      "{}: expected a number of nodes (a decimal integer, no leading zero) "
+      "or a size such as 80GiB or 0.5GB (units B, KB, MB, GB, TB, KiB, MiB, "
+      "GiB, TiB), found '{}'",
+      option, text);
+}
+
 }  // namespace
 
 void AddCacheOptions(CLI::App& command, CacheArguments& cache, bool bounded) {
@@ -62,8 +71,11 @@ void AddCacheOptions(CLI::App& command, CacheArguments& cache, bool bounded) {
       "--capacity", cache.capacity,
       "Cache capacity C (SPEC §8): the most nodes kept besides the root "
       "(a node is one token, one page of P tokens, or in block mode one "
-      "hash id), or with --kv-bytes-per-token a size such as 80GiB or "
-      "500MB; default: unbounded (nothing is evicted)");
+      "hash id), a decimal integer as for every integer option (no leading "
+      "zero); or with --kv-bytes-per-token a size: a decimal (80, 0.5, .5) "
+      "and a unit B, KB, MB, GB, TB, KiB, MiB, GiB or TiB, holding "
+      "floor(size / KV bytes of one node) nodes at the page size the replay "
+      "runs on; default: unbounded (nothing is evicted)");
   cache.policy_option =
       command
           .add_option("--policy", cache.policy,
@@ -92,31 +104,27 @@ std::optional<std::uint64_t> ParseByteSize(std::string_view text,
           text[number_end] == '.')) {
     ++number_end;
   }
-  const std::string_view number = text.substr(0, number_end);
   const std::string_view unit_name = text.substr(number_end);
   if (unit_name.empty()) return std::nullopt;
   std::uint64_t unit = 0;
   for (const auto& [name, bytes] : kUnits) {
     if (name == unit_name) unit = bytes;
   }
-  const std::size_t point = number.find('.');
-  const std::string_view whole = number.substr(0, point);
-  const std::string_view fraction =
-      point == std::string_view::npos ? "" : number.substr(point + 1);
-  const auto whole_value = ToUint(whole);
-  const auto fraction_value =
-      fraction.empty() ? std::optional<std::uint64_t>(0) : ToUint(fraction);
-  if (unit == 0 || !AllDigits(whole) ||
-      (point != std::string_view::npos && !AllDigits(fraction)) ||
-      !whole_value || !fraction_value || fraction.size() > 18) {
-    throw std::invalid_argument(
-        fmt::format("{}: expected a number of nodes or a size such as 80GiB "
-                    "(units B, KB, MB, GB, TB, KiB, MiB, GiB, TiB), found '{}'",
-                    option, text));
+  const std::optional<Decimal> number =
+      ParseDecimal(text.substr(0, number_end));
+  const auto whole_value = number && !number->whole.empty()
+                               ? ToUint(number->whole)
+                               : std::optional<std::uint64_t>(0);
+  const auto fraction_value = number && !number->fraction.empty()
+                                  ? ToUint(number->fraction)
+                                  : std::optional<std::uint64_t>(0);
+  if (unit == 0 || !number || !whole_value || !fraction_value ||
+      number->fraction.size() > 18) {
+    throw std::invalid_argument(NotACapacity(text, option));
   }
   // whole.fraction * unit, rounded down, in 128 bits.
   UInt128 scale = 1;
-  for (std::size_t i = 0; i < fraction.size(); ++i) scale *= 10;
+  for (std::size_t i = 0; i < number->fraction.size(); ++i) scale *= 10;
   const UInt128 bytes =
       (static_cast<UInt128>(*whole_value) * scale + *fraction_value) * unit /
       scale;
@@ -129,22 +137,18 @@ std::optional<std::uint64_t> ParseByteSize(std::string_view text,
 
 std::uint64_t ParseCapacity(std::string_view text, std::string_view option,
                             UInt128 node_bytes) {
-  if (AllDigits(text)) {
-    const auto nodes = ToUint(text);
-    if (!nodes) {
-      throw std::invalid_argument(fmt::format(
-          "{}: expected at most 18446744073709551615 nodes, found {}", option,
-          text));
-    }
-    return *nodes;
+  // A node count is an integer as every integer option takes it (-0 is 0).
+  const std::optional<DecimalInteger> nodes = ParseDecimalInteger(text);
+  if (nodes && InRange(*nodes, std::uint64_t{0}, UINT64_MAX)) {
+    return nodes->magnitude;
   }
-  const std::optional<std::uint64_t> bytes = ParseByteSize(text, option);
-  if (!bytes) {
+  if (!nodes && AllDigits(text) && text[0] != '0') {
     throw std::invalid_argument(
-        fmt::format("{}: expected a number of nodes or a size such as 80GiB, "
-                    "found '{}'",
+        fmt::format("{}: expected at most 18446744073709551615 nodes, found {}",
                     option, text));
   }
+  const std::optional<std::uint64_t> bytes = ParseByteSize(text, option);
+  if (!bytes) throw std::invalid_argument(NotACapacity(text, option));
   if (node_bytes == 0) {
     throw std::invalid_argument(
         fmt::format("{} {}: a size needs --kv-bytes-per-token", option, text));
@@ -162,9 +166,31 @@ CacheOptions ToCacheOptions(const CacheArguments& cache,
   CacheOptions options{.policy = cache.policy == "fifo" ? EvictionPolicy::kFifo
                                                         : EvictionPolicy::kLru,
                        .page_size = cache.page_size};
-  if (!cache.capacity.empty()) {
+  // Given, even as "": an empty capacity is a mistake, not "unbounded".
+  if (cache.capacity_option != nullptr && cache.capacity_option->count() > 0) {
     options.capacity = ParseCapacity(cache.capacity, "--capacity",
                                      NodeBytes(cache, symbol_tokens));
+  }
+  return options;
+}
+
+CacheArguments ForReplayDocument(const CacheArguments& cache,
+                                 const CacheOptions& document) {
+  CacheArguments arguments = cache;
+  if (cache.page_size_option->count() == 0) {
+    arguments.page_size = document.page_size;
+  }
+  return arguments;
+}
+
+CacheOptions ReplayDocumentCache(const CacheArguments& cache,
+                                 const CacheOptions& document) {
+  CacheOptions options = ToCacheOptions(ForReplayDocument(cache, document), 1);
+  if (cache.capacity_option == nullptr || cache.capacity_option->count() == 0) {
+    options.capacity = document.capacity;
+  }
+  if (cache.policy_option == nullptr || cache.policy_option->count() == 0) {
+    options.policy = document.policy;
   }
   return options;
 }

@@ -19,7 +19,7 @@ namespace kvprefix::cli {
 __extension__ using UInt128 = unsigned __int128;
 
 struct CacheArguments {
-  std::string capacity;  // as typed: nodes, or a size with a unit; "" if none
+  std::string capacity;  // as typed: nodes, or a size with a unit
   std::string policy = "lru";
   std::uint64_t page_size = 1;
   std::uint64_t kv_bytes_per_token = 0;  // 0: not given
@@ -40,19 +40,21 @@ void AddCacheOptions(CLI::App& command, CacheArguments& cache, bool bounded);
 void AddKvBytesPerTokenOption(CLI::App& command, CacheArguments& cache,
                               const std::string& description);
 
-// The number of bytes `text` names: a decimal number (digits, optionally a
-// fraction) followed by a unit B, KB, MB, GB, TB (powers of 1000) or KiB,
-// MiB, GiB, TiB (powers of 1024), rounded down to whole bytes; or nullopt if
-// `text` has no unit. Throws std::invalid_argument naming `option` and the
-// problem for anything else, or a size of 2^64 bytes or more. Exact: no
-// floating point.
+// The number of bytes `text` names: a decimal (ParseDecimal in
+// option_checks.h: 0.5, .5, 80, no leading zero, sign or exponent) followed
+// by a unit B, KB, MB, GB, TB (powers of 1000) or KiB, MiB, GiB, TiB
+// (powers of 1024), rounded down to whole bytes; or nullopt if `text` has no
+// unit. Throws std::invalid_argument naming `option` and the problem for
+// anything else, or a size of 2^64 bytes or more. Exact: no floating point.
 std::optional<std::uint64_t> ParseByteSize(std::string_view text,
                                            std::string_view option);
 
-// A capacity in nodes from `text`, as typed for option `option`: a decimal
-// number of nodes, or a size (ParseByteSize) holding floor(size /
+// A capacity in nodes from `text`, as typed for option `option`: a number
+// of nodes written as every integer option takes it (ParseDecimalInteger:
+// no leading zero, -0 is 0), or a size (ParseByteSize) holding floor(size /
 // node_bytes) nodes. node_bytes is 0 when --kv-bytes-per-token was not
-// given. Throws std::invalid_argument naming the option and the problem.
+// given. Throws std::invalid_argument naming the option and the problem,
+// for "" too.
 std::uint64_t ParseCapacity(std::string_view text, std::string_view option,
                             UInt128 node_bytes);
 
@@ -62,11 +64,26 @@ UInt128 NodeBytes(const CacheArguments& cache, std::uint64_t symbol_tokens);
 // The cache the options describe, with `symbol_tokens` tokens of KV cache in
 // one symbol of the trie before paging (512 for a Mooncake block, else 1): a
 // capacity given as a size holds floor(size / (B * symbol_tokens * P))
-// nodes.
-// Throws std::invalid_argument (a usage error) for a capacity that is not a
-// decimal integer or a size, or a size without --kv-bytes-per-token.
+// nodes; --capacity not given is unbounded, given (even as "") it must be a
+// capacity. Throws std::invalid_argument (a usage error) for a capacity that
+// is not a decimal integer or a size, or a size without
+// --kv-bytes-per-token.
 CacheOptions ToCacheOptions(const CacheArguments& cache,
                             std::uint64_t symbol_tokens);
+
+// `cache` for a SPEC §8 replay document whose own cache is `document`: the
+// page size is --page-size if given, else the document's. `replay` and
+// `curve` both convert a capacity given as a size with NodeBytes of these
+// arguments, so that both answer with the page size the replay runs on.
+CacheArguments ForReplayDocument(const CacheArguments& cache,
+                                 const CacheOptions& document);
+
+// The cache a replay document runs on (`replay --input-format requests`):
+// its capacity, policy and page size, each replaced by the option if given;
+// a capacity given as a size is converted with ForReplayDocument's page
+// size. Throws std::invalid_argument as ToCacheOptions.
+CacheOptions ReplayDocumentCache(const CacheArguments& cache,
+                                 const CacheOptions& document);
 
 // Summary members for a JSON line: "capacity":C|null,"policy":"lru",
 // "page_size":P,"capacity_bytes":N (only with --kv-bytes-per-token).

@@ -62,10 +62,27 @@ struct TraceArguments {
   std::string path;
   std::string mode = "block";  // "block" or "token"
   TraceOptions options;        // its mode is set from `mode` on reading
+  // KV tokens of one block-mode symbol (a hash id), for byte sizes only:
+  // --block-tokens, where AddBlockTokensOption added it.
+  std::uint64_t block_tokens = kMooncakeBlockTokens;
+  CLI::Option* block_tokens_option = nullptr;
 };
+
+// The largest --block-tokens: 1 Mi tokens a block.
+inline constexpr std::uint64_t kMaxBlockTokens = std::uint64_t{1} << 20;
 
 // Adds the required TRACE positional, --mode block|token and --vocab V.
 void AddTraceArguments(CLI::App& command, TraceArguments& trace);
+
+// Adds --block-tokens N (1 to kMaxBlockTokens, default 512, the Mooncake
+// block) to a command that computes KV-cache byte sizes.
+void AddBlockTokensOption(CLI::App& command, TraceArguments& trace);
+
+// KV tokens in one symbol of the trie before paging, what a node's bytes
+// are counted from: --block-tokens in block mode, 1 in token mode. Throws
+// std::invalid_argument (a usage error) if --block-tokens was given with
+// --mode token, where a symbol is one token.
+std::uint64_t SymbolTokens(const TraceArguments& trace);
 
 // Reads the whole trace; bad input becomes a FileInputError naming the file.
 SequenceList ReadTrace(const TraceArguments& trace);

@@ -8,7 +8,9 @@
 #include <limits>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "cli/cache_options.h"
@@ -25,6 +27,9 @@ namespace kvprefix::cli {
 namespace {
 
 constexpr std::size_t kDefaultPoints = 32;
+// The points of the line --plot draws unless --points says: enough for a
+// smooth line on a log axis, still O(points) to evaluate.
+constexpr std::size_t kPlotPoints = 256;
 
 struct CurveOptions {
   TraceArguments trace;
@@ -32,11 +37,13 @@ struct CurveOptions {
   CacheArguments cache;  // --page-size and --kv-bytes-per-token
   std::string capacities;
   std::size_t points = kDefaultPoints;
+  std::string target_hit_ratios;
   std::string format = "jsonl";
   std::string output = "-";
   std::string plot;
   CLI::Option* capacities_option = nullptr;
   CLI::Option* points_option = nullptr;
+  CLI::Option* target_option = nullptr;
 };
 
 // The comma-separated capacities of --capacities, in nodes.
@@ -54,36 +61,94 @@ std::vector<std::uint64_t> ParseCapacityList(const std::string& list,
   }
 }
 
+// The comma-separated hit ratios of --target-hit-ratio, each a number from
+// 0 to 1 (FiniteNumberIn); an empty item is a mistake, not skipped.
+std::vector<double> ParseHitRatioList(const std::string& list) {
+  const CLI::Validator check = FiniteNumberIn(0, 1);
+  std::vector<double> ratios;
+  std::size_t begin = 0;
+  for (;;) {
+    const std::size_t end = list.find(',', begin);
+    std::string item = list.substr(begin, end - begin);
+    if (const std::string problem = check(item); !problem.empty()) {
+      throw std::invalid_argument("--target-hit-ratio: " + problem);
+    }
+    ratios.push_back(std::stod(item));
+    if (end == std::string::npos) return ratios;
+    begin = end + 1;
+  }
+}
+
+// The KV-cache bytes of `capacity` nodes of `node_bytes` each, if known
+// (node_bytes is 0 without --kv-bytes-per-token) and below 2^64; the
+// product is checked, as 2^64 nodes of up to 2^111 bytes pass 2^128.
+std::optional<std::uint64_t> CapacityBytes(std::uint64_t capacity,
+                                           UInt128 node_bytes) {
+  constexpr auto kMax = std::numeric_limits<std::uint64_t>::max();
+  if (node_bytes == 0 || (capacity != 0 && node_bytes > kMax / capacity)) {
+    return std::nullopt;
+  }
+  return static_cast<std::uint64_t>(capacity * node_bytes);
+}
+
+// What one node of the curve is, for the plot's capacity axis: "tokens",
+// "pages of 16 tokens", "hash ids, 512-token blocks", "pages of 4 hash ids,
+// 512-token blocks".
+std::string NodeUnit(bool block_mode, std::uint64_t block_tokens,
+                     std::uint64_t page_size) {
+  const std::string symbols = block_mode ? "hash ids" : "tokens";
+  std::string unit = page_size == 1
+                         ? symbols
+                         : fmt::format("pages of {} {}", page_size, symbols);
+  if (block_mode) unit += fmt::format(", {}-token blocks", block_tokens);
+  return unit;
+}
+
 // One pass over the requests: a Mooncake trace is streamed (StreamTrace),
 // so memory holds the trie and a window of the trace; a replay document is
 // read whole first, as its page size comes with it.
 void RunCurve(const CurveOptions& options) {
-  if (options.capacities_option->count() > 0 &&
-      options.points_option->count() > 0) {
+  const bool given_capacities = options.capacities_option->count() > 0;
+  const bool given_points = options.points_option->count() > 0;
+  const bool given_targets = options.target_option->count() > 0;
+  if (given_capacities && given_points) {
     throw std::invalid_argument("give --capacities or --points, not both");
+  }
+  // With targets the output is one line per target: --capacities and
+  // --points only choose what --plot draws.
+  if (given_targets && options.plot.empty() &&
+      (given_capacities || given_points)) {
+    throw std::invalid_argument(fmt::format(
+        "{} with --target-hit-ratio only sets what --plot draws (the output "
+        "is one line per target): give --plot or leave it out",
+        given_capacities ? "--capacities" : "--points"));
   }
   Progress progress;
   std::optional<ReplayInput> document;
   CacheArguments cache = options.cache;
-  // KV tokens of one symbol before paging: a hash id is a 512-token block.
-  std::uint64_t symbol_tokens =
-      options.trace.mode == "block" ? kMooncakeBlockTokens : 1;
-  if (options.input_format == "requests") {
+  const bool requests = options.input_format == "requests";
+  if (requests && options.trace.block_tokens_option->count() > 0) {
+    throw std::invalid_argument(
+        "--block-tokens does not apply to --input-format requests");
+  }
+  // KV tokens of one symbol before paging: a hash id is a block.
+  const std::uint64_t symbol_tokens =
+      requests ? 1 : SymbolTokens(options.trace);
+  const std::vector<double> targets =
+      given_targets ? ParseHitRatioList(options.target_hit_ratios)
+                    : std::vector<double>{};
+  if (requests) {
     document = ReadNamed(options.trace.path, [](const std::string& path) {
       return ReadReplayDocumentFile(path);
     });
-    if (options.cache.page_size_option->count() == 0) {
-      cache.page_size = document->options.page_size;
-    }
-    symbol_tokens = 1;
+    cache = ForReplayDocument(options.cache, document->options);
   }
   const UInt128 node_bytes = NodeBytes(cache, symbol_tokens);
   // Checked before the pass, so that a typo costs nothing.
   // Given, even as "": an empty list is a mistake, not the default points.
-  std::vector<std::uint64_t> capacities =
-      options.capacities_option->count() == 0
-          ? std::vector<std::uint64_t>{}
-          : ParseCapacityList(options.capacities, node_bytes);
+  const std::vector<std::uint64_t> requested =
+      given_capacities ? ParseCapacityList(options.capacities, node_bytes)
+                       : std::vector<std::uint64_t>{};
 
   LruCurve<PagedIndex<RadixTrie>> curve(cache.page_size);
   const auto add_all = [&](const SequenceList& requests) {
@@ -102,49 +167,110 @@ void RunCurve(const CurveOptions& options) {
   progress.Note(fmt::format("{} requests, {} tokens; {} distinct prefixes",
                             curve.requests(), curve.request_tokens(),
                             curve.distinct_prefixes()));
-  const std::vector<std::uint64_t> matched =
-      WhileDoing("computing the curve", [&] {
-        if (capacities.empty()) {
-          capacities =
-              LogSpacedCapacities(curve.distinct_prefixes(), options.points);
-        }
-        return curve.MatchedTokens(capacities);
-      });
 
-  // Both forms are built (the plot reads the CSV); they are small.
-  std::string csv =
-      "capacity,capacity_bytes,matched_tokens,request_tokens,hit_ratio\n";
+  // Each row: capacity,capacity_bytes,matched_tokens,request_tokens,
+  // hit_ratio, after target_hit_ratio in target rows. `mark` says what the
+  // row is to the plot (plot.h): "point" (a log-spaced capacity nobody
+  // asked for), "capacity" (one asked for), "line" (only drawn) or
+  // "target". A capacity of nullopt is an unreachable target's.
+  std::string csv;
   std::string jsonl;
-  WhileDoing("formatting the output", [&] {
+  std::string plot_csv;
+  const auto append_row = [&](std::optional<std::uint64_t> capacity,
+                              std::uint64_t matched, std::string_view mark,
+                              std::optional<double> target) {
+    const std::optional<std::uint64_t> bytes =
+        capacity ? CapacityBytes(*capacity, node_bytes) : std::nullopt;
+    const std::string capacity_text = capacity ? std::to_string(*capacity) : "";
+    const std::string bytes_text = bytes ? std::to_string(*bytes) : "";
+    const std::string target_text =
+        target ? fmt::format("{}", *target) : std::string();
+    const double ratio = curve.HitRatio(matched);
+    const std::string fields =
+        fmt::format("{},{},{},{},{}", capacity_text, bytes_text, matched,
+                    curve.request_tokens(), ratio);
+    plot_csv += fmt::format("{},{},{}\n", fields, mark, target_text);
+    const bool printed =
+        targets.empty() ? mark == "point" || mark == "capacity" : bool(target);
+    if (!printed) return;
+    csv += target ? fmt::format("{},{}\n", target_text, fields) : fields + "\n";
+    jsonl += fmt::format(
+        "{{{}\"capacity\":{},\"capacity_bytes\":{},\"matched_tokens\":{},"
+        "\"request_tokens\":{},\"hit_ratio\":{}}}\n",
+        target ? fmt::format("\"target_hit_ratio\":{},", target_text) : "",
+        capacity ? capacity_text : "null", bytes ? bytes_text : "null", matched,
+        curve.request_tokens(), ratio);
+  };
+  // Said on stderr once the output is written.
+  std::vector<std::string> notes;
+  WhileDoing("computing the curve", [&] {
+    csv = targets.empty() ? "" : "target_hit_ratio,";
+    csv += "capacity,capacity_bytes,matched_tokens,request_tokens,hit_ratio\n";
+    plot_csv =
+        "capacity,capacity_bytes,matched_tokens,request_tokens,hit_ratio,"
+        "mark,target_hit_ratio\n";
+    std::vector<std::uint64_t> capacities = requested;
+    if (!given_capacities && (targets.empty() || given_points)) {
+      capacities =
+          LogSpacedCapacities(curve.distinct_prefixes(), options.points);
+      if (capacities.size() < options.points) {
+        notes.push_back(fmt::format(
+            "--points {}: {} line{}: only {} distinct capacities lie from 1 "
+            "to the {} distinct prefixes, past which every capacity hits as "
+            "much",
+            options.points, capacities.size(),
+            capacities.size() == 1 ? "" : "s", capacities.size(),
+            curve.distinct_prefixes()));
+      }
+    }
+    const std::vector<std::uint64_t> matched = curve.MatchedTokens(capacities);
+    const std::string_view mark =
+        given_capacities || given_points ? "capacity" : "point";
     for (std::size_t i = 0; i < capacities.size(); ++i) {
-      const UInt128 bytes = capacities[i] * node_bytes;
-      const bool known =
-          node_bytes != 0 && bytes <= std::numeric_limits<std::uint64_t>::max();
-      const std::string bytes_text =
-          known ? std::to_string(static_cast<std::uint64_t>(bytes)) : "";
-      const double ratio =
-          curve.request_tokens() == 0
-              ? 0.0
-              : static_cast<double>(matched[i]) /
-                    static_cast<double>(curve.request_tokens());
-      csv += fmt::format("{},{},{},{},{}\n", capacities[i], bytes_text,
-                         matched[i], curve.request_tokens(), ratio);
-      jsonl += fmt::format(
-          "{{\"capacity\":{},\"capacity_bytes\":{},\"matched_tokens\":{},"
-          "\"request_tokens\":{},\"hit_ratio\":{}}}\n",
-          capacities[i], known ? bytes_text : "null", matched[i],
-          curve.request_tokens(), ratio);
+      append_row(capacities[i], matched[i], mark, std::nullopt);
+    }
+    if (!options.plot.empty()) {
+      const std::vector<std::uint64_t> line =
+          LogSpacedCapacities(curve.distinct_prefixes(), kPlotPoints);
+      const std::vector<std::uint64_t> line_matched = curve.MatchedTokens(line);
+      for (std::size_t i = 0; i < line.size(); ++i) {
+        append_row(line[i], line_matched[i], "line", std::nullopt);
+      }
+    }
+    const std::uint64_t unbounded[] = {kUnbounded};
+    const std::uint64_t best = curve.MatchedTokens(unbounded)[0];
+    for (const double target : targets) {
+      const std::optional<std::uint64_t> capacity =
+          curve.SmallestCapacityReaching(target);
+      const std::uint64_t at[] = {capacity.value_or(kUnbounded)};
+      append_row(capacity, curve.MatchedTokens(at)[0], "target", target);
+      if (!capacity) {
+        notes.push_back(fmt::format(
+            "--target-hit-ratio {}: unreachable: no capacity hits more than "
+            "the unbounded cache's {} (reached from {} nodes on)",
+            target, curve.HitRatio(best),
+            curve.SmallestCapacityReaching(curve.HitRatio(best)).value_or(0)));
+      }
     }
   });
   if (!options.plot.empty()) {
+    const bool block_mode = !requests && options.trace.mode == "block";
+    const std::string mode = requests
+                                 ? std::string("replay document")
+                                 : fmt::format("{} mode", options.trace.mode);
     DrawCurve(
-        options.plot, csv,
+        options.plot, plot_csv,
         fmt::format(
-            "{}: {} requests, {} distinct prefixes, page size {}",
-            std::filesystem::path(options.trace.path).filename().string(),
-            curve.requests(), curve.distinct_prefixes(), cache.page_size));
+            "{}, {}, page size {}: {} requests, {} distinct prefixes",
+            std::filesystem::path(options.trace.path).filename().string(), mode,
+            cache.page_size, curve.requests(), curve.distinct_prefixes()),
+        fmt::format("LRU capacity (nodes = {})",
+                    NodeUnit(block_mode, symbol_tokens, cache.page_size)));
   }
   WriteFileAtomically(options.output, options.format == "csv" ? csv : jsonl);
+  for (const std::string& note : notes) {
+    fmt::print(stderr, "kvprefix: {}\n", note);
+  }
 }
 
 }  // namespace
@@ -158,8 +284,17 @@ void RegisterCurveCommand(CLI::App& app) {
       "tokens and the hit ratio that `replay --capacity C --policy lru` "
       "gives. One line per capacity (jsonl: {\"capacity\":C,"
       "\"capacity_bytes\":B|null,\"matched_tokens\":M,\"request_tokens\":R,"
-      "\"hit_ratio\":M/R}; csv: the same columns).");
+      "\"hit_ratio\":M/R}; csv: the same columns).\n"
+      "With --target-hit-ratio, one line per target instead, in the order "
+      "given: the smallest capacity whose hit ratio is at least the target, "
+      "exact from every stack distance ({\"target_hit_ratio\":T,"
+      "\"capacity\":C,...} with the columns above; csv: a first column "
+      "target_hit_ratio). A target above the unbounded cache's hit ratio "
+      "is unreachable: capacity and capacity_bytes null (empty in csv), "
+      "matched_tokens and hit_ratio the unbounded cache's, a note on "
+      "stderr, and exit status 0.");
   AddTraceArguments(*command, options->trace);
+  AddBlockTokensOption(*command, options->trace);
   command
       ->add_option("--input-format", options->input_format,
                    "What TRACE holds: mooncake (a Mooncake trace) or "
@@ -174,14 +309,22 @@ void RegisterCurveCommand(CLI::App& app) {
       "adds capacity_bytes and lets --capacities take sizes such as 8GiB");
   options->capacities_option = command->add_option(
       "--capacities", options->capacities,
-      "Comma-separated capacities: node counts, or sizes such as 8GiB with "
-      "--kv-bytes-per-token");
+      "Comma-separated capacities, each as replay's --capacity takes it: "
+      "node counts, or sizes such as 8GiB with --kv-bytes-per-token; with "
+      "--target-hit-ratio, only marked on the --plot (and refused without it)");
   options->points_option =
       AddIntegerOption(*command, "--points", options->points,
                        "Capacities log-spaced from 1 to the number of "
-                       "distinct prefixes (the unbounded trie's nodes)",
+                       "distinct prefixes (the unbounded trie's nodes): "
+                       "exactly N, or all of them, with a note on stderr, "
+                       "if there are fewer; with --target-hit-ratio, only "
+                       "marked on the --plot (and refused without it)",
                        std::size_t{1}, kMaxCurvePoints)
           ->capture_default_str();
+  options->target_option = command->add_option(
+      "--target-hit-ratio", options->target_hit_ratios,
+      "Comma-separated hit ratios from 0 to 1, such as 0.3,0.35: print the "
+      "smallest capacity reaching each (see above) instead of the curve");
   command
       ->add_option("--format", options->format, "Output format: jsonl or csv")
       ->check(CLI::IsMember({"jsonl", "csv"}))
@@ -194,7 +337,8 @@ void RegisterCurveCommand(CLI::App& app) {
       ->add_option(
           "--plot", options->plot,
           "Also draw the curve to this file (.png or .svg) with matplotlib "
-          "(Debian package python3-matplotlib)")
+          "(Debian package python3-matplotlib), marking the capacities of "
+          "--capacities or --points and the --target-hit-ratio answers")
       // A wrong suffix is a usage error (exit 2), found before the trace is
       // replayed.
       ->check(CLI::Validator(

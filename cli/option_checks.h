@@ -126,9 +126,41 @@ inline CLI::Validator FiniteNumberIn(double min, double max) {
       fmt::format("NUMBER in [{} - {}]", min, max));
 }
 
-// The digits of a decimal fraction from 0 to 1 as typed: "0", "1", "0.29",
-// ".5", "1.000" (an integer part 0 or 1, or none before the point; digits
-// after it; no sign, no exponent). nullopt for anything else or above 1.
+// A decimal as typed (sizes such as 0.5GiB, --cached-fraction): an integer
+// part written as ParseDecimalInteger writes one, without sign (0, or
+// digits without a leading zero), which may be left out before a fraction
+// (.5); then optionally '.' and one or more digits. No sign, exponent or
+// spaces: "0.5", ".5", "12", "1.000" but not "05", "5.", "." or "1e3". The
+// string views point into `text`. O(length).
+struct Decimal {
+  std::string_view whole;     // the digits before the point, maybe none
+  std::string_view fraction;  // the digits after the point, maybe none
+};
+inline std::optional<Decimal> ParseDecimal(std::string_view text) {
+  const auto all_digits = [](std::string_view digits) {
+    for (const char c : digits) {
+      if (c < '0' || c > '9') return false;
+    }
+    return true;
+  };
+  Decimal result;
+  const std::size_t point = text.find('.');
+  result.whole = text.substr(0, point);
+  if (point != std::string_view::npos) {
+    result.fraction = text.substr(point + 1);
+    if (result.fraction.empty()) return std::nullopt;  // "5." or "."
+  } else if (result.whole.empty()) {
+    return std::nullopt;
+  }
+  if (result.whole.size() > 1 && result.whole[0] == '0') return std::nullopt;
+  if (!all_digits(result.whole) || !all_digits(result.fraction)) {
+    return std::nullopt;
+  }
+  return result;
+}
+
+// The digits of a decimal fraction from 0 to 1 as typed (ParseDecimal):
+// "0", "1", "0.29", ".5", "1.000". nullopt for anything else or above 1.
 // The string views point into `text`.
 struct DecimalFraction {
   bool one = false;           // the integer part is 1 (then F is exactly 1)
@@ -136,19 +168,16 @@ struct DecimalFraction {
 };
 inline std::optional<DecimalFraction> ParseDecimalFraction(
     std::string_view text) {
-  DecimalFraction result;
-  const std::size_t point = text.find('.');
-  const std::string_view whole = text.substr(0, point);
-  if (point != std::string_view::npos) {
-    result.fraction = text.substr(point + 1);
-    if (result.fraction.empty()) return std::nullopt;  // "0." or "."
-  } else if (whole.empty()) {
+  const std::optional<Decimal> decimal = ParseDecimal(text);
+  if (!decimal || (decimal->whole != "" && decimal->whole != "0" &&
+                   decimal->whole != "1")) {
     return std::nullopt;
   }
-  if (whole != "" && whole != "0" && whole != "1") return std::nullopt;
-  result.one = whole == "1";
-  for (const char c : result.fraction) {
-    if (c < '0' || c > '9' || (result.one && c != '0')) return std::nullopt;
+  DecimalFraction result{.one = decimal->whole == "1",
+                         .fraction = decimal->fraction};
+  if (result.one &&
+      result.fraction.find_first_not_of('0') != std::string_view::npos) {
+    return std::nullopt;
   }
   return result;
 }

@@ -37,6 +37,27 @@ void AddTraceArguments(CLI::App& command, TraceArguments& trace) {
       ->capture_default_str();
 }
 
+void AddBlockTokensOption(CLI::App& command, TraceArguments& trace) {
+  trace.block_tokens_option =
+      AddIntegerOption(command, "--block-tokens", trace.block_tokens,
+                       "Block mode: KV-cache tokens of one hash id, for byte "
+                       "sizes (capacity_bytes, capacities such as 8GiB); "
+                       "the Mooncake block is 512",
+                       std::uint64_t{1}, kMaxBlockTokens)
+          ->capture_default_str();
+}
+
+std::uint64_t SymbolTokens(const TraceArguments& trace) {
+  if (trace.mode == "block") return trace.block_tokens;
+  if (trace.block_tokens_option != nullptr &&
+      trace.block_tokens_option->count() > 0) {
+    throw std::invalid_argument(
+        "--block-tokens applies to --mode block only (in token mode a node "
+        "is a token)");
+  }
+  return 1;
+}
+
 namespace {
 
 TraceOptions ToTraceOptions(const TraceArguments& trace) {

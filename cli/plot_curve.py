@@ -2,11 +2,16 @@
 """Draws an LRU hit-ratio curve for `kvprefix curve --plot`.
 
 Reads the curve as CSV on standard input (capacity,capacity_bytes,
-matched_tokens,request_tokens,hit_ratio) and writes the image (--format png
-or svg) to standard output, so that the caller writes the file atomically.
-Hit ratio against capacity in nodes on a log scale; with capacity_bytes, a
-second axis in GiB. `--extra LABEL=FILE` adds other curves' points (the same
-CSV columns) as markers, e.g. FIFO replays at a few capacities.
+matched_tokens,request_tokens,hit_ratio, optionally mark,target_hit_ratio)
+and writes the image (--format png or svg) to standard output, so that the
+caller writes the file atomically. Hit ratio against capacity in nodes on a
+log scale (--capacity-label says what a node is); with capacity_bytes, a
+second axis in GiB. A row's mark (cli/plot.h) puts it on the line ("line"),
+marks a capacity asked for ("capacity"), marks the smallest capacity reaching
+target_hit_ratio ("target"; no capacity: unreachable) or leaves it out
+("point"); rows without a mark are the line. `--extra LABEL=FILE` adds other
+curves' points (the same CSV columns) as markers, e.g. FIFO replays at a few
+capacities.
 """
 import argparse
 import csv
@@ -14,18 +19,29 @@ import io
 import sys
 
 
-def read_curve(stream):
-    rows = list(csv.DictReader(stream))
-    capacities = [int(row["capacity"]) for row in rows]
-    ratios = [float(row["hit_ratio"]) for row in rows]
-    byte_sizes = [row.get("capacity_bytes") or "" for row in rows]
-    return capacities, ratios, byte_sizes
+def read_rows(stream):
+    return list(csv.DictReader(stream))
+
+
+def points(rows):
+    """(capacities, ratios, byte sizes) of the rows that have a capacity."""
+    rows = [row for row in rows if row["capacity"]]
+    return ([int(row["capacity"]) for row in rows],
+            [float(row["hit_ratio"]) for row in rows],
+            [row.get("capacity_bytes") or "" for row in rows])
+
+
+def gib_text(row):
+    if not row.get("capacity_bytes"):
+        return ""
+    return f", {int(row['capacity_bytes']) / 2**30:.4g} GiB"
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--format", choices=["png", "svg"], default="png")
     parser.add_argument("--title", default="LRU hit ratio")
+    parser.add_argument("--capacity-label", default="capacity (nodes)")
     parser.add_argument("--extra", action="append", default=[],
                         metavar="LABEL=FILE")
     args = parser.parse_args()
@@ -36,26 +52,49 @@ def main():
     except ImportError:
         sys.exit("matplotlib is not installed (Debian: apt install python3-matplotlib)")
 
-    capacities, ratios, byte_sizes = read_curve(sys.stdin)
-    figure, axes = plt.subplots(figsize=(7.5, 4.5), dpi=120)
+    rows = read_rows(sys.stdin)
+    line = [row for row in rows if row.get("mark", "line") in ("line", None)]
+    asked = [row for row in rows if row.get("mark") == "capacity"]
+    targets = [row for row in rows if row.get("mark") == "target"]
+    capacities, ratios, byte_sizes = points(line)
+    figure, axes = plt.subplots(figsize=(7.5, 4.8), dpi=120)
     axes.plot([max(c, 1) for c in capacities], ratios, label="LRU (exact, one pass)")
+    if asked:
+        asked_capacities, asked_ratios, _ = points(asked)
+        axes.plot([max(c, 1) for c in asked_capacities], asked_ratios, "o",
+                  markersize=4, color="C0", label="capacities asked for")
     for extra in args.extra:
         label, _, path = extra.partition("=")
-        with open(path, newline="") as points:
-            extra_capacities, extra_ratios, _ = read_curve(points)
+        with open(path, newline="") as extra_file:
+            extra_capacities, extra_ratios, _ = points(read_rows(extra_file))
         axes.plot(extra_capacities, extra_ratios, "o", label=label)
+    for number, row in enumerate(targets):
+        target = float(row["target_hit_ratio"])
+        color = f"C{(number + 1) % 10}"
+        axes.axhline(target, color=color, linestyle=":", linewidth=1)
+        if row["capacity"]:
+            capacity = max(int(row["capacity"]), 1)
+            axes.axvline(capacity, color=color, linestyle=":", linewidth=1)
+            axes.plot([capacity], [float(row["hit_ratio"])], "D", color=color,
+                      label=f"hit ratio {target:g}: {int(row['capacity']):,} nodes"
+                            f"{gib_text(row)}")
+        else:
+            axes.plot([], [], ":", color=color,
+                      label=f"hit ratio {target:g}: unreachable (at most "
+                            f"{float(row['hit_ratio']):.3g})")
     axes.set_xscale("log")
-    axes.set_xlabel("capacity (nodes)")
+    axes.set_xlabel(args.capacity_label)
     axes.set_ylabel("hit ratio (matched / request tokens)")
-    axes.set_ylim(0, max(ratios + [0.05]) * 1.1)
+    top_ratio = max(ratios + [float(row["target_hit_ratio"]) for row in targets] + [0.05])
+    axes.set_ylim(0, top_ratio * 1.1)
     axes.grid(True, which="both", alpha=0.3)
     axes.set_title(args.title, fontsize=10)
-    if all(byte_sizes) and capacities and capacities[-1] > 0:
+    if capacities and all(byte_sizes) and capacities[-1] > 0:
         gib_per_node = int(byte_sizes[-1]) / capacities[-1] / 2**30
         top = axes.secondary_xaxis(
             "top", functions=(lambda c: c * gib_per_node, lambda g: g / gib_per_node))
         top.set_xlabel("KV cache (GiB)")
-    axes.legend(loc="upper left")
+    axes.legend(loc="upper left", fontsize=8)
     figure.tight_layout()
     image = io.BytesIO()
     figure.savefig(image, format=args.format)

@@ -23,7 +23,7 @@ namespace {
 
 struct ReplayOptions {
   TraceArguments trace;
-  std::string format = "mooncake";
+  std::string input_format = "mooncake";
   std::string engine;
   CacheArguments cache;
   std::string matches;  // empty: do not write per-request matches
@@ -31,7 +31,6 @@ struct ReplayOptions {
   CLI::Option* mode_option = nullptr;
   CLI::Option* vocab_option = nullptr;
   CLI::Option* matches_option = nullptr;
-  CLI::Option* output_option = nullptr;
 };
 
 // {"request":i,"request_length":n,"matched_length":m,"cache_node":c}
@@ -44,11 +43,11 @@ void AppendMatchLine(std::size_t i, TokenSpan request, const Match& match,
 }
 
 // Throws a usage error if `option` was given: it means nothing with
-// --format `format`.
+// --input-format `format`.
 void Reject(const CLI::Option* option, std::string_view format) {
   if (option->count() > 0) {
-    throw std::invalid_argument(fmt::format("{} does not apply to --format {}",
-                                            option->get_name(), format));
+    throw std::invalid_argument(fmt::format(
+        "{} does not apply to --input-format {}", option->get_name(), format));
   }
 }
 
@@ -56,11 +55,9 @@ void Reject(const CLI::Option* option, std::string_view format) {
 // read. Nothing is written until the whole trace has been replayed: an error
 // on any line, however late, leaves stdout and --matches untouched.
 void ReplayMooncake(const ReplayOptions& options) {
-  Reject(options.output_option, "mooncake");
   Progress progress;
-  // In block mode a symbol is a hash id: 512 tokens of KV cache.
-  const std::uint64_t symbol_tokens =
-      options.trace.mode == "block" ? kMooncakeBlockTokens : 1;
+  // In block mode a symbol is a hash id: --block-tokens of KV cache.
+  const std::uint64_t symbol_tokens = SymbolTokens(options.trace);
   const CacheOptions cache = ToCacheOptions(options.cache, symbol_tokens);
   const auto index = MakeEngine(options.engine, cache);
   std::string match_lines;
@@ -101,27 +98,21 @@ void ReplayMooncake(const ReplayOptions& options) {
   if (!options.matches.empty()) {
     WriteFileAtomically(options.matches, match_lines);
   }
-  WriteFileAtomically("-", line);
+  WriteFileAtomically(options.output, line);
 }
 
-// --format requests: the document's cache, unless an option overrides it.
+// --input-format requests: the document's cache, unless an option overrides
+// it (ReplayDocumentCache).
 void ReplayDocument(const ReplayOptions& options) {
   Reject(options.mode_option, "requests");
   Reject(options.vocab_option, "requests");
+  Reject(options.trace.block_tokens_option, "requests");
   Reject(options.matches_option, "requests");
   ReplayInput input = ReadNamed(
       options.trace.path,
       [](const std::string& path) { return ReadReplayDocumentFile(path); });
-  const CacheOptions given = ToCacheOptions(options.cache, 1);
-  const CacheArguments& cache = options.cache;
-  if (cache.capacity_option->count() > 0) {
-    input.options.capacity = given.capacity;
-  }
-  if (cache.policy_option->count() > 0) input.options.policy = given.policy;
-  if (cache.page_size_option->count() > 0) {
-    input.options.page_size = given.page_size;
-  }
-  const auto index = MakeEngine(options.engine, input.options);
+  const auto index = MakeEngine(
+      options.engine, ReplayDocumentCache(options.cache, input.options));
   std::vector<Match> matches;
   WhileDoing("replaying", [&] {
     matches.reserve(input.requests.size());
@@ -145,7 +136,7 @@ void RegisterReplayCommand(CLI::App& app) {
       "Replay requests as a serving system would: match each request, then "
       "insert it (SPEC §3); with --capacity, a cache that touches the "
       "request's path and evicts leaves by --policy (SPEC §8).\n"
-      "--format mooncake (default): a Mooncake trace (JSON Lines with "
+      "--input-format mooncake (default): a Mooncake trace (JSON Lines with "
       "input_length and hash_ids); prints one JSON line: engine, mode, "
       "vocab, capacity, policy, page_size, requests, request_tokens, "
       "matched_tokens, hit_ratio (matched/request tokens), nodes, "
@@ -154,32 +145,42 @@ void RegisterReplayCommand(CLI::App& app) {
       "replay_seconds. The trace is streamed: memory holds the index and a "
       "few MB of the trace, and nothing is printed unless every line is "
       "good.\n"
-      "--format requests: a replay document {\"requests\":[[...],...], "
+      "--input-format requests: a replay document {\"requests\":[[...],...], "
       "\"capacity\":C,\"policy\":\"lru\",\"page_size\":P} (SPEC §8; "
       "options given override its cache); prints {\"matches\":[...]} as "
       "`match` does, each request's match before its insert.");
   AddTraceArguments(*command, options->trace);
   options->mode_option = command->get_option("--mode");
   options->vocab_option = command->get_option("--vocab");
+  const char* const input_format_help =
+      "What TRACE holds: mooncake (a Mooncake trace) or requests (a SPEC §8 "
+      "replay document)";
+  AddBlockTokensOption(*command, options->trace);
   command
-      ->add_option("-f,--format", options->format,
-                   "What TRACE holds: mooncake (a Mooncake trace) or "
-                   "requests (a SPEC §8 replay document)")
+      ->add_option("--input-format", options->input_format, input_format_help)
       ->check(CLI::IsMember({"mooncake", "requests"}))
       ->capture_default_str();
+  // The name of 0.2.0, kept working but no longer shown: `curve` has
+  // --format for its output, so the input's format is --input-format in both.
+  command->add_option("-f,--format", options->input_format, input_format_help)
+      ->check(CLI::IsMember({"mooncake", "requests"}))
+      ->group("");
   AddEngineOption(*command, options->engine);
   AddCacheOptions(*command, options->cache, /*bounded=*/true);
   options->matches_option = command->add_option(
       "--matches", options->matches,
-      "--format mooncake: also write every request's match as JSON Lines to "
+      "--input-format mooncake: also write every request's match as JSON Lines "
+      "to "
       "this file ({\"request\":i,\"request_length\":n,\"matched_length\":m,"
       "\"cache_node\":c}); - is standard output");
-  options->output_option = command->add_option(
-      "-o,--output", options->output,
-      "--format requests: output file, replaced atomically; - is standard "
-      "output");
+  command
+      ->add_option("-o,--output", options->output,
+                   "Output file (the summary line, or with --input-format "
+                   "requests the matches), replaced atomically; - is standard "
+                   "output")
+      ->capture_default_str();
   command->callback([options] {
-    if (options->format == "requests") {
+    if (options->input_format == "requests") {
       ReplayDocument(*options);
     } else {
       ReplayMooncake(*options);

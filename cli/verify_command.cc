@@ -32,7 +32,7 @@ void RegisterVerifyCommand(CLI::App& app) {
       "the command reads a SPEC §8 replay document {\"requests\":[...],"
       "\"capacity\":C,\"policy\":\"lru\",\"page_size\":P} and prints "
       "each request's match before its insert, as `kvprefix replay FILE "
-      "--format requests` does. Inputs: FILEs, --cases, --trace (batch "
+      "--input-format requests` does. Inputs: FILEs, --cases, --trace (batch "
       "only) and generated ones. The first failure is shrunk and written "
       "to --out; exit 0 all agree, 1 a failure, 2 bad usage or input.");
   verify

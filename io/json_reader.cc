@@ -44,11 +44,13 @@ void ReadSequences(const Context& context, Value value, const JsonPath& path,
 std::uint64_t ReadUnsigned(const Context& context, Value value,
                            const JsonPath& path) {
   std::uint64_t number = 0;
-  if (value.get_uint64().get(number) != simdjson::SUCCESS) {
-    throw json_diagnostics::Unexpected(context, value, path.str(),
-                                       "an unsigned 64-bit integer");
-  }
-  return number;
+  if (value.get_uint64().get(number) == simdjson::SUCCESS) return number;
+  // simdjson refuses a sign on an unsigned number, even on -0, which every
+  // signed reader (tokens, page_size) takes as 0.
+  std::int64_t zero = -1;
+  if (value.get_int64().get(zero) == simdjson::SUCCESS && zero == 0) return 0;
+  throw json_diagnostics::Unexpected(context, value, path.str(),
+                                     "an unsigned 64-bit integer");
 }
 
 std::string ReadString(const Context& context, Value value,

@@ -43,7 +43,8 @@ inline constexpr std::array<std::string_view, 4> kReplayMembers = {
 void ReadReplayMember(const Context& context, std::size_t index, Value value,
                       const JsonPath& path, ReplayInput& out);
 
-// An integer from 0 to 2^64 - 1, or InputError at `path`.
+// An integer from 0 to 2^64 - 1 (-0 is 0, as for every integer read: SPEC
+// §6), or InputError at `path`.
 std::uint64_t ReadUnsigned(const Context& context, Value value,
                            const JsonPath& path);
 

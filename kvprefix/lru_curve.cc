@@ -12,18 +12,26 @@ std::vector<std::uint64_t> LogSpacedCapacities(std::uint64_t max,
                                                std::size_t points) {
   std::vector<std::uint64_t> capacities;
   if (max == 0 || points == 0) return capacities;
+  const std::size_t count = std::min<std::uint64_t>(points, max);
   const double log_max = std::log(static_cast<double>(max));
-  for (std::size_t i = 0; i < points; ++i) {
+  capacities.reserve(count);
+  for (std::size_t i = 0; i < count; ++i) {
     const double fraction =
-        points == 1 ? 1.0 : static_cast<double>(i) / (points - 1);
-    const auto capacity = std::clamp<std::uint64_t>(
-        static_cast<std::uint64_t>(std::llround(std::exp(log_max * fraction))),
-        1, max);
-    if (capacities.empty() || capacity > capacities.back()) {
-      capacities.push_back(capacity);
-    }
+        count == 1 ? 1.0 : static_cast<double>(i) / (count - 1);
+    // 2^64 is exact as a double; a value that rounds to it or past it is
+    // clamped to max below anyway.
+    const double rounded = std::round(std::exp(log_max * fraction));
+    const std::uint64_t spaced =
+        i + 1 == count || rounded >= 18446744073709551616.0
+            ? max
+            : static_cast<std::uint64_t>(rounded);
+    // At least one more than the capacity before, and room left for the
+    // count - 1 - i after it: max - (count - 1 - i) >= (the one before) + 1,
+    // since the one before left room for this one.
+    const std::uint64_t lowest = capacities.empty() ? 1 : capacities.back() + 1;
+    capacities.push_back(
+        std::clamp<std::uint64_t>(spaced, lowest, max - (count - 1 - i)));
   }
-  capacities.back() = max;  // exactly, whatever the rounding
   return capacities;
 }
 
@@ -81,7 +89,7 @@ void StackDistances::AddMatchedRun(std::uint64_t old_stamp,
       counts_.CountNewerThan(old_stamp) + (first_depth - top_[old_stamp]);
   ups_.push_back(distance);
   downs_.push_back(distance + length);
-  sorted_ = false;
+  prepared_ = false;
   depth_ += length;
   pending_.push_back({old_stamp, length, depth_});
 }
@@ -120,26 +128,51 @@ std::vector<std::uint64_t> PrefixSums(const std::vector<std::uint64_t>& v) {
 
 }  // namespace
 
+void StackDistances::Prepare() {
+  if (prepared_) return;
+  std::sort(ups_.begin(), ups_.end());
+  std::sort(downs_.begin(), downs_.end());
+  up_sums_ = PrefixSums(ups_);
+  down_sums_ = PrefixSums(downs_);
+  prepared_ = true;
+}
+
+std::uint64_t StackDistances::MatchedAt(std::uint64_t capacity) const {
+  // Past the last ramp end the curve is flat; clamping keeps the products
+  // in RampSum far from overflow for any capacity.
+  const std::uint64_t c =
+      std::min(capacity, downs_.empty() ? 0 : downs_.back());
+  return RampSum(ups_, up_sums_, c) - RampSum(downs_, down_sums_, c);
+}
+
 std::vector<std::uint64_t> StackDistances::MatchedNodes(
     std::span<const std::uint64_t> capacities) {
-  if (!sorted_) {
-    std::sort(ups_.begin(), ups_.end());
-    std::sort(downs_.begin(), downs_.end());
-    sorted_ = true;
-  }
-  const std::vector<std::uint64_t> up_sums = PrefixSums(ups_);
-  const std::vector<std::uint64_t> down_sums = PrefixSums(downs_);
-  // Past the last ramp end the curve is flat; clamping keeps the products
-  // below far from overflow for any capacity.
-  const std::uint64_t flat = downs_.empty() ? 0 : downs_.back();
+  Prepare();
   std::vector<std::uint64_t> matched;
   matched.reserve(capacities.size());
   for (const std::uint64_t capacity : capacities) {
-    const std::uint64_t c = std::min(capacity, flat);
-    matched.push_back(RampSum(ups_, up_sums, c) -
-                      RampSum(downs_, down_sums, c));
+    matched.push_back(MatchedAt(capacity));
   }
   return matched;
+}
+
+std::optional<std::uint64_t> StackDistances::SmallestCapacityMatching(
+    std::uint64_t nodes) {
+  Prepare();
+  // MatchedAt is nondecreasing (it grows by the number of ramps rising at
+  // each capacity) and constant from the last ramp end on.
+  std::uint64_t low = 0;
+  std::uint64_t high = downs_.empty() ? 0 : downs_.back();
+  if (MatchedAt(high) < nodes) return std::nullopt;
+  while (low < high) {
+    const std::uint64_t middle = low + (high - low) / 2;
+    if (MatchedAt(middle) >= nodes) {
+      high = middle;
+    } else {
+      low = middle + 1;
+    }
+  }
+  return low;
 }
 
 std::size_t StackDistances::memory_bytes() const {
@@ -147,7 +180,9 @@ std::size_t StackDistances::memory_bytes() const {
          VectorHeapBytes<std::uint64_t>(top_.capacity()) +
          VectorHeapBytes<Update>(pending_.capacity()) +
          VectorHeapBytes<std::uint64_t>(ups_.capacity()) +
-         VectorHeapBytes<std::uint64_t>(downs_.capacity());
+         VectorHeapBytes<std::uint64_t>(downs_.capacity()) +
+         VectorHeapBytes<std::uint64_t>(up_sums_.capacity()) +
+         VectorHeapBytes<std::uint64_t>(down_sums_.capacity());
 }
 
 }  // namespace kvprefix

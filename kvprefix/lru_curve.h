@@ -28,10 +28,12 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <vector>
 
 #include "kvprefix/cache.h"
+#include "kvprefix/replay.h"
 #include "kvprefix/types.h"
 
 namespace kvprefix {
@@ -41,9 +43,12 @@ namespace kvprefix {
 // points than a chart has pixels says nothing more and costs O(points).
 inline constexpr std::size_t kMaxCurvePoints = 100000;
 
-// `points` capacities spaced evenly on a log scale from 1 to `max` (both
-// included), rounded to integers, without duplicates, ascending: fewer than
-// `points` when `max` is small. {} if max or points is 0. O(points).
+// min(points, max) distinct capacities from 1 to `max` (both included, when
+// points >= 2), ascending, spaced as evenly on a log scale as whole numbers
+// allow: the i-th of n is round(max^(i / (n - 1))), moved up past the one
+// before it and down to leave room for the ones after, so rounding never
+// merges two (the low end, where log spacing is finer than 1, gets 1, 2, 3,
+// ...). {max} if points is 1; {} if max or points is 0. O(points).
 std::vector<std::uint64_t> LogSpacedCapacities(std::uint64_t max,
                                                std::size_t points);
 
@@ -81,10 +86,20 @@ class StackDistances {
   void EndRequest(std::uint64_t path_length);
 
   // For each capacity (in nodes, any order), the nodes that replaying the
-  // trace with LRU at that capacity matches in total. O((runs + K) log runs)
-  // the first time (it sorts), O(K log runs) after.
+  // trace with LRU at that capacity matches in total. O(runs log runs + K
+  // log runs) the first time after a request (it sorts the runs and sums
+  // them), O(K log runs) after.
   std::vector<std::uint64_t> MatchedNodes(
       std::span<const std::uint64_t> capacities);
+
+  // The smallest capacity C (in nodes) at which the replay matches at least
+  // `nodes` nodes, MatchedNodes({C})[0] >= nodes; nullopt if no capacity
+  // matches that many (the unbounded replay matches fewer). 0 for nodes = 0.
+  // Exact: the matched nodes are a nondecreasing function of the capacity,
+  // searched by bisection over 0 to the largest stack distance plus one
+  // (where the curve turns flat). O(log(distance) log runs) after the sort
+  // MatchedNodes needs.
+  std::optional<std::uint64_t> SmallestCapacityMatching(std::uint64_t nodes);
 
   std::size_t memory_bytes() const;
 
@@ -95,6 +110,11 @@ class StackDistances {
     std::uint64_t end_depth;  // depth of the run's last node
   };
 
+  // Sorts the ramps and sums them, if a run came since the last time.
+  void Prepare();
+  // MatchedNodes at one capacity, once prepared. O(log runs).
+  std::uint64_t MatchedAt(std::uint64_t capacity) const;
+
   StampCounts counts_;
   std::vector<std::uint64_t> top_;  // top_[s]: depth of stamp s's chain top
   std::uint64_t stamp_ = 0;
@@ -102,7 +122,11 @@ class StackDistances {
   std::vector<Update> pending_;       // applied at EndRequest
   std::vector<std::uint64_t> ups_;    // ramp starts: distances d
   std::vector<std::uint64_t> downs_;  // ramp ends: d + L
-  bool sorted_ = true;
+  // Once prepared: ups_ and downs_ sorted, and their prefix sums
+  // (up_sums_[i] = ups_[0] + ... + ups_[i - 1]).
+  std::vector<std::uint64_t> up_sums_ = {0};
+  std::vector<std::uint64_t> down_sums_ = {0};
+  bool prepared_ = true;
 };
 
 // The LRU curve of a trace, built request by request on engine `Cache`: a
@@ -145,6 +169,49 @@ class LruCurve {
       nodes *= cache_.options().page_size;
     }
     return matched;
+  }
+
+  // The hit ratio of `matched_tokens` of the requests so far, as a replay
+  // reports it (ReplaySummary::hit_ratio) and the CLI and the Python module
+  // print it: matched_tokens / request_tokens() in double precision, 0
+  // before any request token. O(1).
+  double HitRatio(std::uint64_t matched_tokens) const {
+    return ReplaySummary{.request_tokens = request_tokens_,
+                         .matched_tokens = matched_tokens}
+        .hit_ratio();
+  }
+
+  // The smallest capacity C (in nodes: pages of page_size tokens) whose LRU
+  // replay of the requests so far reaches `hit_ratio`:
+  // HitRatio(MatchedTokens({C})[0]) >= hit_ratio, the hit ratio compared
+  // exactly as printed, so that C - 1 prints a lower one. Computed from all
+  // the stack distances, not interpolated between capacities: exactly what
+  // a scan of `replay --capacity C` over every C would find. nullopt if no
+  // capacity reaches it (the unbounded replay's hit ratio is lower; also for
+  // NaN); 0 if hit_ratio <= 0. O(log(request tokens) + log(distance) log
+  // runs) after the sort MatchedTokens needs.
+  std::optional<std::uint64_t> SmallestCapacityReaching(double hit_ratio) {
+    const std::uint64_t page_size = cache_.options().page_size;
+    const auto reaches = [&](std::uint64_t nodes) {
+      return HitRatio(nodes * page_size) >= hit_ratio;
+    };
+    // HitRatio is nondecreasing in the matched nodes (double conversion and
+    // division by a fixed positive number are monotone), so the fewest
+    // matched nodes reaching it are found by bisection up to the unbounded
+    // replay's.
+    std::uint64_t low = 0;
+    const std::uint64_t unbounded[] = {kUnbounded};
+    std::uint64_t high = distances_.MatchedNodes(unbounded)[0];
+    if (!reaches(high)) return std::nullopt;
+    while (low < high) {
+      const std::uint64_t middle = low + (high - low) / 2;
+      if (reaches(middle)) {
+        high = middle;
+      } else {
+        low = middle + 1;
+      }
+    }
+    return distances_.SmallestCapacityMatching(low);
   }
 
   std::uint64_t requests() const { return requests_; }

@@ -29,6 +29,7 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <shared_mutex>
 #include <string>
 #include <string_view>
@@ -432,8 +433,31 @@ py::object ArrayOrList(const std::vector<T>& values, const char* dtype) {
   }
 }
 
+// The numbers of curve()'s target_hit_ratios: each a real number (not a
+// bool) from 0 to 1.
+std::vector<double> ToHitRatios(py::handle ratios) {
+  std::vector<double> result;
+  for (py::handle ratio : py::iter(ratios)) {
+    if (PyBool_Check(ratio.ptr()) || !py::hasattr(ratio, "__float__")) {
+      Raise(PyExc_TypeError,
+            std::string("target_hit_ratios must hold numbers, not ") +
+                TypeName(ratio.ptr()));
+    }
+    const double value =
+        py::float_(py::reinterpret_borrow<py::object>(ratio)).cast<double>();
+    if (!(value >= 0 && value <= 1)) {  // also NaN
+      Raise(PyExc_ValueError,
+            "target_hit_ratios must hold numbers from 0 to 1, not " +
+                std::string(py::str(ratio)));
+    }
+    result.push_back(value);
+  }
+  return result;
+}
+
 py::dict CurvePy(py::handle requests, py::handle page_size,
-                 py::handle capacities, py::handle points) {
+                 py::handle capacities, py::handle points,
+                 py::handle target_hit_ratios) {
   const std::uint64_t pages =
       ToCacheOptions(py::none(), "lru", page_size).page_size;
   if (!capacities.is_none() && !points.is_none()) {
@@ -459,9 +483,14 @@ py::dict CurvePy(py::handle requests, py::handle page_size,
     }
     count = points.cast<std::size_t>();
   }
+  const std::vector<double> targets = target_hit_ratios.is_none()
+                                          ? std::vector<double>{}
+                                          : ToHitRatios(target_hit_ratios);
   const ConvertedSequences queries = ConvertSequences(requests, "requests");
   LruCurve<PagedIndex<RadixTrie>> curve(pages);
   std::vector<std::uint64_t> matched;
+  std::vector<std::optional<std::uint64_t>> target_capacities;
+  std::vector<std::uint64_t> target_matched;
   {
     py::gil_scoped_release release;
     for (TokenSpan request : queries.tokens) curve.Add(request);
@@ -469,15 +498,32 @@ py::dict CurvePy(py::handle requests, py::handle page_size,
       chosen = LogSpacedCapacities(curve.distinct_prefixes(), count);
     }
     matched = curve.MatchedTokens(chosen);
+    for (const double target : targets) {
+      target_capacities.push_back(curve.SmallestCapacityReaching(target));
+      const std::uint64_t at[] = {
+          target_capacities.back().value_or(kUnbounded)};
+      target_matched.push_back(curve.MatchedTokens(at)[0]);
+    }
   }
   std::vector<double> ratios;
   for (const std::uint64_t tokens : matched) {
-    ratios.push_back(curve.request_tokens() == 0
-                         ? 0.0
-                         : static_cast<double>(tokens) /
-                               static_cast<double>(curve.request_tokens()));
+    ratios.push_back(curve.HitRatio(tokens));
   }
   py::dict result;
+  if (!target_hit_ratios.is_none()) {
+    py::list answers;
+    for (std::size_t i = 0; i < targets.size(); ++i) {
+      py::dict answer;
+      answer["target_hit_ratio"] = targets[i];
+      answer["capacity"] = target_capacities[i]
+                               ? py::object(py::int_(*target_capacities[i]))
+                               : py::object(py::none());
+      answer["matched_tokens"] = target_matched[i];
+      answer["hit_ratio"] = curve.HitRatio(target_matched[i]);
+      answers.append(answer);
+    }
+    result["targets"] = answers;
+  }
   result["capacities"] = ArrayOrList(chosen, "uint64");
   result["matched_tokens"] = ArrayOrList(matched, "uint64");
   result["hit_ratios"] = ArrayOrList(ratios, "float64");
@@ -768,18 +814,26 @@ policy other than 'lru' and 'fifo'.)doc");
   m.def(
       "curve", &kvprefix::CurvePy, py::arg("requests"), py::kw_only(),
       py::arg("page_size") = 1, py::arg("capacities") = py::none(),
-      py::arg("points") = py::none(),
+      py::arg("points") = py::none(), py::arg("target_hit_ratios") = py::none(),
       R"doc(The exact LRU hit ratio of replaying `requests` at many capacities.
 
 One pass (SPEC section 8, "The LRU curve"; Mattson's stack algorithm) gives
 what replay(requests, capacity=C, policy='lru') gives at every C. Capacities
 are in nodes (pages of page_size tokens): the given ones, in their order, or
-`points` (default 32) log-spaced from 1 to the number of distinct prefixes.
+`points` (default 32) log-spaced from 1 to the number of distinct prefixes
+(exactly that many, or all of them if there are fewer).
 Returns {"capacities", "matched_tokens", "hit_ratios", "request_tokens",
 "distinct_prefixes"}; the first three are NumPy arrays when NumPy is
-installed, else lists. Raises as replay, and ValueError for both capacities
-and points, an empty capacities (as the CLI's --capacities "" is an error),
-or points outside 1 to 100000.)doc");
+installed, else lists. With target_hit_ratios (numbers from 0 to 1), also
+"targets": for each, in order, {"target_hit_ratio", "capacity",
+"matched_tokens", "hit_ratio"}: the smallest capacity whose hit ratio is at
+least the target, exact from every stack distance (as `kvprefix curve
+--target-hit-ratio`), and what it matches; capacity None if no capacity
+reaches it (then the unbounded replay's matched tokens and hit ratio).
+Raises as replay, ValueError for both capacities and points, an empty
+capacities (as the CLI's --capacities "" is an error), points outside 1 to
+100000 or a target outside 0 to 1, and TypeError for a target that is not a
+number.)doc");
 
   // match_file: `kvprefix match FILE` through the CLI's reader, engine and
   // writer, so that both give the same bytes, and bad input raises the CLI's

@@ -293,5 +293,225 @@ TEST(CliOptionsTest, CachedFractionMustBeADecimalFrom0To1) {
   }
 }
 
+// --- Cache options: one rule per kind of value (SPEC §6, §8) ----------------
+
+// The "capacity":C member of a replay summary line.
+std::string CapacityOf(const std::string& summary) {
+  const std::size_t start = summary.find("\"capacity\":");
+  if (start == std::string::npos) return "";
+  const std::size_t end = summary.find(',', start);
+  return summary.substr(start + 11, end - start - 11);
+}
+
+// A capacity given is checked, even as "": "" was taken as unbounded (and
+// overrode a document's capacity), 05 and 05KiB were read as 5, while
+// --page-size 05 was refused.
+TEST(CliOptionsTest, EmptyOrMalformedCapacityIsAUsageError) {
+  test::ScratchDir dir;
+  const std::string trace = TraceOf(dir, 4);
+  const std::string document = dir.Path("doc.json");
+  test::WriteTextFile(document, R"({"requests":[[1,2],[1,2]],"capacity":1})");
+  const std::vector<std::string> bad = {
+      "",        "05",      "00",    "-1",    "+1",   "0x10",   "1e3",
+      "1.5",     " 1",      "1 ",    "KiB",   ".KiB", "5.KiB",  "05KiB",
+      "00.5KiB", "1..2KiB", "-1KiB", "1 KiB", "1kib", "1.5.2GB"};
+  const std::vector<std::vector<std::string>> commands = {
+      {"replay", trace, "--kv-bytes-per-token", "1", "--capacity"},
+      {"replay", document, "--input-format", "requests", "--kv-bytes-per-token",
+       "1", "--capacity"},
+  };
+  for (const auto& command : commands) {
+    for (const std::string& value : bad) {
+      std::vector<std::string> args = command;
+      args.push_back(value);
+      const test::ProgramRun run = Kvprefix(args);
+      EXPECT_EQ(run.status, 2) << command[1] << " --capacity '" << value << "'";
+      EXPECT_EQ(run.out, "");
+      EXPECT_EQ(run.err,
+                fmt::format("kvprefix: --capacity: expected a number of nodes "
+                            "(a decimal integer, no leading zero) or a size "
+                            "such as 80GiB or 0.5GB (units B, KB, MB, GB, TB, "
+                            "KiB, MiB, GiB, TiB), found '{}'\n",
+                            value));
+    }
+  }
+  // Every item of curve's list, on a trace and on a document.
+  for (const std::string input_format : {"mooncake", "requests"}) {
+    const std::string input = input_format == "requests" ? document : trace;
+    for (const char* list : {"", "1,", ",1", "1,,2", "1,05", "1,-1"}) {
+      const test::ProgramRun run =
+          Kvprefix({"curve", input, "--input-format", input_format,
+                    "--kv-bytes-per-token", "1", "--capacities", list});
+      EXPECT_EQ(run.status, 2) << "--capacities '" << list << "'";
+      EXPECT_EQ(run.out, "");
+      EXPECT_THAT(run.err, ::testing::StartsWith(
+                               "kvprefix: --capacities: expected a number of "
+                               "nodes (a decimal integer, no leading zero)"));
+    }
+  }
+  // What the rule takes: an integer as JSON writes one (-0 is 0), and a
+  // decimal with a unit; in token mode a node is one token of 1 byte.
+  const struct {
+    const char* capacity;
+    const char* nodes;
+  } kGood[] = {{"0", "0"},
+               {"-0", "0"},
+               {"7", "7"},
+               {"10", "10"},
+               {"0.5KiB", "512"},
+               {".5KiB", "512"},
+               {"1.000KiB", "1024"},
+               {"0.0KiB", "0"},
+               {"3B", "3"},
+               // 2^64 - 1 is the capacity no trie reaches (SPEC §8): unbounded.
+               {"18446744073709551615", "null"}};
+  for (const auto& good : kGood) {
+    const test::ProgramRun run =
+        Kvprefix({"replay", trace, "--mode", "token", "--kv-bytes-per-token",
+                  "1", "--capacity", good.capacity});
+    EXPECT_EQ(run.status, 0) << good.capacity << ": " << run.err;
+    EXPECT_EQ(CapacityOf(run.out), good.nodes) << good.capacity;
+  }
+}
+
+// `replay --format requests` converted a size with the command line's page
+// size (1 unless given), not the document's: 1KiB at 256 bytes a token kept
+// 4 pages of a page-size-2 document where `curve` kept 2.
+TEST(CliOptionsTest, ReplayDocumentConvertsASizeWithItsPageSize) {
+  test::ScratchDir dir;
+  const std::string document = dir.Path("doc.json");
+  // Two pages per request; with 2 pages of room the third request finds
+  // the first evicted, with 4 it matches all 4 tokens at node 2.
+  test::WriteTextFile(
+      document,
+      R"({"requests":[[1,2,3,4],[5,6,7,8],[1,2,3,4]],"page_size":2})");
+  const std::string two_pages =
+      R"({"matches":[{"matched_length":0,"cache_node":0,"uncached_suffix":[1,2,3,4]},)"
+      R"({"matched_length":0,"cache_node":0,"uncached_suffix":[5,6,7,8]},)"
+      R"({"matched_length":0,"cache_node":0,"uncached_suffix":[1,2,3,4]}]})"
+      "\n";
+  const test::ProgramRun replay =
+      Kvprefix({"replay", document, "--input-format", "requests", "--capacity",
+                "1KiB", "--kv-bytes-per-token", "256"});
+  EXPECT_EQ(replay.status, 0) << replay.err;
+  EXPECT_EQ(replay.out, two_pages);
+  // The same as the capacity in pages, and as curve's conversion.
+  const test::ProgramRun pages = Kvprefix(
+      {"replay", document, "--input-format", "requests", "--capacity", "2"});
+  EXPECT_EQ(pages.out, two_pages);
+  const test::ProgramRun curve =
+      Kvprefix({"curve", document, "--input-format", "requests", "--capacities",
+                "1KiB", "--kv-bytes-per-token", "256"});
+  EXPECT_EQ(curve.status, 0) << curve.err;
+  EXPECT_EQ(curve.out,
+            R"({"capacity":2,"capacity_bytes":1024,"matched_tokens":0,)"
+            R"("request_tokens":12,"hit_ratio":0})"
+            "\n");
+  // --page-size given replaces the document's, in the conversion too:
+  // 1KiB at 128 bytes a token is 4 pages of 2 tokens, room for both.
+  const test::ProgramRun given =
+      Kvprefix({"replay", document, "--input-format", "requests", "--capacity",
+                "1KiB", "--kv-bytes-per-token", "128", "--page-size", "2"});
+  EXPECT_EQ(given.status, 0) << given.err;
+  EXPECT_THAT(given.out, HasSubstr(R"({"matched_length":4,"cache_node":2,)"
+                                   R"("uncached_suffix":[]}]})"));
+}
+
+// In JSON -0 is the integer 0 wherever an integer is read: tokens took it,
+// "capacity":-0 was refused ("expected an unsigned 64-bit integer").
+TEST(CliOptionsTest, JsonMinusZeroIsZeroInEveryInteger) {
+  test::ScratchDir dir;
+  const std::string document = dir.Path("doc.json");
+  test::WriteTextFile(document, R"({"requests":[[-0,1],[0,1]],"capacity":-0})");
+  const test::ProgramRun run =
+      Kvprefix({"replay", document, "--input-format", "requests"});
+  EXPECT_EQ(run.status, 0) << run.err;
+  // Capacity 0: nothing is kept, so the second request matches nothing.
+  EXPECT_EQ(
+      run.out,
+      R"({"matches":[{"matched_length":0,"cache_node":0,"uncached_suffix":[0,1]},)"
+      R"({"matched_length":0,"cache_node":0,"uncached_suffix":[0,1]}]})"
+      "\n");
+  for (const char* capacity : {"-1", "-0.0", "0.0", "-00", "1e0"}) {
+    test::WriteTextFile(
+        document, fmt::format(R"({{"requests":[],"capacity":{}}})", capacity));
+    const test::ProgramRun bad =
+        Kvprefix({"replay", document, "--input-format", "requests"});
+    EXPECT_EQ(bad.status, 2) << capacity;
+    EXPECT_THAT(bad.err, HasSubstr("$.capacity: expected")) << capacity;
+  }
+  test::WriteTextFile(document, R"({"requests":[],"page_size":-0})");
+  const test::ProgramRun page =
+      Kvprefix({"replay", document, "--input-format", "requests"});
+  EXPECT_EQ(page.status, 2);
+  EXPECT_THAT(page.err,
+              HasSubstr("$.page_size: expected an integer from 1 to "));
+}
+
+// One name for the input's format: --input-format in `replay` as in
+// `curve`, whose --format is its output's; replay's -f/--format of 0.2.0
+// still works, no longer shown.
+TEST(CliOptionsTest, InputFormatHasOneName) {
+  test::ScratchDir dir;
+  const std::string document = dir.Path("doc.json");
+  test::WriteTextFile(document, R"({"requests":[[1],[1]]})");
+  const std::string expected =
+      R"({"matches":[{"matched_length":0,"cache_node":0,"uncached_suffix":[1]},)"
+      R"({"matched_length":1,"cache_node":1,"uncached_suffix":[]}]})"
+      "\n";
+  for (const char* name : {"--input-format", "--format", "-f"}) {
+    const test::ProgramRun run =
+        Kvprefix({"replay", document, name, "requests"});
+    EXPECT_EQ(run.status, 0) << name << ": " << run.err;
+    EXPECT_EQ(run.out, expected) << name;
+  }
+  for (const char* command : {"replay", "curve"}) {
+    const std::string help = Kvprefix({command, "--help"}).out;
+    EXPECT_THAT(help, HasSubstr("--input-format")) << command;
+  }
+  EXPECT_THAT(Kvprefix({"replay", "--help"}).out,
+              ::testing::Not(HasSubstr("--format")));
+  const test::ProgramRun mode = Kvprefix(
+      {"replay", document, "--input-format", "requests", "--mode", "token"});
+  EXPECT_EQ(mode.status, 2);
+  EXPECT_EQ(mode.err,
+            "kvprefix: --mode does not apply to --input-format requests\n");
+}
+
+// Every subcommand that prints a result takes -o (written atomically):
+// replay's summary refused it ("--output does not apply to --format
+// mooncake") and `engines` had none.
+TEST(CliOptionsTest, EveryResultCanGoToAnOutputFile) {
+  for (const auto& command : Subcommands()) {
+    if (command[0] == "verify") continue;  // a report, and --out for a case
+    std::vector<std::string> args = command;
+    args.push_back("--help");
+    EXPECT_THAT(Kvprefix(args).out, HasSubstr("-o,--output"))
+        << fmt::format("{}", fmt::join(command, " "));
+  }
+  test::ScratchDir dir;
+  const std::string trace = TraceOf(dir, 3);
+  const std::string output = dir.Path("out.json");
+  const test::ProgramRun replay =
+      Kvprefix({"replay", trace, "--capacity", "2", "-o", output});
+  EXPECT_EQ(replay.status, 0) << replay.err;
+  EXPECT_EQ(replay.out, "");
+  const std::string summary = test::ReadTextFile(output);
+  EXPECT_THAT(summary, ::testing::StartsWith(R"({"engine":")"));
+  EXPECT_THAT(summary, HasSubstr(R"("capacity":2,"policy":"lru",)"
+                                 R"("page_size":1,"requests":3,)"));
+  EXPECT_EQ(summary.back(), '\n');
+  // A bad line leaves the existing file untouched.
+  test::WriteTextFile(trace, "{\"input_length\":1,\"hash_ids\":[1]}\n{}\n");
+  const test::ProgramRun bad = Kvprefix({"replay", trace, "-o", output});
+  EXPECT_EQ(bad.status, 2);
+  EXPECT_EQ(test::ReadTextFile(output), summary);
+  const test::ProgramRun engines = Kvprefix({"engines", "-o", output});
+  EXPECT_EQ(engines.status, 0) << engines.err;
+  EXPECT_EQ(engines.out, "");
+  EXPECT_EQ(test::ReadTextFile(output), Kvprefix({"engines"}).out);
+  EXPECT_THAT(test::ReadTextFile(output), HasSubstr(" (default)\n"));
+}
+
 }  // namespace
 }  // namespace kvprefix

@@ -31,6 +31,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
+using ::testing::Not;
 using ::testing::StartsWith;
 
 struct RunResult {
@@ -614,8 +615,9 @@ TEST_F(CliTest, ReplayDocumentsGiveTheCapacityCasesForEveryEngine) {
     std::string expected;
     AppendMatchesJson(shared.input.requests, shared.expected, expected);
     for (const std::string& engine : engines) {
-      const RunResult result = Run(
-          {"replay", Path("doc.json"), "--format", "requests", "-e", engine});
+      const RunResult result =
+          Run({"replay", Path("doc.json"), "--input-format", "requests", "-e",
+               engine});
       EXPECT_EQ(result.status, 0) << result.err;
       EXPECT_EQ(result.out, expected) << shared.name << " on " << engine;
     }
@@ -627,8 +629,8 @@ TEST_F(CliTest, ReplayDocumentOptionsOverrideItsCache) {
             R"({"requests":[[1,2,3],[1,2,4],[5],[1,2,3]],"capacity":3})");
   // Unbounded, the last request matches all of [1,2,3] at node 3.
   const RunResult result =
-      Run({"replay", Path("doc.json"), "--format", "requests", "--capacity",
-           "100", "-o", Path("out.json")});
+      Run({"replay", Path("doc.json"), "--input-format", "requests",
+           "--capacity", "100", "-o", Path("out.json")});
   EXPECT_EQ(result.status, 0) << result.err;
   EXPECT_EQ(result.out, "");
   EXPECT_THAT(ReadFile(Path("out.json")),
@@ -689,7 +691,6 @@ TEST_F(CliTest, CacheOptionMistakesAreUsageErrors) {
        "2^64 bytes"},
       {{"--policy", "LRU"}, "--policy"},
       {{"--page-size", "0"}, "--page-size"},
-      {{"-o", "x.json"}, "--output does not apply to --format mooncake"},
   };
   for (const auto& mistake : kMistakes) {
     std::vector<std::string> args = {"replay", Path("t.jsonl")};
@@ -699,13 +700,13 @@ TEST_F(CliTest, CacheOptionMistakesAreUsageErrors) {
     EXPECT_EQ(result.out, "");
     EXPECT_THAT(result.err, HasSubstr(mistake.message));
   }
-  const RunResult mode = Run(
-      {"replay", Path("doc.json"), "--format", "requests", "--mode", "token"});
+  const RunResult mode = Run({"replay", Path("doc.json"), "--input-format",
+                              "requests", "--mode", "token"});
   EXPECT_EQ(mode.status, 2);
   EXPECT_THAT(mode.err,
-              HasSubstr("--mode does not apply to --format requests"));
+              HasSubstr("--mode does not apply to --input-format requests"));
   const RunResult bad =
-      Run({"replay", Path("doc.json"), "--format", "requests"});
+      Run({"replay", Path("doc.json"), "--input-format", "requests"});
   EXPECT_EQ(bad.status, 2);
   EXPECT_THAT(bad.err, HasSubstr(Path("doc.json") + ": $.capacity: expected"));
 }
@@ -747,8 +748,9 @@ TEST_F(CliTest, CurvePrintsEveryCapacityAsReplayWould) {
             R"("request_tokens":10,"hit_ratio":0.5})"
             "\n");
   for (const char* capacity : {"2", "3"}) {
-    const RunResult replayed = Run({"replay", Path("doc.json"), "--format",
-                                    "requests", "--capacity", capacity});
+    const RunResult replayed =
+        Run({"replay", Path("doc.json"), "--input-format", "requests",
+             "--capacity", capacity});
     EXPECT_EQ(replayed.status, 0) << replayed.err;
   }
 }
@@ -793,6 +795,219 @@ TEST_F(CliTest, CurveMistakesAreReported) {
   EXPECT_EQ(plot.status, 2);  // usage, not I/O (was 1)
   EXPECT_THAT(plot.err, HasSubstr("expected a .png or .svg file"));
   EXPECT_EQ(plot.out, "");
+}
+
+TEST_F(CliTest, CurveTargetHitRatioIsTheSmallestCapacityReachingIt) {
+  WriteFile(Path("doc.json"),
+            R"({"requests":[[1,2,3],[1,2,4],[5],[1,2,3]],"capacity":7})");
+  // hand-01 matches 0, 1, 3, 4, 4, 5 of 10 tokens at C = 0 ... 5: 0.35
+  // needs 4 tokens (C = 3), 0.41 five (C = 5); 0.6 is past the unbounded
+  // 0.5.
+  const RunResult result =
+      Run({"curve", Path("doc.json"), "--input-format", "requests",
+           "--target-hit-ratio", "0.35,0.3,0.41,0.6,0"});
+  EXPECT_EQ(result.status, 0) << result.err;
+  EXPECT_EQ(result.out,
+            R"({"target_hit_ratio":0.35,"capacity":3,"capacity_bytes":null,)"
+            R"("matched_tokens":4,"request_tokens":10,"hit_ratio":0.4})"
+            "\n"
+            R"({"target_hit_ratio":0.3,"capacity":2,"capacity_bytes":null,)"
+            R"("matched_tokens":3,"request_tokens":10,"hit_ratio":0.3})"
+            "\n"
+            R"({"target_hit_ratio":0.41,"capacity":5,"capacity_bytes":null,)"
+            R"("matched_tokens":5,"request_tokens":10,"hit_ratio":0.5})"
+            "\n"
+            R"({"target_hit_ratio":0.6,"capacity":null,"capacity_bytes":null,)"
+            R"("matched_tokens":5,"request_tokens":10,"hit_ratio":0.5})"
+            "\n"
+            R"({"target_hit_ratio":0,"capacity":0,"capacity_bytes":null,)"
+            R"("matched_tokens":0,"request_tokens":10,"hit_ratio":0})"
+            "\n");
+  EXPECT_EQ(result.err,
+            "kvprefix: --target-hit-ratio 0.6: unreachable: no capacity hits "
+            "more than the unbounded cache's 0.5 (reached from 5 nodes on)\n");
+  // Block mode of the tiny trace, 2 bytes a token, blocks of 16 tokens: a
+  // node is 32 bytes. Matches 2 and 3 of 6 blocks at C = 1 and 2.
+  WriteFile(Path("t.jsonl"), kTinyTrace);
+  const RunResult csv =
+      Run({"curve", Path("t.jsonl"), "--format", "csv", "--target-hit-ratio",
+           "0.5,0.34", "--kv-bytes-per-token", "2", "--block-tokens", "16"});
+  EXPECT_EQ(csv.status, 0) << csv.err;
+  EXPECT_EQ(csv.out,
+            "target_hit_ratio,capacity,capacity_bytes,matched_tokens,"
+            "request_tokens,hit_ratio\n"
+            "0.5,2,64,3,6,0.5\n"
+            "0.34,2,64,3,6,0.5\n");
+  EXPECT_EQ(csv.err, "");
+}
+
+// The conversation trace in block mode: the answer's replay reaches the
+// target, one node less does not.
+TEST_F(CliTest, CurveTargetHitRatioAgreesWithReplayOnTheConversationTrace) {
+  const std::string trace =
+      KVPREFIX_SOURCE_DIR "/data/mooncake/conversation_trace.jsonl";
+  const RunResult result =
+      Run({"curve", trace, "--target-hit-ratio", "0.3,0.35", "--format", "csv",
+           "--kv-bytes-per-token", "131072"});
+  ASSERT_EQ(result.status, 0) << result.err;
+  std::istringstream lines(result.out);
+  std::string line;
+  std::getline(lines, line);  // the header
+  int answers = 0;
+  while (std::getline(lines, line)) {
+    ++answers;
+    std::vector<std::string> fields;
+    std::istringstream row(line);
+    for (std::string field; std::getline(row, field, ',');) {
+      fields.push_back(field);
+    }
+    ASSERT_EQ(fields.size(), 6u) << line;
+    const double target = std::stod(fields[0]);
+    const std::uint64_t capacity = std::stoull(fields[1]);
+    // 512 tokens of 128 KiB a node.
+    EXPECT_EQ(std::stoull(fields[2]), capacity * 512 * 131072);
+    for (const std::uint64_t c : {capacity - 1, capacity}) {
+      const RunResult replay =
+          Run({"replay", trace, "--capacity", std::to_string(c)});
+      ASSERT_EQ(replay.status, 0) << replay.err;
+      const std::size_t at = replay.out.find("\"hit_ratio\":");
+      ASSERT_NE(at, std::string::npos);
+      const std::string ratio_text =
+          replay.out.substr(at + 12, replay.out.find(',', at) - (at + 12));
+      const double ratio = std::stod(ratio_text);
+      EXPECT_EQ(ratio >= target, c == capacity) << c << ": " << ratio;
+      if (c == capacity) {
+        EXPECT_EQ(ratio_text, fields[5]);  // the same hit ratio, printed
+      }
+    }
+  }
+  EXPECT_EQ(answers, 2);
+}
+
+TEST_F(CliTest, CurvePointsAreExactlyNOrSayWhyFewer) {
+  // 182790^(i/31) rounds to 1 twice: 31 lines for --points 32.
+  const std::string trace =
+      KVPREFIX_SOURCE_DIR "/data/mooncake/conversation_trace.jsonl";
+  const RunResult many = Run({"curve", trace, "--points", "32"});
+  EXPECT_EQ(many.status, 0) << many.err;
+  EXPECT_EQ(std::count(many.out.begin(), many.out.end(), '\n'), 32);
+  EXPECT_THAT(many.out, StartsWith(R"({"capacity":1,)"));
+  EXPECT_THAT(many.out, HasSubstr(R"({"capacity":2,)"));
+  EXPECT_EQ(many.err, "");
+  WriteFile(Path("t.jsonl"), kTinyTrace);  // 3 distinct prefixes
+  const RunResult few = Run({"curve", Path("t.jsonl"), "--points", "10"});
+  EXPECT_EQ(few.status, 0) << few.err;
+  EXPECT_EQ(std::count(few.out.begin(), few.out.end(), '\n'), 3);
+  EXPECT_EQ(few.err,
+            "kvprefix: --points 10: 3 lines: only 3 distinct capacities lie "
+            "from 1 to the 3 distinct prefixes, past which every capacity "
+            "hits as much\n");
+}
+
+TEST_F(CliTest, BlockTokensSetsTheBytesOfABlockModeNode) {
+  WriteFile(Path("t.jsonl"), kTinyTrace);
+  // 16 tokens of 2 bytes: 64B is 2 nodes.
+  const RunResult replay =
+      Run({"replay", Path("t.jsonl"), "--capacity", "64B",
+           "--kv-bytes-per-token", "2", "--block-tokens", "16"});
+  EXPECT_EQ(replay.status, 0) << replay.err;
+  EXPECT_THAT(replay.out, HasSubstr(R"("capacity":2,)"));
+  EXPECT_THAT(replay.out, HasSubstr(R"("capacity_bytes":64,)"));
+  const RunResult curve =
+      Run({"curve", Path("t.jsonl"), "--capacities", "1,96B",
+           "--kv-bytes-per-token", "2", "--block-tokens", "16"});
+  EXPECT_EQ(curve.status, 0) << curve.err;
+  EXPECT_THAT(curve.out, StartsWith(R"({"capacity":1,"capacity_bytes":32,)"));
+  EXPECT_THAT(curve.out, HasSubstr(R"({"capacity":3,"capacity_bytes":96,)"));
+  // Meaningless where a node is not a hash id.
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"replay", Path("t.jsonl"), "--mode", "token",
+                                 "--block-tokens", "16"},
+        {"curve", Path("t.jsonl"), "--mode", "token", "--block-tokens",
+         "16"}}) {
+    const RunResult refused = Run(args);
+    EXPECT_EQ(refused.status, 2);
+    EXPECT_EQ(refused.err,
+              "kvprefix: --block-tokens applies to --mode block only (in "
+              "token mode a node is a token)\n");
+    EXPECT_EQ(refused.out, "");
+  }
+  WriteFile(Path("doc.json"), R"({"requests":[[1]]})");
+  const RunResult document = Run({"curve", Path("doc.json"), "--input-format",
+                                  "requests", "--block-tokens", "16"});
+  EXPECT_EQ(document.status, 2);
+  EXPECT_THAT(document.err, HasSubstr("--block-tokens does not apply to "
+                                      "--input-format requests"));
+  const RunResult replay_document = Run({"replay", Path("doc.json"), "--format",
+                                         "requests", "--block-tokens", "16"});
+  EXPECT_EQ(replay_document.status, 2);
+  EXPECT_THAT(replay_document.err,
+              HasSubstr("--block-tokens does not apply to --format requests"));
+}
+
+TEST_F(CliTest, CurveTargetMistakesAreReported) {
+  WriteFile(Path("t.jsonl"), kTinyTrace);
+  for (const char* bad : {"1.5", "0.3,", ",0.3", "", "nan", "-0.1", "ten"}) {
+    const RunResult result =
+        Run({"curve", Path("t.jsonl"), "--target-hit-ratio", bad});
+    EXPECT_EQ(result.status, 2) << bad;
+    EXPECT_THAT(result.err,
+                StartsWith("kvprefix: --target-hit-ratio: expected a number "
+                           "from 0 to 1"))
+        << bad;
+    EXPECT_EQ(result.out, "");
+  }
+  // The output is the targets: points would change nothing but a plot.
+  const RunResult points = Run(
+      {"curve", Path("t.jsonl"), "--target-hit-ratio", "0.3", "--points", "4"});
+  EXPECT_EQ(points.status, 2);
+  EXPECT_THAT(points.err,
+              HasSubstr("--points with --target-hit-ratio only sets what "
+                        "--plot draws"));
+}
+
+TEST_F(CliTest, CurveCapacityBytesPastTwoTo64AreNull) {
+  // 2^40 bytes a token, pages of 2^30 + 1 tokens: this capacity's bytes are
+  // 2^128 + 2^40, which 128-bit arithmetic wrapped to 2^40, printed.
+  WriteFile(Path("doc.json"), R"({"requests":[[1]]})");
+  const RunResult result =
+      Run({"curve", Path("doc.json"), "--input-format", "requests",
+           "--capacities", "1152921503533105153,1", "--kv-bytes-per-token",
+           "1099511627776", "--page-size", "1073741825"});
+  EXPECT_EQ(result.status, 0) << result.err;
+  EXPECT_THAT(result.out, StartsWith(R"({"capacity":1152921503533105153,)"
+                                     R"("capacity_bytes":null,)"));
+}
+
+TEST_F(CliTest, CurvePlotMarksCapacitiesAndTargets) {
+  WriteFile(Path("t.jsonl"), kTinyTrace);
+  const RunResult plot =
+      Run({"curve", Path("t.jsonl"), "--target-hit-ratio", "0.4,0.9",
+           "--capacities", "1,2", "--kv-bytes-per-token", "131072", "--plot",
+           Path("curve.svg")});
+  EXPECT_EQ(plot.status, 0) << plot.err;
+  EXPECT_THAT(plot.out, HasSubstr(R"({"target_hit_ratio":0.4,"capacity":2,)"));
+  // matplotlib draws text as glyph paths, each after a comment holding it.
+  const std::string svg = ReadFile(Path("curve.svg"));
+  for (const char* text :
+       {"<!-- t.jsonl, block mode, page size 1: 3 requests, 3 distinct "
+        "prefixes -->",
+        "<!-- LRU capacity (nodes = hash ids, 512-token blocks) -->",
+        "<!-- KV cache (GiB) -->", "<!-- capacities asked for -->",
+        "<!-- hit ratio 0.4: 2 nodes, 0.125 GiB -->",
+        "<!-- hit ratio 0.9: unreachable (at most 0.5) -->"}) {
+    EXPECT_THAT(svg, HasSubstr(text));
+  }
+  // Token mode, pages of 4 tokens, no byte sizes.
+  const RunResult token =
+      Run({"curve", Path("t.jsonl"), "--mode", "token", "--page-size", "4",
+           "--plot", Path("token.svg")});
+  EXPECT_EQ(token.status, 0) << token.err;
+  const std::string token_svg = ReadFile(Path("token.svg"));
+  EXPECT_THAT(token_svg, HasSubstr("token mode, page size 4:"));
+  EXPECT_THAT(token_svg,
+              HasSubstr("<!-- LRU capacity (nodes = pages of 4 tokens) -->"));
+  EXPECT_THAT(token_svg, Not(HasSubstr("GiB")));
 }
 
 TEST_F(CliTest, MatchGivesTheSameBytesOnAnyNumberOfThreads) {

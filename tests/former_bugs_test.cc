@@ -35,6 +35,12 @@
 //   a trace that never ends a line (/dev/zero) grew the line buffer until memory ran out (16.8 GB) in replay, curve, convert and verify --trace -- CliTest.TraceReadersStopAtALineThatNeverEnds
 //   verify, --help and --version exited 0 when standard output could not be written (a full disk, a closed stdout) -- CliTest.FullStdoutIsAnIoFailureForEveryCommand
 //   curve --plot with a wrong suffix was an I/O failure (exit 1) found after the whole pass, and --capacities "" silently meant the default points -- CliTest.CurveMistakesAreReported
+//   --capacity '' was taken as unbounded (overriding a replay document's capacity), and --capacity 05 was read as 5 while --page-size 05 was refused -- CliOptionsTest.EmptyOrMalformedCapacityIsAUsageError
+//   replay --format requests converted a --capacity size with the command line's page size, not the document's: 4 pages where curve kept 2 -- CliOptionsTest.ReplayDocumentConvertsASizeWithItsPageSize
+//   "capacity":-0 in a replay document was refused while a token -0 was taken as 0 -- CliOptionsTest.JsonMinusZeroIsZeroInEveryInteger
+//   replay's summary refused -o ("--output does not apply to --format mooncake") and engines had no -o -- CliOptionsTest.EveryResultCanGoToAnOutputFile
+//   curve --points N printed fewer than N lines when log-spaced capacities rounded to the same integer (--points 32 on the conversation trace: 31 lines), silently -- LruCurveTest.LogSpacedCapacitiesAreExactlyThePointsAskedFor, CliTest.CurvePointsAreExactlyNOrSayWhyFewer
+//   curve's capacity_bytes wrapped around 2^128 for a large capacity, page size and --kv-bytes-per-token (printed 2^40 for 2^128 + 2^40 bytes) -- CliTest.CurveCapacityBytesPastTwoTo64AreNull
 //   Python: curve(points=10**18) ran for years, holding no GIL and deaf to Ctrl-C; points=2**64 was a RuntimeError -- pytest test_curve_bad_arguments_raise
 //   Python: match_file("a\0b") read the file "a" (a C string ends at the NUL) -- pytest test_match_file_rejects_a_path_with_a_null_byte
 //   Python: curve(capacities=[]) gave the default points, where the CLI's --capacities "" is an error -- pytest test_curve_with_no_capacities_raises

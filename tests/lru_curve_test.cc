@@ -4,8 +4,12 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdint>
+#include <limits>
+#include <optional>
 #include <random>
+#include <set>
 #include <vector>
 
 #include "io/mooncake.h"
@@ -176,6 +180,150 @@ TEST(LruCurveTest, EqualsReplayOnATokenModeWindow) {
   SequenceList window;
   for (std::size_t i = 0; i < 300; ++i) window.Append(trace[i]);
   ExpectCurveEqualsReplayOnTrace(window);
+}
+
+// The hit ratio of a direct replay as the curve computes it.
+double ReplayHitRatio(const SequenceList& trace, std::uint64_t capacity,
+                      std::uint64_t page_size, std::uint64_t request_tokens) {
+  return request_tokens == 0
+             ? 0.0
+             : static_cast<double>(ReplayMatched(trace, capacity, page_size)) /
+                   static_cast<double>(request_tokens);
+}
+
+// Checks SmallestCapacityReaching against a scan of direct replays at every
+// capacity from 0 to past the distinct prefixes, for every hit ratio a
+// replay reaches (the exact ties), the doubles just above and below each,
+// and 0, 1 and NaN.
+void ExpectSmallestCapacitiesEqualAScan(const SequenceList& trace,
+                                        std::uint64_t page_size) {
+  LruCurve<PagedIndex<ReferenceTrie>> curve(page_size);
+  for (TokenSpan request : trace) curve.Add(request);
+  std::vector<double> scanned;  // scanned[c]: the replay's hit ratio at c
+  for (std::uint64_t c = 0; c <= curve.distinct_prefixes() + 1; ++c) {
+    scanned.push_back(
+        ReplayHitRatio(trace, c, page_size, curve.request_tokens()));
+  }
+  std::set<double> targets = {0.0, 1.0};
+  for (const double ratio : scanned) {
+    targets.insert(ratio);
+    targets.insert(std::nextafter(ratio, 2.0));
+    if (ratio > 0) targets.insert(std::nextafter(ratio, -1.0));
+  }
+  for (const double target : targets) {
+    std::optional<std::uint64_t> expected;
+    for (std::uint64_t c = 0; c < scanned.size(); ++c) {
+      if (scanned[c] >= target) {
+        expected = c;
+        break;
+      }
+    }
+    ASSERT_EQ(curve.SmallestCapacityReaching(target), expected)
+        << "target " << target << ", page size " << page_size;
+  }
+  EXPECT_EQ(
+      curve.SmallestCapacityReaching(std::numeric_limits<double>::quiet_NaN()),
+      std::nullopt);
+}
+
+TEST(LruCurveTest, SmallestCapacityReachingHandWorked) {
+  // hand-01 again: 0, 1, 3, 4, 4, 5 of 10 tokens matched at C = 0 ... 5.
+  const SequenceList trace = {{1, 2, 3}, {1, 2, 4}, {5}, {1, 2, 3}};
+  LruCurve<PagedIndex<ReferenceTrie>> curve;
+  for (TokenSpan request : trace) curve.Add(request);
+  EXPECT_EQ(curve.SmallestCapacityReaching(0.0), 0u);
+  EXPECT_EQ(curve.SmallestCapacityReaching(0.1), 1u);
+  EXPECT_EQ(curve.SmallestCapacityReaching(0.3), 2u);   // 3 / 10 is 0.3
+  EXPECT_EQ(curve.SmallestCapacityReaching(0.35), 3u);  // 4 tokens
+  EXPECT_EQ(curve.SmallestCapacityReaching(0.41), 5u);  // 5 tokens, not 4
+  EXPECT_EQ(curve.SmallestCapacityReaching(0.5), 5u);   // the unbounded's
+  EXPECT_EQ(curve.SmallestCapacityReaching(0.51), std::nullopt);
+  EXPECT_EQ(curve.SmallestCapacityReaching(-1.0), 0u);
+  // No request token: every capacity's hit ratio is 0.
+  LruCurve<PagedIndex<ReferenceTrie>> empty;
+  EXPECT_EQ(empty.SmallestCapacityReaching(0.0), 0u);
+  EXPECT_EQ(empty.SmallestCapacityReaching(0.1), std::nullopt);
+}
+
+TEST(LruCurveTest, SmallestCapacityReachingEqualsAScanOfReplays) {
+  for (std::uint64_t seed = 1; seed <= 8; ++seed) {
+    const SequenceList trace = RandomTrace(seed, 40, seed % 2 ? 2 : 5);
+    for (std::uint64_t page_size : {1, 2, 3}) {
+      ExpectSmallestCapacitiesEqualAScan(trace, page_size);
+      if (::testing::Test::HasFatalFailure()) return;
+    }
+  }
+  // Every trace of three requests (and the first again) of lists of up to
+  // three tokens over {0, 1}.
+  std::vector<Tokens> sequences;
+  for (int length = 0; length <= 3; ++length) {
+    for (int bits = 0; bits < (1 << length); ++bits) {
+      Tokens sequence;
+      for (int i = 0; i < length; ++i) sequence.push_back((bits >> i) & 1);
+      sequences.push_back(sequence);
+    }
+  }
+  for (std::size_t a = 0; a < sequences.size(); a += 2) {
+    for (std::size_t b = 1; b < sequences.size(); b += 2) {
+      for (std::size_t c = 0; c < sequences.size(); ++c) {
+        SequenceList trace;
+        for (std::size_t i : {a, b, c, a}) trace.Append(sequences[i]);
+        ExpectSmallestCapacitiesEqualAScan(trace, 1);
+        if (::testing::Test::HasFatalFailure()) return;
+      }
+    }
+  }
+}
+
+// On the conversation trace in block mode a scan of every capacity would
+// replay 182,790 times: instead, the answer C's replay reaches the target
+// and C - 1's does not (the hit ratio grows with the capacity).
+TEST(LruCurveTest, SmallestCapacityReachingOnTheConversationTrace) {
+  const SequenceList trace = ReadMooncakeTrace(
+      KVPREFIX_SOURCE_DIR "/data/mooncake/conversation_trace.jsonl", {});
+  LruCurve<PagedIndex<RadixTrie>> curve;
+  for (TokenSpan request : trace) curve.Add(request);
+  for (const double target : {0.1, 0.2, 0.3, 0.35}) {
+    SCOPED_TRACE(target);
+    const std::optional<std::uint64_t> capacity =
+        curve.SmallestCapacityReaching(target);
+    ASSERT_TRUE(capacity.has_value());
+    ASSERT_GT(*capacity, 0u);
+    for (const std::uint64_t c : {*capacity - 1, *capacity}) {
+      DoubleArrayTrie cache(CacheOptions{.capacity = c});
+      const ReplaySummary replayed = Replay(cache, trace);
+      EXPECT_EQ(replayed.hit_ratio() >= target, c == *capacity)
+          << "capacity " << c << ": hit ratio " << replayed.hit_ratio();
+      EXPECT_EQ(curve.HitRatio(replayed.matched_tokens), replayed.hit_ratio());
+    }
+  }
+  // Above the unbounded hit ratio (0.3664...): no capacity.
+  EXPECT_EQ(curve.SmallestCapacityReaching(0.37), std::nullopt);
+}
+
+TEST(LruCurveTest, LogSpacedCapacitiesAreExactlyThePointsAskedFor) {
+  // 20^(i/9) rounds to 1, 1, 2, 3, 4, 5, 7, 10, 14, 20: 9 capacities for
+  // 10 points, until the low end moved up.
+  EXPECT_EQ(LogSpacedCapacities(20, 10),
+            (std::vector<std::uint64_t>{1, 2, 3, 4, 5, 6, 7, 10, 14, 20}));
+  for (const std::uint64_t max :
+       {std::uint64_t{1}, std::uint64_t{2}, std::uint64_t{7}, std::uint64_t{33},
+        std::uint64_t{182790}, std::uint64_t{1} << 40,
+        std::numeric_limits<std::uint64_t>::max()}) {
+    for (const std::size_t points : {1, 2, 3, 10, 32, 100, 1000}) {
+      const std::vector<std::uint64_t> capacities =
+          LogSpacedCapacities(max, points);
+      ASSERT_EQ(capacities.size(), std::min<std::uint64_t>(points, max))
+          << max << ", " << points;
+      EXPECT_EQ(capacities.back(), max);
+      if (capacities.size() > 1) {
+        EXPECT_EQ(capacities.front(), 1u);
+      }
+      for (std::size_t i = 1; i < capacities.size(); ++i) {
+        ASSERT_LT(capacities[i - 1], capacities[i]) << max << ", " << points;
+      }
+    }
+  }
 }
 
 TEST(LruCurveTest, LogSpacedCapacitiesEndAtTheMaximum) {

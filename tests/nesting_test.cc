@@ -405,7 +405,7 @@ TEST_P(NestingCliTest, MatchAndVerifyRejectDeepInputs) {
   test::WriteTextFile(document, requests + Nested(GetParam(), kDeep, false));
   const std::string document_error =
       TooDeepError(GetParam(), "$.requests", requests.size(), 1);
-  ExpectBadInput(Run({"replay", document, "--format", "requests", "-o",
+  ExpectBadInput(Run({"replay", document, "--input-format", "requests", "-o",
                       dir_.Path("out.json")}),
                  document, document_error);
   ExpectBadInput(Run({"curve", document, "--input-format", "requests"}),

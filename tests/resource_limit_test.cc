@@ -188,13 +188,14 @@ TEST_F(ResourceLimitTest, ReplayRunsOutOfMemoryCleanly) {
                       kSweep, 6);
 }
 
-// A SPEC §8 replay document of 3,000 requests (--format requests).
+// A SPEC §8 replay document of 3,000 requests (--input-format requests).
 TEST_F(ResourceLimitTest, ReplayDocumentRunsOutOfMemoryCleanly) {
   const std::string document = dir_.Path("document.json");
   test::WriteTextFile(document,
                       R"({"requests":[)" + LargeSequences(3000) + "]}");
   ExpectCleanFailures(
-      {"replay", document, "--format", "requests", "-o", "OUTPUT"}, kSweep, 6);
+      {"replay", document, "--input-format", "requests", "-o", "OUTPUT"},
+      kSweep, 6);
 }
 
 TEST_F(ResourceLimitTest, ConvertRunsOutOfMemoryCleanly) {

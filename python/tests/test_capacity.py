@@ -113,6 +113,64 @@ def test_curve_returns_numpy_arrays():
     assert list(curve["hit_ratios"]) == [0.0, 0.5]
 
 
+def test_curve_target_hit_ratios_equal_a_scan_of_replays():
+    requests = [[1, 2, 3], [1, 2, 4], [5], [1, 2, 3], [1, 2], [5, 6, 7, 8], [1, 2, 4, 9]]
+    total = sum(map(len, requests))
+    for page_size in (1, 2):
+        scanned = []  # the replay's hit ratio at capacity 0, 1, 2, ...
+        for capacity in range(0, 20):
+            replayed = kvprefix.replay(requests, capacity=capacity,
+                                       page_size=page_size, engine="reference")
+            scanned.append(sum(m["matched_length"] for m in replayed["matches"]) / total)
+        targets = sorted(set(scanned)) + [0.0, 0.05, 0.3, 1.0]
+        curve = kvprefix.curve(requests, page_size=page_size,
+                               target_hit_ratios=targets)
+        assert [answer["target_hit_ratio"] for answer in curve["targets"]] == targets
+        for answer in curve["targets"]:
+            reaching = [c for c, ratio in enumerate(scanned)
+                        if ratio >= answer["target_hit_ratio"]]
+            if reaching:
+                assert answer["capacity"] == reaching[0]
+                assert answer["hit_ratio"] == scanned[reaching[0]]
+            else:  # past the unbounded replay's hit ratio
+                assert answer["capacity"] is None
+                assert answer["hit_ratio"] == scanned[-1]
+            assert answer["matched_tokens"] == round(answer["hit_ratio"] * total)
+    # No target_hit_ratios: no "targets"; the curve itself is still there.
+    assert "targets" not in kvprefix.curve(requests)
+    assert kvprefix.curve(requests, target_hit_ratios=[])["targets"] == []
+
+
+def test_curve_target_hit_ratios_on_the_conversation_trace():
+    # Block mode: a request's tokens are its hash ids. The answer at 0.3 is
+    # what the CLI prints (22595 blocks; cli/README.md), and one block less
+    # stays below it.
+    trace = os.path.join(os.path.dirname(__file__), "..", "..", "data", "mooncake",
+                         "conversation_trace.jsonl")
+    with open(trace) as lines:
+        requests = [json.loads(line)["hash_ids"] for line in lines if line.strip()]
+    curve = kvprefix.curve(requests, target_hit_ratios=[0.3])
+    (answer,) = curve["targets"]
+    assert answer["capacity"] == 22595
+    assert answer["matched_tokens"] == 86550
+    below = kvprefix.curve(requests, capacities=[22594, 22595])
+    assert list(below["hit_ratios"]) == [86549 / 288500, 86550 / 288500]
+
+
+def test_curve_points_are_exactly_as_many_as_asked():
+    # 20 ** (k / 9) rounds to 1 twice; the low end moves up instead.
+    curve = kvprefix.curve([list(range(20))], points=10)
+    assert list(curve["capacities"]) == [1, 2, 3, 4, 5, 6, 7, 10, 14, 20]
+
+
+@pytest.mark.parametrize("ratios,error", [
+    ([1.5], ValueError), ([-0.1], ValueError), ([float("nan")], ValueError),
+    (["0.3"], TypeError), ([True], TypeError), (0.3, TypeError)])
+def test_curve_bad_target_hit_ratios_raise(ratios, error):
+    with pytest.raises(error):
+        kvprefix.curve([[1]], target_hit_ratios=ratios)
+
+
 @pytest.mark.parametrize("arguments,error", [
     ({"capacities": [1], "points": 3}, ValueError), ({"points": 0}, ValueError),
     # Beyond the CLI's --points range: once 10**18 ran for years, uninterruptible.
