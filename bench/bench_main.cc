@@ -1,7 +1,7 @@
 // kvprefix_bench: the Google Benchmark suite of every engine on every
 // workload (see bench/README.md for how to run it and make a report).
 //
-// Flags besides Google Benchmark's own:
+// Flags besides Google Benchmark's own (--help lists both):
 //   --kvprefix_mooncake_dir=DIR        folder of the Mooncake traces (default:
 //                                      $KVPREFIX_MOONCAKE_DIR, else
 //                                      <source>/data/mooncake);
@@ -9,6 +9,7 @@
 // It refuses to run from a build without NDEBUG: assertion-laden numbers
 // must never reach a report.
 #include <benchmark/benchmark.h>
+#include <fmt/core.h>
 
 #include <cstdio>
 #include <cstring>
@@ -49,6 +50,28 @@ bool ParseFlags(int& argc, char** argv,
   return true;
 }
 
+// --help: kvprefix_bench's own flags, then Google Benchmark's.
+void PrintHelp() {
+  fmt::print(
+      R"(kvprefix_bench: every engine on every workload (bench/README.md).
+
+kvprefix_bench's flags:
+  --kvprefix_mooncake_dir=DIR     folder of the Mooncake traces (default
+                                  $KVPREFIX_MOONCAKE_DIR, else
+                                  <source>/data/mooncake; here {}); their
+                                  benchmarks are skipped, with a note, when
+                                  the files are absent
+  --kvprefix_mooncake_requests=N  requests taken from each trace (an integer
+                                  >= 2; default {})
+
+Google Benchmark's flags:
+)",
+      kvprefix::bench::DefaultMooncakeDir(),
+      kvprefix::bench::CatalogOptions{}.mooncake_requests);
+  std::fflush(stdout);
+  benchmark::PrintDefaultHelp();
+}
+
 // The CPU model from /proc/cpuinfo, for the report's machine context.
 std::string CpuModel() {
   std::ifstream cpuinfo("/proc/cpuinfo");
@@ -69,7 +92,7 @@ int main(int argc, char** argv) {
       "-DCMAKE_BUILD_TYPE=Release.\n");
   return 1;
 #endif
-  benchmark::Initialize(&argc, argv);
+  benchmark::Initialize(&argc, argv, PrintHelp);
   kvprefix::bench::CatalogOptions options{
       .mooncake_dir = kvprefix::bench::DefaultMooncakeDir()};
   if (!ParseFlags(argc, argv, options)) return 2;

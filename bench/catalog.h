@@ -21,6 +21,10 @@ enum Ops : unsigned {
   // BM_Replay with a capacity of 10% and 50% of the distinct prefixes, LRU
   // and FIFO (SPEC §8), and BM_Curve, the one-pass LRU curve (radix only)
   kCapacity = 16,
+  // BM_Replay with a capacity of 10^9 nodes, above any workload's distinct
+  // prefixes, LRU and FIFO: a bounded cache that never fills, so its leaf
+  // bookkeeping holds every leaf (suffix "lru-huge", "fifo-huge")
+  kHugeCapacity = 32,
 };
 
 struct WorkloadSpec {

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <exception>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -196,6 +197,10 @@ void CapacityReplayBenchmark(benchmark::State& state, const WorkloadSpec& spec,
   });
 }
 
+// The capacity of the kHugeCapacity rows: above every workload's distinct
+// prefixes, far below kUnbounded.
+constexpr std::uint64_t kHugeCapacityNodes = 1'000'000'000;
+
 // The exact LRU curve at every capacity in one pass (kvprefix/lru_curve.h)
 // on radix runs: what a capacity planner runs instead of one replay per
 // capacity. Issue 15's target: within 3x of BM_Replay/radix on the same
@@ -244,18 +249,34 @@ void RegisterEngineBenchmarks(const std::vector<WorkloadSpec>& catalog) {
       if (spec.ops & kBuild) add("Build", BuildBenchmark<E>);
       if (spec.ops & kMatch) add("Match", MatchBenchmark<E>);
       if (spec.ops & kReplay) add("Replay", ReplayBenchmark<E>);
-      if (!(spec.ops & kCapacity)) continue;
+      // BM_Replay/<tail>/<policy><cache> for a bounded replay.
+      auto add_bounded = [&](EvictionPolicy policy, const std::string& cache,
+                             std::function<void(benchmark::State&)> run) {
+        benchmark::RegisterBenchmark(
+            fmt::format("BM_Replay/{}/{}{}", tail, EvictionPolicyName(policy),
+                        cache)
+                .c_str(),
+            std::move(run))
+            ->Unit(benchmark::kMillisecond);
+      };
       for (const EvictionPolicy policy :
            {EvictionPolicy::kLru, EvictionPolicy::kFifo}) {
+        if (spec.ops & kHugeCapacity) {
+          add_bounded(policy, "-huge",
+                      [&spec, policy](benchmark::State& state) {
+                        TimeReplay<E>(state, spec,
+                                      {.capacity = kHugeCapacityNodes,
+                                       .policy = policy,
+                                       .page_size = 1});
+                      });
+        }
+        if (!(spec.ops & kCapacity)) continue;
         for (const unsigned percent : {10u, 50u}) {
-          benchmark::RegisterBenchmark(
-              fmt::format("BM_Replay/{}/{}{}", tail, EvictionPolicyName(policy),
-                          percent)
-                  .c_str(),
-              [&spec, policy, percent](benchmark::State& state) {
-                CapacityReplayBenchmark<E>(state, spec, policy, percent);
-              })
-              ->Unit(benchmark::kMillisecond);
+          add_bounded(policy, std::to_string(percent),
+                      [&spec, policy, percent](benchmark::State& state) {
+                        CapacityReplayBenchmark<E>(state, spec, policy,
+                                                   percent);
+                      });
         }
       }
     }

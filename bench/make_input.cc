@@ -1,5 +1,5 @@
 // kvprefix_make_input: writes one benchmark workload as a SPEC §4 document,
-// the input bench/e2e.sh feeds to `kvprefix match`.
+// the input bench/e2e.py feeds to `kvprefix match`.
 //
 // Usage: kvprefix_make_input <workload>/<size> <output.json>
 // where <workload>/<size> is a label of the default catalog (bench/catalog.h),

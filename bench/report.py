@@ -3,20 +3,31 @@
 
 Usage:
   bench/report.py --out docs/benchmarks.md --img-dir docs/img \
-      [--baseline OLD.json] [--e2e e2e.json] [--command CMD] RUN.json [RUN.json ...]
+      [--baseline OLD.json ...] [--e2e e2e.json] [--command CMD] \
+      [--noisy-cv 0.10] RUN.json [RERUN.json ...]
+  bench/report.py --list-noisy [--noisy-cv 0.10] RUN.json
+      prints a --benchmark_filter regex of the rows whose cv is above the
+      threshold (nothing when there are none), for bench/run_report.sh
 
 RUN.json files are Google Benchmark JSON (--benchmark_format=json or
 --benchmark_out) from bench/kvprefix_bench; several files are merged into one
-run (their benchmarks must not overlap). Benchmark names follow
+run, and a benchmark in a later file replaces the same benchmark of an
+earlier one: the later file is a rerun, and the report marks the row
+("rerun", with the first cv). Benchmark names follow
 BM_<Op>/<engine>/<workload>/<size>. Every figure uses the median over the
-repetitions, and ratios are between engines of the same run.
+repetitions, and ratios are between engines of the same run. A row whose
+coefficient of variation of CPU time is above --noisy-cv (default 10%) is
+flagged as noisy; bench/run_report.sh reruns such rows alone once.
 
---baseline compares the run with an older one through Google Benchmark's own
-tools/compare.py (Debian: libbenchmark-tools, /usr/share/benchmark/compare.py;
-override with --compare-py): a two-sided Mann-Whitney U test per benchmark,
-and the report lists the differences with p < --alpha.
+--baseline compares the run with an older one (several files merge as the
+runs do) through Google Benchmark's own tools/compare.py (Debian:
+libbenchmark-tools, /usr/share/benchmark/compare.py; override with
+--compare-py): a two-sided Mann-Whitney U test per benchmark, and the report
+lists the differences with p < --alpha. With too few repetitions the test
+cannot reach p < alpha at all (3 against 3: p >= 0.1); the report then says
+so instead of counting the benchmarks that changed.
 
---e2e is the JSON written by bench/e2e.sh (CLI wall times).
+--e2e is the JSON written by bench/e2e.py (CLI wall times).
 
 Needs Python 3 and matplotlib (Debian: python3-matplotlib); compare.py also
 needs scipy (python3-scipy).
@@ -27,6 +38,7 @@ import collections
 import json
 import math
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -53,6 +65,12 @@ STYLES = [
     ("#56B4E9", "++", "P"),
 ]
 REFERENCE = "reference"
+REPOSITORY = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# Rows whose coefficient of variation of CPU time is above this are noisy:
+# flagged, and rerun alone once by bench/run_report.sh. 10%: in the
+# published run (2 vCPUs, load 1.6) the median row's cv was 6.6%, and the
+# third of the rows above 10% were those disturbed by other jobs.
+NOISY_CV = 0.10
 MS_PER_UNIT = {"ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1e3}
 # Workload families drawn as curves (sweep charts) rather than bars.
 SWEEPS = ("shared-prefix", "sequence-count")
@@ -68,6 +86,7 @@ class Result:
         self.cv = None  # coefficient of variation of cpu_time
         self.repetitions = 0
         self.error = None
+        self.first = None  # the replaced Result when this one is a rerun
 
     @property
     def label(self):
@@ -97,19 +116,25 @@ def parse_name(run_name):
 
 
 def load_runs(paths):
-    """Merges benchmark JSON files; returns (context, results, raw dicts)."""
+    """Merges benchmark JSON files; returns (context, results, raw dicts).
+    A benchmark of a later file replaces (reruns) the same one of an earlier
+    file; the replaced Result is kept as the new one's `first`."""
     context, results, raws = None, collections.OrderedDict(), []
     for path in paths:
         with open(path) as f:
             raw = json.load(f)
         raws.append(raw)
         context = context or raw["context"]
+        fresh = {}
         for bench in raw["benchmarks"]:
             name = bench.get("run_name", bench["name"])
             parsed = parse_name(name)
             if parsed is None:
                 continue
-            result = results.setdefault(name, Result(*parsed))
+            if name not in fresh:
+                fresh[name] = Result(*parsed)
+                fresh[name].first = results.get(name)
+            result = fresh[name]
             if bench.get("error_occurred"):
                 result.error = bench.get("error_message", "error")
             elif bench.get("run_type") == "aggregate":
@@ -121,7 +146,58 @@ def load_runs(paths):
                 result.repetitions += 1
                 if result.repetitions == 1 and not result.median:
                     result.median = bench  # single-repetition runs
+        results.update(fresh)
     return context, list(results.values()), raws
+
+
+def merged_benchmarks(paths):
+    """The JSON of several runs as one: the context of the first, and each
+    benchmark's entries from the last file that has it (as load_runs)."""
+    merged = None
+    for path in paths:
+        with open(path) as f:
+            raw = json.load(f)
+        if merged is None:
+            merged = raw
+            continue
+        names = {b.get("run_name", b["name"]) for b in raw["benchmarks"]}
+        merged["benchmarks"] = [b for b in merged["benchmarks"]
+                                if b.get("run_name", b["name"]) not in names]
+        merged["benchmarks"] += raw["benchmarks"]
+    return merged
+
+
+def noisy(result, threshold):
+    return result.cv is not None and result.cv > threshold and not result.error
+
+
+def noisy_filter(results, threshold):
+    """A --benchmark_filter regex matching exactly the noisy rows, or ""."""
+    names = [f"BM_{r.op}/{r.engine}/{r.label}" for r in results
+             if noisy(r, threshold)]
+    if not names:
+        return ""
+    # Google Benchmark's filter is a POSIX extended regex: escape its
+    # metacharacters (the names hold none today but '.' may come).
+    escape = lambda name: re.sub(r"([.^$|()\[\]*+?{}\\])", r"\\\1", name)
+    return "^(" + "|".join(escape(n) for n in names) + ")$"
+
+
+def display_path(path, context=None):
+    """A path as the report shows it: relative to the source tree it lies in
+    (this repository, or the one the benchmark binary was built in, found
+    from the run's "executable": <source>/<build>/bench/kvprefix_bench), so
+    that no machine's folder names reach a published report."""
+    if not path or not os.path.isabs(path):
+        return path
+    roots = [REPOSITORY]
+    executable = (context or {}).get("executable", "")
+    if os.path.isabs(executable):
+        roots.append(os.path.dirname(os.path.dirname(os.path.dirname(executable))))
+    for root in roots:
+        if os.path.commonpath([root, os.path.abspath(path)]) == root:
+            return os.path.relpath(path, root)
+    return path
 
 
 def engines_in(context, results):
@@ -164,6 +240,11 @@ def fmt(value, digits=3):
     magnitude = math.floor(math.log10(abs(value)))
     decimals = max(0, digits - 1 - magnitude)
     return f"{value:,.{decimals}f}"
+
+
+def count(value):
+    """An integer count (nodes, evictions) with thousands separators."""
+    return "–" if value is None else f"{round(value):,}"
 
 
 def mtok(result):
@@ -264,6 +345,16 @@ def sweep_chart(results, engines, workload, xlabel, title, img_dir, name, base):
 # --------------------------------------------------------------- sections ---
 
 
+def library_build_note(context):
+    """Google Benchmark's own build type, with what it means here."""
+    build = context.get("library_build_type", "–")
+    if build != "debug":
+        return f"library built as {build}"
+    return ("library built as debug (Debian's libbenchmark is compiled without "
+            "NDEBUG: the harness keeps its own checks; the timed loops are "
+            "inline in benchmark.h and compiled with the flags above)")
+
+
 def context_section(context, results, command, paths, baseline_note):
     reps = max((r.repetitions for r in results), default=0)
     caches = ", ".join(
@@ -271,7 +362,7 @@ def context_section(context, results, command, paths, baseline_note):
         + (f" x{c['num_sharing']}" if c.get("num_sharing", 0) > 1 else "")
         for c in context.get("caches", []))
     rows = [
-        ("command", f"`{command}`"),
+        ("command", f"`{command}`" if command else "not recorded in the run's JSON"),
         ("date", context.get("date", "–")),
         ("commit", context.get("commit", "–")),
         ("host", context.get("host_name", "–")),
@@ -283,11 +374,11 @@ def context_section(context, results, command, paths, baseline_note):
         ("compiler", context.get("compiler", "–")),
         ("flags", f"`{context.get('cxx_flags', '').strip()}` "
                   f"({context.get('build_type', '–')})"),
-        ("Google Benchmark", f"library built as {context.get('library_build_type')}"),
+        ("Google Benchmark", library_build_note(context)),
         ("repetitions", f"{reps} per benchmark, random interleaving: "
                         f"{context.get('random_interleaving', 'unknown')}, "
                         f"min time {context.get('min_time', 'default')} s"),
-        ("Mooncake traces", f"{context.get('mooncake_dir', '–')} "
+        ("Mooncake traces", f"{display_path(context.get('mooncake_dir', '–'), context)} "
                             f"(first {context.get('mooncake_requests', '?')} requests)"),
         ("raw data", ", ".join(f"`{p}`" for p in paths)),
         ("baseline", baseline_note or "none"),
@@ -319,7 +410,7 @@ def key_table(results, engines):
                 f"| {title} ({any_r.label}) | {engine} | {fmt(mtok(build))} | "
                 f"{fmt(ratio(build, ref_build))}× | {fmt(mtok(match))} | "
                 f"{fmt(ratio(match, ref_match))}× | {fmt(any_r.get('bytes_per_node'))} | "
-                f"{fmt(any_r.get('nodes'), 6)} |")
+                f"{count(any_r.get('nodes'))} |")
     return lines + [""]
 
 
@@ -332,7 +423,9 @@ def capacity_section(results, engines):
     lines = ["## Capacity-bounded replay (SPEC §8)", "",
              "`BM_Replay/<engine>/<workload>/<size>/<policy><percent>`: the whole "
              "trace replayed with a capacity of that percentage of its distinct "
-             "prefixes (nodes). Time relative to the same engine's unbounded replay "
+             "prefixes (nodes); `<policy>-huge`: a capacity of 10^9 nodes, "
+             "which the trace never fills. "
+             "Time relative to the same engine's unbounded replay "
              "(target: radix in token mode within 2×) and speed relative to the "
              "reference with the same capacity (target: every optimized engine ≥ 5×).",
              "", "| workload | cache | engine | ms | M tokens/s | time vs unbounded | "
@@ -350,7 +443,7 @@ def capacity_section(results, engines):
             f"{fmt(milliseconds)} | {fmt(mtok(r))} | "
             f"{fmt(slowdown) + '×' if slowdown else ''} | "
             f"{fmt(speedup) + '×' if speedup else ''} | "
-            f"{fmt(r.get('hit_ratio'))} | {int(r.get('evictions')):,} |")
+            f"{fmt(r.get('hit_ratio'))} | {count(r.get('evictions'))} |")
     return lines + [""]
 
 
@@ -391,10 +484,42 @@ def answers_section(results, engines):
             + verdict + ".", ""]
 
 
-def full_table(results, engines):
+def cv_cell(r, threshold):
+    """The cv column: the cv, "noisy" when above the threshold, and for a
+    rerun row the cv of the first run it replaces."""
+    if r.cv is None:
+        return ""
+    cell = f"{100 * r.cv:.1f}%"
+    if noisy(r, threshold):
+        cell = f"**{cell} noisy**"
+    if r.first is not None and r.first.cv is not None:
+        cell += f" (rerun; first run {100 * r.first.cv:.1f}%)"
+    return cell
+
+
+def noise_note(results, threshold):
+    """One paragraph: how many rows were rerun and how many stay noisy."""
+    rerun = [r for r in results if r.first is not None]
+    still = [r for r in results if noisy(r, threshold)]
+    limit = f"{100 * threshold:.0f}%"
+    if rerun:
+        text = (f"{len(rerun)} rows had a cv above {limit} and were rerun alone "
+                f"once; they show the rerun, marked \"rerun\" with the first "
+                f"run's cv. {len(still)} rows are still above {limit} (\"noisy\"): "
+                "read them as rough.")
+    elif still:
+        text = (f"{len(still)} rows have a cv above {limit} (\"noisy\") and were "
+                "not rerun (bench/run_report.sh reruns them; this run's JSON has "
+                "no rerun): read them as rough.")
+    else:
+        text = f"Every row's cv is at most {limit}."
+    return [text, ""]
+
+
+def full_table(results, engines, threshold=NOISY_CV):
     lines = ["## All results", "",
              "Medians; cv is the coefficient of variation of CPU time over the "
-             "repetitions.", "",
+             "repetitions.", ""] + noise_note(results, threshold) + [
              "| benchmark | M tokens/s | ns/token | vs reference | bytes/node | "
              "nodes | hit ratio | cv |",
              "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
@@ -409,9 +534,8 @@ def full_table(results, engines):
             f"| BM_{r.op}/{r.engine}/{r.label} | {fmt(mtok(r))} | "
             f"{fmt(r.ns_per_token())} | "
             f"{fmt(ratio(r, base)) + '×' if base and r.engine != REFERENCE else ''} | "
-            f"{fmt(r.get('bytes_per_node'))} | {fmt(r.get('nodes'), 6)} | "
-            f"{fmt(hit) if hit is not None else ''} | "
-            f"{f'{100 * r.cv:.1f}%' if r.cv is not None else ''} |")
+            f"{fmt(r.get('bytes_per_node'))} | {count(r.get('nodes'))} | "
+            f"{fmt(hit) if hit is not None else ''} | {cv_cell(r, threshold)} |")
     return lines + [""]
 
 
@@ -519,74 +643,126 @@ def stage_breakdown(e2e, parse, write):
     return lines + [""]
 
 
-def describe_run(path):
-    """One line naming a benchmark JSON's commit, date, load and repetitions."""
-    with open(path) as f:
-        raw = json.load(f)
+def describe_run(paths):
+    """One line naming a run's commit, date, load and repetitions (several
+    files: the first, and how many rows the others rerun)."""
+    raw = merged_benchmarks(paths)
     context = raw["context"]
     reps = max((b.get("repetitions", 1) for b in raw["benchmarks"]), default=0)
     load = ", ".join(f"{x:.1f}" for x in context.get("load_avg", []))
-    return (f"commit {context.get('commit', '?')}, {context.get('date', '?')}, "
+    text = (f"commit {context.get('commit', '?')}, {context.get('date', '?')}, "
             f"{len({b.get('run_name') for b in raw['benchmarks']})} benchmarks x "
             f"{reps} repetitions, load average {load}")
+    if len(paths) > 1:
+        with open(paths[0]) as f:
+            first = {b.get("run_name") for b in json.load(f)["benchmarks"]}
+        rerun = set()
+        for path in paths[1:]:
+            with open(path) as f:
+                rerun |= {b.get("run_name") for b in json.load(f)["benchmarks"]}
+        text += f", {len(rerun & first)} of them rerun"
+    return text
 
 
-def compare_section(baseline, run_paths, compare_py, alpha):
+def repetition_counts(raw):
+    """run_name -> number of iteration (non-aggregate) entries."""
+    counts = collections.Counter()
+    for b in raw["benchmarks"]:
+        if b.get("run_type") != "aggregate" and not b.get("error_occurred"):
+            counts[b.get("run_name", b["name"])] += 1
+    return counts
+
+
+def smallest_p(n, m):
+    """The smallest p-value compare.py's two-sided Mann-Whitney U test can
+    give for n against m repetitions: that of two samples that do not
+    overlap at all, computed with the same scipy call (exact for small
+    samples: 2 / C(n + m, n)). compare.py runs no test below 2."""
+    if min(n, m) < 2:
+        return 1.0
+    from scipy.stats import mannwhitneyu
+    return mannwhitneyu(list(range(n)), list(range(n, n + m)),
+                        alternative="two-sided").pvalue
+
+
+def repetitions_needed(alpha):
+    """The fewest repetitions, the same in both runs, that can give p < alpha."""
+    n = 2
+    while smallest_p(n, n) >= alpha and n < 100:
+        n += 1
+    return n
+
+
+def compare_section(baselines, run_paths, compare_py, alpha):
     """Runs compare.py and keeps the statistically significant changes."""
     with tempfile.TemporaryDirectory() as tmp:
-        merged = os.path.join(tmp, "contender.json")
-        with open(run_paths[0]) as f:
-            contender = json.load(f)
-        for path in run_paths[1:]:
-            with open(path) as f:
-                contender["benchmarks"] += json.load(f)["benchmarks"]
-        with open(merged, "w") as f:
-            json.dump(contender, f)
+        old_raw, new_raw = merged_benchmarks(baselines), merged_benchmarks(run_paths)
+        files = []
+        for name, raw in (("baseline.json", old_raw), ("contender.json", new_raw)):
+            files.append(os.path.join(tmp, name))
+            with open(files[-1], "w") as f:
+                json.dump(raw, f)
         dump = os.path.join(tmp, "diff.json")
         command = [sys.executable, compare_py, "--no-color", "-a", "--alpha",
-                   str(alpha), "-d", dump, "benchmarks", baseline, merged]
+                   str(alpha), "-d", dump, "benchmarks"] + files
         proc = subprocess.run(command, capture_output=True, text=True)
         if proc.returncode != 0:
             return ["## Comparison with the baseline", "",
                     f"compare.py failed: `{proc.stderr.strip()[-500:]}`", ""]
         with open(dump) as f:
             diff = json.load(f)
-    rows = []
-    for entry in diff:
-        utest = entry.get("utest") or {}
-        p = utest.get("cpu_pvalue")
-        if entry.get("run_type") == "aggregate" or p is None or p >= alpha:
-            continue
-        m = entry["measurements"]
-        old = sorted(x["cpu_time"] for x in m)[len(m) // 2]
-        new = sorted(x["cpu_time_other"] for x in m)[len(m) // 2]
-        rows.append((entry["name"], old, new, (new - old) / old, p,
-                     utest.get("nr_of_repetitions"), entry["time_unit"]))
-    # compare.py's OVERALL_GEOMEAN spans each file's own benchmarks, which
-    # misleads when the two runs hold different sets: use the common ones.
-    logs = []
+    old_reps, new_reps = repetition_counts(old_raw), repetition_counts(new_raw)
+    rows, logs, tested, untestable = [], [], 0, collections.Counter()
     for entry in diff:
         m = entry["measurements"]
         if entry.get("run_type") == "aggregate" or not m:
             continue
         old = sorted(x["cpu_time"] for x in m)[len(m) // 2]
         new = sorted(x["cpu_time_other"] for x in m)[len(m) // 2]
+        # compare.py's OVERALL_GEOMEAN spans each file's own benchmarks,
+        # which misleads when the two runs hold different sets: use the
+        # common ones.
         if old > 0 and new > 0:
             logs.append(math.log(new / old))
+        n, k = old_reps[entry["name"]], new_reps[entry["name"]]
+        if smallest_p(n, k) >= alpha:
+            untestable[(n, k)] += 1
+            continue
+        tested += 1
+        utest = entry.get("utest") or {}
+        p = utest.get("cpu_pvalue")
+        if p is None or p >= alpha:
+            continue
+        rows.append((entry["name"], old, new, (new - old) / old, p,
+                     f"{n} vs {k}", entry["time_unit"]))
     lines = ["## Comparison with the baseline run", "",
              f"`{os.path.basename(compare_py)} benchmarks <baseline> <this run>`, "
-             f"baseline: {describe_run(baseline)} "
-             f"(Google Benchmark's tool, two-sided Mann-Whitney U test on CPU time). "
-             f"{len(rows)} benchmarks changed with p < {alpha}; medians shown "
-             "(negative change = faster now).", ""]
+             f"baseline: {describe_run(baselines)} "
+             "(Google Benchmark's tool, two-sided Mann-Whitney U test on CPU time).", ""]
+    if untestable:
+        pairs = "; ".join(f"{count} with {n} against {k} repetitions, where the "
+                          f"smallest p the test can give is {smallest_p(n, k):.3g}"
+                          for (n, k), count in sorted(untestable.items()))
+        lines += [f"**Too few repetitions for the U test: {sum(untestable.values())} "
+                  f"of the {sum(untestable.values()) + tested} benchmarks in both "
+                  f"runs cannot reach p < {alpha} whatever their times** ({pairs}). "
+                  "They are neither changed nor unchanged as far as this test can "
+                  f"tell; rerun both runs with at least {repetitions_needed(alpha)} "
+                  "repetitions (KVPREFIX_BENCH_REPETITIONS) to test them.", ""]
+    if tested:
+        lines += [f"{len(rows)} of the {tested} benchmarks that could be tested "
+                  f"changed with p < {alpha}; medians shown (negative change = "
+                  "faster now).", ""]
     if logs:
         lines += [f"Geometric mean change of median CPU time over the {len(logs)} "
                   f"benchmarks in both runs: "
-                  f"{100 * (math.exp(sum(logs) / len(logs)) - 1):+.1f}%. Changes in "
-                  "the reference engine, whose code did not change, show the noise "
-                  "floor (other jobs shared the machine; see the load averages).", ""]
+                  f"{100 * (math.exp(sum(logs) / len(logs)) - 1):+.1f}%"
+                  + (" (not tested for significance)" if not tested else "")
+                  + ". Changes in the reference engine, whose code did not change, "
+                  "show the noise floor (other jobs shared the machine; see the "
+                  "load averages).", ""]
     if rows:
-        lines += ["| benchmark | baseline | this run | change | p | repetitions |",
+        lines += ["| benchmark | baseline | this run | change | p | repetitions (baseline vs this run) |",
                   "| --- | ---: | ---: | ---: | ---: | ---: |"]
         for name, old, new, change, p, reps, unit in sorted(rows, key=lambda r: r[3]):
             lines.append(f"| {name} | {fmt(old)} {unit} | {fmt(new)} {unit} | "
@@ -664,7 +840,7 @@ def curves_section(data_dir, img_dir, out_dir):
              "fails otherwise). A node is a 512-token block in block mode and a "
              "token in token mode; the top axis is the KV cache those nodes need "
              "for Llama-3-8B in fp16 (128 KiB a token). Data: "
-             "`docs/data/curve_*.csv`.", "",
+             f"`{display_path(data_dir)}/curve_*.csv`.", "",
              "| trace | mode | distinct prefixes (nodes) | unbounded hit ratio | "
              "Mooncake paper (Table 2) |", "| --- | --- | ---: | ---: | ---: |"]
     for trace, mode in present:
@@ -702,18 +878,35 @@ def curves_section(data_dir, img_dir, out_dir):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("runs", nargs="+", help="benchmark JSON files (one run)")
-    parser.add_argument("--out", required=True, help="Markdown file to write")
-    parser.add_argument("--img-dir", required=True, help="folder for the PNG charts")
-    parser.add_argument("--baseline", help="older benchmark JSON to compare with")
+    parser.add_argument("runs", nargs="+",
+                        help="benchmark JSON files (one run; later files rerun rows)")
+    parser.add_argument("--out", help="Markdown file to write")
+    parser.add_argument("--img-dir", help="folder for the PNG charts")
+    parser.add_argument("--baseline", action="append",
+                        help="older benchmark JSON to compare with (repeatable: "
+                             "a baseline and its rerun)")
     parser.add_argument("--compare-py", default="/usr/share/benchmark/compare.py")
     parser.add_argument("--alpha", type=float, default=0.05)
-    parser.add_argument("--e2e", help="JSON written by bench/e2e.sh")
-    parser.add_argument("--command", default="bench/run_report.sh",
-                        help="the command that produced the run, for the header")
+    parser.add_argument("--e2e", help="JSON written by bench/e2e.py")
+    parser.add_argument("--command",
+                        help="the command that produced the run, for the header "
+                             "(default: the \"command\" the run's JSON records)")
+    parser.add_argument("--no-curves", action="store_true",
+                        help="leave out the hit-ratio curves (bench/curves.py's "
+                             "CSVs beside the first run), e.g. when they are "
+                             "from an older run")
+    parser.add_argument("--noisy-cv", type=float, default=NOISY_CV,
+                        help="cv of CPU time above which a row is noisy (0.10)")
+    parser.add_argument("--list-noisy", action="store_true",
+                        help="print a --benchmark_filter of the noisy rows and exit")
     args = parser.parse_args()
 
     context, results, _ = load_runs(args.runs)
+    if args.list_noisy:
+        print(noisy_filter(results, args.noisy_cv))
+        return
+    if not args.out or not args.img_dir:
+        parser.error("--out and --img-dir are required (unless --list-noisy)")
     engines = engines_in(context, results)
     results = sort_results(context, results, engines)
     os.makedirs(args.img_dir, exist_ok=True)
@@ -722,9 +915,12 @@ def main():
         with open(args.e2e) as f:
             e2e = json.load(f)
 
+    command = args.command or context.get("command")
+    produced = (f"Produced on this machine by one command: `{command}`." if command
+                else "Produced on this machine by kvprefix_bench; the run's JSON "
+                     "records no command (see Machine and run for its settings).")
     lines = ["# kvprefix benchmarks", "",
-             f"Produced on this machine by one command: `{args.command}`. "
-             "Engines: " + ", ".join(engines) + ". Benchmark names are "
+             f"{produced} Engines: " + ", ".join(engines) + ". Benchmark names are "
              "`BM_<Op>/<engine>/<workload>/<size>` (bench/workloads.h says what "
              "each workload models and what its size counts).", ""]
     lines += key_table(results, engines)
@@ -732,17 +928,17 @@ def main():
     lines += capacity_section(results, engines)
     lines += answers_section(results, engines)
     out_dir = os.path.dirname(os.path.abspath(args.out))
-    shown_paths = [os.path.relpath(p, out_dir) for p in args.runs]
+    shown_paths = [display_path(os.path.abspath(p)) for p in args.runs]
     baseline_note = describe_run(args.baseline) if args.baseline else None
-    lines += context_section(context, results, args.command, shown_paths, baseline_note)
+    lines += context_section(context, results, command, shown_paths, baseline_note)
     lines += io_section(results, e2e)
-    lines += charts_section(results, engines, args.img_dir,
-                            os.path.dirname(os.path.abspath(args.out)))
-    lines += curves_section(os.path.dirname(os.path.abspath(args.runs[0])),
-                            args.img_dir, os.path.dirname(os.path.abspath(args.out)))
+    lines += charts_section(results, engines, args.img_dir, out_dir)
+    if not args.no_curves:
+        lines += curves_section(os.path.dirname(os.path.abspath(args.runs[0])),
+                                args.img_dir, out_dir)
     if args.baseline:
         lines += compare_section(args.baseline, args.runs, args.compare_py, args.alpha)
-    lines += full_table(results, engines)
+    lines += full_table(results, engines, args.noisy_cv)
     with open(args.out, "w") as f:
         f.write("\n".join(lines))
     print(f"wrote {args.out} and charts in {args.img_dir}")

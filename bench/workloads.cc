@@ -229,6 +229,15 @@ BatchInput RootFanoutWorkload(std::size_t children) {
   return workload;
 }
 
+BatchInput DistinctTokensWorkload(std::size_t requests) {
+  BatchInput workload;
+  for (std::size_t i = 1; i <= requests; ++i) {
+    Append({static_cast<Token>(i)},
+           i <= requests / 2 ? workload.cached_sequences : workload.requests);
+  }
+  return workload;
+}
+
 BatchInput ChainWorkload(std::size_t length) {
   Random random(0xc8a1);
   BatchInput workload;

@@ -72,6 +72,14 @@ BatchInput WideWorkload(std::size_t first_tokens);
 // by one more token.
 BatchInput RootFanoutWorkload(std::size_t children);
 
+// Models: a bounded prefix cache that has not filled yet, on a trace whose
+// requests share nothing (Mooncake block mode, where one token is a block
+// hash and a new conversation starts with a new block): the `requests`
+// single-token sequences {1}, {2}, ..., {requests}, the first half cached,
+// the second half as requests, so every insert of the replay adds a leaf
+// and, with a capacity above `requests`, the leaves pile up.
+BatchInput DistinctTokensWorkload(std::size_t requests);
+
 // Adversarial: one `length`-token random chain, requested once in full.
 BatchInput ChainWorkload(std::size_t length);
 

@@ -71,23 +71,25 @@ DifferentialChecker::DifferentialChecker(
       reference_(MakeEngine(ReferenceTrie::kName, options)),
       engines_(std::move(engines)) {
   if (!options.bounded()) return;
-  evicted_ = std::make_unique<std::vector<Evicted>>(1 + engines_.size());
-  const std::size_t page = options.page_size;
+  evicted_ = std::make_unique<std::vector<EvictedPages>>(1 + engines_.size());
   for (std::size_t i = 0; i <= engines_.size(); ++i) {
     PrefixIndex& engine = i == 0 ? *reference_ : *engines_[i - 1];
-    // A call may carry several nodes (a radix run's tail): split it into
-    // pages, the unit every engine agrees on.
-    engine.SetEvictionListener(
-        [evicted = &(*evicted_)[i], page](TokenSpan tokens) {
-          const std::size_t start = evicted->tokens.size();
-          evicted->tokens.insert(evicted->tokens.end(), tokens.begin(),
-                                 tokens.end());
-          for (std::size_t at = 0; at < tokens.size(); at += page) {
-            evicted->pages.emplace_back(start + at,
-                                        std::min(page, tokens.size() - at));
-          }
-        });
+    engine.SetEvictionListener((*evicted_)[i].Listener(options.page_size));
   }
+}
+
+void EvictedPages::Add(TokenSpan tokens, std::size_t page_size) {
+  // A call may carry several nodes (a radix run's tail).
+  const std::size_t start = tokens_.size();
+  tokens_.insert(tokens_.end(), tokens.begin(), tokens.end());
+  for (std::size_t at = 0; at < tokens.size(); at += page_size) {
+    pages_.emplace_back(start + at, std::min(page_size, tokens.size() - at));
+  }
+  sorted_ = false;
+}
+
+EvictionListener EvictedPages::Listener(std::size_t page_size) {
+  return [this, page_size](TokenSpan tokens) { Add(tokens, page_size); };
 }
 
 std::optional<std::string> DifferentialChecker::Apply(
@@ -95,7 +97,7 @@ std::optional<std::string> DifferentialChecker::Apply(
   history_.push_back(operation);
   const TokenSpan tokens(operation.tokens);
   if (evicted_) {
-    for (Evicted& evicted : *evicted_) evicted.Clear();
+    for (EvictedPages& evicted : *evicted_) evicted.Clear();
   }
   switch (operation.kind) {
     case Operation::Kind::kMatch: {
@@ -161,8 +163,8 @@ std::optional<std::string> DifferentialChecker::CompareAfterStep(
                   fmt::format("evicted_count {}", engine.evicted_count()));
   }
   if (!evicted_) return std::nullopt;
-  Evicted& expected = (*evicted_)[0];
-  Evicted& actual = (*evicted_)[1 + engine_index];
+  EvictedPages& expected = (*evicted_)[0];
+  EvictedPages& actual = (*evicted_)[1 + engine_index];
   expected.Sort();  // again for each engine: cheap once sorted
   actual.Sort();
   if (!actual.SamePages(expected)) {
@@ -173,37 +175,41 @@ std::optional<std::string> DifferentialChecker::CompareAfterStep(
   return std::nullopt;
 }
 
-void DifferentialChecker::Evicted::Sort() {
-  if (sorted) return;
-  sorted = true;
+void EvictedPages::Sort() {
+  if (sorted_) return;
+  sorted_ = true;
   // Every page is non-empty, so as many pages as tokens means one token
   // each (page size 1): sorting the tokens keeps page i = (i, 1).
-  if (pages.size() == tokens.size()) {
-    std::sort(tokens.begin(), tokens.end());
+  if (pages_.size() == tokens_.size()) {
+    std::sort(tokens_.begin(), tokens_.end());
     return;
   }
-  const Token* data = tokens.data();
-  std::sort(pages.begin(), pages.end(), [data](const auto& a, const auto& b) {
+  const Token* data = tokens_.data();
+  std::sort(pages_.begin(), pages_.end(), [data](const auto& a, const auto& b) {
     return std::lexicographical_compare(
         data + a.first, data + a.first + a.second, data + b.first,
         data + b.first + b.second);
   });
 }
 
-bool DifferentialChecker::Evicted::SamePages(Evicted& other) {
-  if (pages.size() != other.pages.size()) return false;
-  if (tokens == other.tokens && pages == other.pages) return true;
+bool EvictedPages::SamePages(EvictedPages& other) {
+  if (pages_.size() != other.pages_.size()) return false;
+  if (tokens_ == other.tokens_ && pages_ == other.pages_) return true;
   Sort();
   other.Sort();
-  for (std::size_t i = 0; i < pages.size(); ++i) {
+  for (std::size_t i = 0; i < pages_.size(); ++i) {
     if (!std::ranges::equal(page(i), other.page(i))) return false;
   }
   return true;
 }
 
-std::string DifferentialChecker::Evicted::Format() const {
+std::string EvictedPages::Format(std::size_t max_pages) const {
   std::vector<std::string> shown;
-  for (std::size_t i = 0; i < pages.size(); ++i) {
+  for (std::size_t i = 0; i < pages_.size(); ++i) {
+    if (i == max_pages) {
+      shown.push_back(fmt::format("... {} pages in all", pages_.size()));
+      break;
+    }
     shown.push_back(FormatTokens(page(i)));
   }
   return fmt::format("evicted {{{}}}", fmt::join(shown, ","));

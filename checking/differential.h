@@ -10,6 +10,7 @@
 #define KVPREFIX_CHECKING_DIFFERENTIAL_H_
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -38,6 +39,47 @@ struct Operation {
 std::string FormatTokens(TokenSpan tokens);
 std::string FormatOperation(const Operation& operation);
 std::string FormatCacheOptions(const CacheOptions& options);
+
+// Pages an engine evicted (in one step, or over several), as a multiset: the
+// eviction listener's tokens end to end and each page's (offset, length) in
+// them. Clear() keeps the buffers, so that recording evictions allocates
+// nothing once they have grown (the fuzzer evicts on most steps; a vector
+// per page made the eviction bookkeeping a sixth of its time under ASan).
+// Not thread-safe.
+class EvictedPages {
+ public:
+  // Records what one EvictionListener call reports: `tokens`, the labels of
+  // one or more nodes, cut into pages of `page_size` (>= 1) tokens, the unit
+  // every engine agrees on (the last page may be shorter). O(tokens).
+  void Add(TokenSpan tokens, std::size_t page_size);
+  // An EvictionListener recording into `*this` (which must outlive it).
+  EvictionListener Listener(std::size_t page_size);
+
+  std::size_t size() const { return pages_.size(); }
+  TokenSpan page(std::size_t i) const {
+    return TokenSpan(tokens_).subspan(pages_[i].first, pages_[i].second);
+  }
+  void Clear() {
+    tokens_.clear();
+    pages_.clear();
+    sorted_ = false;
+  }
+  // Orders the pages by their tokens (lexicographically), once.
+  // O(pages log pages) comparisons.
+  void Sort();
+  // True if both hold the same multiset of pages: at once when they hold
+  // the same pages in the same order, else after sorting both.
+  bool SamePages(EvictedPages& other);
+  // "evicted {[1,2],[3]}", in the order held (Sort() first for a canonical
+  // one); past `max_pages` pages, ",... N pages in all" ends the list. Each
+  // page as FormatTokens.
+  std::string Format(std::size_t max_pages = SIZE_MAX) const;
+
+ private:
+  std::vector<Token> tokens_;
+  std::vector<std::pair<std::size_t, std::size_t>> pages_;
+  bool sorted_ = false;
+};
 
 class DifferentialChecker {
  public:
@@ -84,34 +126,6 @@ class DifferentialChecker {
   const CacheOptions& options() const { return options_; }
 
  private:
-  // The pages one engine evicted during the current step, as a multiset:
-  // their tokens end to end and each page's (offset, length) in them. The
-  // buffers are cleared, not freed, between steps, so that evictions
-  // allocate nothing once they have grown (the fuzzer evicts on most steps;
-  // a vector per page made the eviction bookkeeping a sixth of its time
-  // under ASan).
-  struct Evicted {
-    std::vector<Token> tokens;
-    std::vector<std::pair<std::size_t, std::size_t>> pages;
-    bool sorted = false;
-
-    TokenSpan page(std::size_t i) const {
-      return TokenSpan(tokens).subspan(pages[i].first, pages[i].second);
-    }
-    void Clear() {
-      tokens.clear();
-      pages.clear();
-      sorted = false;
-    }
-    // Orders the pages by their tokens (lexicographically), once.
-    void Sort();
-    // True if both hold the same multiset of pages: at once when they hold
-    // the same pages in the same order, else after sorting both.
-    bool SamePages(Evicted& other);
-    // "evicted {[1,2],[3]}".
-    std::string Format() const;
-  };
-
   // Compares engine `engine_index`'s counts and evicted pages with the
   // reference's after an insert or access.
   std::optional<std::string> CompareAfterStep(std::size_t engine_index);
@@ -124,7 +138,7 @@ class DifferentialChecker {
   std::vector<Operation> history_;
   // Bounded only: what each evicted during the current step, reference
   // first. On the heap so that the listeners' pointers survive a move.
-  std::unique_ptr<std::vector<Evicted>> evicted_;
+  std::unique_ptr<std::vector<EvictedPages>> evicted_;
 };
 
 }  // namespace kvprefix::checking

@@ -13,9 +13,9 @@
 #include "cli/commands.h"
 #include "cli/progress.h"
 #include "engines/registry.h"
+#include "io/case_file.h"
 #include "io/input_error.h"
 #include "io/json_output.h"
-#include "io/replay_document.h"
 #include "kvprefix/replay.h"
 
 namespace kvprefix::cli {
@@ -108,9 +108,8 @@ void ReplayDocument(const ReplayOptions& options) {
   Reject(options.vocab_option, "requests");
   Reject(options.trace.block_tokens_option, "requests");
   Reject(options.matches_option, "requests");
-  ReplayInput input = ReadNamed(
-      options.trace.path,
-      [](const std::string& path) { return ReadReplayDocumentFile(path); });
+  ReplayInput input =
+      ReadNamed(options.trace.path, &ReadReplayDocumentOrCaseFile);
   const auto index = MakeEngine(
       options.engine, ReplayDocumentCache(options.cache, input.options));
   std::vector<Match> matches;
@@ -147,7 +146,8 @@ void RegisterReplayCommand(CLI::App& app) {
       "good.\n"
       "--input-format requests: a replay document {\"requests\":[[...],...], "
       "\"capacity\":C,\"policy\":\"lru\",\"page_size\":P} (SPEC §8; "
-      "options given override its cache); prints {\"matches\":[...]} as "
+      "or a replay case file as `kvprefix verify` writes it; options given "
+      "override its cache); prints {\"matches\":[...]} as "
       "`match` does, each request's match before its insert.");
   AddTraceArguments(*command, options->trace);
   options->mode_option = command->get_option("--mode");

@@ -79,7 +79,8 @@ void RegisterVerifyCommand(CLI::App& app) {
                        "seed of the generated inputs (default: random)");
   AddIntegerOption(*verify, "--max-size", options.max_size,
                    "largest generator size: sequences per input and fresh "
-                   "tokens per sequence grow with it",
+                   "tokens per sequence grow with it; sizes step from 0 to it "
+                   "even over a few --runs, then cycle",
                    0, verify::kMaxGeneratorSize)
       ->capture_default_str();
   verify

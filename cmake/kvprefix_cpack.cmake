@@ -4,7 +4,8 @@
 # below /usr. Its Depends are the shared libraries the tool loads, computed
 # by dpkg-shlibdeps (Debian's dpkg-dev and file packages); building against
 # the libraries also needs the -dev packages of their dependencies, which it
-# Recommends.
+# Recommends. `kvprefix curve --plot` runs share/kvprefix/plot_curve.py from
+# the package with /usr/bin/python3 and matplotlib, which it Suggests.
 set(KVPREFIX_PACKAGE_MAINTAINER
     "Seed 4c6cdf52 maintainers <maintainers@users.noreply.a-seed-4c6cdf52.example>"
     CACHE STRING "Maintainer of the .deb (name <email>)")
@@ -30,4 +31,5 @@ package (find_package(kvprefix)) and kvprefix.pc.")
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_PACKAGE_RECOMMENDS
     "libabsl-dev, libsimdjson-dev, libfmt-dev, libhwy-dev")
+set(CPACK_DEBIAN_PACKAGE_SUGGESTS python3-matplotlib)
 include(CPack)

@@ -222,6 +222,22 @@ std::vector<ReplayCaseFile> ReadReplayCaseFolder(const std::string& dir) {
   return ReadFolder(dir, &ParseReplay);
 }
 
+ReplayInput ReadReplayDocumentOrCaseFile(const std::string& path) {
+  const std::string text = ReadPaddedFile(path);
+  try {
+    return json_reader::ReadReplayDocument(PaddedView(text));
+  } catch (const InputError& error) {
+    // A replay document has none of a case file's own members.
+    const bool case_file = std::ranges::any_of(
+        kReplayCaseMembers, [&error](std::string_view member) {
+          return error.location() == fmt::format("$.{}", member) &&
+                 error.problem().find("unknown member") != std::string::npos;
+        });
+    if (!case_file) throw;
+  }
+  return ParseReplay(PaddedView(text)).input;
+}
+
 std::string FormatCaseFile(const BatchInput& input,
                            std::span<const Match> expected,
                            std::string_view source) {

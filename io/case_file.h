@@ -72,6 +72,16 @@ std::string FormatReplayCaseFile(const ReplayInput& input,
                                  std::span<const Match> expected,
                                  std::string_view source);
 
+// What `kvprefix replay FILE --format requests` reads: a SPEC §8 replay
+// document, or a replay case file as `kvprefix verify` writes it (told apart
+// by a member only a case file has: "document", "expected" or "source"),
+// whose document is read, as strictly as ParseReplayCaseFile reads it (its
+// expected answer is checked for shape but not replayed). Throws InputError
+// as ParseReplayDocument or ParseReplayCaseFile, without the file name
+// (which the caller adds), and IoError if the file cannot be read ("-" is
+// standard input). O(bytes).
+ReplayInput ReadReplayDocumentOrCaseFile(const std::string& path);
+
 }  // namespace kvprefix
 
 #endif  // KVPREFIX_IO_CASE_FILE_H_

@@ -43,6 +43,10 @@ inline constexpr std::array<std::string_view, 4> kReplayMembers = {
 void ReadReplayMember(const Context& context, std::size_t index, Value value,
                       const JsonPath& path, ReplayInput& out);
 
+// The whole of `json` as one replay document (ParseReplayDocument's rules),
+// parsed in place.
+ReplayInput ReadReplayDocument(simdjson::padded_string_view json);
+
 // An integer from 0 to 2^64 - 1 (-0 is 0, as for every integer read: SPEC
 // §6), or InputError at `path`.
 std::uint64_t ReadUnsigned(const Context& context, Value value,

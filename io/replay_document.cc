@@ -40,31 +40,26 @@ void ReadReplayMember(const Context& context, std::size_t index, Value value,
   }
 }
 
-}  // namespace json_reader
-
-namespace {
-
-ReplayInput Parse(simdjson::padded_string_view json) {
+ReplayInput ReadReplayDocument(simdjson::padded_string_view json) {
   ReplayInput input;
-  json_reader::ReadRootObject(
-      json, json_reader::kReplayMembers, 1,
-      [&](const json_reader::Context& context, std::size_t index,
-          json_reader::Value value, const json_reader::JsonPath& path) {
-        json_reader::ReadReplayMember(context, index, value, path, input);
-      });
+  ReadRootObject(json, kReplayMembers, 1,
+                 [&](const Context& context, std::size_t index, Value value,
+                     const JsonPath& path) {
+                   ReadReplayMember(context, index, value, path, input);
+                 });
   return input;
 }
 
-}  // namespace
+}  // namespace json_reader
 
 ReplayInput ParseReplayDocument(std::string_view json) {
   const std::string padded = PaddedCopy(json);
-  return Parse(PaddedView(padded));
+  return json_reader::ReadReplayDocument(PaddedView(padded));
 }
 
 ReplayInput ReadReplayDocumentFile(const std::string& path) {
   const std::string text = ReadPaddedFile(path);
-  return Parse(PaddedView(text));
+  return json_reader::ReadReplayDocument(PaddedView(text));
 }
 
 }  // namespace kvprefix

@@ -1,9 +1,10 @@
-// Helpers for honest memory_bytes(): what glibc malloc really hands out.
+// Helpers for honest memory_bytes(), and for growing vectors geometrically.
 #ifndef KVPREFIX_KVPREFIX_MEMORY_H_
 #define KVPREFIX_KVPREFIX_MEMORY_H_
 
 #include <algorithm>
 #include <cstddef>
+#include <limits>
 
 namespace kvprefix {
 
@@ -19,6 +20,22 @@ constexpr std::size_t MallocChunkBytes(std::size_t request) {
 template <typename T>
 constexpr std::size_t VectorHeapBytes(std::size_t capacity) {
   return capacity == 0 ? 0 : MallocChunkBytes(capacity * sizeof(T));
+}
+
+// Makes room for `needed` elements in `vector` (a std::vector or anything
+// with capacity() and reserve()), at least doubling its capacity when it
+// grows, but not past `limit` unless `needed` is above it. So a reserve
+// before every push stays amortized O(1) per element, as push_back is; a
+// plain reserve(size() + 1) allocates exactly one more element, so each
+// call copies the whole vector (quadratic over n pushes). Throws what
+// reserve() throws (std::bad_alloc, std::length_error); on a throw the
+// vector is unchanged. Not thread-safe.
+template <typename Vector>
+void ReserveGeometric(
+    Vector& vector, std::size_t needed,
+    std::size_t limit = std::numeric_limits<std::size_t>::max()) {
+  if (needed <= vector.capacity()) return;
+  vector.reserve(std::max(needed, std::min(2 * vector.capacity(), limit)));
 }
 
 }  // namespace kvprefix

@@ -545,8 +545,10 @@ NodeId DoubleArrayTrie::InsertBounded(TokenSpan sequence) {
   }
   if (i < keep) {
     // Room for the new leaf's entry first, so that a throw below can still
-    // record the leaf it leaves (every leaf must have an entry).
-    leaves_.reserve(leaves_.size() + 1);
+    // record the leaf it leaves (every leaf must have an entry). Growing
+    // geometrically: reserving exactly one more copied the whole heap on
+    // every insert, quadratic while leaves pile up (CHANGELOG).
+    ReserveGeometric(leaves_, leaves_.size() + 1);
     const std::uint64_t stored_before = stored_;
     try {
       s = AddChild<true>(s, sequence[i]);

@@ -20,15 +20,6 @@ struct KeyGreater {
   }
 };
 
-// Reserves room for `needed` elements, at least doubling the capacity but
-// never past `limit` (unless `needed` is above it), so that repeated small
-// reserves stay amortized O(1) and a small cache does not over-allocate.
-template <typename Vector>
-void ReserveGeometric(Vector& vector, std::size_t needed, std::size_t limit) {
-  if (needed <= vector.capacity()) return;
-  vector.reserve(std::max(needed, std::min(2 * vector.capacity(), limit)));
-}
-
 // A WalkPath visitor that does nothing: a plain match.
 struct NoVisit {
   void operator()(std::uint32_t) const {}

@@ -1,27 +1,32 @@
 #!/usr/bin/env bash
 # One entry point for a fresh Debian 12 machine: installs the Debian packages
-# kvprefix needs (only the missing ones), configures and builds a Release
-# build in build/, then runs what was asked:
+# kvprefix needs (only the missing ones), configures a Release build in
+# build/, builds what was asked (ninja's [done/total] progress shows), then
+# runs it:
 #
-#   scripts/dev.sh demo    the batch job on the bundled examples, then a
-#                          block-mode replay of the real Mooncake trace,
-#                          unbounded and with a capacity, and its LRU curve
-#   scripts/dev.sh test    the whole test suite with ctest
-#   scripts/dev.sh build   set-up and build only
+#   scripts/dev.sh demo    builds only the tool (build/kvprefix: 53 of the
+#                          133 build steps), then runs the batch job on the
+#                          bundled examples, a block-mode replay of the real
+#                          Mooncake trace, unbounded and with a capacity, and
+#                          its LRU curve
+#   scripts/dev.sh test    builds everything; the whole test suite with ctest
+#   scripts/dev.sh build   set-up and build of everything only
 #
 # Idempotent: a second run installs nothing and rebuilds only what changed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # python3-wheel: pip install without build isolation; dpkg-dev and file:
-# cpack -G DEB (dpkg-shlibdeps computes the package's Depends).
+# cpack -G DEB (dpkg-shlibdeps computes the package's Depends);
+# libbenchmark-tools and python3-scipy: Google Benchmark's compare.py (its
+# U test), which bench/report.py runs.
 readonly PACKAGES=(
   g++ cmake ninja-build pkg-config git time
   libabsl-dev libsimdjson-dev libcli11-dev libfmt-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev librapidcheck-dev libbenchmark-dev libhwy-dev
   python3 python3-dev pybind11-dev python3-pybind11 python3-pytest python3-numpy
   python3-setuptools python3-wheel python3-venv python3-matplotlib
-  libbenchmark-tools dpkg-dev file
+  libbenchmark-tools python3-scipy dpkg-dev file
 )
 
 install_packages() {
@@ -39,9 +44,18 @@ install_packages() {
     --no-install-recommends "${missing[@]}" >/dev/null
 }
 
+# build [TARGET...]: configures build/ and builds the targets (all without).
 build() {
+  echo "dev.sh: configuring build/ (Release)" >&2
   cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
-  cmake --build build -j "$(nproc)"
+  local targets=()
+  if [ $# -gt 0 ]; then
+    targets=(--target "$@")
+    echo "dev.sh: building $* (scripts/dev.sh build builds everything)" >&2
+  else
+    echo "dev.sh: building everything" >&2
+  fi
+  cmake --build build -j "$(nproc)" "${targets[@]}"
 }
 
 demo() {
@@ -67,7 +81,7 @@ run_tests() {
 }
 
 case "${1:-}" in
-  demo) install_packages && build && demo ;;
+  demo) install_packages && build kvprefix && demo ;;
   test) install_packages && build && run_tests ;;
   build) install_packages && build ;;
   *)

@@ -942,7 +942,7 @@ TEST_F(CliTest, BlockTokensSetsTheBytesOfABlockModeNode) {
                                          "requests", "--block-tokens", "16"});
   EXPECT_EQ(replay_document.status, 2);
   EXPECT_THAT(replay_document.err,
-              HasSubstr("--block-tokens does not apply to --format requests"));
+              HasSubstr("--block-tokens does not apply to --input-format requests"));
 }
 
 TEST_F(CliTest, CurveTargetMistakesAreReported) {

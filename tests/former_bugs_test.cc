@@ -15,6 +15,7 @@
 //   double-array: on a slot conflict, moving only the new child (not its whole family) lost siblings; a bug known from double-array libraries, see optimized/double_array_trie.h -- DoubleArrayTrieTest.RelocationMovesEverySiblingAndFixesTheirChildren
 //   double-array: a family spread over the vocabulary left a vocabulary-wide hole that was never filled (tree-of-thought: 614 bytes per node) -- DoubleArrayTrieTest.BranchingEveryStepDoesNotLeaveVocabularyWideHoles
 //   double-array: its realloc-grown arrays advised for transparent huge pages were copied on every growth instead of moved by mremap (token replay of the synthetic trace: 1.06 million page faults, 3.9 s instead of 0.7 s) -- DoubleArrayTrieTest.GrowingTheArraysDoesNotFaultThemInAgain
+//   double-array: a bounded cache reserved its leaf heap one entry larger on every insert, copying it whole each time: quadratic while leaves piled up in a cache not yet full (240,000 distinct requests with a capacity of 10^9: 72 s, radix 0.19 s; a 400,000-line trace with --capacity 200000: 184 s) -- GrowthTest.PilingUpLeavesAllocatesQuasiLinearBytes
 // io and the CLI
 //   -o over a symbolic link replaced the link with a file instead of writing the file it leads to -- WriteFileAtomicallyTest.WritesThroughSymlinksKeepingThem
 //   -o /dev/stdout (a /proc/self/fd link) was replaced by a file instead of written in place -- WriteFileAtomicallyTest.WritesOpenFilesBehindProcLinksInPlace
@@ -56,7 +57,13 @@
 //   a background child holding stdout open turned a finished answer into a timeout and outlived the run -- SubprocessTest.BackgroundChildHoldingThePipeIsNotATimeout, VerifyCliTest.BackgroundChildOfTheCommandIsNoTimeout
 //   an answer nested deeper than 1024 was not-json without a location (simdjson's default DOM depth) -- NestingTest.DeepAnswerOfAnImplementationIsWrongShapeAtItsLocation
 //   running out of memory while checking built-in engines was reported as the engines' crash, shrunk and written as a case -- ResourceLimitTest.VerifyRunsOutOfMemoryCleanly
+//   --max-size shaped only long runs: sizes were the run index, so --runs 10 never went past size 9 -- InputsTest.GeneratorSizesSpanZeroToMaxSize, VerifyCliTest.FewRunsReachMaxSize
+//   the replay case file verify writes was rejected by `kvprefix replay FILE --format requests` (unknown member "document") -- VerifyRequestsTest.NoTouchOnHitIsCaughtAndShrunk
+//   verify/README.md called the 69-line prefix_cache.py "40-line" and the 119-line replay_cache.py "120-line" -- VerifyDocsTest.ReadmeLineCountsAreTheScripts
 //   a failure whose case-file source held bytes that are not UTF-8 (a --cmd, a file name) made nlohmann's dump() throw: no case file was written -- FormerBugsTest.CaseFileSourceNeedNotBeUtf8, CaseFileTest.FormatReadsBackWithAnySource
+// Benchmark reports
+//   a comparison with too few repetitions for the U test to reach p < 0.05 (3 against 3) reported "0 benchmarks changed" beside a +52% geometric mean -- ctest bench_report
+//   node counts below 100,000 were printed with decimals (3,072.00), and the report showed the maintainer's absolute trace folder -- ctest bench_report
 // Layering (issue 12)
 //   the shipped CLI linked the test library: mutants, RapidCheck and nlohmann-json were in build/kvprefix -- ctest cli_symbols
 //   includes pointed up: the core included every engine, verify/ included cli/ and testing/ -- ctest layering

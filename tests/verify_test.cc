@@ -16,6 +16,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <regex>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -30,10 +31,12 @@
 #include "reference/reference_trie.h"
 #include "testing/mutants.h"
 #include "testing/shared_cases.h"
+#include "verify/cache_state.h"
 #include "verify/checker.h"
 #include "verify/inputs.h"
 #include "verify/output_check.h"
 #include "verify/shrink.h"
+#include "verify/statistics.h"
 #include "verify/subprocess.h"
 
 namespace kvprefix::verify {
@@ -197,7 +200,8 @@ TEST(VerifyRequestsTest, GeneratedDocumentsEvictWithBothPoliciesAndPages) {
   int lru = 0;
   std::array<int, 4> page_sizes{};
   for (int run = 0; run < kRuns; ++run) {
-    const ReplayInput input = GeneratedReplayInput(1, run, 100).input;
+    const ReplayInput input =
+        GeneratedReplayInput(1, run, GeneratorSize(run, UINT64_MAX, 100)).input;
     const std::uint64_t distinct =
         checking::DistinctPrefixes(input.requests, input.options.page_size);
     evicting += input.options.capacity < distinct ? 1 : 0;
@@ -220,9 +224,11 @@ TEST(VerifyRequestsTest, GeneratedDocumentsEvictWithBothPoliciesAndPages) {
 
 // Checks that the wrong cache `script` fails as wrong-answer on generated
 // documents and is shrunk to a small document that still needs eviction,
-// printed and saved with the reference's answer; the saved case still fails
-// for the bug and passes for replay_cache.py.
-void ExpectReplayBugCaughtAndShrunk(const std::string& script) {
+// printed and saved with the reference's answer; the saved case, as it is,
+// still fails for the bug, passes for replay_cache.py and is replayed by
+// `kvprefix replay --format requests` (which rejected its "document"
+// member). Returns the run.
+CliRun ExpectReplayBugCaughtAndShrunk(const std::string& script) {
   const std::string out = TempPath(script + ".case.json");
   const CliRun run =
       RunVerify(RequestsFlags(script) + " --seed 1 --out " + out + " --jobs 2");
@@ -247,10 +253,50 @@ void ExpectReplayBugCaughtAndShrunk(const std::string& script) {
   EXPECT_EQ(RunVerify(RequestsFlags("replay_cache.py") + " --cases " + out)
                 .exit_status,
             0);
+  std::string expected;
+  AppendMatchesJson(input.requests, shrunk.expected, expected);
+  const std::string answer = out + ".answer";
+  const CliRun replay =
+      RunCli("replay " + out + " --format requests -o " + answer);
+  EXPECT_EQ(replay.exit_status, 0) << replay.output;
+  std::ifstream file(answer);
+  std::stringstream printed;
+  printed << file.rdbuf();
+  EXPECT_EQ(printed.str(), expected) << script;
+  return run;
 }
 
+// Also: the failure report shows the reference's cache at the wrong
+// request, what it held and what the requests before it evicted. Worked by
+// hand: requests [1,0] (node 1), [1,1] (node 2), [1,0] (a hit: node 1
+// touched), then [0,1,1,1] (nodes 3, 4: one too many, so the least recent
+// leaf, node 2's [1,1], goes); the wrong cache evicted node 1 instead, so
+// request 4 misses. And the case file is taken as it is from a folder and as
+// a FILE too.
 TEST(VerifyRequestsTest, NoTouchOnHitIsCaughtAndShrunk) {
-  ExpectReplayBugCaughtAndShrunk("replay_no_touch_on_hit.py");
+  const CliRun run =
+      ExpectReplayBugCaughtAndShrunk("replay_no_touch_on_hit.py");
+  EXPECT_THAT(run.output,
+              HasSubstr("request 4 of 5, tokens [1,0]:\n"
+                        "  expected matched_length 2, cache_node 1, "
+                        "uncached_suffix []\n"
+                        "  actual   matched_length 0, cache_node 0, "
+                        "uncached_suffix [1,0]\n"
+                        "the reference's cache at request 4 (capacity 3, "
+                        "lru, page size 2):\n"
+                        "  holds 3 nodes on 2 paths {[0,1,1,1] at node 4,"
+                        "[1,0] at node 1}\n"
+                        "  request 3 [0,1,1,1] evicted {[1,1]}\n"));
+  const std::string out = TempPath("replay_no_touch_on_hit.py.case.json");
+  const std::string dir = TempPath("written-cases");
+  fs::create_directories(dir);
+  fs::copy_file(out, dir + "/case.json", fs::copy_options::overwrite_existing);
+  for (const std::string& given : {"--cases " + dir, out}) {
+    const CliRun again =
+        RunVerify(RequestsFlags("replay_cache.py") + " " + given);
+    EXPECT_EQ(again.exit_status, 0) << given << "\n" << again.output;
+    EXPECT_THAT(again.output, HasSubstr("OK: 1 inputs agree")) << given;
+  }
 }
 
 TEST(VerifyRequestsTest, EvictingANonLeafIsCaughtAndShrunk) {
@@ -267,6 +313,108 @@ TEST(VerifyRequestsTest, KeepingCPlusOneNodesIsCaughtAndShrunk) {
 
 TEST(VerifyRequestsTest, ReusingAnIdIsCaughtAndShrunk) {
   ExpectReplayBugCaughtAndShrunk("replay_reuses_id.py");
+}
+
+// Big caches are shown bounded: 8 paths, 4 evicting requests, 16 pages.
+TEST(CacheStateTest, BigCachesAreShownBounded) {
+  // Requests [0] ... [19] at capacity 10: request i creates node i + 1, and
+  // from request 10 on each evicts the oldest, [i - 10].
+  ReplayInput input;
+  for (Token token = 0; token < 21; ++token)
+    input.requests.Append(std::vector<Token>{token});
+  input.options.capacity = 10;
+  EXPECT_EQ(DescribeReferenceCache(input, 20),
+            "the reference's cache at request 20 (capacity 10, lru, page "
+            "size 1):\n"
+            "  holds 10 nodes on 10 paths {[10] at node 11,[11] at node 12,"
+            "[12] at node 13,[13] at node 14,[14] at node 15,[15] at node 16,"
+            "[16] at node 17,[17] at node 18,... 10 paths in all}\n"
+            "  request 19 [19] evicted {[9]}\n"
+            "  request 18 [18] evicted {[8]}\n"
+            "  request 17 [17] evicted {[7]}\n"
+            "  request 16 [16] evicted {[6]}\n"
+            "  ... 10 nodes evicted by requests 0 to 19 in all\n");
+  // Capacity 0: the 20 nodes of [0, ..., 19] go at once, deepest first.
+  ReplayInput none;
+  std::vector<Token> tokens(20);
+  for (Token token = 0; token < 20; ++token) tokens[token] = token;
+  none.requests.Append(tokens);
+  none.requests.Append(tokens);
+  none.options.capacity = 0;
+  EXPECT_EQ(DescribeReferenceCache(none, 1),
+            "the reference's cache at request 1 (capacity 0, lru, page size "
+            "1):\n"
+            "  holds 0 nodes on 0 paths {}\n"
+            "  request 0 [0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19] "
+            "evicted {[19],[18],[17],[16],[15],[14],[13],[12],[11],[10],[9],"
+            "[8],[7],[6],[5],[4],... 20 pages in all}\n");
+  EXPECT_EQ(DescribeReferenceCache(none, 0),
+            "the reference's cache at request 0 (capacity 0, lru, page size "
+            "1):\n"
+            "  holds 0 nodes on 0 paths {}\n"
+            "  (nothing evicted before it)\n");
+}
+
+// `kvprefix replay --format requests` reads a replay case file as strictly
+// as verify does, naming the file once and the place in it.
+TEST(VerifyRequestsTest, ReplayReadsCaseFilesStrictly) {
+  // A bad case file is named once, with the place in it.
+  const std::string bad = TempPath("bad-replay-case.json");
+  WriteFileAtomically(bad,
+                      "{\"document\":{\"requests\":[[1]]},\"expected\":"
+                      "{\"matches\":[]}}");
+  const CliRun run = RunCli("replay " + bad + " --format requests");
+  EXPECT_EQ(run.exit_status, 2) << run.output;
+  EXPECT_THAT(run.output,
+              HasSubstr("kvprefix: " + bad +
+                        ": $.expected.matches: expected 1 matches"));
+}
+
+// A replay document (or replay case file) checked without --format requests
+// says why it is rejected and what to add.
+TEST(VerifyCliTest, ReplayDocumentWithoutFormatRequestsGetsAHint) {
+  const std::string bounded = TempPath("hint-bounded.json");
+  WriteFileAtomically(bounded, "{\"requests\":[[1,2]],\"capacity\":3}");
+  const std::string plain = TempPath("hint-plain.json");
+  WriteFileAtomically(plain, "{\"requests\":[[1,2]]}");
+  const std::string hint =
+      "(a replay document, SPEC §8? verify reads those with --format "
+      "requests)";
+  CliRun run = RunVerify("--engines all " + bounded);
+  EXPECT_EQ(run.exit_status, 2) << run.output;
+  EXPECT_THAT(run.output,
+              HasSubstr("kvprefix: " + bounded +
+                        ": $.capacity: expected "
+                        "\"cached_sequences\" or \"requests\", found an "
+                        "unknown member \"capacity\" " +
+                        hint));
+  run = RunVerify("--engines all " + plain);
+  EXPECT_EQ(run.exit_status, 2) << run.output;
+  EXPECT_THAT(run.output, HasSubstr("kvprefix: " + plain +
+                                    ": $: expected member "
+                                    "\"cached_sequences\", found an object "
+                                    "without it " +
+                                    hint));
+  const std::string replay_case = TempPath("hint-case.json");
+  WriteFileAtomically(replay_case,
+                      "{\"document\":{\"requests\":[[1]]},\"expected\":{"
+                      "\"matches\":[{\"matched_length\":0,\"cache_node\":0,"
+                      "\"uncached_suffix\":[1]}]}}");
+  run = RunVerify("--engines all --cases " + replay_case);
+  EXPECT_EQ(run.exit_status, 2) << run.output;
+  EXPECT_THAT(run.output, HasSubstr(": $.document: "));
+  EXPECT_THAT(run.output, HasSubstr("(a replay case file, SPEC §8? verify "
+                                    "reads those with --format requests)"));
+  // The same documents pass with --format requests; other errors get no hint.
+  EXPECT_EQ(
+      RunVerify("--engines all --format requests " + bounded + " " + plain)
+          .exit_status,
+      0);
+  const std::string batch = TempPath("hint-batch.json");
+  WriteFileAtomically(batch, "{\"cached_sequences\":[[1.5]],\"requests\":[]}");
+  run = RunVerify("--engines all " + batch);
+  EXPECT_EQ(run.exit_status, 2) << run.output;
+  EXPECT_THAT(run.output, ::testing::Not(HasSubstr("--format requests")));
 }
 
 TEST(VerifyRequestsTest, BatchImplementationIsWrongShapeOnAReplayDocument) {
@@ -390,6 +538,107 @@ TEST(VerifyCliTest, EnginesAllAgreeOnAFileAndGeneratedInputs) {
   run = RunVerify("--engines all --runs 300 --seed 3");
   EXPECT_EQ(run.exit_status, 0) << run.output;
   EXPECT_THAT(run.output, HasSubstr("OK: 300 inputs agree"));
+}
+
+// After "OK", what the inputs exercised. Worked by hand: cached [1,2,3],
+// [1,2,4], [5,6]; requests [1,2,3] (full hit at a leaf), [1] (full hit at
+// node 1, whose one child makes it the inside of a radix edge), [7] (empty),
+// [5,6,7] (at the leaf [5,6]), [1,2] (full hit at a branch). Replay: the
+// document of SPEC §8's example (matches: empty, 2 tokens at node 2 with the
+// one child [3], empty, 2 tokens at the leaf node 2; 3 nodes evicted) and an
+// unbounded fifo one of page size 2 (empty, then a full hit at a leaf).
+TEST(VerifyCliTest, OkRunPrintsWhatTheInputsExercised) {
+  const std::string file = TempPath("exercised.json");
+  WriteFileAtomically(file,
+                      "{\"cached_sequences\":[[1,2,3],[1,2,4],[5,6]],"
+                      "\"requests\":[[1,2,3],[1],[7],[5,6,7],[1,2]]}");
+  CliRun run = RunVerify("--engines all " + file);
+  EXPECT_EQ(run.exit_status, 0) << run.output;
+  EXPECT_THAT(run.output,
+              ::testing::MatchesRegex(
+                  "OK: 1 inputs agree with the reference \\([0-9.]+ s\\)\n"
+                  "exercised: 5 requests: 20.0% empty matches, 60.0% full "
+                  "hits, 20.0% end inside an edge\n"));
+  const std::string bounded = TempPath("exercised-bounded.json");
+  WriteFileAtomically(bounded,
+                      "{\"requests\":[[1,2,3],[1,2,4],[5],[1,2,3]],"
+                      "\"capacity\":3}");
+  const std::string paged = TempPath("exercised-paged.json");
+  WriteFileAtomically(paged,
+                      "{\"requests\":[[1,2],[1,2]],\"policy\":\"fifo\","
+                      "\"page_size\":2}");
+  run = RunVerify("--engines all --format requests " + bounded + " " + paged);
+  EXPECT_EQ(run.exit_status, 0) << run.output;
+  EXPECT_THAT(run.output, HasSubstr("OK: 2 inputs agree with the reference"));
+  EXPECT_THAT(run.output,
+              HasSubstr(" s)\nexercised: 6 requests: 50.0% empty matches, "
+                        "16.7% full hits, 16.7% end inside an edge\n"
+                        "exercised: 2 replay documents: 50.0% evict (3 "
+                        "nodes), lru 50.0%, page size 1 50.0% 2 50.0%\n"));
+}
+
+// Sizes step from 0 to --max-size over the first runs, then cycle; they
+// used to be the run index, so --runs 10 never went past size 9.
+TEST(InputsTest, GeneratorSizesSpanZeroToMaxSize) {
+  std::vector<int> sizes;
+  for (std::uint64_t run = 0; run < 12; ++run) {
+    sizes.push_back(GeneratorSize(run, 10, 100));
+  }
+  EXPECT_EQ(sizes,
+            (std::vector<int>{0, 11, 22, 33, 44, 55, 66, 77, 88, 100, 0, 11}));
+  // Enough runs (or a time budget, no count): every size in turn.
+  EXPECT_EQ(GeneratorSize(0, UINT64_MAX, 100), 0);
+  EXPECT_EQ(GeneratorSize(57, UINT64_MAX, 100), 57);
+  EXPECT_EQ(GeneratorSize(100, 1000, 100), 100);
+  EXPECT_EQ(GeneratorSize(101, 1000, 100), 0);
+  EXPECT_EQ(GeneratorSize(0, 1, 100), 100);  // one input: the largest
+  EXPECT_EQ(GeneratorSize(1, 2, 10000), 10000);
+  EXPECT_EQ(GeneratorSize(5, 10, 0), 0);
+  EXPECT_EQ(GeneratedInput(1, 9, GeneratorSize(9, 10, 100)).name,
+            "generated input 9 (--seed 1, size 100)");
+}
+
+// full_node_table.py drops inserts past 500 nodes; of the first 10 inputs
+// of seed 1, only one of size 88 has that many (1,803 nodes; at sizes 0 to
+// 9 the most was 443), so only sizes up to --max-size catch it.
+TEST(VerifyCliTest, FewRunsReachMaxSize) {
+  const CliRun run =
+      // Not shrunk: each check of a big input starts Python again.
+      RunVerify("--cmd " + Quote(Script("full_node_table.py")) +
+                " --runs 10 --seed 1 --shrink-attempts 0 --out " +
+                TempPath("full-table.json"));
+  EXPECT_EQ(run.exit_status, 1) << run.output;
+  EXPECT_THAT(run.output,
+              HasSubstr("FAILED: wrong-answer on generated input 8 (--seed 1, "
+                        "size 88)"));
+}
+
+// The line counts verify/README.md gives for the Python implementations it
+// shows ("A 69-line Python implementation ... cat tests/verify/X.py") are
+// those of the files.
+TEST(VerifyDocsTest, ReadmeLineCountsAreTheScripts) {
+  std::ifstream readme(KVPREFIX_SOURCE_DIR "/verify/README.md");
+  std::stringstream text;
+  text << readme.rdbuf();
+  const std::string contents = text.str();
+  // "N-line" on the comment line above "cat tests/verify/X.py", or after
+  // it on the same line.
+  const std::regex claim(
+      "(\\d+)-line[^\\n]*\\n[^\\n]*cat (tests/verify/[a-z_]+\\.py)|"
+      "cat (tests/verify/[a-z_]+\\.py)[^\\n]*?(\\d+)-line");
+  int claims = 0;
+  for (std::sregex_iterator it(contents.begin(), contents.end(), claim), end;
+       it != end; ++it) {
+    const bool above = (*it)[1].matched;
+    const std::string path = (*it)[above ? 2 : 3].str();
+    std::ifstream script(KVPREFIX_SOURCE_DIR "/" + path);
+    ASSERT_TRUE(script) << path;
+    int lines = 0;
+    for (std::string line; std::getline(script, line);) ++lines;
+    EXPECT_EQ((*it)[above ? 1 : 4].str(), std::to_string(lines)) << path;
+    ++claims;
+  }
+  EXPECT_EQ(claims, 2);  // prefix_cache.py and replay_cache.py
 }
 
 TEST(VerifyCliTest, BadUsageAndBadInputExitWithStatus2) {
@@ -703,7 +952,8 @@ TEST(ShrinkTest, CacheMutantsShrinkToSmallDocuments) {
     std::optional<Failure> failure;
     ReplayInput input;
     for (std::uint64_t run = 0; run < 2000 && !failure; ++run) {
-      input = GeneratedReplayInput(1, run, 100).input;
+      input = GeneratedReplayInput(1, run, GeneratorSize(run, UINT64_MAX, 100))
+                  .input;
       failure = check(input);
     }
     ASSERT_TRUE(failure) << name << " was never caught";

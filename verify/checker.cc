@@ -8,6 +8,7 @@
 #include <exception>
 #include <new>
 #include <stdexcept>
+#include <type_traits>
 #include <utility>
 
 #include "checking/differential.h"
@@ -127,7 +128,12 @@ CheckerOf<Input> EngineChecker(EngineFactory make_engines) {
       const CacheOptions options = OptionsOf(input);
       checking::DifferentialChecker checker(options, make_engines(options));
       if (auto report = Apply(checker, input)) {
-        return Failure{FailureKind::kWrongAnswer, *std::move(report)};
+        Failure failure{FailureKind::kWrongAnswer, *std::move(report)};
+        // A replay applies one operation per request, in order.
+        if constexpr (std::is_same_v<Input, ReplayInput>) {
+          failure.request = checker.history().size() - 1;
+        }
+        return failure;
       }
       return std::nullopt;
     } catch (const std::bad_alloc&) {

@@ -2,6 +2,8 @@
 #ifndef KVPREFIX_VERIFY_FAILURE_H_
 #define KVPREFIX_VERIFY_FAILURE_H_
 
+#include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -28,6 +30,10 @@ struct Failure {
   // What went wrong, for a human: the request, expected versus actual, the
   // exit status, the JSON location... May span several lines.
   std::string message;
+  // The request (index in the input's requests) whose answer was wrong, when
+  // one is to blame: a wrong-answer, or an engine disagreeing on a replay
+  // document's step. The report then describes the reference's cache there.
+  std::optional<std::size_t> request = std::nullopt;
 };
 
 }  // namespace kvprefix::verify

@@ -3,8 +3,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <stdexcept>
+#include <string_view>
 
 #include "checking/random_input.h"
 #include "io/case_file.h"
@@ -25,6 +27,43 @@ auto WithFileName(const std::string& path, Read read) {
     return WhileDoing("reading " + path, read);
   } catch (const InputError& error) {
     throw InputError(path + ": " + error.location(), error.problem());
+  }
+}
+
+// True if `error`, from reading a file as a SPEC §4 input or a batch case
+// file, says that the file is a SPEC §8 replay document or a replay case
+// file: a member only those have, or no "cached_sequences".
+bool LooksLikeReplay(const InputError& error) {
+  // A case file's location starts with its path: "<path>: $.document".
+  const auto at = [&error](const std::string& json_path) {
+    const std::string& location = error.location();
+    return location == json_path || location.ends_with(": " + json_path);
+  };
+  for (std::string_view member :
+       {"capacity", "policy", "page_size", "document"}) {
+    if (at(fmt::format("$.{}", member)) &&
+        error.problem().find("unknown member") != std::string::npos) {
+      return true;
+    }
+  }
+  return at("$") && error.problem().find("member \"cached_sequences\"") !=
+                        std::string::npos;
+}
+
+// read(), whose InputError on what looks like a replay document gets a hint
+// at --format requests (verify reads SPEC §4 input unless told otherwise).
+template <typename Read>
+auto WithReplayHint(Read read) {
+  try {
+    return read();
+  } catch (const InputError& error) {
+    if (!LooksLikeReplay(error)) throw;
+    const bool case_file = error.location().ends_with("$.document");
+    throw InputError(
+        error.location(),
+        fmt::format("{} (a replay {}, SPEC §8? verify reads those with "
+                    "--format requests)",
+                    error.problem(), case_file ? "case file" : "document"));
   }
 }
 
@@ -74,21 +113,27 @@ std::vector<NamedInputOf<Input>> ReadCases(const std::string& path,
 }  // namespace
 
 std::vector<NamedInput> ReadInputFiles(const std::vector<std::string>& paths) {
-  return ReadFiles<BatchInput>(
-      paths, [](const std::string& path) { return ReadBatchInputFile(path); });
+  return ReadFiles<BatchInput>(paths, [](const std::string& path) {
+    return WithReplayHint([&] { return ReadBatchInputFile(path); });
+  });
 }
 
 std::vector<NamedReplayInput> ReadReplayInputFiles(
     const std::vector<std::string>& paths) {
   return ReadFiles<ReplayInput>(paths, [](const std::string& path) {
-    return ReadReplayDocumentFile(path);
+    return ReadReplayDocumentOrCaseFile(path);
   });
 }
 
 std::vector<NamedInput> ReadCaseInputs(const std::string& path) {
   return ReadCases<BatchInput>(
-      path, [](const std::string& file) { return ReadCaseFile(file); },
-      [](const std::string& dir) { return ReadCaseFolder(dir); });
+      path,
+      [](const std::string& file) {
+        return WithReplayHint([&] { return ReadCaseFile(file); });
+      },
+      [](const std::string& dir) {
+        return WithReplayHint([&] { return ReadCaseFolder(dir); });
+      });
 }
 
 std::vector<NamedReplayInput> ReadReplayCaseInputs(const std::string& path) {
@@ -120,14 +165,21 @@ std::vector<NamedInput> TraceWindowInputs(const std::string& path,
   return inputs;
 }
 
+int GeneratorSize(std::uint64_t run, std::uint64_t runs, int max_size) {
+  const std::uint64_t max = static_cast<std::uint64_t>(max_size);
+  // Inputs per cycle: the sizes 0 to max, or fewer steps if fewer inputs.
+  const std::uint64_t steps = std::min(runs, max + 1);
+  if (steps <= 1) return max_size;
+  // (steps - 1) <= max <= 10^4, so the product cannot overflow.
+  return static_cast<int>(run % steps * max / (steps - 1));
+}
+
 namespace {
 
 // Generated input number `run` of `seed` with generate(seed, size).
 template <typename Input, typename Generate>
-NamedInputOf<Input> Generated(std::uint64_t seed, std::uint64_t run,
-                              int max_size, Generate generate) {
-  const int size =
-      static_cast<int>(run % (static_cast<std::uint64_t>(max_size) + 1));
+NamedInputOf<Input> Generated(std::uint64_t seed, std::uint64_t run, int size,
+                              Generate generate) {
   return NamedInputOf<Input>{
       fmt::format("generated input {} (--seed {}, size {})", run, seed, size),
       generate(seed + run, size), std::nullopt};
@@ -135,14 +187,13 @@ NamedInputOf<Input> Generated(std::uint64_t seed, std::uint64_t run,
 
 }  // namespace
 
-NamedInput GeneratedInput(std::uint64_t seed, std::uint64_t run, int max_size) {
-  return Generated<BatchInput>(seed, run, max_size, checking::RandomBatchInput);
+NamedInput GeneratedInput(std::uint64_t seed, std::uint64_t run, int size) {
+  return Generated<BatchInput>(seed, run, size, checking::RandomBatchInput);
 }
 
 NamedReplayInput GeneratedReplayInput(std::uint64_t seed, std::uint64_t run,
-                                      int max_size) {
-  return Generated<ReplayInput>(seed, run, max_size,
-                                checking::RandomReplayInput);
+                                      int size) {
+  return Generated<ReplayInput>(seed, run, size, checking::RandomReplayInput);
 }
 
 }  // namespace kvprefix::verify

@@ -29,18 +29,21 @@ using NamedInput = NamedInputOf<BatchInput>;
 using NamedReplayInput = NamedInputOf<ReplayInput>;
 
 // Reads SPEC §4 files. Throws InputError (prefixed with the file name) and
-// IoError as ReadBatchInputFile.
+// IoError as ReadBatchInputFile; the InputError of what looks like a replay
+// document (a capacity, policy or page_size member, no cached_sequences)
+// adds a hint at --format requests.
 std::vector<NamedInput> ReadInputFiles(const std::vector<std::string>& paths);
 
-// Reads SPEC §8 replay documents, throwing as ReadReplayDocumentFile does
-// (InputError prefixed with the file name, IoError).
+// Reads SPEC §8 replay documents, or replay case files as they are (their
+// documents), throwing as ReadReplayDocumentOrCaseFile does (InputError
+// prefixed with the file name, IoError).
 std::vector<NamedReplayInput> ReadReplayInputFiles(
     const std::vector<std::string>& paths);
 
 // Reads case files (io/case_file.h): every *.json of `path` if it is a
 // folder (sorted by name), else the one file. Throws InputError or IoError
-// naming the file, and std::invalid_argument for a folder without *.json
-// files.
+// naming the file (a replay case file's InputError with a hint at --format
+// requests), and std::invalid_argument for a folder without *.json files.
 std::vector<NamedInput> ReadCaseInputs(const std::string& path);
 
 // The same for replay case files (tests/data/cases/capacity/).
@@ -56,17 +59,25 @@ std::vector<NamedReplayInput> ReadReplayCaseInputs(const std::string& path);
 std::vector<NamedInput> TraceWindowInputs(const std::string& path,
                                           std::size_t window);
 
-// Generated input number `run`: checking::RandomBatchInput(seed + run,
-// run % (max_size + 1)), so sizes cycle from 0 to max_size and the same
-// (seed, run, max_size) always gives the same input.
-NamedInput GeneratedInput(std::uint64_t seed, std::uint64_t run, int max_size);
+// The generator size of generated input number `run` (0-based) of `runs`
+// (UINT64_MAX when no count is known: a time budget): sizes step evenly from
+// 0 to `max_size` over the first min(runs, max_size + 1) inputs and then
+// cycle, so that even --runs 10 reaches max_size (0, 11, 22, ..., 100 for
+// max_size 100) and a long run checks every size in turn; a single input
+// gets max_size. 0 <= result <= max_size. O(1).
+int GeneratorSize(std::uint64_t run, std::uint64_t runs, int max_size);
+
+// Generated input number `run` at generator size `size`:
+// checking::RandomBatchInput(seed + run, size), named with its run, seed and
+// size; the same arguments always give the same input.
+NamedInput GeneratedInput(std::uint64_t seed, std::uint64_t run, int size);
 
 // Generated replay document number `run`: checking::RandomReplayInput(seed +
-// run, run % (max_size + 1)), sizes cycling as above. About three in four
-// evict (a capacity below the requests' distinct prefixes; 760 of runs 0-999
-// of seed 1), under either policy and page sizes 1 to 3.
+// run, size), named as above. About three in four evict (a capacity below
+// the requests' distinct prefixes; 760 of runs 0-999 of seed 1 at sizes
+// cycling 0 to 100), under either policy and page sizes 1 to 3.
 NamedReplayInput GeneratedReplayInput(std::uint64_t seed, std::uint64_t run,
-                                      int max_size);
+                                      int size);
 
 }  // namespace kvprefix::verify
 

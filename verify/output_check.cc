@@ -166,7 +166,8 @@ std::optional<Failure> FindWrongAnswer(
             FormatMatch(expected[i].matched_length, expected[i].cache_node,
                         suffix),
             FormatMatch(printed.matched_length, printed.cache_node,
-                        printed.uncached_suffix))};
+                        printed.uncached_suffix)),
+        i};
   }
   return std::nullopt;
 }

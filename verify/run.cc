@@ -13,14 +13,17 @@
 #include <system_error>
 #include <thread>
 #include <type_traits>
+#include <utility>
 
 #include "checking/differential.h"
 #include "io/case_file.h"
 #include "io/input_error.h"
 #include "io/json_output.h"
+#include "verify/cache_state.h"
 #include "verify/checker.h"
 #include "verify/inputs.h"
 #include "verify/shrink.h"
+#include "verify/statistics.h"
 #include "verify/subprocess.h"
 
 namespace kvprefix::verify {
@@ -116,14 +119,22 @@ std::vector<NamedReplayInput> LoadInputs(const RunOptions& options,
   return inputs;
 }
 
-NamedInput Generate(std::uint64_t seed, std::uint64_t run, int max_size,
+NamedInput Generate(std::uint64_t seed, std::uint64_t run, int size,
                     BatchInput) {
-  return GeneratedInput(seed, run, max_size);
+  return GeneratedInput(seed, run, size);
 }
 
-NamedReplayInput Generate(std::uint64_t seed, std::uint64_t run, int max_size,
+NamedReplayInput Generate(std::uint64_t seed, std::uint64_t run, int size,
                           ReplayInput) {
-  return GeneratedReplayInput(seed, run, max_size);
+  return GeneratedReplayInput(seed, run, size);
+}
+
+// What the reference's cache held at the failing request: a replay's wrong
+// match usually comes from an earlier wrong eviction.
+std::string DescribeState(const BatchInput&, const Failure&) { return ""; }
+std::string DescribeState(const ReplayInput& input, const Failure& failure) {
+  if (!failure.request || *failure.request >= input.requests.size()) return "";
+  return DescribeReferenceCache(input, *failure.request);
 }
 
 // Shrinks (unless it timed out: every attempt would cost the timeout),
@@ -149,6 +160,7 @@ template <typename Input>
     }
   }
   fmt::print("{}\n", shrunk.failure.message);
+  fmt::print("{}", DescribeState(shrunk.input, shrunk.failure));
   const std::string text = FormatCase(
       shrunk.input, ReferenceMatches(shrunk.input),
       fmt::format("kvprefix verify {}: {} on {}", TargetFlags(options),
@@ -208,7 +220,9 @@ void RunOn(const RunOptions& options) {
     if (next_given < inputs.size()) return inputs[next_given++];
     if (next_run < runs) {
       return WhileDoing("generating inputs", [&] {
-        return Generate(seed, next_run++, options.max_size, Input{});
+        const std::uint64_t run = next_run++;
+        return Generate(seed, run, GeneratorSize(run, runs, options.max_size),
+                        Input{});
       });
     }
     return std::nullopt;
@@ -216,9 +230,17 @@ void RunOn(const RunOptions& options) {
   // Checks run --jobs at a time; failures are taken in input order, so a
   // run is reproducible whatever the number of jobs.
   std::size_t checked = 0;
+  InputStatistics statistics;
+  // A check and what its input exercised, on one thread.
+  using Result = std::pair<std::optional<Failure>, InputStatistics>;
+  const auto check_and_count = [&check](const Input& input) {
+    Result result{check(input), InputStatistics{}};
+    result.second.Add(input);
+    return result;
+  };
   for (bool more = true; more;) {
     std::vector<NamedInputOf<Input>> batch;
-    std::vector<std::future<std::optional<Failure>>> results;
+    std::vector<std::future<Result>> results;
     while (batch.size() < jobs) {
       std::optional<NamedInputOf<Input>> input = next_input();
       if (!input) {
@@ -229,8 +251,8 @@ void RunOn(const RunOptions& options) {
     }
     for (const NamedInputOf<Input>& input : batch) {
       try {
-        results.push_back(
-            std::async(std::launch::async, check, std::cref(input.input)));
+        results.push_back(std::async(std::launch::async, check_and_count,
+                                     std::cref(input.input)));
       } catch (const std::system_error& error) {
         // No room for another thread's stack (RLIMIT_AS, ulimit -v).
         throw ResourceError(fmt::format(
@@ -242,9 +264,10 @@ void RunOn(const RunOptions& options) {
     for (std::size_t i = 0; i < batch.size(); ++i) {
       // A std::system_error (no pipes, no /bin/sh) propagates: status 1;
       // std::bad_alloc becomes "out of memory while checking <input>".
-      const std::optional<Failure> failure = WhileDoing(
-          "checking " + batch[i].name, [&] { return results[i].get(); });
-      if (failure) ReportFailure(options, check, batch[i], *failure);
+      const Result result = WhileDoing("checking " + batch[i].name,
+                                       [&] { return results[i].get(); });
+      if (result.first) ReportFailure(options, check, batch[i], *result.first);
+      statistics.Merge(result.second);
       if (batch[i].expected &&
           *batch[i].expected != ReferenceMatches(batch[i].input)) {
         fmt::print(
@@ -255,8 +278,9 @@ void RunOn(const RunOptions& options) {
     }
   }
   const std::chrono::duration<double> elapsed = Clock::now() - start;
-  fmt::print("OK: {} inputs agree with the reference ({:.1f} s)\n", checked,
-             elapsed.count());
+  // The OK line comes first and keeps its form: scripts read it.
+  fmt::print("OK: {} inputs agree with the reference ({:.1f} s)\n{}", checked,
+             elapsed.count(), statistics.Format());
 }
 
 }  // namespace

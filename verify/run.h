@@ -52,7 +52,8 @@ struct RunOptions {
   std::size_t trace_window = 64;
   // Generated inputs: `runs` of them (unset: 100, or none when inputs are
   // given, or until the time budget is spent when there is one) from `seed`
-  // (unset: a random one, printed), sizes cycling from 0 to `max_size`.
+  // (unset: a random one, printed), sizes from 0 to `max_size` even for a
+  // few runs (GeneratorSize in verify/inputs.h).
   std::optional<std::uint64_t> runs;
   std::optional<std::uint64_t> seed;
   int max_size = 100;  // 0 to kMaxGeneratorSize
@@ -70,8 +71,11 @@ struct RunOptions {
 };
 
 // Checks every input in order, `jobs` at a time, and prints the report on
-// standard output: "OK: N inputs agree ...", or the failure, shrunk, whose
-// case file (with the reference's answer) is written to `out`. Failures are
+// standard output: "OK: N inputs agree ..." and then what the inputs
+// exercised (InputStatistics::Format in verify/statistics.h), or the
+// failure, shrunk (for a replay document's wrong request, with the
+// reference's cache there: verify/cache_state.h), whose case file (with the
+// reference's answer) is written to `out`. Failures are
 // taken in input order, so a run is reproducible whatever `jobs` is.
 // Throws std::invalid_argument or InputError for bad usage (a trace with
 // kRequests) or input,

@@ -12,8 +12,10 @@
 #   packaging_test.sh subdirectory  examples/consumer/ built with the source
 #                                   tree added by add_subdirectory
 #   packaging_test.sh deb           `cpack -G DEB`; the control fields; the
-#                                   CLI run from the unpacked .deb, and the
-#                                   consumer built against it
+#                                   CLI run from the unpacked .deb (`curve
+#                                   --plot` with the package's own plot
+#                                   script), and the consumer built against
+#                                   it
 #   packaging_test.sh pip           `pip install --no-build-isolation
 #                                   --no-index` of a copy of the repository
 #                                   into a new venv; version metadata and
@@ -70,6 +72,30 @@ check_seed_examples() {
     cmp "$expected" "$actual" || fail "$* examples/seed-$n.json: $(cat "$actual")"
   done
   echo "seed examples: $* prints the seed's outputs" >&2
+}
+
+# `CLI curve --plot` draws with SCRIPT, the plot script installed beside the
+# tool, not with the source tree's cli/plot_curve.py: it draws a PNG, then,
+# with SCRIPT replaced by one that fails naming itself, fails with that name.
+check_packaged_plot() {
+  local cli=$1 script=$2 trace=$work/plot-trace.jsonl message
+  printf '%s\n' '{"input_length":1024,"hash_ids":[1,2]}' \
+    '{"input_length":1536,"hash_ids":[1,2,3]}' '{"input_length":512,"hash_ids":[1]}' \
+    >"$trace"
+  run "$cli" curve "$trace" --points 3 --plot "$work/curve.png" >/dev/null
+  [ "$(head -c 4 "$work/curve.png" | od -An -c | tr -d ' ')" = '211PNG' ] ||
+    fail "curve --plot wrote no PNG"
+  mv "$script" "$script.real"
+  printf '%s\n' '#!/usr/bin/python3' 'import sys' \
+    'sys.exit("the packaged plot_curve.py ran")' >"$script"
+  if message=$("$cli" curve "$trace" --points 3 --plot "$work/stub.png" 2>&1); then
+    mv "$script.real" "$script"
+    fail "curve --plot did not run the packaged $script"
+  fi
+  mv "$script.real" "$script"
+  [[ $message == *"the packaged plot_curve.py ran"* ]] ||
+    fail "curve --plot ran another plot script: $message"
+  echo "curve --plot: draws with the packaged plot_curve.py" >&2
 }
 
 # The consumer run without arguments answers the first seed example.
@@ -144,10 +170,12 @@ test_deb() {
   local deb
   deb=$(find "$work" -maxdepth 1 -name "kvprefix_${version}_*.deb")
   [ -f "$deb" ] || fail "cpack made no kvprefix_${version}_*.deb"
-  run dpkg-deb --field "$deb" Package Version Maintainer Depends Recommends
+  run dpkg-deb --field "$deb" Package Version Maintainer Depends Recommends Suggests
   [ "$(dpkg-deb --field "$deb" Package)" = kvprefix ] || fail "Package"
   [ "$(dpkg-deb --field "$deb" Version)" = "$version" ] || fail "Version"
   [ -n "$(dpkg-deb --field "$deb" Maintainer)" ] || fail "no Maintainer"
+  [[ $(dpkg-deb --field "$deb" Suggests) == *python3-matplotlib* ]] ||
+    fail "Suggests lacks python3-matplotlib (curve --plot)"
   # dpkg-shlibdeps found the shared libraries the CLI loads.
   local depends
   depends=$(dpkg-deb --field "$deb" Depends)
@@ -158,12 +186,14 @@ test_deb() {
   run dpkg-deb --extract "$deb" "$work/root"
   for file in usr/bin/kvprefix usr/lib/libkvprefix_core.a \
     usr/lib/cmake/kvprefix/kvprefixConfig.cmake usr/lib/pkgconfig/kvprefix.pc \
-    usr/include/kvprefix/engines/registry.h usr/share/doc/kvprefix/CHANGELOG.md; do
+    usr/include/kvprefix/engines/registry.h usr/share/doc/kvprefix/CHANGELOG.md \
+    usr/share/kvprefix/plot_curve.py; do
     [ -e "$work/root/$file" ] || fail "not in the .deb: $file"
   done
   local cli=$work/root/usr/bin/kvprefix
   [ "$(run "$cli" --version)" = "kvprefix $version" ] || fail "$cli --version"
   check_seed_examples "$cli" match
+  check_packaged_plot "$cli" "$work/root/usr/share/kvprefix/plot_curve.py"
   # The package's libraries and CMake package work where it is unpacked.
   run cmake -S "$src/examples/consumer" -B "$work/consumer" "${cmake_arguments[@]}" \
     -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$work/root/usr" >/dev/null

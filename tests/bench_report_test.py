@@ -1,0 +1,173 @@
+#!/usr/bin/python3
+"""ctest bench_report: bench/report.py on small Google Benchmark JSON made here.
+
+Checks what the report says about a comparison (a U test that cannot reach
+significance with too few repetitions is named as such, not counted as "0
+benchmarks changed"), noisy rows and their reruns, integer node counts, and
+paths. Exits 77 (skipped, saying so) without Google Benchmark's compare.py,
+scipy or matplotlib (scripts/dev.sh installs them).
+"""
+
+import importlib.util
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+
+SOURCE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REPORT = os.path.join(SOURCE, "bench", "report.py")
+COMPARE = "/usr/share/benchmark/compare.py"
+failures = []
+
+
+def check(condition, what, text=""):
+    if not condition:
+        failures.append(what)
+        print(f"FAILED: {what}\n{text}", file=sys.stderr)
+
+
+def run_json(times, repetitions, spread=None, nodes=3072.0):
+    """Google Benchmark JSON: each name in `times` (ms) run `repetitions`
+    times, CPU times spread evenly over +-1% (or +-`spread[name]`) of it, so
+    that the median is the given time, with the median and cv aggregates
+    kvprefix_bench writes."""
+    benchmarks = []
+    for name, base in times.items():
+        width = (spread or {}).get(name, 0.01)
+        values = [base * (1 + width * (2 * i / (repetitions - 1) - 1))
+                  for i in range(repetitions)] if repetitions > 1 else [base]
+        common = {"run_name": name, "repetitions": repetitions, "threads": 1,
+                  "time_unit": "ms", "nodes": nodes, "bytes_per_node": 8.5,
+                  "hit_ratio": 0.5, "answer_digest": 7.0}
+        for i, value in enumerate(values):
+            benchmarks.append(dict(common, name=name, run_type="iteration",
+                                   repetition_index=i, iterations=10,
+                                   real_time=value, cpu_time=value,
+                                   items_per_second=1e9 / value))
+        median = statistics.median(values)
+        benchmarks.append(dict(common, name=f"{name}_median", run_type="aggregate",
+                               aggregate_name="median", iterations=repetitions,
+                               real_time=median, cpu_time=median,
+                               items_per_second=1e9 / median))
+        if repetitions > 1:
+            cv = statistics.stdev(values) / statistics.mean(values)
+            benchmarks.append(dict(common, name=f"{name}_cv", run_type="aggregate",
+                                   aggregate_name="cv", aggregate_unit="percentage",
+                                   iterations=repetitions, real_time=cv, cpu_time=cv))
+    context = {"date": "2026-01-01T00:00:00+00:00", "host_name": "host",
+               "executable": "/elsewhere/src/build/bench/kvprefix_bench",
+               "num_cpus": 2, "mhz_per_cpu": 2000, "caches": [], "load_avg": [0.5],
+               "library_build_type": "debug", "build_type": "Release",
+               "engines": "reference radix", "workloads": "wide/100",
+               "mooncake_dir": "/elsewhere/src/data/mooncake",
+               "mooncake_requests": "2000", "commit": "abc1234"}
+    return {"context": context, "benchmarks": benchmarks}
+
+
+def write(folder, name, run):
+    path = os.path.join(folder, name)
+    with open(path, "w") as f:
+        json.dump(run, f)
+    return path
+
+
+def report(folder, runs, baselines=()):
+    out = os.path.join(folder, "report.md")
+    command = [sys.executable, REPORT, "--out", out, "--img-dir",
+               os.path.join(folder, "img"), "--command", "test"]
+    for baseline in baselines:
+        command += ["--baseline", baseline]
+    proc = subprocess.run(command + list(runs), capture_output=True, text=True)
+    check(proc.returncode == 0, f"report.py exited {proc.returncode}", proc.stderr)
+    with open(out) as f:
+        return f.read()
+
+
+TIMES = {"BM_Match/reference/wide/100": 10.0, "BM_Match/radix/wide/100": 2.0}
+SLOWER = {name: 1.5 * time for name, time in TIMES.items()}
+
+
+def too_few_repetitions(folder):
+    """2 against 2 repetitions, 50% slower: the U test's smallest p is 1/3."""
+    text = report(folder, [write(folder, "new.json", run_json(SLOWER, 2))],
+                  [write(folder, "old.json", run_json(TIMES, 2))])
+    check("**Too few repetitions for the U test: 2 of the 2 benchmarks in both "
+          "runs cannot reach p < 0.05 whatever their times**" in text,
+          "2 against 2 repetitions: no 'Too few repetitions' line", text)
+    check("the smallest p the test can give is 0.333" in text,
+          "the smallest p of 2 against 2 is not given as 0.333", text)
+    check("at least 4 repetitions" in text, "no advice of 4 repetitions", text)
+    check("changed with p <" not in text,
+          "an untestable comparison still counts benchmarks that changed", text)
+    check("+50.0% (not tested for significance)" in text,
+          "the geometric mean is not marked untested", text)
+
+
+def enough_repetitions(folder):
+    """5 against 5 repetitions, 50% slower: both changed (p = 2/252)."""
+    text = report(folder, [write(folder, "new.json", run_json(SLOWER, 5))],
+                  [write(folder, "old.json", run_json(TIMES, 5))])
+    check("2 of the 2 benchmarks that could be tested changed with p < 0.05" in text,
+          "5 against 5 repetitions: the two changes are not counted", text)
+    check("Too few repetitions" not in text,
+          "5 against 5 repetitions called too few", text)
+    check("| BM_Match/radix/wide/100 | 2.00 ms | 3.00 ms | +50.0% | 0.0079 | 5 vs 5 |"
+          in text, "the changed row is missing or wrong", text)
+
+
+def noisy_rows_and_reruns(folder):
+    """A row with a 30% spread is listed for a rerun and marked in the table."""
+    first = write(folder, "first.json",
+                  run_json(TIMES, 3, spread={"BM_Match/radix/wide/100": 0.3}))
+    proc = subprocess.run([sys.executable, REPORT, "--list-noisy", first],
+                          capture_output=True, text=True)
+    check(proc.stdout == "^(BM_Match/radix/wide/100)$\n",
+          f"--list-noisy printed {proc.stdout!r}", proc.stderr)
+    text = report(folder, [first])
+    check("| **30.0% noisy** |" in text, "the noisy row is not flagged", text)
+    check("1 rows have a cv above 10% (\"noisy\") and were not rerun" in text,
+          "no note of the noisy row", text)
+    rerun = write(folder, "rerun.json",
+                  run_json({"BM_Match/radix/wide/100": 4.0}, 3))
+    text = report(folder, [first, rerun])
+    check("| BM_Match/radix/wide/100 | 250 | 4.00 |" in text,
+          "the table does not show the rerun's median", text)
+    check("| 1.0% (rerun; first run 30.0%) |" in text,
+          "the rerun row is not marked with the first run's cv", text)
+    check("1 rows had a cv above 10% and were rerun alone once" in text and
+          "0 rows are still above 10%" in text, "no note of the rerun", text)
+
+
+def counts_and_paths(folder):
+    text = report(folder, [write(folder, "run.json", run_json(TIMES, 3))])
+    check("| 8.50 | 3,072 | 0.500 |" in text and "3,072.0" not in text,
+          "node counts are not integers", text)
+    check("| Mooncake traces | data/mooncake (first 2000 requests) |" in text,
+          "the trace folder is not shown relative to its source tree", text)
+    check("library built as debug (Debian's libbenchmark is compiled without "
+          "NDEBUG" in text, "the debug library is not explained", text)
+
+
+def main():
+    missing = [what for what, present in (
+        (COMPARE, os.path.exists(COMPARE)),
+        ("scipy", importlib.util.find_spec("scipy")),
+        ("matplotlib", importlib.util.find_spec("matplotlib"))) if not present]
+    if missing:
+        print(f"skipped: {', '.join(missing)} missing (scripts/dev.sh installs "
+              "libbenchmark-tools, python3-scipy, python3-matplotlib)")
+        return 77
+    for test in (too_few_repetitions, enough_repetitions, noisy_rows_and_reruns,
+                 counts_and_paths):
+        before = len(failures)
+        with tempfile.TemporaryDirectory() as folder:
+            test(folder)
+        print(f"{test.__name__}: {'ok' if len(failures) == before else 'FAILED'}")
+    print(f"{len(failures)} failed" if failures else "all passed")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,61 @@
+// What the checked inputs exercised, as RapidCheck's RC_CLASSIFY reports the
+// classes of a property's inputs: empty matches, full hits, matches that end
+// inside what a radix trie holds as one edge, and for replay documents
+// evictions, policies and page sizes. `kvprefix verify` prints them after
+// "OK", so that a user sees whether the inputs reached the cases that break
+// real implementations.
+#ifndef KVPREFIX_VERIFY_STATISTICS_H_
+#define KVPREFIX_VERIFY_STATISTICS_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "kvprefix/batch.h"
+#include "kvprefix/replay.h"
+
+namespace kvprefix::verify {
+
+// Counts over inputs, from the reference's answers (so they describe the
+// inputs, whatever the implementation under test does). Not thread-safe;
+// one per thread, then Merge.
+struct InputStatistics {
+  std::uint64_t requests = 0;
+  // Matches of 0 tokens.
+  std::uint64_t empty_matches = 0;
+  // Matches of every whole page of a non-empty request (SPEC §8 drops a
+  // trailing partial page; with page size 1, the whole request).
+  std::uint64_t full_hits = 0;
+  // Non-empty matches ending at a node with exactly one child: inside an
+  // edge of a radix trie holding the same nodes (not at a branch or a
+  // leaf), where a radix engine must stop in the middle of a run.
+  std::uint64_t inside_edge = 0;
+  // Replay documents only:
+  std::uint64_t documents = 0;
+  std::uint64_t evicting_documents = 0;  // evicted at least one node
+  std::uint64_t evicted_nodes = 0;
+  std::uint64_t lru_documents = 0;                    // the rest are fifo
+  std::map<std::uint64_t, std::uint64_t> page_sizes;  // page size -> documents
+
+  // Adds the input's requests: the reference trie holding its cached
+  // sequences matches each one. O(tokens * log fan-out).
+  void Add(const BatchInput& input);
+  // Adds the document: the reference replays it (SPEC §8), each request's
+  // match taken at step 1. O(tokens * log fan-out) plus O(log nodes) per
+  // eviction.
+  void Add(const ReplayInput& input);
+  void Merge(const InputStatistics& other);
+
+  // One line per kind of input seen, each ending in a newline ("" when
+  // nothing was added):
+  //   "exercised: 2345 requests: 31.2% empty matches, 12.0% full hits,
+  //    40.1% end inside an edge\n"
+  //   "exercised: 100 replay documents: 76.0% evict (1234 nodes), lru
+  //    51.0%, page size 1 52.0% 2 24.0% 3 24.0%\n"
+  // Percentages with one decimal. O(page sizes).
+  std::string Format() const;
+};
+
+}  // namespace kvprefix::verify
+
+#endif  // KVPREFIX_VERIFY_STATISTICS_H_
