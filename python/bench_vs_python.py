@@ -14,7 +14,7 @@ input is timed too. Every answer is checked equal to the dict trie's.
 Times are the best of --repeat runs, in seconds of wall-clock time.
 
 Usage (from the repository root, with the module built):
-  PYTHONPATH=build-py/python /usr/bin/python3 python/bench_vs_python.py
+  PYTHONPATH=build/python /usr/bin/python3 python/bench_vs_python.py
 """
 import argparse
 import gc

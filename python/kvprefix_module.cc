@@ -1,7 +1,9 @@
 // The `kvprefix` Python module (pybind11): the seed's function
 // find_prefix_matches(cached_sequences, requests) returning the seed's exact
-// dictionary, and PrefixIndex for online insert/match, on any registered
-// engine.
+// dictionary, PrefixIndex for online insert/match, replay and curve on any
+// registered engine; read_trace, the tool's Mooncake trace reader; and
+// run_command_line, the tool's own command line (cli/run.h) for
+// `python3 -m kvprefix`.
 //
 // Input conversion is the part that decides speed from Python, so it is done
 // here in C++ with the CPython API, never with a Python-level loop per token:
@@ -22,6 +24,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -33,6 +36,8 @@
 #include <utility>
 #include <vector>
 
+#include "cli/commands.h"
+#include "cli/run.h"
 #include "engines/registry.h"
 #include "io/input_error.h"
 #include "io/json_input.h"
@@ -309,29 +314,32 @@ py::dict MatchDict(const Match& match, TokenSpan request, py::handle items) {
   return result;
 }
 
+// `value` as an int from `min` to `max`; `name` is the argument's name.
+// Raises TypeError for a non-int (bools included), ValueError out of range.
+std::uint64_t ToUint(py::handle value, const char* name, std::uint64_t min,
+                     std::uint64_t max) {
+  if (PyBool_Check(value.ptr()) || !PyIndex_Check(value.ptr())) {
+    Raise(PyExc_TypeError,
+          std::string(name) + " must be an int, not " + TypeName(value.ptr()));
+  }
+  const py::int_ number = py::reinterpret_borrow<py::object>(value);
+  if (number < py::int_(min) || number > py::int_(max)) {
+    Raise(PyExc_ValueError, std::string(name) + " must be from " +
+                                std::to_string(min) + " to " +
+                                std::to_string(max) + ", not " +
+                                std::string(py::str(py::handle(number))));
+  }
+  return number.cast<std::uint64_t>();
+}
+
 // The cache of SPEC §8 from Python arguments: capacity None (unbounded) or
 // an int >= 0, policy "lru" or "fifo", page_size an int from 1 to 2^31 - 1.
 // Raises ValueError naming the argument, TypeError for a wrong type.
 CacheOptions ToCacheOptions(py::handle capacity, const std::string& policy,
                             py::handle page_size) {
   CacheOptions options;
-  const auto to_uint = [](py::handle value, const char* name, std::uint64_t min,
-                          std::uint64_t max) {
-    if (PyBool_Check(value.ptr()) || !PyIndex_Check(value.ptr())) {
-      Raise(PyExc_TypeError, std::string(name) + " must be an int, not " +
-                                 TypeName(value.ptr()));
-    }
-    const py::int_ number = py::reinterpret_borrow<py::object>(value);
-    if (number < py::int_(min) || number > py::int_(max)) {
-      Raise(PyExc_ValueError, std::string(name) + " must be from " +
-                                  std::to_string(min) + " to " +
-                                  std::to_string(max) + ", not " +
-                                  std::string(py::str(py::handle(number))));
-    }
-    return number.cast<std::uint64_t>();
-  };
   if (!capacity.is_none()) {
-    options.capacity = to_uint(capacity, "capacity", 0, kUnbounded);
+    options.capacity = ToUint(capacity, "capacity", 0, kUnbounded);
   }
   const auto parsed = ParseEvictionPolicy(policy);
   if (!parsed) {
@@ -339,7 +347,7 @@ CacheOptions ToCacheOptions(py::handle capacity, const std::string& policy,
           "policy must be 'lru' or 'fifo', not '" + policy + "'");
   }
   options.policy = *parsed;
-  options.page_size = to_uint(page_size, "page_size", 1, kMaxPageSize);
+  options.page_size = ToUint(page_size, "page_size", 1, kMaxPageSize);
   return options;
 }
 
@@ -369,23 +377,48 @@ py::dict MatchesDict(const std::vector<Match>& matches,
   return result;
 }
 
+// {"matches": [...]} and the summary `kvprefix replay` prints for a trace,
+// under the same names: the engine, the cache, the counts of `summary`, the
+// hit ratio, and the index's node, eviction and memory counts at the end.
 py::dict ReplayPy(py::handle requests, py::handle capacity,
                   const std::string& policy, py::handle page_size,
                   const std::string& engine) {
-  std::unique_ptr<PrefixIndex> index =
-      MakeEngineOrRaise(engine, ToCacheOptions(capacity, policy, page_size));
+  const CacheOptions options = ToCacheOptions(capacity, policy, page_size);
+  std::unique_ptr<PrefixIndex> index = MakeEngineOrRaise(engine, options);
   const ConvertedSequences queries = ConvertSequences(requests, "requests");
   std::vector<Match> matches;
+  ReplaySummary summary;
+  std::uint64_t nodes = 0;
+  std::uint64_t evictions = 0;
+  std::size_t memory_bytes = 0;
   {
     py::gil_scoped_release release;
     matches.reserve(queries.tokens.size());
-    Replay(*index, queries.tokens,
-           [&](std::size_t, TokenSpan, const Match& match) {
-             matches.push_back(match);
-           });
+    summary = Replay(*index, queries.tokens,
+                     [&](std::size_t, TokenSpan, const Match& match) {
+                       matches.push_back(match);
+                     });
+    nodes = index->node_count();
+    evictions = index->evicted_count();
+    memory_bytes = index->memory_bytes();
     index.reset();
   }
-  return MatchesDict(matches, queries);
+  py::dict result = MatchesDict(matches, queries);
+  result["engine"] = engine;
+  result["capacity"] = options.bounded()
+                           ? py::object(py::int_(options.capacity))
+                           : py::object(py::none());
+  result["policy"] = EvictionPolicyName(options.policy);
+  result["page_size"] = options.page_size;
+  result["requests"] = summary.requests;
+  result["request_tokens"] = summary.request_tokens;
+  result["matched_tokens"] = summary.matched_tokens;
+  result["hit_ratio"] = summary.hit_ratio();
+  result["nodes"] = nodes;
+  result["peak_nodes"] = summary.peak_nodes;
+  result["evictions"] = evictions;
+  result["memory_bytes"] = memory_bytes;
+  return result;
 }
 
 // `values` as a NumPy array of `dtype` when NumPy is installed, else a list.
@@ -435,6 +468,9 @@ py::dict CurvePy(py::handle requests, py::handle page_size,
     for (py::handle capacity : py::iter(capacities)) {
       chosen.push_back(ToCacheOptions(capacity, "lru", py::int_(1)).capacity);
     }
+    // Given but empty is a mistake, as the CLI's --capacities "" is, not a
+    // request for the default points.
+    if (chosen.empty()) Raise(PyExc_ValueError, "capacities must not be empty");
   }
   std::size_t count = 32;
   if (!points.is_none()) {
@@ -494,6 +530,119 @@ py::dict CurvePy(py::handle requests, py::handle page_size,
   result["request_tokens"] = curve.request_tokens();
   result["distinct_prefixes"] = curve.distinct_prefixes();
   return result;
+}
+
+// kvprefix.InputError, set when the module is initialized.
+PyObject* input_error_type = nullptr;
+
+// The bytes of the path `path` names (str, bytes or os.PathLike), as
+// os.fsencode gives them, so that any file name the OS takes can be named.
+// Raises ValueError for a NUL byte, at which a C string would end.
+std::string PathArgument(py::handle path) {
+  std::string bytes =
+      py::module_::import("os").attr("fsencode")(path).cast<std::string>();
+  if (bytes.find('\0') != std::string::npos) {
+    Raise(PyExc_ValueError, "embedded null byte in path");
+  }
+  return bytes;
+}
+
+// The requests of a trace as Python objects, each a one-dimensional int32
+// buffer that replay() and curve() read with one memcpy: NumPy arrays,
+// views of one array holding the whole trace, when NumPy can be imported;
+// else array.array('i') objects.
+py::list RequestBuffers(const SequenceList& requests) {
+  static_assert(sizeof(int) == sizeof(Token), "array.array('i') is int32");
+  py::list result(requests.size());
+  py::object numpy;
+  try {
+    numpy = py::module_::import("numpy");
+  } catch (const py::error_already_set& error) {
+    if (!error.matches(PyExc_ImportError)) throw;
+  }
+  if (!numpy) {
+    const py::object array = py::module_::import("array").attr("array");
+    for (std::size_t i = 0; i < requests.size(); ++i) {
+      const TokenSpan request = requests[i];
+      result[i] =
+          array("i", py::bytes(reinterpret_cast<const char*>(request.data()),
+                               request.size_bytes()));
+    }
+    return result;
+  }
+  const py::object flat =
+      numpy.attr("empty")(requests.total_tokens(), py::arg("dtype") = "int32");
+  {
+    Py_buffer view;
+    if (PyObject_GetBuffer(flat.ptr(), &view,
+                           PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE) != 0) {
+      throw py::error_already_set();
+    }
+    std::unique_ptr<Py_buffer, decltype(&PyBuffer_Release)> release(
+        &view, &PyBuffer_Release);
+    Token* out = static_cast<Token*>(view.buf);
+    for (const TokenSpan request : requests) {
+      std::copy(request.begin(), request.end(), out);
+      out += request.size();
+    }
+  }
+  std::size_t begin = 0;
+  for (std::size_t i = 0; i < requests.size(); ++i) {
+    const std::size_t end = begin + requests[i].size();
+    result[i] = flat[py::slice(static_cast<py::ssize_t>(begin),
+                               static_cast<py::ssize_t>(end), 1)];
+    begin = end;
+  }
+  return result;
+}
+
+// The requests of the Mooncake trace `path` (SPEC §7), read by the tool's
+// own reader (cli::ReadTrace), so that the tokens and the error messages
+// are those of `kvprefix replay|curve TRACE --mode mode --vocab vocab`.
+py::list ReadTracePy(py::handle path, const std::string& mode,
+                     py::handle vocab) {
+  if (mode != "block" && mode != "token") {
+    Raise(PyExc_ValueError,
+          "mode must be 'block' or 'token', not '" + mode + "'");
+  }
+  cli::TraceArguments trace;
+  trace.path = PathArgument(path);
+  trace.mode = mode;
+  trace.options.vocabulary = static_cast<std::uint32_t>(
+      ToUint(vocab, "vocab", 1, std::uint64_t{1} << 31));
+  SequenceList requests;
+  try {
+    py::gil_scoped_release release;
+    requests = cli::ReadTrace(trace);
+  } catch (const cli::FileInputError& error) {
+    Raise(input_error_type, error.what());
+  } catch (const ResourceError& error) {
+    Raise(PyExc_MemoryError, error.what());
+  } catch (const IoError& error) {
+    Raise(PyExc_OSError, error.what());
+  }
+  return RequestBuffers(requests);
+}
+
+// `kvprefix ARGUMENTS...` with the tool's match, replay and curve commands
+// (cli::RunCommandLine), without the GIL: its exit status.
+int RunCommandLinePy(const std::vector<std::string>& arguments) {
+  std::vector<std::string> strings = {"kvprefix"};
+  for (const std::string& argument : arguments) {
+    if (argument.find('\0') != std::string::npos) {
+      Raise(PyExc_ValueError, "embedded null byte in an argument");
+    }
+    strings.push_back(argument);
+  }
+  std::vector<char*> argv;
+  for (std::string& text : strings) argv.push_back(text.data());
+  argv.push_back(nullptr);
+  static constexpr cli::RegisterCommand kCommands[] = {
+      cli::RegisterMatchCommand, cli::RegisterReplayCommand,
+      cli::RegisterCurveCommand};
+  py::gil_scoped_release release;
+  return cli::RunCommandLine(static_cast<int>(strings.size()), argv.data(),
+                             kCommands);
 }
 
 py::dict FindPrefixMatchesPy(py::handle cached_sequences, py::handle requests,
@@ -649,8 +798,16 @@ Each request is matched, then inserted (SPEC section 3); with a capacity C
 (nodes besides the root; None: unbounded) the request's path is then touched
 and leaves are evicted by `policy` ('lru': least recently used, 'fifo':
 oldest created) until at most C nodes remain (SPEC section 8). page_size P
-builds the trie over pages of P tokens. Returns {"matches": [...]} as
-find_prefix_matches does, each request's match taken before its insert.
+builds the trie over pages of P tokens.
+Returns a dict: "matches", a list as find_prefix_matches returns, each
+request's match taken before its insert; and the summary `kvprefix replay`
+prints for a trace, under the same names: "engine", "capacity" (None if
+unbounded), "policy", "page_size", "requests", "request_tokens" and
+"matched_tokens" (sums of request and matched lengths, in tokens; in nodes
+for a block-mode trace), "hit_ratio" (matched_tokens / request_tokens, 0.0
+for no tokens), "nodes" (at the end, root excluded), "peak_nodes" (the most
+after any request), "evictions" and "memory_bytes" (the engine's heap bytes
+at the end).
 Raises as find_prefix_matches, and ValueError for a capacity below 0 or a
 policy other than 'lru' and 'fifo'.)doc");
 
@@ -673,17 +830,19 @@ installed, else lists. With target_hit_ratios (numbers from 0 to 1), also
 least the target, exact from every stack distance (as `kvprefix curve
 --target-hit-ratio`), and what it matches; capacity None if no capacity
 reaches it (then the unbounded replay's matched tokens and hit ratio).
-Raises as replay, ValueError for both capacities and points, points outside
-1 to 100000 or a target outside 0 to 1, and TypeError for a target that is
-not a number.)doc");
+Raises as replay, ValueError for both capacities and points, an empty
+capacities (as the CLI's --capacities "" is an error), points outside 1 to
+100000 or a target outside 0 to 1, and TypeError for a target that is not a
+number.)doc");
 
-  // `python3 -m kvprefix match` (kvprefix/__main__.py): `kvprefix match
-  // FILE` through the CLI's reader, engine and writer, so that both print the
-  // same bytes, and bad input raises the CLI's message (cli/commands.h's
-  // FileInputError: the file, then the InputError) as kvprefix.InputError.
+  // match_file: `kvprefix match FILE` through the CLI's reader, engine and
+  // writer, so that both give the same bytes, and bad input raises the CLI's
+  // message (cli/commands.h's FileInputError: the file, then the
+  // InputError) as kvprefix.InputError, as read_trace does.
   static py::exception<kvprefix::InputError>& input_error =
       py::register_exception<kvprefix::InputError>(m, "InputError",
                                                    PyExc_ValueError);
+  kvprefix::input_error_type = input_error.ptr();
   m.def(
       "match_file",
       [](const std::string& path, const std::string& engine,
@@ -724,6 +883,38 @@ CLI prints after "kvprefix: " (the file, the JSON location, the problem);
 OSError when the file cannot be read; ValueError for an unknown engine or a
 page size outside 1 to 2^31 - 1; kvprefix.CapacityError as
 find_prefix_matches.)doc");
+
+  m.def("read_trace", &kvprefix::ReadTracePy, py::arg("path"),
+        py::arg("mode") = "block",
+        py::arg("vocab") = kvprefix::kDefaultVocabulary,
+        R"doc(The requests of the Mooncake trace `path` (SPEC section 7: JSON
+Lines with input_length and hash_ids; str, bytes or os.PathLike; "-" is
+standard input), read by the tool's own reader: the tokens `kvprefix replay
+path --mode mode --vocab vocab` replays. mode 'block': one token per hash id
+(token = hash_id); 'token': each block expands to its tokens,
+splitmix64(hash_id * 512 + j) mod vocab.
+Returns a list with one token sequence per request, in trace order, that
+replay() and curve() take as they are: one-dimensional int32 NumPy arrays
+(views of one array holding the whole trace, 4 bytes per token) when NumPy
+is installed, else array.array('i') objects.
+Raises kvprefix.InputError (a ValueError) for bad input, with the message the
+CLI prints after "kvprefix: " (the file, the line and JSON location, the
+problem); OSError when the file cannot be read; MemoryError when memory runs
+out; ValueError for a mode other than 'block' and 'token', a vocab outside 1
+to 2^31 or a NUL byte in the path. The GIL is released while reading.)doc");
+
+  m.def(
+      "run_command_line", &kvprefix::RunCommandLinePy, py::arg("arguments"),
+      R"doc(Runs the command-line tool's `kvprefix ARGUMENTS...` with its match,
+replay and curve commands, through the tool's own parser and code (what
+`python3 -m kvprefix` does): the same options, output bytes, one-line
+errors and exit status. `arguments` is a list of str or bytes (os.fsencode
+gives the bytes of a command line's arguments), without the program name.
+Output and errors go to the process's standard output and error (file
+descriptors 1 and 2, not sys.stdout and sys.stderr: flush those first).
+Returns the exit status: 0 success, 2 bad input or usage, 1 an input/output
+or resource failure. Raises ValueError for a NUL byte in an argument. The GIL
+is released while the command runs.)doc");
 
   py::class_<PyPrefixIndex>(m, "PrefixIndex",
                             "An online prefix index: insert and match in any "

@@ -4,8 +4,10 @@ setuptools has no CMake support of its own and scikit-build is not packaged
 by Debian 12, so build_ext is replaced by a configure-and-build of the one
 target `kvprefix_python` (the extension kvprefix._kvprefix); the built
 extension is then copied where setuptools expects it, beside the package's
-Python sources (src/kvprefix/). Only the libraries' dependencies and
-pybind11 are needed: the configure turns the tool, tests and benchmarks off.
+Python sources (src/kvprefix/). Only the libraries' dependencies, CLI11
+and pybind11 are needed: the configure turns the tests and benchmarks off,
+and of the tool's code only the commands `python3 -m kvprefix` runs
+(kvprefix_cli_commands) are built.
 
 The CMake build tree lives under build/ (setuptools' build_temp) and is
 reused by the next install. CMake reads CMAKE_CXX_COMPILER_LAUNCHER (e.g.
@@ -38,7 +40,7 @@ class CMakeBuild(build_ext):
         subprocess.run(
             ["cmake", "-S", str(SOURCE_DIR), "-B", str(build_dir),
              "-DCMAKE_BUILD_TYPE=Release", "-DKVPREFIX_PYTHON=ON",
-             "-DKVPREFIX_CLI=OFF", "-DKVPREFIX_TESTS=OFF",
+             "-DKVPREFIX_CLI=ON", "-DKVPREFIX_TESTS=OFF",
              "-DKVPREFIX_BENCH=OFF", "-DKVPREFIX_INSTALL=OFF",
              "-DPYTHON_EXECUTABLE=" + sys.executable],
             check=True)

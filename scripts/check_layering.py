@@ -26,8 +26,9 @@ import tempfile
 
 # The layering, bottom first: each folder and the folders it may include
 # (itself always). Every dependency points down this list; no folder
-# includes cli/ but cli/; shipped code (everything but testing/, tests/,
-# fuzz/, bench/) never includes testing/.
+# includes cli/ but cli/ and python/ (whose `python3 -m kvprefix` runs the
+# tool's command line, cli/run.h); shipped code (everything but testing/,
+# tests/, fuzz/, bench/) never includes testing/.
 _CORE = ["kvprefix"]
 _ENGINES = _CORE + ["reference", "optimized", "engines"]
 _PRODUCT = _ENGINES + ["io", "checking", "verify"]
@@ -44,7 +45,7 @@ LAYERS = {
     "tests": _PRODUCT + ["testing"],
     "fuzz": _PRODUCT + ["testing"],
     "bench": _PRODUCT + ["testing"],
-    "python": _PRODUCT,
+    "python": _PRODUCT + ["cli"],
     # examples/consumer/ uses kvprefix as a user does: only the libraries
     # that are installed and exported (kvprefix::kvprefix, kvprefix::io).
     "examples": _ENGINES + ["io"],

@@ -44,6 +44,7 @@
 //   curve's capacity_bytes wrapped around 2^128 for a large capacity, page size and --kv-bytes-per-token (printed 2^40 for 2^128 + 2^40 bytes) -- CliTest.CurveCapacityBytesPastTwoTo64AreNull
 //   Python: curve(points=10**18) ran for years, holding no GIL and deaf to Ctrl-C; points=2**64 was a RuntimeError -- pytest test_curve_bad_arguments_raise
 //   Python: match_file("a\0b") read the file "a" (a C string ends at the NUL) -- pytest test_match_file_rejects_a_path_with_a_null_byte
+//   Python: curve(capacities=[]) gave the default points, where the CLI's --capacities "" is an error -- pytest test_curve_with_no_capacities_raises
 // verify
 //   case files were read with nlohmann's get<Token>(), which converts: [[4294967297]] was sent as [[1]], true as 1 -- CaseFileTest.RejectsWhatTheProductRejectsNamingFileAndLocation
 //   a case file member given twice was taken silently (nlohmann keeps the last one) -- CaseFileTest.RejectsWhatTheProductRejectsNamingFileAndLocation

@@ -1,8 +1,9 @@
 """The package around the extension: its version is the CMake project's,
-and `python3 -m kvprefix match` prints the very bytes, error line and exit
-status of the tool's `kvprefix match` (the tool is $KVPREFIX_CLI, which
-ctest sets, or build/kvprefix)."""
+and `python3 -m kvprefix match|replay|curve` prints the very bytes, error
+line and exit status of the tool's `kvprefix match|replay|curve` (the tool
+is $KVPREFIX_CLI, which ctest sets, or build/kvprefix)."""
 import glob
+import json
 import os
 import re
 import subprocess
@@ -61,11 +62,17 @@ def inputs():
             for path in paths + cases[:3]]
 
 
-def assert_same_as_cli(cli, args, stdin=None):
-    expected = run([cli, "match", *args], stdin=stdin)
-    actual = python_m_kvprefix("match", *args, stdin=stdin)
-    assert (actual.returncode, actual.stdout, actual.stderr) == (
-        expected.returncode, expected.stdout, expected.stderr)
+# The two timings of `replay`'s summary differ from run to run.
+SECONDS = re.compile(rb'"(read|replay)_seconds":[0-9.]+')
+
+
+def assert_same_as_cli(cli, args, stdin=None, command="match"):
+    expected = run([cli, command, *args], stdin=stdin)
+    actual = python_m_kvprefix(command, *args, stdin=stdin)
+    assert (actual.returncode, SECONDS.sub(rb'"\1_seconds":T', actual.stdout),
+            actual.stderr) == (
+        expected.returncode, SECONDS.sub(rb'"\1_seconds":T', expected.stdout),
+        expected.stderr)
     return actual
 
 
@@ -141,3 +148,68 @@ def test_match_file_rejects_a_path_with_a_null_byte(tmp_path):
     (tmp_path / "a").write_bytes(b'{"cached_sequences":[],"requests":[]}')
     with pytest.raises(ValueError, match="embedded null byte"):
         kvprefix.match_file(str(tmp_path / "a") + "\0b")
+
+
+CONVERSATION = os.path.join(REPOSITORY, "data", "mooncake", "conversation_trace.jsonl")
+SMALL_TRACE = (b'{"input_length": 1000, "hash_ids": [1, 2]}\n'
+               b'{"input_length": 1500, "hash_ids": [1, 2, 3]}\n\n'
+               b'{"input_length": 10, "hash_ids": [4]}\n')
+
+
+@pytest.mark.parametrize("command,args", [
+    ("replay", [CONVERSATION]),
+    ("replay", [CONVERSATION, "--capacity", "2000", "--policy", "fifo", "--engine", "hash"]),
+    ("replay", [CONVERSATION, "--capacity", "1MiB", "--kv-bytes-per-token", "1024",
+                "--page-size", "2"]),
+    ("curve", [CONVERSATION, "--points", "5"]),
+    ("curve", [CONVERSATION, "--capacities", "10,100,1000", "--kv-bytes-per-token", "8"]),
+    ("replay", ["--help"]),
+    ("curve", ["--help"]),
+], ids=lambda value: value if isinstance(value, str) else " ".join(
+    os.path.basename(a) for a in value))
+def test_replay_and_curve_print_the_clis_bytes(cli, command, args):
+    result = assert_same_as_cli(cli, args, command=command)
+    assert result.returncode == 0 and result.stdout and not result.stderr
+
+
+def test_replay_and_curve_read_standard_input_and_token_mode(cli, tmp_path):
+    path = tmp_path / "trace.jsonl"
+    path.write_bytes(SMALL_TRACE)
+    for command in ["replay", "curve"]:
+        for args in [[str(path), "--mode", "token", "--vocab", "7"], ["-"],
+                     ["-", "--mode", "token", "--page-size", "3"]]:
+            result = assert_same_as_cli(cli, args, stdin=SMALL_TRACE, command=command)
+            assert result.returncode == 0
+    summary = json.loads(python_m_kvprefix("replay", str(path)).stdout)
+    assert (summary["requests"], summary["request_tokens"], summary["matched_tokens"]) == (
+        3, 6, 2)  # block mode: a token per hash id; [1, 2] is matched once
+
+
+@pytest.mark.parametrize("command,args,status", [
+    ("replay", ["BAD"], 2),  # a bad line: its file, line and JSON location
+    ("curve", ["BAD", "--mode", "token"], 2),
+    ("replay", ["ABSENT"], 1),
+    ("curve", ["ABSENT"], 1),
+    ("replay", [CONVERSATION, "--capacity", "-1"], 2),
+    ("replay", [CONVERSATION, "--bogus"], 2),
+    ("replay", [CONVERSATION, "--mode", "tokens"], 2),
+    ("replay", [], 2),
+    ("curve", [CONVERSATION, "--capacities", ""], 2),
+    ("curve", [CONVERSATION, "--capacities", "1", "--points", "2"], 2),
+    ("curve", [CONVERSATION, "--plot", "curve.txt"], 2),
+    ("match", ["--engine", "btree"], 2),
+    ("match", ["--page-size", "0"], 2),
+])
+def test_replay_and_curve_errors_are_the_clis(cli, tmp_path, command, args, status):
+    (tmp_path / "BAD").write_bytes(SMALL_TRACE + b'{"input_length": 600, "hash_ids": [5]}\n')
+    args = [str(tmp_path / a) if a in ("BAD", "ABSENT") else a for a in args]
+    result = assert_same_as_cli(cli, args, command=command)
+    assert result.returncode == status and result.stdout == b""
+    assert result.stderr.startswith(b"kvprefix: ") and result.stderr.count(b"\n") == 1
+
+
+@pytest.mark.parametrize("args", [[], ["bogus"], ["--bogus"]])
+def test_a_missing_or_unknown_command_is_a_usage_error(args):
+    result = python_m_kvprefix(*args)
+    assert result.returncode == 2 and result.stdout == b""
+    assert result.stderr.endswith(b"(commands: match, replay, curve)\n")

@@ -19,7 +19,7 @@
 #   packaging_test.sh pip           `pip install --no-build-isolation
 #                                   --no-index` of a copy of the repository
 #                                   into a new venv; version metadata and
-#                                   `python -m kvprefix match`
+#                                   `python -m kvprefix match|replay|curve`
 #
 # Environment: KVPREFIX_SOURCE (repository), KVPREFIX_BUILD (the configured
 # build), KVPREFIX_WORK (scratch folder), KVPREFIX_VERSION (the project's),
@@ -231,6 +231,19 @@ assert importlib.metadata.version("kvprefix") == version
 print("import kvprefix:", kvprefix.__version__, kvprefix.engines())
 PYTHON
   check_seed_examples "$work/venv/bin/python" -m kvprefix match
+  # replay and curve are the tool's commands too: the built tool's output,
+  # but for the timings of replay's summary.
+  local trace=$src/data/mooncake/conversation_trace.jsonl
+  local seconds='s/"\(read\|replay\)_seconds":[0-9.]*//g'
+  local command output
+  for command in "replay $trace --capacity 2000" "curve $trace --points 3"; do
+    # shellcheck disable=SC2086 # $command is split into its arguments
+    output=$(run "$work/venv/bin/python" -m kvprefix $command | sed "$seconds")
+    [[ $output == *'"matched_tokens":'* ]] || fail "python -m kvprefix $command"
+    # shellcheck disable=SC2086
+    [ "$output" = "$(run "$build/kvprefix" $command | sed "$seconds")" ] ||
+      fail "python -m kvprefix $command: not the tool's output"
+  done
 }
 
 rm -rf "$work"

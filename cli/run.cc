@@ -1,0 +1,84 @@
+// RunCommandLine: see run.h. Every failure becomes one stderr line and an
+// exit status (SPEC §6): 0 success, 2 bad input or bad usage, 1
+// input/output or resource failure.
+#include "cli/run.h"
+
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <new>
+#include <stdexcept>
+#include <string_view>
+
+#include "cli/commands.h"
+#include "io/input_error.h"
+#include "kvprefix/types.h"
+#include "kvprefix/version.h"
+
+namespace kvprefix::cli {
+namespace {
+
+constexpr int kExitIoFailure = 1;
+constexpr int kExitBadInput = 2;
+
+int Fail(int status, std::string_view message) {
+  fmt::print(stderr, "kvprefix: {}\n", message);
+  return status;
+}
+
+// What a command printed through stdio (verify's report, --help, --version)
+// must have reached standard output: a full disk or a closed stdout is an
+// I/O failure (exit 1), not a success. The other commands write their
+// output themselves and report such failures where they happen.
+int FinishStdout(int status) {
+  if (std::fflush(stdout) == 0 && !std::ferror(stdout)) return status;
+  return Fail(kExitIoFailure, ErrnoError("<stdout>", "write").what());
+}
+
+}  // namespace
+
+int RunCommandLine(int argc, char** argv,
+                   std::span<const RegisterCommand> commands) {
+  try {
+    CLI::App app(
+        "kvprefix: the longest reusable KV-cache prefix of each LLM request "
+        "(a token trie; see `kvprefix <command> --help`)",
+        "kvprefix");
+    app.set_version_flag("--version", fmt::format("kvprefix {}", kVersion),
+                         "Print \"kvprefix <version>\" and exit");
+    app.require_subcommand(1);
+    for (const RegisterCommand add : commands) add(app);
+    try {
+      // CLI11 would say "A subcommand is required" for `kvprefix bogus`.
+      CheckCommandName(app, argc, argv, 1, "");
+      if (argc > 1 && std::string_view(argv[1]) == "convert") {
+        CheckCommandName(*app.get_subcommand("convert"), argc, argv, 2,
+                         "convert ");
+      }
+      app.parse(argc, argv);
+      return FinishStdout(0);
+    } catch (const CLI::ParseError& error) {
+      if (error.get_exit_code() == 0) {
+        return FinishStdout(app.exit(error));  // --help, --version
+      }
+      return Fail(kExitBadInput,
+                  fmt::format("{} (run with --help for usage)", error.what()));
+    }
+  } catch (const FileInputError& error) {
+    return Fail(kExitBadInput, error.what());
+  } catch (const InputError& error) {
+    return Fail(kExitBadInput, error.what());
+  } catch (const std::invalid_argument& error) {
+    return Fail(kExitBadInput, error.what());
+  } catch (const IoError& error) {
+    return Fail(kExitIoFailure, error.what());
+  } catch (const CapacityError& error) {
+    return Fail(kExitIoFailure, fmt::format("capacity: {}", error.what()));
+  } catch (const std::bad_alloc&) {
+    return Fail(kExitIoFailure, "out of memory");
+  } catch (const std::exception& error) {
+    return Fail(kExitIoFailure, error.what());
+  }
+}
+
+}  // namespace kvprefix::cli
