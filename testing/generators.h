@@ -81,7 +81,7 @@ void showValue(const CacheWorkload& workload, std::ostream& os);
 // operation's last token, keeping the options as they were.
 rc::Gen<CacheWorkload> GenCacheWorkload();
 
-// --- Adversarial token distributions (memory, issue 16) ---------------------
+// --- Adversarial token distributions (memory) --------------------------------
 //
 // Workloads where an engine's memory could blow up: tokens spread over int32
 // so that a double-array's base offsets jump (Aoe 1989: a child sits at

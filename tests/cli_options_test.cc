@@ -1,4 +1,4 @@
-// The command line's numbers and names (issue 13): every integer option of
+// The command line's numbers and names (hostile input): every integer option of
 // every subcommand is a decimal integer in a stated range (found from
 // --help, so options added later are checked too), --cached-fraction is
 // the decimal the user typed (floor(F * n) exact), and an unknown command
@@ -106,7 +106,7 @@ std::vector<IntegerOption> IntegerOptions(const std::string& help,
   return options;
 }
 
-// Issue 13, item 4: --vocab 0x10 was taken as 16, -1 as the maximum of
+// --vocab 0x10 was taken as 16, -1 as the maximum of
 // unsigned options, overflow was capped, 1.5 reported a misleading range.
 TEST(CliOptionsTest, IntegerOptionsAreStrictDecimalsInRange) {
   const auto commands = Subcommands();
@@ -206,7 +206,7 @@ std::string TraceOf(const test::ScratchDir& dir, std::size_t n) {
   return path;
 }
 
-// Issue 13, item 3: --cached-fraction 0.29 cached 28 of 100 requests,
+// --cached-fraction 0.29 cached 28 of 100 requests,
 // because 0.29 * 100 is 28.999999999999996 in binary floating point. The
 // expected counts are floor(F * n) in exact rational arithmetic (Python's
 // fractions.Fraction(decimal.Decimal(F)) * n); those marked "float" are

@@ -24,13 +24,13 @@
 //   error messages quoted user text raw: newlines and terminal escapes reached the terminal -- ParseBatchInputTest.MessagesEscapeUserTextAndNameTheByte
 //   invalid JSON in trace members kvprefix does not use was skipped unchecked by simdjson On Demand -- AppendTraceLineTest.InvalidJsonInUnusedMembersIsRejected
 //   NaN, infinity and out-of-range values of floating-point options were cast into nonsense -- CliOptionsTest.CachedFractionMustBeAFiniteNumberFrom0To1, CliOptionsTest.VerifyDurationsMustBeFiniteAndInRange
-//   a trace line whose unused member nested ~26,500 deep crashed replay, convert and verify --trace (recursive check), and nesting cost quadratic time and memory (issue 13) -- NestingTest.TraceLineWithDeepUnusedMemberIsRejectedQuickly, NestingCliTest.TraceCommandsRejectDeepUnusedMembers
+//   a trace line whose unused member nested ~26,500 deep crashed replay, convert and verify --trace (recursive check), and nesting cost quadratic time and memory -- NestingTest.TraceLineWithDeepUnusedMemberIsRejectedQuickly, NestingCliTest.TraceCommandsRejectDeepUnusedMembers
 //   locating the error of a truncated document nested 10^6 deep took quadratic time (a path of every open level) -- NestingTest.UnbalancedDeepDocumentsStopAtTheLimit, NestingCliTest.MatchAndVerifyRejectDeepInputs
 //   --cached-fraction 0.29 of 100 requests cached 28: 0.29 * 100 is 28.999999999999996 in binary floating point -- CliOptionsTest.CachedFractionIsTheDecimalAsTyped
 //   integer options took 0x10 as 16 and -1 as their maximum, capped overflow, and reported 1.5 with a misleading range -- CliOptionsTest.IntegerOptionsAreStrictDecimalsInRange
 //   `kvprefix bogus` said "A subcommand is required" instead of naming bogus -- CliOptionsTest.UnknownCommandIsNamed
 //   an invalid escape in a member name was reported at the value after the name; one in a string where a string was expected said "expected a string, found a string" -- EscapeErrorTest.PointsAtTheEscape
-//   invalid UTF-8 outside strings (a stray 0xFF) was reported as trailing content, a bad token or an unbalanced document with simdjson's fallback kernel, as invalid UTF-8 with the others: the error depended on the CPU (issue 16) -- Utf8ErrorTest.IsTheSameWithEveryKernel
+//   invalid UTF-8 outside strings (a stray 0xFF) was reported as trailing content, a bad token or an unbalanced document with simdjson's fallback kernel, as invalid UTF-8 with the others: the error depended on the CPU -- Utf8ErrorTest.IsTheSameWithEveryKernel
 //   simdjson's allocation failure was reported as bad input (exit 2, "expected valid JSON, found Error allocating memory") -- ResourceLimitTest.MatchRunsOutOfMemoryCleanly, ResourceLimitTest.ReplayRunsOutOfMemoryCleanly, ResourceLimitTest.ConvertRunsOutOfMemoryCleanly
 //   a trace that never ends a line (/dev/zero) grew the line buffer until memory ran out (16.8 GB) in replay, curve, convert and verify --trace -- CliTest.TraceReadersStopAtALineThatNeverEnds
 //   verify, --help and --version exited 0 when standard output could not be written (a full disk, a closed stdout) -- CliTest.FullStdoutIsAnIoFailureForEveryCommand
@@ -50,7 +50,7 @@
 //   an answer nested deeper than 1024 was not-json without a location (simdjson's default DOM depth) -- NestingTest.DeepAnswerOfAnImplementationIsWrongShapeAtItsLocation
 //   running out of memory while checking built-in engines was reported as the engines' crash, shrunk and written as a case -- ResourceLimitTest.VerifyRunsOutOfMemoryCleanly
 //   a failure whose case-file source held bytes that are not UTF-8 (a --cmd, a file name) made nlohmann's dump() throw: no case file was written -- FormerBugsTest.CaseFileSourceNeedNotBeUtf8, CaseFileTest.FormatReadsBackWithAnySource
-// Layering (issue 12)
+// Layering
 //   the shipped CLI linked the test library: mutants, RapidCheck and nlohmann-json were in build/kvprefix -- ctest cli_symbols
 //   includes pointed up: the core included every engine, verify/ included cli/ and testing/ -- ctest layering
 //
