@@ -60,10 +60,6 @@ rc::Gen<std::vector<Token>> GenRelatedSequence(SequenceList earlier,
 // sequence's last token.
 rc::Gen<BatchInput> GenBatchInput();
 
-// An online workload (SPEC §3): inserts and matches in any interleaving,
-// each operation's tokens related to those of earlier operations.
-rc::Gen<std::vector<checking::Operation>> GenOperations();
-
 // A bounded cache and what is done to it (SPEC §8): accesses, inserts and
 // matches, each operation's tokens related to those of earlier operations,
 // on a cache with a policy, a page size from 1 to 3 and a capacity from 0
