@@ -12,6 +12,7 @@
 
 #include "cli/commands.h"
 #include "io/input_error.h"
+#include "io/json_output.h"
 #include "kvprefix/types.h"
 #include "kvprefix/version.h"
 
@@ -34,12 +35,36 @@ int FinishStdout(int status) {
   return Fail(kExitIoFailure, kvprefix::ErrnoError("<stdout>", "write").what());
 }
 
-}  // namespace
+// SIGINT, SIGTERM and SIGHUP end the tool as their default action does, but
+// first remove the temporary file of an output being written
+// (io/json_output.h), so that an interrupted run leaves no `.name.XXXXXX`
+// behind. Async-signal-safe: unlink, signal and raise.
+extern "C" void RemoveTemporaryFileAndDie(int signal_number) {
+  kvprefix::RemoveTemporaryFileInFlight();
+  std::signal(signal_number, SIG_DFL);
+  std::raise(signal_number);  // delivered with the default action on return
+}
 
-int main(int argc, char** argv) {
+// The tool owns the process's signals; the libraries install no handler.
+void InstallSignalHandlers() {
   // A closed output pipe (`kvprefix match ... | head -c 10`) becomes a write
   // error reported as "Broken pipe" with exit status 1, not a silent death.
   std::signal(SIGPIPE, SIG_IGN);
+  for (const int signal_number : {SIGINT, SIGTERM, SIGHUP}) {
+    struct sigaction previous = {};
+    sigaction(signal_number, nullptr, &previous);
+    if (previous.sa_handler == SIG_IGN) continue;  // nohup: stays ignored
+    struct sigaction action = {};
+    action.sa_handler = RemoveTemporaryFileAndDie;
+    sigemptyset(&action.sa_mask);
+    sigaction(signal_number, &action, nullptr);
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  InstallSignalHandlers();
   CLI::App app(
       "kvprefix: the longest reusable KV-cache prefix of each LLM request "
       "(a token trie; see `kvprefix <command> --help`)",

@@ -174,8 +174,9 @@ TEST(CliOptionsTest, UnknownCommandIsNamed) {
             "curve, convert, engines, verify)\n");
   run = Kvprefix({"convert", "bogus", "trace.jsonl"});
   EXPECT_EQ(run.status, 2);
-  EXPECT_EQ(run.err,
-            "kvprefix: unknown command 'convert bogus' (commands: mooncake)\n");
+  EXPECT_EQ(
+      run.err,
+      "kvprefix: convert: unknown command 'bogus' (commands: mooncake)\n");
   run = Kvprefix({"--bogus", "match"});
   EXPECT_EQ(run.status, 2);
   EXPECT_EQ(run.err,
@@ -193,6 +194,28 @@ TEST(CliOptionsTest, UnknownCommandIsNamed) {
   EXPECT_EQ(Kvprefix({"--help"}).status, 0);
   EXPECT_EQ(Kvprefix({"--version"}).status, 0);
   EXPECT_EQ(Kvprefix({"convert", "-h"}).status, 0);
+}
+
+// `kvprefix convert trace.jsonl` (the `mooncake` word forgotten) named
+// "convert trace.jsonl" as the unknown command; and a name is escaped, so
+// that the message stays one line.
+TEST(CliOptionsTest, UnknownConvertCommandIsNamedAfterConvert) {
+  test::ProgramRun run = Kvprefix({"convert", "trace.jsonl", "-o", "x.json"});
+  EXPECT_EQ(run.status, 2);
+  EXPECT_EQ(run.out, "");
+  EXPECT_EQ(run.err,
+            "kvprefix: convert: unknown command 'trace.jsonl' (commands: "
+            "mooncake)\n");
+  run = Kvprefix({"bo\ngus"});
+  EXPECT_EQ(run.status, 2);
+  EXPECT_EQ(run.err,
+            "kvprefix: unknown command 'bo\\ngus' (commands: match, replay, "
+            "curve, convert, engines, verify)\n");
+  run = Kvprefix({"convert", "--x\ty"});
+  EXPECT_EQ(run.status, 2);
+  EXPECT_EQ(run.err,
+            "kvprefix: convert: unknown option '--x\\ty' (commands: "
+            "mooncake)\n");
 }
 
 // A trace of `n` one-block requests, hash ids 0 .. n-1.

@@ -21,6 +21,9 @@
 //   a replaced -o file lost its permissions (the temporary file's 0600) -- WriteFileAtomicallyTest.ReplacedFileKeepsItsPermissions
 //   SIGINT, SIGTERM or SIGHUP during a write left the temporary .name.XXXXXX file behind -- CliTest.SignalDuringTheWriteLeavesNoTemporaryFile
 //   a closed stdout pipe (| head -c 10) killed the tool silently with SIGPIPE -- CliTest.ClosedStdoutPipeIsAnIoFailure
+//   io's atomic write installed SIGINT, SIGTERM and SIGHUP handlers in whatever program called it (library code changing process-wide state; the CLI's main owns the signals now) -- WriteFileAtomicallyTest.LeavesSignalHandlersAlone, WriteFileAtomicallyTest.RemoveTemporaryFileInFlightRemovesIt
+//   -o into a missing folder (or under a file) said "cannot create a temporary file for: No such file or directory", naming no folder -- WriteFileAtomicallyTest.FailureToCreateTheTemporaryFileNamesTheFolder
+//   `kvprefix convert trace.jsonl` (no `mooncake`) said "unknown command 'convert trace.jsonl'"; a command name holding a newline split the message in two lines -- CliOptionsTest.UnknownConvertCommandIsNamedAfterConvert
 //   error messages quoted user text raw: newlines and terminal escapes reached the terminal -- ParseBatchInputTest.MessagesEscapeUserTextAndNameTheByte
 //   invalid JSON in trace members kvprefix does not use was skipped unchecked by simdjson On Demand -- AppendTraceLineTest.InvalidJsonInUnusedMembersIsRejected
 //   NaN, infinity and out-of-range values of floating-point options were cast into nonsense -- CliOptionsTest.CachedFractionMustBeAFiniteNumberFrom0To1, CliOptionsTest.VerifyDurationsMustBeFiniteAndInRange
@@ -47,6 +50,7 @@
 //   a --timeout below a millisecond became 0 ms: every run timed out -- CliOptionsTest.VerifyDurationsMustBeFiniteAndInRange
 //   --trace-window near SIZE_MAX wrapped around (begin + window) -- CliOptionsTest.TraceWindowAtLeastTheTraceIsOneInput
 //   a background child holding stdout open turned a finished answer into a timeout and outlived the run -- SubprocessTest.BackgroundChildHoldingThePipeIsNotATimeout, VerifyCliTest.BackgroundChildOfTheCommandIsNoTimeout
+//   verify::Run set SIGPIPE to ignored for the rest of the process, and RunSubprocess killed a caller whose SIGPIPE was at its default when the command stopped reading -- VerifyRunTest.LeavesSigpipeDispositionAlone, SubprocessTest.CommandThatStopsReadingLeavesSigpipeAlone
 //   an answer nested deeper than 1024 was not-json without a location (simdjson's default DOM depth) -- NestingTest.DeepAnswerOfAnImplementationIsWrongShapeAtItsLocation
 //   running out of memory while checking built-in engines was reported as the engines' crash, shrunk and written as a case -- ResourceLimitTest.VerifyRunsOutOfMemoryCleanly
 //   a failure whose case-file source held bytes that are not UTF-8 (a --cmd, a file name) made nlohmann's dump() throw: no case file was written -- FormerBugsTest.CaseFileSourceNeedNotBeUtf8, CaseFileTest.FormatReadsBackWithAnySource
