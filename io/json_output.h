@@ -72,8 +72,9 @@ void WriteFileAtomically(const std::string& path,
 // volatile std::sig_atomic_t flag. When the process goes on instead, the
 // write in progress fails with IoError (its rename finds no file) and
 // leaves the target as it was. The writing thread blocks SIGINT, SIGTERM
-// and SIGHUP while it updates the path, so a handler for those signals
-// never sees a half-updated one. O(1).
+// and SIGHUP while it updates the path, so a handler for those signals run
+// by that thread never sees a half-updated one (one run by another thread
+// at that very moment may miss the file). O(1).
 void RemoveTemporaryFileInFlight();
 
 }  // namespace kvprefix
