@@ -103,8 +103,9 @@ std::string_view TokenSpreadName(TokenSpread spread);
 // sequences [p, c, t_1, ..., t_tail] for every parent p and child c. The
 // i-th parent, child and chain token are the spread's tokens number i
 // (+ salt), so every parent's children have the same tokens and collide
-// where an engine indexes by token (the 300 parents x 300 children
-// of k * 65536). Nodes: parents * (1 + fanout * (1 + tail)).
+// where an engine indexes by token (the double array's old blow-up, 300
+// parents x 300 children of k * 65536: optimized/double_array_trie.h).
+// Nodes: parents * (1 + fanout * (1 + tail)).
 struct AdversarialWorkload {
   TokenSpread spread;
   std::size_t parents;
