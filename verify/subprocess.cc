@@ -42,7 +42,6 @@ constexpr int kExitCheckMilliseconds = 10;
 // Owns one file descriptor; closing twice is harmless.
 class Fd {
  public:
-  Fd() = default;
   explicit Fd(int fd) : fd_(fd) {}
   Fd(const Fd&) = delete;
   Fd& operator=(const Fd&) = delete;
