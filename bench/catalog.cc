@@ -43,8 +43,8 @@ std::vector<WorkloadSpec> DefaultCatalog(const CatalogOptions& options) {
          [path, size] { return MooncakeBatchWorkload(path, size); }});
     // The whole trace in block mode (the Mooncake paper's view: one node a
     // 512-token block), for every engine; in token mode (145 M tokens for
-    // the conversation trace) for the optimized engines, where issue 14's
-    // and 15's targets are set.
+    // the conversation trace) for the optimized engines, where the
+    // capacity-bounded replay and LRU curve targets are set (bench/README.md).
     const std::size_t lines = conversation ? 12031 : 3993;
     catalog.push_back({std::string(name) + "-blocks", lines,
                        kReplay | kCapacity, [path, lines] {

@@ -45,7 +45,8 @@ struct CatalogOptions {
   // Mooncake workloads are left out (with a note on stderr) when absent.
   std::string mooncake_dir;
   // Requests taken from the start of each trace for the batch and replay
-  // forms; issue 3's workload is 2,000 (1,000 cached + 1,000 requests).
+  // forms; the key-workload table uses 2,000 (1,000 cached + 1,000
+  // requests).
   std::size_t mooncake_requests = 2000;
 };
 

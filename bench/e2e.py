@@ -14,7 +14,7 @@ Usage: bench/e2e.py --build BUILD_DIR --out e2e.json [--cli PATH] [--mooncake-di
 2. Times `kvprefix replay --mode token` on each whole Mooncake trace.
 
 3. With --baseline-cli (e.g. a build of an older commit), the before/after
-   targets of issue 16, side by side in this one run: the old and the new CLI
+   end-to-end targets, side by side in this one run: the old and the new CLI
    alternate, three runs each, and the median wall time and peak RSS are kept:
    token-mode replay of the conversation trace (radix), `match` on the input
    of step 1 (radix), and `match` on an adversarial input (300 parents x 300

@@ -203,7 +203,7 @@ constexpr std::uint64_t kHugeCapacityNodes = 1'000'000'000;
 
 // The exact LRU curve at every capacity in one pass (kvprefix/lru_curve.h)
 // on radix runs: what a capacity planner runs instead of one replay per
-// capacity. Issue 15's target: within 3x of BM_Replay/radix on the same
+// capacity. The target: within 3x of BM_Replay/radix on the same
 // workload.
 void CurveBenchmark(benchmark::State& state, const WorkloadSpec& spec) {
   Guarded(state, [&] {

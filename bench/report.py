@@ -48,7 +48,7 @@ import matplotlib
 matplotlib.use("Agg")  # files only, no display
 import matplotlib.pyplot as plt  # noqa: E402
 
-# Issue 3's workloads: the table the engines are judged by.
+# The key workloads: the table the engines are judged by.
 KEY_WORKLOADS = [
     ("mooncake-conversation", "Mooncake conversation (token mode)"),
     ("no-sharing", "no sharing"),
@@ -393,7 +393,7 @@ def context_section(context, results, command, paths, baseline_note):
 
 def key_table(results, engines):
     lines = [
-        "## Issue 3: build, warm match and memory on the three key workloads", "",
+        "## Build, warm match and memory on the three key workloads", "",
         "| workload | engine | build (M tokens/s) | build vs reference | "
         "match (M tokens/s) | match vs reference | bytes/node | nodes |",
         "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
@@ -415,7 +415,7 @@ def key_table(results, engines):
 
 
 def capacity_section(results, engines):
-    """Issue 14: replays with a capacity against the same engine unbounded and
+    """Replays with a capacity against the same engine unbounded and
     against the reference with the same capacity."""
     bounded = [r for r in results if r.op == "Replay" and r.cache and not r.error]
     if not bounded:

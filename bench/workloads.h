@@ -55,13 +55,13 @@ BatchInput FewShotWorkload(std::size_t sequences);
 BatchInput TreeOfThoughtWorkload(std::size_t leaves);
 
 // Models: unrelated requests with no reuse, the overhead case of a prefix
-// cache (issue 3's no-sharing workload): `sequences` random 64-token
+// cache (the key workloads' no-sharing one): `sequences` random 64-token
 // sequences cached; requests alternate between a fresh random sequence and a
 // cached one with its last 8 tokens changed (2 * `sequences` requests).
 BatchInput NoSharingWorkload(std::size_t sequences);
 
 // Models: many short unrelated prompts whose first tokens already differ
-// (issue 3's wide workload): `first_tokens` (<= vocabulary) 16-token
+// (the key workloads' wide one): `first_tokens` (<= vocabulary) 16-token
 // sequences with distinct first tokens; each request is a cached sequence, in
 // shuffled order, with one token at position 1..15 changed.
 BatchInput WideWorkload(std::size_t first_tokens);
@@ -106,7 +106,7 @@ SequenceList ReadMooncakeHead(const std::string& path, std::size_t requests,
                               TraceMode mode = TraceMode::kToken);
 
 // A Mooncake trace's first `requests` requests in batch form: the first half
-// cached, the second half as requests (issue 3: `requests` = 2,000 on
+// cached, the second half as requests (the key workloads take 2,000 of
 // conversation_trace.jsonl); replaying both halves in order replays the
 // trace's head. Throws as ReadMooncakeHead.
 BatchInput MooncakeBatchWorkload(const std::string& path, std::size_t requests,

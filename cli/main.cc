@@ -1,15 +1,46 @@
-// The `kvprefix` command-line tool: every subcommand, run by
-// RunCommandLine (run.h), which maps every failure to one stderr line and
-// an exit status (SPEC §6).
+// The `kvprefix` command-line tool: installs the process's signal handlers,
+// then runs every subcommand by RunCommandLine (run.h), which maps every
+// failure to one stderr line and an exit status (SPEC §6).
+#include <signal.h>
+
 #include <csignal>
 
 #include "cli/commands.h"
 #include "cli/run.h"
+#include "io/json_output.h"
 
-int main(int argc, char** argv) {
+namespace {
+
+// Signals whose default action ends the process: each first removes the
+// temporary file of an output being written (io/json_output.h), so that an
+// interrupted run leaves no `.name.XXXXXX` behind. Async-signal-safe: unlink,
+// signal and raise.
+extern "C" void RemoveTemporaryFileAndDie(int signal_number) {
+  kvprefix::RemoveTemporaryFileInFlight();
+  std::signal(signal_number, SIG_DFL);
+  std::raise(signal_number);  // delivered with the default action on return
+}
+
+// The tool owns the process's signals; the libraries install no handler.
+void InstallSignalHandlers() {
   // A closed output pipe (`kvprefix match ... | head -c 10`) becomes a write
   // error reported as "Broken pipe" with exit status 1, not a silent death.
   std::signal(SIGPIPE, SIG_IGN);
+  for (const int signal_number : {SIGINT, SIGTERM, SIGHUP}) {
+    struct sigaction previous = {};
+    sigaction(signal_number, nullptr, &previous);
+    if (previous.sa_handler == SIG_IGN) continue;  // nohup: stays ignored
+    struct sigaction action = {};
+    action.sa_handler = RemoveTemporaryFileAndDie;
+    sigemptyset(&action.sa_mask);
+    sigaction(signal_number, &action, nullptr);
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  InstallSignalHandlers();
   namespace cli = kvprefix::cli;
   static constexpr cli::RegisterCommand kCommands[] = {
       cli::RegisterMatchCommand,   cli::RegisterReplayCommand,

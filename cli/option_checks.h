@@ -26,6 +26,8 @@
 #include <utility>
 #include <vector>
 
+#include "io/json_strings.h"
+
 namespace kvprefix::cli {
 
 // A decimal integer as ParseDecimalInteger reads it: sign and magnitude.
@@ -218,8 +220,9 @@ inline CLI::Validator DecimalFractionFrom0To1() {
 // tool itself, `convert`) and that has no option but --help: throws
 // std::invalid_argument (a usage error, exit status 2) naming what is wrong
 // with argv[first] and listing the commands: "unknown command 'NAME'",
-// "unknown option '--NAME'", "a command is required". `prefix` is what the
-// user typed before it ("", "convert ").
+// "unknown option '--NAME'", "a command is required", each after
+// "convert: " for `convert`'s own. `prefix` is what the user typed before
+// it ("", "convert ").
 inline void CheckCommandName(const CLI::App& app, int argc, char** argv,
                              int first, const std::string& prefix) {
   std::vector<std::string> names;
@@ -238,14 +241,16 @@ inline void CheckCommandName(const CLI::App& app, int argc, char** argv,
   const std::string name = argv[first];
   if (name.starts_with('-')) {
     if (app.get_option_no_throw(name) != nullptr) return;  // --help, -h
-    throw std::invalid_argument(
-        fmt::format("{}unknown option '{}' ({})", where, name, commands));
+    throw std::invalid_argument(fmt::format("{}unknown option '{}' ({})", where,
+                                            EscapeForMessage(name, 1024),
+                                            commands));
   }
   for (const CLI::App* command : app.get_subcommands({})) {
     if (command->check_name(name)) return;
   }
-  throw std::invalid_argument(
-      fmt::format("unknown command '{}{}' ({})", prefix, name, commands));
+  throw std::invalid_argument(fmt::format("{}unknown command '{}' ({})", where,
+                                          EscapeForMessage(name, 1024),
+                                          commands));
 }
 
 }  // namespace kvprefix::cli

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Shows that the trace-line fuzzer has teeth for unbounded recursion (issue
-# 13): built with the recursive ValidateValue of before the fix
-# (fuzz/recursive_validate_value.cc), it must crash with a stack overflow,
-# while the target as built for real must not. Both run on the targets'
-# small stack (fuzz/small_stack.h).
+# Shows that the trace-line fuzzer has teeth for unbounded recursion
+# (tests/former_bugs_test.cc: a deep unused member crashed): built with the
+# recursive ValidateValue of before the fix (fuzz/recursive_validate_value.cc),
+# it must crash with a stack overflow, while the target as built for real must
+# not. Both run on the targets' small stack (fuzz/small_stack.h).
 #
 # Usage: fuzz/recursion_teeth.sh RECURSIVE FIXED [SECONDS]
 #   RECURSIVE, FIXED are libFuzzer builds of mooncake_line_fuzzer (the teeth

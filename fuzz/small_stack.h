@@ -1,12 +1,12 @@
 // A small call stack for the fuzz targets that read untrusted nesting.
 //
 // A reader that recursed once per nesting level overflowed the default
-// 8 MiB stack only ~26,000 levels deep (issue 13), far beyond the few
-// kilobytes a fuzzer's inputs hold, so on the default stack such a bug is
-// never found. RunOnSmallStack runs the target's work on a thread whose stack
-// is kKvprefixFuzzStackBytes with a guard page below: the old recursive
-// check (fuzz/recursive_validate_value.cc, ~1 KiB per level under ASan)
-// overflows about 30 levels deep, which libFuzzer reaches from an empty
+// 8 MiB stack only ~26,000 levels deep (tests/former_bugs_test.cc), far
+// beyond the few kilobytes a fuzzer's inputs hold, so on the default stack
+// such a bug is never found. RunOnSmallStack runs the target's work on a thread
+// whose stack is kKvprefixFuzzStackBytes with a guard page below: the old
+// recursive check (fuzz/recursive_validate_value.cc, ~1 KiB per level under
+// ASan) overflows about 30 levels deep, which libFuzzer reaches from an empty
 // corpus in well under CI's minute, and ASan reports it as
 // "stack-overflow". io's readers are iterative and need the same few
 // kilobytes at any depth. (Lowering RLIMIT_STACK would not do: Linux maps

@@ -10,7 +10,6 @@
 #include <sys/statfs.h>
 #include <unistd.h>
 
-#include <array>
 #include <cassert>
 #include <cerrno>
 #include <charconv>
@@ -23,6 +22,7 @@
 #include <stdexcept>
 
 #include "io/input_error.h"
+#include "io/json_strings.h"
 
 namespace kvprefix {
 namespace {
@@ -71,7 +71,7 @@ void AppendSequences(const SequenceList& sequences, std::string& out) {
   out += ']';
 }
 
-[[noreturn]] void ThrowErrno(const std::string& path, const char* action) {
+[[noreturn]] void ThrowErrno(const std::string& path, std::string_view action) {
   throw ErrnoError(path, action);
 }
 
@@ -138,48 +138,43 @@ fs::path FollowSymlinks(const std::string& path, bool& in_proc) {
   ThrowErrno(path, "resolve");
 }
 
-// The temporary file being written beside an output file, for the signal
-// handler: a fixed buffer because the handler may only call async-signal-safe
-// functions (unlink, signal, raise).
+// The temporary file being written beside an output file, for
+// RemoveTemporaryFileInFlight, which a signal handler may call: a fixed
+// buffer and a std::sig_atomic_t flag, since such a handler may only touch
+// these and call async-signal-safe functions (unlink).
 char g_temporary_path[PATH_MAX];
 volatile std::sig_atomic_t g_has_temporary = 0;
-constexpr std::array<int, 3> kCleanupSignals = {SIGINT, SIGTERM, SIGHUP};
-
-extern "C" void RemoveTemporaryAndReraise(int signal_number) {
-  if (g_has_temporary) unlink(g_temporary_path);
-  std::signal(signal_number, SIG_DFL);
-  std::raise(signal_number);  // delivered with the default action on return
-}
 
 // A temporary file beside the output, removed by the destructor unless
-// renamed, and by a SIGINT, SIGTERM or SIGHUP that arrives while it exists
-// (a killed run leaves no `.name.XXXXXX` behind). One at a time per process:
-// the handler has one path buffer, so a mutex serializes writers.
+// renamed (a failed write leaves no `.name.XXXXXX` behind), and registered
+// for RemoveTemporaryFileInFlight while it exists. One at a time per
+// process: the registry has one path buffer, so a mutex serializes writers.
 class TemporaryFile {
  public:
-  // Creates the file from `pattern` (ending in XXXXXX); throws IoError
-  // naming `target` on failure.
-  TemporaryFile(const std::string& pattern, const std::string& target)
+  // Creates the file from `pattern` (ending in XXXXXX), a name in `folder`
+  // ("" for the working folder); throws IoError naming `target` and the
+  // folder on failure.
+  TemporaryFile(const std::string& pattern, const fs::path& folder,
+                const std::string& target)
       : lock_(mutex_) {
+    const auto fail = [&] {
+      const int error = errno;
+      const std::string action =
+          "create a temporary file in " +
+          (folder.empty() ? std::string("the working folder")
+                          : EscapeForMessage(folder.string(), 1024));
+      errno = error;
+      ThrowErrno(target, action);
+    };
     if (pattern.size() >= sizeof g_temporary_path) {
       errno = ENAMETOOLONG;
-      ThrowErrno(target, "create a temporary file for");
+      fail();
     }
     const SignalBlock block;
     std::memcpy(g_temporary_path, pattern.c_str(), pattern.size() + 1);
     fd_ = mkostemp(g_temporary_path, O_CLOEXEC);
-    if (fd_ < 0) ThrowErrno(target, "create a temporary file for");
+    if (fd_ < 0) fail();
     g_has_temporary = 1;
-    for (std::size_t i = 0; i < kCleanupSignals.size(); ++i) {
-      struct sigaction action = {};
-      action.sa_handler = RemoveTemporaryAndReraise;
-      sigemptyset(&action.sa_mask);
-      sigaction(kCleanupSignals[i], nullptr, &previous_[i]);
-      // A signal the caller ignores (nohup) stays ignored.
-      if (previous_[i].sa_handler != SIG_IGN) {
-        sigaction(kCleanupSignals[i], &action, nullptr);
-      }
-    }
   }
   TemporaryFile(const TemporaryFile&) = delete;
   TemporaryFile& operator=(const TemporaryFile&) = delete;
@@ -188,9 +183,6 @@ class TemporaryFile {
     if (fd_ >= 0) close(fd_);
     if (g_has_temporary) unlink(g_temporary_path);
     g_has_temporary = 0;
-    for (std::size_t i = 0; i < kCleanupSignals.size(); ++i) {
-      sigaction(kCleanupSignals[i], &previous_[i], nullptr);
-    }
   }
 
   int fd() const { return fd_; }
@@ -202,23 +194,30 @@ class TemporaryFile {
     return close(fd) == 0;
   }
 
-  // Renames the file to `target`; false (errno set) on failure.
+  // Renames the file to `target`; false (errno set) on failure, and when
+  // RemoveTemporaryFileInFlight removed it (ENOENT).
   bool RenameTo(const fs::path& target) {
     const SignalBlock block;
+    if (!g_has_temporary) {
+      errno = ENOENT;
+      return false;
+    }
     if (rename(g_temporary_path, target.c_str()) != 0) return false;
     g_has_temporary = 0;
     return true;
   }
 
  private:
-  // Holds SIGINT, SIGTERM and SIGHUP back for a scope, so that the handler
-  // never sees the path and flag half updated.
+  // Holds SIGINT, SIGTERM and SIGHUP back in this thread for a scope, so
+  // that a handler calling RemoveTemporaryFileInFlight never sees the path
+  // and flag half updated (nor a file created but not yet registered). Only
+  // the thread's mask changes, and only for the scope.
   class SignalBlock {
    public:
     SignalBlock() {
       sigset_t set;
       sigemptyset(&set);
-      for (const int signal_number : kCleanupSignals) {
+      for (const int signal_number : {SIGINT, SIGTERM, SIGHUP}) {
         sigaddset(&set, signal_number);
       }
       pthread_sigmask(SIG_BLOCK, &set, &previous_);
@@ -232,7 +231,6 @@ class TemporaryFile {
   static inline std::mutex mutex_;
   std::unique_lock<std::mutex> lock_;
   int fd_ = -1;
-  std::array<struct sigaction, kCleanupSignals.size()> previous_ = {};
 };
 
 }  // namespace
@@ -327,13 +325,20 @@ void WriteFileAtomically(const std::string& path,
       (target.parent_path() /
        fmt::format(".{}.XXXXXX", target.filename().string()))
           .string(),
-      path);
+      target.parent_path(), path);
   // A replaced file keeps its permissions; a new one gets the umask's.
   const mode_t mode = exists ? info.st_mode & 07777 : NewFileMode();
   if (fchmod(temporary.fd(), mode) != 0 || !write_all(temporary.fd()) ||
       fsync(temporary.fd()) != 0 || !temporary.Close() ||
       !temporary.RenameTo(target)) {
     ThrowErrno(path, "write");
+  }
+}
+
+void RemoveTemporaryFileInFlight() {
+  if (g_has_temporary) {
+    unlink(g_temporary_path);
+    g_has_temporary = 0;
   }
 }
 

@@ -48,10 +48,15 @@ void AppendReplayDocumentJson(const ReplayInput& input, std::string& out);
 // replaced and the links stay. A replaced file keeps its permissions; a new
 // one gets 0666 minus the umask. Devices, pipes and /proc/<pid>/fd links
 // (-o /dev/stdout) cannot be replaced and are written in place (appending).
-// While the temporary file exists, SIGINT, SIGTERM and SIGHUP remove it
-// before the process dies (their handlers are installed for that time only,
-// unless the signal is ignored). Calls from several threads are serialized.
-// Throws IoError naming the path and the reason, std::invalid_argument for an
+// Signals: it installs no handler and changes no disposition (the program
+// owns its signals); SIGINT, SIGTERM and SIGHUP are only blocked in the
+// calling thread while the temporary file is created, renamed or removed, so
+// that RemoveTemporaryFileInFlight never sees a half-updated path. A program
+// that wants no `.name.XXXXXX` left behind when such a signal kills it calls
+// RemoveTemporaryFileInFlight from its handlers (the CLI's main does).
+// Calls from several threads are serialized. Throws IoError naming the path
+// and the reason ("<path>: cannot create a temporary file in <folder>:
+// <reason>", "<path>: cannot write: <reason>"), std::invalid_argument for an
 // empty path. O(bytes).
 void WriteFileAtomically(const std::string& path, std::string_view contents);
 
@@ -59,6 +64,18 @@ void WriteFileAtomically(const std::string& path, std::string_view contents);
 // them).
 void WriteFileAtomically(const std::string& path,
                          std::span<const std::string_view> pieces);
+
+// Removes the temporary file that a WriteFileAtomically in progress is
+// writing, if there is one; does nothing otherwise. For a signal handler
+// about to end the process (SIGINT, SIGTERM, SIGHUP): async-signal-safe, it
+// makes one unlink(2) of a path kept in a static buffer and clears a
+// volatile std::sig_atomic_t flag. When the process goes on instead, the
+// write in progress fails with IoError (its rename finds no file) and
+// leaves the target as it was. The writing thread blocks SIGINT, SIGTERM
+// and SIGHUP while it updates the path, so a handler for those signals run
+// by that thread never sees a half-updated one (one run by another thread
+// at that very moment may miss the file). O(1).
+void RemoveTemporaryFileInFlight();
 
 }  // namespace kvprefix
 

@@ -2,10 +2,10 @@
 // ValidateValue): iteratively, with an explicit stack bounded by
 // kMaxJsonDepth.
 //
-// A recursive walk (one call per nesting level, as this file had until
-// issue 13) overflows the call stack on valid JSON nested ~26,000 deep (a
-// 50 KB trace line) and, building each level's location string, takes
-// quadratic time and memory. Here one loop keeps one Level per open
+// A recursive walk (one call per nesting level, as this file once had)
+// overflows the call stack on valid JSON nested ~26,000 deep (a 50 KB trace
+// line) and, building each level's location string, takes quadratic time
+// and memory. Here one loop keeps one Level per open
 // container (an On Demand iterator and the index or name of the child being
 // read) and builds a location only when it throws. This file holds
 // ValidateValue alone so that fuzz/recursive_validate_value.cc (the old

@@ -90,7 +90,7 @@
 // hole (a bounded cache after evictions). So slots stay <= 1.25 n + 1,024
 // (times the 1/16 growth step) on any input, which is what bounds memory.
 //
-// Root cause of the old blow-up (issue 16: 300 parents x 300 children,
+// Root cause of the old blow-up (300 parents x 300 children,
 // tokens k * 65536, 6.9-10 KB per node): a parent's 300 children had codes
 // {1, 65537, 131073, 196609} (the four multiples of 2^16 below 2^18) and
 // 262145..262440 (the others, mapped in order of first appearance), so every

@@ -97,12 +97,13 @@
 // O(matched) stamp writes (LRU), O(1) heap pushes and, per evicted node,
 // O(1) expected plus O(log leaves) per heap pop. Memory (unbounded): ~4.2
 // bytes a node plus ~17-39 bytes (slot + control byte over the load factor)
-// a branch, at most ~47 bytes a node when every node is a branch (issue
-// 16 asks <= 64). Bounded adds 16 (FIFO) or 24 (LRU) bytes a slot and 16
-// bytes a heap entry (<= 2 * nodes + 64), and reused slots make more
-// branches: 30-45 bytes a node on the Mooncake conversation trace in block
-// mode. All of it follows min(capacity, nodes ever created) (the slot
-// arrays stop growing at capacity + 1), never the IDs given.
+// a branch, at most ~47 bytes a node when every node is a branch (the
+// memory property, testing/property_checks.h, asks <= 64). Bounded adds 16
+// (FIFO) or 24 (LRU) bytes a slot and 16 bytes a heap entry (<= 2 * nodes +
+// 64), and reused slots make more branches: 30-45 bytes a node on the
+// Mooncake conversation trace in block mode. All of it follows min(capacity,
+// nodes ever created) (the slot arrays stop growing at capacity + 1), never the
+// IDs given.
 //
 // Limits: slots are 32-bit. Unbounded, slot == ID, so Insert throws
 // CapacityError, before changing anything, when the trie would exceed

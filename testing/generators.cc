@@ -194,29 +194,6 @@ rc::Gen<BatchInput> GenBatchInput() {
   return rc::gen::shrink(from_recipes, &ShrinkBuilt);
 }
 
-rc::Gen<std::vector<checking::Operation>> GenOperations() {
-  using Kind = checking::Operation::Kind;
-  const auto kinds =
-      rc::gen::scale(0.3, rc::gen::container<std::vector<Kind>>(
-                              rc::gen::element(Kind::kInsert, Kind::kMatch)));
-  return rc::gen::map(
-      rc::gen::tuple(GenAlphabet(), GenRecipes(Role::kCached), kinds),
-      [](const std::tuple<std::vector<Token>, std::vector<Recipe>,
-                          std::vector<Kind>>& parts) {
-        const auto& [alphabet, recipes, kinds] = parts;
-        const SequenceList sequences =
-            checking::BuildAll(recipes, {}, alphabet, /*chain=*/true);
-        std::vector<checking::Operation> operations;
-        for (std::size_t i = 0; i < sequences.size(); ++i) {
-          // Missing kinds (the lists shrink separately) default to insert.
-          const Kind kind = i < kinds.size() ? kinds[i] : Kind::kInsert;
-          operations.push_back({kind, std::vector<Token>(sequences[i].begin(),
-                                                         sequences[i].end())});
-        }
-        return operations;
-      });
-}
-
 void showValue(const CacheWorkload& workload, std::ostream& os) {
   os << checking::FormatCacheOptions(workload.options) << ":";
   for (const checking::Operation& operation : workload.operations) {

@@ -60,10 +60,6 @@ rc::Gen<std::vector<Token>> GenRelatedSequence(SequenceList earlier,
 // sequence's last token.
 rc::Gen<BatchInput> GenBatchInput();
 
-// An online workload (SPEC §3): inserts and matches in any interleaving,
-// each operation's tokens related to those of earlier operations.
-rc::Gen<std::vector<checking::Operation>> GenOperations();
-
 // A bounded cache and what is done to it (SPEC §8): accesses, inserts and
 // matches, each operation's tokens related to those of earlier operations,
 // on a cache with a policy, a page size from 1 to 3 and a capacity from 0
@@ -81,7 +77,7 @@ void showValue(const CacheWorkload& workload, std::ostream& os);
 // operation's last token, keeping the options as they were.
 rc::Gen<CacheWorkload> GenCacheWorkload();
 
-// --- Adversarial token distributions (memory, issue 16) ---------------------
+// --- Adversarial token distributions (memory) --------------------------------
 //
 // Workloads where an engine's memory could blow up: tokens spread over int32
 // so that a double-array's base offsets jump (Aoe 1989: a child sits at
@@ -107,8 +103,9 @@ std::string_view TokenSpreadName(TokenSpread spread);
 // sequences [p, c, t_1, ..., t_tail] for every parent p and child c. The
 // i-th parent, child and chain token are the spread's tokens number i
 // (+ salt), so every parent's children have the same tokens and collide
-// where an engine indexes by token (the issue's 300 parents x 300 children
-// of k * 65536). Nodes: parents * (1 + fanout * (1 + tail)).
+// where an engine indexes by token (the double array's old blow-up, 300
+// parents x 300 children of k * 65536: optimized/double_array_trie.h).
+// Nodes: parents * (1 + fanout * (1 + tail)).
 struct AdversarialWorkload {
   TokenSpread spread;
   std::size_t parents;

@@ -18,7 +18,7 @@
 // first_id, first_id + 1, ...; `children` maps the first token of each child
 // edge to that edge. An insert that diverges inside an edge splits it.
 //
-// The bounded-cache mutants (SPEC §8, issue 14) are one small per-node cache,
+// The bounded-cache mutants (SPEC §8) are one small per-node cache,
 // `MutantCache<kBug>`, with `MutantCacheBug::kNone` as their correct baseline
 // ("mutant-cache-baseline"), plus `PageHashOnlyMutant`, a paged cache that
 // trusts a weak page hash. They are PrefixCacheEngines: MakeMutant builds
@@ -257,7 +257,7 @@ class PageHashOnlyMutant {
   std::shared_ptr<std::vector<std::vector<Token>>> pages_;
 };
 
-// The bug an LRU curve mutant carries (kvprefix/lru_curve.h, issue 15). Both
+// The bug an LRU curve mutant carries (kvprefix/lru_curve.h). Both
 // are the real LruCurve over the reference engine, one line away from it.
 enum class MutantCurveBug {
   kCapacityOffByOne,  // a node at stack distance d counts as a hit for
@@ -290,8 +290,8 @@ std::vector<std::uint64_t> MutantCurveMatchedTokens(
 // lock count, page hash and a few more fields, as SGLang's TreeNode does)
 // in a table indexed by node ID: it grows with every node ever created, also
 // in a bounded cache, and passes 64 bytes per node. Its answers are right;
-// memory_bytes() counts the table honestly. For the memory property's teeth
-// (issue 16): it is in MemoryMutantNames(), not in MutantNames().
+// memory_bytes() counts the table honestly. For the memory property's teeth:
+// it is in MemoryMutantNames(), not in MutantNames().
 class FatNodeMutant {
  public:
   static constexpr std::string_view kName = "mutant-fat-node";

@@ -442,13 +442,11 @@ class CacheWatch {
       }
       prefix_returned_ |= ever_present_.contains(prefix);
     }
-    // What left since the last step, and whether a node left with its
-    // parent (a chain evicted in one step).
-    vanished_ = 0;
+    // Whether a node left since the last step with its parent (a chain
+    // evicted in one step).
     chain_vanished_ = false;
     for (const auto& [prefix, id] : present_) {
       if (present.contains(prefix)) continue;
-      ++vanished_;
       chain_vanished_ |= prefix.size() > options_.page_size &&
                          present_.contains(Parent(prefix)) &&
                          !present.contains(Parent(prefix));
@@ -463,7 +461,6 @@ class CacheWatch {
   }
 
   // Facts of the last Observe.
-  std::size_t vanished() const { return vanished_; }
   bool chain_vanished() const { return chain_vanished_; }
   bool prefix_returned() const { return prefix_returned_; }
 
@@ -478,7 +475,6 @@ class CacheWatch {
   std::set<Sequence> ever_present_;
   std::map<NodeId, Sequence> ids_;  // every ID seen, with its prefix
   NodeId largest_id_ = 0;
-  std::size_t vanished_ = 0;
   bool chain_vanished_ = false;
   bool prefix_returned_ = false;
 };

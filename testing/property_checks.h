@@ -157,9 +157,9 @@ void CheckLruCurveEqualsReplay(const EngineNameList& curves, InputShape* shape);
 // The properties of the LRU curve.
 const std::vector<Property>& CurveProperties();
 
-// --- Memory (issue 16) -----------------------------------------------------
+// --- Memory ----------------------------------------------------------------
 
-// Issue 16's bounds, fixed overheads amortised over at least kMemoryMinNodes
+// The memory bounds, fixed overheads amortised over at least kMemoryMinNodes
 // present nodes: memory_bytes() at most kMaxBytesPerNode per node present,
 // and at most kMaxTimesRadix times the radix engine's on the same input.
 inline constexpr std::size_t kMaxBytesPerNode = 64;
@@ -169,7 +169,7 @@ inline constexpr std::size_t kMemoryMinNodes = 2000;
 // The per-node bound an engine is held to: kMaxBytesPerNode, except where
 // an engine does not meet it yet; there the bound is a ceiling just above
 // the worst measured on GenAdversarialWorkload() (400 cases), so that any
-// growth still fails. Not met yet (issue 16 stays open for them):
+// growth still fails. Not met yet (still to do):
 //  - radix, unbounded: up to 89.3 bytes per node where every edge is one
 //    token (fan-outs of 16 to 300 under many parents): a 24-byte Edge and a
 //    16-byte Swiss-table slot plus its control byte per node, each table

@@ -1,4 +1,4 @@
-// The command line's numbers and names (issue 13): every integer option of
+// The command line's numbers and names (hostile input): every integer option of
 // every subcommand is a decimal integer in a stated range (found from
 // --help, so options added later are checked too), --cached-fraction is
 // the decimal the user typed (floor(F * n) exact), and an unknown command
@@ -106,7 +106,7 @@ std::vector<IntegerOption> IntegerOptions(const std::string& help,
   return options;
 }
 
-// Issue 13, item 4: --vocab 0x10 was taken as 16, -1 as the maximum of
+// --vocab 0x10 was taken as 16, -1 as the maximum of
 // unsigned options, overflow was capped, 1.5 reported a misleading range.
 TEST(CliOptionsTest, IntegerOptionsAreStrictDecimalsInRange) {
   const auto commands = Subcommands();
@@ -174,8 +174,9 @@ TEST(CliOptionsTest, UnknownCommandIsNamed) {
             "curve, convert, engines, verify)\n");
   run = Kvprefix({"convert", "bogus", "trace.jsonl"});
   EXPECT_EQ(run.status, 2);
-  EXPECT_EQ(run.err,
-            "kvprefix: unknown command 'convert bogus' (commands: mooncake)\n");
+  EXPECT_EQ(
+      run.err,
+      "kvprefix: convert: unknown command 'bogus' (commands: mooncake)\n");
   run = Kvprefix({"--bogus", "match"});
   EXPECT_EQ(run.status, 2);
   EXPECT_EQ(run.err,
@@ -195,6 +196,28 @@ TEST(CliOptionsTest, UnknownCommandIsNamed) {
   EXPECT_EQ(Kvprefix({"convert", "-h"}).status, 0);
 }
 
+// `kvprefix convert trace.jsonl` (the `mooncake` word forgotten) named
+// "convert trace.jsonl" as the unknown command; and a name is escaped, so
+// that the message stays one line.
+TEST(CliOptionsTest, UnknownConvertCommandIsNamedAfterConvert) {
+  test::ProgramRun run = Kvprefix({"convert", "trace.jsonl", "-o", "x.json"});
+  EXPECT_EQ(run.status, 2);
+  EXPECT_EQ(run.out, "");
+  EXPECT_EQ(run.err,
+            "kvprefix: convert: unknown command 'trace.jsonl' (commands: "
+            "mooncake)\n");
+  run = Kvprefix({"bo\ngus"});
+  EXPECT_EQ(run.status, 2);
+  EXPECT_EQ(run.err,
+            "kvprefix: unknown command 'bo\\ngus' (commands: match, replay, "
+            "curve, convert, engines, verify)\n");
+  run = Kvprefix({"convert", "--x\ty"});
+  EXPECT_EQ(run.status, 2);
+  EXPECT_EQ(run.err,
+            "kvprefix: convert: unknown option '--x\\ty' (commands: "
+            "mooncake)\n");
+}
+
 // A trace of `n` one-block requests, hash ids 0 .. n-1.
 std::string TraceOf(const test::ScratchDir& dir, std::size_t n) {
   const std::string path = dir.Path(fmt::format("trace-{}.jsonl", n));
@@ -206,7 +229,7 @@ std::string TraceOf(const test::ScratchDir& dir, std::size_t n) {
   return path;
 }
 
-// Issue 13, item 3: --cached-fraction 0.29 cached 28 of 100 requests,
+// --cached-fraction 0.29 cached 28 of 100 requests,
 // because 0.29 * 100 is 28.999999999999996 in binary floating point. The
 // expected counts are floor(F * n) in exact rational arithmetic (Python's
 // fractions.Fraction(decimal.Decimal(F)) * n); those marked "float" are

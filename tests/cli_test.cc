@@ -500,7 +500,7 @@ std::string TraceWithLateBadLine() {
                 "\n";
 }
 
-// Streaming (issue 16) replays the trace as it reads it, but prints nothing
+// Streaming replays the trace as it reads it, but prints nothing
 // and writes no file unless every line is good: a bad line after thousands
 // of replayed requests leaves stdout empty and --matches, -o and --plot
 // files untouched, with the one error line naming the line.

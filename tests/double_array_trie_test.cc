@@ -382,7 +382,7 @@ TEST(DoubleArrayTrieTest, SiblingsWithCollidingHashedCodes) {
 }
 
 // ---------------------------------------------------------------------------
-// Memory bounded on any input (issue 16): <= 64 bytes per node and <= 4x
+// Memory bounded on any input: <= 64 bytes per node and <= 4x
 // the radix engine on the same input, on token distributions that once cost
 // the double array 6.9 KB per node (families whose codes spread over 2^18).
 

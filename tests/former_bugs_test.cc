@@ -22,16 +22,19 @@
 //   a replaced -o file lost its permissions (the temporary file's 0600) -- WriteFileAtomicallyTest.ReplacedFileKeepsItsPermissions
 //   SIGINT, SIGTERM or SIGHUP during a write left the temporary .name.XXXXXX file behind -- CliTest.SignalDuringTheWriteLeavesNoTemporaryFile
 //   a closed stdout pipe (| head -c 10) killed the tool silently with SIGPIPE -- CliTest.ClosedStdoutPipeIsAnIoFailure
+//   io's atomic write installed SIGINT, SIGTERM and SIGHUP handlers in whatever program called it (library code changing process-wide state; the CLI's main owns the signals now) -- WriteFileAtomicallyTest.LeavesSignalHandlersAlone, WriteFileAtomicallyTest.RemoveTemporaryFileInFlightRemovesIt
+//   -o into a missing folder (or under a file) said "cannot create a temporary file for: No such file or directory", naming no folder -- WriteFileAtomicallyTest.FailureToCreateTheTemporaryFileNamesTheFolder
+//   `kvprefix convert trace.jsonl` (no `mooncake`) said "unknown command 'convert trace.jsonl'"; a command name holding a newline split the message in two lines -- CliOptionsTest.UnknownConvertCommandIsNamedAfterConvert
 //   error messages quoted user text raw: newlines and terminal escapes reached the terminal -- ParseBatchInputTest.MessagesEscapeUserTextAndNameTheByte
 //   invalid JSON in trace members kvprefix does not use was skipped unchecked by simdjson On Demand -- AppendTraceLineTest.InvalidJsonInUnusedMembersIsRejected
 //   NaN, infinity and out-of-range values of floating-point options were cast into nonsense -- CliOptionsTest.CachedFractionMustBeAFiniteNumberFrom0To1, CliOptionsTest.VerifyDurationsMustBeFiniteAndInRange
-//   a trace line whose unused member nested ~26,500 deep crashed replay, convert and verify --trace (recursive check), and nesting cost quadratic time and memory (issue 13) -- NestingTest.TraceLineWithDeepUnusedMemberIsRejectedQuickly, NestingCliTest.TraceCommandsRejectDeepUnusedMembers
+//   a trace line whose unused member nested ~26,500 deep crashed replay, convert and verify --trace (recursive check), and nesting cost quadratic time and memory -- NestingTest.TraceLineWithDeepUnusedMemberIsRejectedQuickly, NestingCliTest.TraceCommandsRejectDeepUnusedMembers
 //   locating the error of a truncated document nested 10^6 deep took quadratic time (a path of every open level) -- NestingTest.UnbalancedDeepDocumentsStopAtTheLimit, NestingCliTest.MatchAndVerifyRejectDeepInputs
 //   --cached-fraction 0.29 of 100 requests cached 28: 0.29 * 100 is 28.999999999999996 in binary floating point -- CliOptionsTest.CachedFractionIsTheDecimalAsTyped
 //   integer options took 0x10 as 16 and -1 as their maximum, capped overflow, and reported 1.5 with a misleading range -- CliOptionsTest.IntegerOptionsAreStrictDecimalsInRange
 //   `kvprefix bogus` said "A subcommand is required" instead of naming bogus -- CliOptionsTest.UnknownCommandIsNamed
 //   an invalid escape in a member name was reported at the value after the name; one in a string where a string was expected said "expected a string, found a string" -- EscapeErrorTest.PointsAtTheEscape
-//   invalid UTF-8 outside strings (a stray 0xFF) was reported as trailing content, a bad token or an unbalanced document with simdjson's fallback kernel, as invalid UTF-8 with the others: the error depended on the CPU (issue 16) -- Utf8ErrorTest.IsTheSameWithEveryKernel
+//   invalid UTF-8 outside strings (a stray 0xFF) was reported as trailing content, a bad token or an unbalanced document with simdjson's fallback kernel, as invalid UTF-8 with the others: the error depended on the CPU -- Utf8ErrorTest.IsTheSameWithEveryKernel
 //   simdjson's allocation failure was reported as bad input (exit 2, "expected valid JSON, found Error allocating memory") -- ResourceLimitTest.MatchRunsOutOfMemoryCleanly, ResourceLimitTest.ReplayRunsOutOfMemoryCleanly, ResourceLimitTest.ConvertRunsOutOfMemoryCleanly
 //   a trace that never ends a line (/dev/zero) grew the line buffer until memory ran out (16.8 GB) in replay, curve, convert and verify --trace -- CliTest.TraceReadersStopAtALineThatNeverEnds
 //   verify, --help and --version exited 0 when standard output could not be written (a full disk, a closed stdout) -- CliTest.FullStdoutIsAnIoFailureForEveryCommand
@@ -55,6 +58,7 @@
 //   a --timeout below a millisecond became 0 ms: every run timed out -- CliOptionsTest.VerifyDurationsMustBeFiniteAndInRange
 //   --trace-window near SIZE_MAX wrapped around (begin + window) -- CliOptionsTest.TraceWindowAtLeastTheTraceIsOneInput
 //   a background child holding stdout open turned a finished answer into a timeout and outlived the run -- SubprocessTest.BackgroundChildHoldingThePipeIsNotATimeout, VerifyCliTest.BackgroundChildOfTheCommandIsNoTimeout
+//   verify::Run set SIGPIPE to ignored for the rest of the process, and RunSubprocess killed a caller whose SIGPIPE was at its default when the command stopped reading -- VerifyRunTest.LeavesSigpipeDispositionAlone, SubprocessTest.CommandThatStopsReadingLeavesSigpipeAlone
 //   an answer nested deeper than 1024 was not-json without a location (simdjson's default DOM depth) -- NestingTest.DeepAnswerOfAnImplementationIsWrongShapeAtItsLocation
 //   running out of memory while checking built-in engines was reported as the engines' crash, shrunk and written as a case -- ResourceLimitTest.VerifyRunsOutOfMemoryCleanly
 //   --max-size shaped only long runs: sizes were the run index, so --runs 10 never went past size 9 -- InputsTest.GeneratorSizesSpanZeroToMaxSize, VerifyCliTest.FewRunsReachMaxSize
@@ -64,7 +68,7 @@
 // Benchmark reports
 //   a comparison with too few repetitions for the U test to reach p < 0.05 (3 against 3) reported "0 benchmarks changed" beside a +52% geometric mean -- ctest bench_report
 //   node counts below 100,000 were printed with decimals (3,072.00), and the report showed the maintainer's absolute trace folder -- ctest bench_report
-// Layering (issue 12)
+// Layering
 //   the shipped CLI linked the test library: mutants, RapidCheck and nlohmann-json were in build/kvprefix -- ctest cli_symbols
 //   includes pointed up: the core included every engine, verify/ included cli/ and testing/ -- ctest layering
 //

@@ -586,8 +586,8 @@ TEST(HashTrieTest, MemoryProportionalToCapacityOverALongStream) {
   }
 }
 
-// Issue 16: at most 64 bytes a node, unbounded, whatever the shape: here
-// the worst one, every node a branch (a wide root).
+// At most 64 bytes a node (the memory property), unbounded, whatever the
+// shape: here the worst one, every node a branch (a wide root).
 TEST(HashTrieTest, UnboundedWorstCaseBytesPerNode) {
   for (std::uint32_t nodes : {1000u, 30000u, 100000u, 229376u, 229377u}) {
     HashTrie trie;

@@ -3,12 +3,17 @@
 // for byte, round trips, atomic file replacement, and the library path of the
 // seed examples and shared cases through every engine chosen by name.
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
+#include <array>
 #include <climits>
+#include <csignal>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -521,6 +526,118 @@ TEST_F(WriteFileAtomicallyTest, FailureThrowsIoErrorAndLeavesNothing) {
   const fs::path target = dir_ / "missing-folder" / "out.json";
   EXPECT_THROW(WriteFileAtomically(target.string(), "x"), IoError);
   EXPECT_FALSE(fs::exists(target));
+  EXPECT_EQ(
+      std::distance(fs::directory_iterator(dir_), fs::directory_iterator()), 0);
+}
+
+// The failure names the output and the folder where the temporary file
+// could not be made, in one line ("cannot create a temporary file for: ..."
+// named neither problem nor place).
+TEST_F(WriteFileAtomicallyTest, FailureToCreateTheTemporaryFileNamesTheFolder) {
+  const fs::path folder = dir_ / "missing-folder";
+  const auto message = [](const std::string& path) -> std::string {
+    try {
+      WriteFileAtomically(path, "x");
+    } catch (const IoError& error) {
+      return error.what();
+    }
+    return "no IoError";
+  };
+  EXPECT_EQ(message((folder / "out.json").string()),
+            fmt::format("{}: cannot create a temporary file in {}: No such "
+                        "file or directory",
+                        (folder / "out.json").string(), folder.string()));
+  std::ofstream(dir_ / "file") << "a file, not a folder";
+  EXPECT_EQ(message((dir_ / "file" / "out.json").string()),
+            fmt::format("{}: cannot create a temporary file in {}: Not a "
+                        "directory",
+                        (dir_ / "file" / "out.json").string(),
+                        (dir_ / "file").string()));
+}
+
+// What SIGXFSZ's handler saw in the middle of a write (see below).
+volatile std::sig_atomic_t g_probed = 0;
+volatile std::sig_atomic_t g_saw_changed_handlers = 0;
+volatile std::sig_atomic_t g_remove_in_flight = 0;
+
+extern "C" void MarkerHandler(int) {}
+
+// Runs inside WriteFileAtomically's write(2) when the file outgrows
+// RLIMIT_FSIZE: looks whether SIGINT, SIGTERM and SIGHUP still have the
+// test's handler (sigaction is async-signal-safe), and may remove the
+// temporary file and end the process there, as the CLI's handler does.
+extern "C" void ProbeDuringTheWrite(int) {
+  g_probed = 1;
+  for (const int signal_number : {SIGINT, SIGTERM, SIGHUP}) {
+    struct sigaction now = {};
+    sigaction(signal_number, nullptr, &now);
+    if (now.sa_handler != MarkerHandler) {
+      g_saw_changed_handlers = 1;
+    }
+  }
+  if (g_remove_in_flight) {
+    RemoveTemporaryFileInFlight();
+    _exit(3);  // no destructor runs: only the call above removes the file
+  }
+}
+
+// Writes 1 MiB to `target` under a 4 KiB RLIMIT_FSIZE with SIGXFSZ caught
+// by ProbeDuringTheWrite, so that the handler runs while the temporary file
+// exists; restores the limit and SIGXFSZ. The write fails (EFBIG).
+void WriteOverTheFileSizeLimit(const fs::path& target) {
+  struct sigaction probe = {};
+  probe.sa_handler = ProbeDuringTheWrite;
+  sigemptyset(&probe.sa_mask);
+  struct sigaction previous = {};
+  ASSERT_EQ(sigaction(SIGXFSZ, &probe, &previous), 0);
+  rlimit limit = {};
+  ASSERT_EQ(getrlimit(RLIMIT_FSIZE, &limit), 0);
+  rlimit small = limit;
+  small.rlim_cur = 4096;
+  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &small), 0);
+  EXPECT_THROW(WriteFileAtomically(target.string(), std::string(1 << 20, 'x')),
+               IoError);
+  setrlimit(RLIMIT_FSIZE, &limit);
+  sigaction(SIGXFSZ, &previous, nullptr);
+}
+
+// The library owns no signal: in the middle of a write (while its temporary
+// file exists) SIGINT, SIGTERM and SIGHUP keep the program's handlers. (It
+// used to install its own for the time of the write.)
+TEST_F(WriteFileAtomicallyTest, LeavesSignalHandlersAlone) {
+  struct sigaction marker = {};
+  marker.sa_handler = MarkerHandler;
+  sigemptyset(&marker.sa_mask);
+  std::array<struct sigaction, 3> previous = {};
+  const std::array<int, 3> signals = {SIGINT, SIGTERM, SIGHUP};
+  for (std::size_t i = 0; i < signals.size(); ++i) {
+    ASSERT_EQ(sigaction(signals[i], &marker, &previous[i]), 0);
+  }
+  g_probed = 0;
+  g_saw_changed_handlers = 0;
+  WriteOverTheFileSizeLimit(dir_ / "out.json");
+  EXPECT_EQ(g_probed, 1) << "SIGXFSZ never came during the write";
+  EXPECT_EQ(g_saw_changed_handlers, 0);
+  for (std::size_t i = 0; i < signals.size(); ++i) {
+    struct sigaction after = {};
+    sigaction(signals[i], &previous[i], &after);
+    EXPECT_EQ(after.sa_handler, MarkerHandler) << strsignal(signals[i]);
+  }
+  EXPECT_EQ(
+      std::distance(fs::directory_iterator(dir_), fs::directory_iterator()), 0);
+}
+
+// A handler that calls RemoveTemporaryFileInFlight and ends the process in
+// the middle of a write leaves no `.out.json.XXXXXX` behind.
+TEST_F(WriteFileAtomicallyTest, RemoveTemporaryFileInFlightRemovesIt) {
+  // The "fast" death-test style forks: the child writes into dir_ too.
+  GTEST_FLAG_SET(death_test_style, "fast");
+  EXPECT_EXIT(
+      {
+        g_remove_in_flight = 1;
+        WriteOverTheFileSizeLimit(dir_ / "out.json");
+      },
+      ::testing::ExitedWithCode(3), "");
   EXPECT_EQ(
       std::distance(fs::directory_iterator(dir_), fs::directory_iterator()), 0);
 }

@@ -1,4 +1,4 @@
-// Bounded nesting in every reader of untrusted structure (issue 13): SPEC §4
+// Bounded nesting in every reader of untrusted structure: SPEC §4
 // input, case files (batch and replay), Mooncake trace lines (members used
 // or not), SPEC §8 replay documents and verify's reading of an
 // implementation's answers, each given values nested 10^6 deep (arrays,
@@ -286,7 +286,7 @@ TEST(NestingLimitTest, ExactlyTheMaximumDepthIsAccepted) {
   }
 }
 
-// Issue 13, item 4: an invalid escape is reported at the escape, in member
+// An invalid escape is reported at the escape, in member
 // names (it was reported at the value after the name) and in strings.
 TEST(EscapeErrorTest, PointsAtTheEscape) {
   const std::string high =

@@ -1,4 +1,4 @@
-// Running out of memory (issue 13, SPEC §6): every subcommand that reads
+// Running out of memory (SPEC §6): every subcommand that reads
 // input (match, replay, curve, convert mooncake, verify), run in a
 // child process under an address-space limit (RLIMIT_AS, set in the child
 // before exec) on an input too large for it, exits with status 1 and one
@@ -214,7 +214,7 @@ TEST_F(ResourceLimitTest, CurveRunsOutOfMemoryCleanly) {
                       kSweep, 6);
 }
 
-// Streaming (issue 16): replay and curve hold the index and a window of the
+// Streaming: replay and curve hold the index and a window of the
 // trace, not the expanded trace. Token mode of the conversation trace is
 // 145 million tokens, 580 MB expanded; before streaming, replay peaked at
 // 0.93 GB of RSS (1.1 GB with a capacity of half its distinct prefixes) and

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <sys/wait.h>
 
 #include <array>
@@ -35,6 +36,7 @@
 #include "verify/checker.h"
 #include "verify/inputs.h"
 #include "verify/output_check.h"
+#include "verify/run.h"
 #include "verify/shrink.h"
 #include "verify/statistics.h"
 #include "verify/subprocess.h"
@@ -511,7 +513,7 @@ TEST(VerifyCliTest, SpacedJsonIsFormatUnlessFormatCheckIsOff) {
 
 TEST(VerifyCliTest, ProgramThatReadsNoInputDoesNotKillVerify) {
   // 8 MB of input to a program that exits at once: writes fail with EPIPE,
-  // which must not kill kvprefix (SIGPIPE is ignored).
+  // which must not kill kvprefix.
   BatchInput input;
   for (int i = 0; i < 200; ++i) {
     input.cached_sequences.Append(std::vector<Token>(4000, i));
@@ -772,7 +774,6 @@ TEST(CliOptionsTest, TraceWindowAtLeastTheTraceIsOneInput) {
 }
 
 TEST(SubprocessTest, LargeInputAndOutputDoNotDeadlock) {
-  IgnoreSigpipe();
   const std::string input(32 << 20, 'x');  // far beyond a 64 KiB pipe buffer
   const SubprocessResult result =
       RunSubprocess("cat; echo done >&2", input, SubprocessOptions{});
@@ -780,6 +781,50 @@ TEST(SubprocessTest, LargeInputAndOutputDoNotDeadlock) {
   EXPECT_EQ(result.exit_status, 0);
   EXPECT_EQ(result.stdout_data.size(), input.size());
   EXPECT_EQ(result.stderr_data, "done\n");
+}
+
+// A command that closes its input while input is left: the write fails
+// with EPIPE, and its SIGPIPE neither kills the caller (SIGPIPE at its
+// default action, which is to die) nor stays pending, and the disposition is
+// left as it was (RunSubprocess used to need SIGPIPE ignored process-wide).
+TEST(SubprocessTest, CommandThatStopsReadingLeavesSigpipeAlone) {
+  struct sigaction default_action = {};
+  default_action.sa_handler = SIG_DFL;
+  sigemptyset(&default_action.sa_mask);
+  struct sigaction previous = {};
+  ASSERT_EQ(::sigaction(SIGPIPE, &default_action, &previous), 0);
+  const std::string input(8 << 20, 'x');  // far beyond a pipe buffer
+  const SubprocessResult result =
+      RunSubprocess("exec 0<&-; sleep 0.2; exit 5", input, {});
+  struct sigaction after = {};
+  ::sigaction(SIGPIPE, &previous, &after);
+  EXPECT_EQ(result.kind, ExitKind::kExited);
+  EXPECT_EQ(result.exit_status, 5);
+  EXPECT_EQ(after.sa_handler, SIG_DFL);
+  sigset_t pending;
+  sigemptyset(&pending);
+  ::sigpending(&pending);
+  EXPECT_EQ(sigismember(&pending, SIGPIPE), 0);
+}
+
+// verify::Run changes no signal disposition (it used to ignore SIGPIPE for
+// the rest of the process).
+TEST(VerifyRunTest, LeavesSigpipeDispositionAlone) {
+  struct sigaction default_action = {};
+  default_action.sa_handler = SIG_DFL;
+  sigemptyset(&default_action.sa_mask);
+  struct sigaction previous = {};
+  ASSERT_EQ(::sigaction(SIGPIPE, &default_action, &previous), 0);
+  RunOptions options;
+  options.engines = {"radix"};
+  options.runs = 3;
+  options.seed = 1;
+  options.jobs = 1;
+  options.out = TempPath("run-failure.json");
+  verify::Run(options);
+  struct sigaction after = {};
+  ::sigaction(SIGPIPE, &previous, &after);
+  EXPECT_EQ(after.sa_handler, SIG_DFL);
 }
 
 TEST(SubprocessTest, TimeoutKillsTheWholeProcessGroup) {

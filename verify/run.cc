@@ -179,7 +179,6 @@ template <typename Input>
 // Run() for inputs of type Input (BatchInput or ReplayInput).
 template <typename Input>
 void RunOn(const RunOptions& options) {
-  IgnoreSigpipe();
   const CheckerOf<Input> check = MakeChecker<Input>(options);
   const std::vector<NamedInputOf<Input>> inputs = WhileDoing(
       "reading the inputs", [&] { return LoadInputs(options, Input{}); });

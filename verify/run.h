@@ -83,7 +83,10 @@ struct RunOptions {
 // ("out of memory while checking <input>", a thread that cannot start),
 // std::system_error if the command cannot be started, and std::runtime_error
 // ("verify failed: <kind>") when the implementation disagrees with the
-// reference. Not thread-safe (it sets the process's SIGPIPE disposition).
+// reference. Installs no signal handler and leaves SIGPIPE's disposition as
+// it is (RunSubprocess copes with commands that stop reading). Calls from
+// several threads share no state but standard output, where their reports
+// interleave.
 void Run(const RunOptions& options);
 
 }  // namespace kvprefix::verify

@@ -3,9 +3,11 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -40,7 +42,6 @@ constexpr int kExitCheckMilliseconds = 10;
 // Owns one file descriptor; closing twice is harmless.
 class Fd {
  public:
-  Fd() = default;
   explicit Fd(int fd) : fd_(fd) {}
   Fd(const Fd&) = delete;
   Fd& operator=(const Fd&) = delete;
@@ -145,11 +146,40 @@ void Drain(Fd& fd, std::string& out) {
   }
 }
 
+// write(2) to a pipe whose reader may be gone, without changing the
+// process's SIGPIPE disposition (the program owns it): SIGPIPE is blocked in
+// this thread for the call, and the one the write raised, if it failed with
+// EPIPE, is taken off the thread's pending signals (sigtimedwait with a zero
+// timeout), as PostgreSQL's libpq does. A SIGPIPE already pending before is
+// left for its owner. errno as write(2) left it.
+ssize_t WriteWithoutSigpipe(int fd, const char* data, std::size_t size) {
+  sigset_t sigpipe;
+  sigemptyset(&sigpipe);
+  sigaddset(&sigpipe, SIGPIPE);
+  sigset_t pending;
+  sigemptyset(&pending);
+  ::sigpending(&pending);
+  const bool was_pending = sigismember(&pending, SIGPIPE) == 1;
+  sigset_t previous;
+  ::pthread_sigmask(SIG_BLOCK, &sigpipe, &previous);
+  const ssize_t n = ::write(fd, data, size);
+  const int error = errno;
+  if (n < 0 && error == EPIPE && !was_pending) {
+    const timespec no_wait = {0, 0};
+    while (::sigtimedwait(&sigpipe, nullptr, &no_wait) < 0 && errno == EINTR) {
+    }
+  }
+  ::pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+  errno = error;
+  return n;
+}
+
 // Writes what the pipe accepts of input[written..]; closes `fd` when all is
 // written or the reader is gone (EPIPE).
 void Feed(Fd& fd, std::string_view input, std::size_t& written) {
   const std::size_t count = std::min(kChunkBytes, input.size() - written);
-  const ssize_t n = ::write(fd.get(), input.data() + written, count);
+  const ssize_t n =
+      WriteWithoutSigpipe(fd.get(), input.data() + written, count);
   if (n > 0) written += static_cast<std::size_t>(n);
   if (written == input.size() || (n < 0 && errno != EAGAIN && errno != EINTR)) {
     fd.Close();
@@ -186,8 +216,6 @@ std::string ShellQuote(std::string_view text) {
   }
   return quoted + "'";
 }
-
-void IgnoreSigpipe() { ::signal(SIGPIPE, SIG_IGN); }
 
 SubprocessResult RunSubprocess(const std::string& command,
                                std::string_view input,

@@ -45,22 +45,20 @@ inline constexpr std::size_t kMaxStderrBytes = 4096;
 // is left of the process group has been killed with SIGKILL.
 // Writing and reading are interleaved in one poll(2) loop, so neither side can
 // deadlock on a full pipe whatever the sizes. A child that stops reading its
-// input early is fine (the unwritten rest is dropped: EPIPE is expected, so
-// call IgnoreSigpipe() once before). On timeout or output flood the whole
-// process group gets SIGKILL, so a shell's children die too.
+// input early is fine: the unwritten rest is dropped, and the SIGPIPE of
+// that write is blocked in the calling thread and discarded, whatever the
+// process's SIGPIPE disposition, which is left as it is (the child gets the
+// default one). On timeout or output flood the whole process group gets
+// SIGKILL, so a shell's children die too.
 // Cost: O(input + output bytes). Throws std::system_error if pipes cannot be
 // created or the shell cannot be spawned (resource failures, not the child's
-// fault). Thread-safe apart from the process-wide SIGPIPE disposition.
+// fault). Thread-safe; installs no signal handler.
 SubprocessResult RunSubprocess(const std::string& command,
                                std::string_view input,
                                const SubprocessOptions& options);
 
 // `text` quoted for /bin/sh: in single quotes, each ' written '\''.
 std::string ShellQuote(std::string_view text);
-
-// Sets SIGPIPE to "ignore" for this process, so writing to a child that has
-// exited yields EPIPE instead of killing us. Children get the default back.
-void IgnoreSigpipe();
 
 }  // namespace kvprefix::verify
 

@@ -107,7 +107,7 @@ RC_GTEST_PROP(CurveProperties, LruCurveEqualsReplay, ()) {
   CheckLruCurveEqualsReplay(CurvesUnderTest(), &shape);
 }
 
-// Memory (issue 16): on adversarial token distributions, unbounded and
+// Memory: on adversarial token distributions, unbounded and
 // capacity-bounded, every optimized engine holds at most 64 bytes per node
 // and at most 4 times radix's memory. The reference (a std::map of children
 // per node, ~120 bytes per node) is exempt: MemoryEnginesUnderTest() leaves

@@ -128,7 +128,7 @@ std::string TestName(const ::testing::TestParamInfo<std::string_view>& info) {
 
 INSTANTIATE_TEST_SUITE_P(Mutants, TeethTest, ::testing::ValuesIn(MutantNames()),
                          TestName);
-// The LRU curve's mutants (issue 15), caught by CurveProperties().
+// The LRU curve's mutants, caught by CurveProperties().
 INSTANTIATE_TEST_SUITE_P(CurveMutants, TeethTest,
                          ::testing::ValuesIn(CurveMutantNames()), TestName);
 
