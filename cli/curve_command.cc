@@ -3,6 +3,7 @@
 // engine, which reports whole runs; optionally drawn with matplotlib.
 #include <fmt/format.h>
 
+#include <charconv>
 #include <cstdio>
 #include <filesystem>
 #include <limits>
@@ -11,6 +12,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <system_error>
 #include <vector>
 
 #include "cli/cache_options.h"
@@ -18,6 +20,7 @@
 #include "cli/plot.h"
 #include "cli/progress.h"
 #include "io/json_output.h"
+#include "io/json_strings.h"
 #include "io/replay_document.h"
 #include "kvprefix/lru_curve.h"
 #include "kvprefix/paged_index.h"
@@ -61,19 +64,39 @@ std::vector<std::uint64_t> ParseCapacityList(const std::string& list,
   }
 }
 
-// The comma-separated hit ratios of --target-hit-ratio, each a number from
-// 0 to 1 (FiniteNumberIn); an empty item is a mistake, not skipped.
+// The comma-separated hit ratios of --target-hit-ratio, each a decimal
+// from 0 to 1 as --cached-fraction takes one (ParseDecimalFraction, SPEC
+// §6 "Numbers": no sign, exponent, hex or leading zero), checked on its
+// digits, so that 1.0000000000000000000001 is refused, not rounded to 1. An
+// empty item is a mistake, not skipped. A positive target below the
+// smallest double is the smallest positive double: every hit ratio above
+// 0 is at least 2^-64, so the answer is the same.
 std::vector<double> ParseHitRatioList(const std::string& list) {
-  const CLI::Validator check = FiniteNumberIn(0, 1);
   std::vector<double> ratios;
   std::size_t begin = 0;
   for (;;) {
     const std::size_t end = list.find(',', begin);
-    std::string item = list.substr(begin, end - begin);
-    if (const std::string problem = check(item); !problem.empty()) {
-      throw std::invalid_argument("--target-hit-ratio: " + problem);
+    const std::string_view item =
+        std::string_view(list).substr(begin, end - begin);
+    const std::optional<DecimalFraction> fraction = ParseDecimalFraction(item);
+    if (!fraction) {
+      throw std::invalid_argument(fmt::format(
+          "--target-hit-ratio: {}, found '{}'{}", kDecimalFractionExpected,
+          EscapeForMessage(item, 1024),
+          item.size() == list.size()
+              ? ""
+              : fmt::format(" in '{}'", EscapeForMessage(list, 1024))));
     }
-    ratios.push_back(std::stod(item));
+    double ratio = 1;
+    if (!fraction->one) {
+      // Digits only now: from_chars reads them all, in any locale.
+      const std::from_chars_result read =
+          std::from_chars(item.data(), item.data() + item.size(), ratio);
+      if (read.ec == std::errc::result_out_of_range) {
+        ratio = std::numeric_limits<double>::denorm_min();
+      }
+    }
+    ratios.push_back(ratio);
     if (end == std::string::npos) return ratios;
     begin = end + 1;
   }
@@ -245,20 +268,27 @@ void RunCurve(const CurveOptions& options) {
       const std::uint64_t at[] = {capacity.value_or(kUnbounded)};
       append_row(capacity, curve.MatchedTokens(at)[0], "target", target);
       if (!capacity) {
+        const std::uint64_t reached =
+            curve.SmallestCapacityReaching(curve.HitRatio(best)).value_or(0);
         notes.push_back(fmt::format(
             "--target-hit-ratio {}: unreachable: no capacity hits more than "
-            "the unbounded cache's {} (reached from {} nodes on)",
+            "the unbounded cache's {} (reached from {} on)",
             target, curve.HitRatio(best),
-            curve.SmallestCapacityReaching(curve.HitRatio(best)).value_or(0)));
+            reached == 1 ? "1 node" : fmt::format("{} nodes", reached)));
       }
     }
   });
-  if (!options.plot.empty()) {
+  const auto write_output = [&] {
+    WriteFileAtomically(options.output, options.format == "csv" ? csv : jsonl);
+  };
+  if (options.plot.empty()) {
+    write_output();
+  } else {
     const bool block_mode = !requests && options.trace.mode == "block";
     const std::string mode = requests
                                  ? std::string("replay document")
                                  : fmt::format("{} mode", options.trace.mode);
-    DrawCurve(
+    const std::string image = DrawCurve(
         options.plot, plot_csv,
         fmt::format(
             "{}, {}, page size {}: {} requests, {} distinct prefixes",
@@ -266,8 +296,9 @@ void RunCurve(const CurveOptions& options) {
             cache.page_size, curve.requests(), curve.distinct_prefixes()),
         fmt::format("LRU capacity (nodes = {})",
                     NodeUnit(block_mode, symbol_tokens, cache.page_size)));
+    // Neither file is left new when the other cannot be written.
+    WritePlotWithOutput(options.plot, image, write_output);
   }
-  WriteFileAtomically(options.output, options.format == "csv" ? csv : jsonl);
   for (const std::string& note : notes) {
     fmt::print(stderr, "kvprefix: {}\n", note);
   }
@@ -323,8 +354,9 @@ void RegisterCurveCommand(CLI::App& app) {
           ->capture_default_str();
   options->target_option = command->add_option(
       "--target-hit-ratio", options->target_hit_ratios,
-      "Comma-separated hit ratios from 0 to 1, such as 0.3,0.35: print the "
-      "smallest capacity reaching each (see above) instead of the curve");
+      "Comma-separated hit ratios, decimals from 0 to 1 such as 0.3,0.35 "
+      "(as --cached-fraction: no sign or exponent): print the smallest "
+      "capacity reaching each (see above) instead of the curve");
   command
       ->add_option("--format", options->format, "Output format: jsonl or csv")
       ->check(CLI::IsMember({"jsonl", "csv"}))

@@ -202,16 +202,18 @@ inline std::uint64_t FloorTimes(const DecimalFraction& f, std::uint64_t n) {
   return carry;
 }
 
+// What a decimal fraction option takes, for its messages.
+inline constexpr std::string_view kDecimalFractionExpected =
+    "expected a decimal from 0 to 1 (such as 0.25; no exponent)";
+
 // A CLI11 check for a decimal fraction option (ParseDecimalFraction), else
-// "<option>: expected a decimal from 0 to 1 (such as 0.25), found <text>".
+// "<option>: expected a decimal from 0 to 1 (such as 0.25; no exponent),
+// found <text>".
 inline CLI::Validator DecimalFractionFrom0To1() {
   return CLI::Validator(
       [](std::string& text) -> std::string {
         if (ParseDecimalFraction(text)) return {};
-        return fmt::format(
-            "expected a decimal from 0 to 1 (such as 0.25; no exponent), "
-            "found {}",
-            text);
+        return fmt::format("{}, found {}", kDecimalFractionExpected, text);
       },
       "");
 }

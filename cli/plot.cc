@@ -5,6 +5,8 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <functional>
+#include <string>
 #include <system_error>
 
 #include "io/input_error.h"
@@ -38,8 +40,8 @@ std::string PlotPathProblem(const std::string& path) {
                                               : "expected a .png or .svg file";
 }
 
-void DrawCurve(const std::string& path, std::string_view csv,
-               std::string_view title, std::string_view capacity_label) {
+std::string DrawCurve(const std::string& path, std::string_view csv,
+                      std::string_view title, std::string_view capacity_label) {
   if (const std::string problem = PlotPathProblem(path); !problem.empty()) {
     throw IoError(
         fmt::format("--plot {}: {}", EscapeForMessage(path, 1024), problem));
@@ -62,7 +64,49 @@ void DrawCurve(const std::string& path, std::string_view csv,
         "--plot {}: cannot draw the curve: {}", EscapeForMessage(path, 1024),
         reason.empty() ? "python3 failed" : EscapeForMessage(reason, 300)));
   }
-  WriteFileAtomically(path, result.stdout_data);
+  return std::string(result.stdout_data);
+}
+
+void WritePlotWithOutput(const std::string& path, std::string_view image,
+                         const std::function<void()>& write_output) {
+  const auto fail = [&](std::string_view problem) {
+    throw IoError(
+        fmt::format("--plot {}: {}", EscapeForMessage(path, 1024), problem));
+  };
+  std::error_code error;
+  // The file a symbolic link leads to is replaced, as WriteFileAtomically
+  // replaces it; a dangling link is replaced itself.
+  fs::path target = path;
+  if (fs::is_symlink(target, error)) {
+    target = fs::weakly_canonical(target, error);
+    if (error) target = path;
+  }
+  const fs::file_status status = fs::status(target, error);
+  const bool exists = fs::exists(status);
+  if (exists && !fs::is_regular_file(status)) fail("not a regular file");
+  // Beside the target, so that the rename stays in one file system; the
+  // process id keeps two runs apart.
+  const fs::path temporary =
+      target.parent_path() /
+      fmt::format(".{}.{}.plot", target.filename().string(), getpid());
+  try {
+    WriteFileAtomically(temporary.string(), image);
+  } catch (const IoError& e) {
+    fail(e.what());  // names the temporary file and the reason
+  }
+  const auto remove_temporary = [&] { fs::remove(temporary, error); };
+  if (exists) fs::permissions(temporary, status.permissions(), error);
+  try {
+    write_output();
+  } catch (...) {
+    remove_temporary();
+    throw;
+  }
+  fs::rename(temporary, target, error);
+  if (error) {
+    remove_temporary();
+    fail(fmt::format("cannot write: {}", error.message()));
+  }
 }
 
 }  // namespace kvprefix::cli

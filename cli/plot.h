@@ -1,9 +1,11 @@
 // Drawing an LRU curve with matplotlib: the CLI hands the curve to
 // plot_curve.py (beside this file; installed in share/kvprefix/), which
-// returns the image, and writes it atomically.
+// returns the image; WritePlotWithOutput then writes it together with the
+// command's output, so that a failure of either leaves neither written.
 #ifndef KVPREFIX_CLI_PLOT_H_
 #define KVPREFIX_CLI_PLOT_H_
 
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -13,7 +15,8 @@ namespace kvprefix::cli {
 // else the problem, e.g. "expected a .png or .svg file". O(path length).
 std::string PlotPathProblem(const std::string& path);
 
-// Draws the curve `csv` to `path`, a .png or .svg file, titled `title`,
+// The image of the curve `csv` for `path`, a .png or .svg file (whose
+// suffix picks the format; nothing is written to it), titled `title`,
 // its capacity axis labeled `capacity_label` (what a node is): hit ratio
 // against capacity on a log scale, with a second axis in GiB when
 // capacity_bytes is given. `csv` has the header capacity,capacity_bytes,
@@ -23,10 +26,24 @@ std::string PlotPathProblem(const std::string& path);
 // label; an empty capacity when unreachable) or "point" (not drawn);
 // without the mark column every row is on the line. capacity_bytes may be
 // empty. Throws IoError naming the problem (an unknown suffix, python3 or
-// matplotlib missing, the script failing, the file not writable); the file
-// is then untouched. Takes a second or two (Python starts).
-void DrawCurve(const std::string& path, std::string_view csv,
-               std::string_view title, std::string_view capacity_label);
+// matplotlib missing, the script failing). Takes a second or two (Python
+// starts).
+std::string DrawCurve(const std::string& path, std::string_view csv,
+                      std::string_view title, std::string_view capacity_label);
+
+// Writes `image` to `path` and runs `write_output` (which writes the
+// command's other output, e.g. with WriteFileAtomically, and throws on
+// failure) so that a failure of either leaves neither file new: `image` is
+// first written to a temporary file beside `path` (symbolic links
+// followed), then `write_output` runs, then the temporary file is renamed
+// onto `path`, keeping the permissions of a file it replaces. On any
+// failure the temporary file is removed and the exception propagates
+// (IoError for the plot: "--plot <path>: ..."). A `path` that exists but is
+// not a regular file is refused before anything is written. The one window
+// left is a failing rename(2) after `write_output` succeeded, within one
+// folder. O(image bytes).
+void WritePlotWithOutput(const std::string& path, std::string_view image,
+                         const std::function<void()>& write_output);
 
 }  // namespace kvprefix::cli
 

@@ -953,11 +953,23 @@ TEST_F(CliTest, CurveTargetMistakesAreReported) {
         Run({"curve", Path("t.jsonl"), "--target-hit-ratio", bad});
     EXPECT_EQ(result.status, 2) << bad;
     EXPECT_THAT(result.err,
-                StartsWith("kvprefix: --target-hit-ratio: expected a number "
+                StartsWith("kvprefix: --target-hit-ratio: expected a decimal "
                            "from 0 to 1"))
         << bad;
     EXPECT_EQ(result.out, "");
   }
+  // An empty item is quoted, and so is the list it is in.
+  const RunResult empty_item =
+      Run({"curve", Path("t.jsonl"), "--target-hit-ratio", "0.3,,0.4"});
+  EXPECT_EQ(empty_item.status, 2);
+  EXPECT_EQ(empty_item.err,
+            "kvprefix: --target-hit-ratio: expected a decimal from 0 to 1 "
+            "(such as 0.25; no exponent), found '' in '0.3,,0.4'\n");
+  const RunResult empty =
+      Run({"curve", Path("t.jsonl"), "--target-hit-ratio", ""});
+  EXPECT_EQ(empty.err,
+            "kvprefix: --target-hit-ratio: expected a decimal from 0 to 1 "
+            "(such as 0.25; no exponent), found ''\n");
   // The output is the targets: points would change nothing but a plot.
   const RunResult points = Run(
       {"curve", Path("t.jsonl"), "--target-hit-ratio", "0.3", "--points", "4"});
@@ -965,6 +977,118 @@ TEST_F(CliTest, CurveTargetMistakesAreReported) {
   EXPECT_THAT(points.err,
               HasSubstr("--points with --target-hit-ratio only sets what "
                         "--plot draws"));
+}
+
+// std::stod threw out_of_range for targets past a double's range: exit 1
+// with "kvprefix: stod".
+TEST_F(CliTest, CurveTargetHitRatioOutOfDoubleRangeIsAUsageError) {
+  WriteFile(Path("t.jsonl"), kTinyTrace);
+  for (const char* bad : {"1e-400", "4.9e-324", "-1e-400", "1e400"}) {
+    const RunResult result =
+        Run({"curve", Path("t.jsonl"), "--target-hit-ratio", bad});
+    EXPECT_EQ(result.status, 2) << bad;
+    EXPECT_EQ(
+        result.err,
+        "kvprefix: --target-hit-ratio: expected a decimal from 0 to 1 (such as "
+        "0.25; no exponent), found '" +
+            std::string(bad) + "'\n");
+    EXPECT_EQ(result.out, "");
+  }
+  // A decimal below the smallest double is still above 0: the smallest
+  // capacity with any hit (1 of 6 blocks at C = 1), as for 0.0001.
+  WriteFile(Path("doc.json"), R"({"requests":[[1,2,3],[1,2,4],[5],[1,2,3]]})");
+  const std::string tiny = "0." + std::string(400, '0') + "1";
+  const RunResult result = Run({"curve", Path("doc.json"), "--input-format",
+                                "requests", "--target-hit-ratio", tiny});
+  EXPECT_EQ(result.status, 0) << result.err;
+  EXPECT_THAT(result.out, HasSubstr(R"("capacity":1,"capacity_bytes":null,)"
+                                    R"("matched_tokens":1,)"));
+}
+
+// Targets are decimals as --cached-fraction takes them (SPEC §6
+// "Numbers"), checked on the digits: 00.5, +0.5, hex and spaces were
+// accepted, and 1.0000000000000000000001 was rounded to 1.
+TEST_F(CliTest, CurveTargetHitRatioIsADecimalAsTyped) {
+  WriteFile(Path("doc.json"), R"({"requests":[[1,2,3],[1,2,4],[5],[1,2,3]]})");
+  for (const char* bad :
+       {"00.5", "+0.5", "0x1p-1", "0x0.8", " 0.5", "0.5 ", "-0", "-0.0",
+        "1.0000000000000000000001", "5e-1", "0.", "."}) {
+    const RunResult result = Run({"curve", Path("doc.json"), "--input-format",
+                                  "requests", "--target-hit-ratio", bad});
+    EXPECT_EQ(result.status, 2) << bad;
+    EXPECT_EQ(
+        result.err,
+        "kvprefix: --target-hit-ratio: expected a decimal from 0 to 1 (such as "
+        "0.25; no exponent), found '" +
+            std::string(bad) + "'\n");
+    EXPECT_EQ(result.out, "");
+  }
+  // hand-01 matches 0, 1, 3, 4, 4, 5 of 10 tokens at C = 0 ... 5.
+  const RunResult good =
+      Run({"curve", Path("doc.json"), "--input-format", "requests", "--format",
+           "csv", "--target-hit-ratio", ".5,0.30,1.000,0.000"});
+  EXPECT_EQ(good.status, 0) << good.err;
+  EXPECT_EQ(good.out,
+            "target_hit_ratio,capacity,capacity_bytes,matched_tokens,"
+            "request_tokens,hit_ratio\n"
+            "0.5,5,,5,10,0.5\n"
+            "0.3,2,,3,10,0.3\n"
+            "1,,,5,10,0.5\n"
+            "0,0,,0,10,0\n");
+}
+
+// The note on an unreachable target said "(reached from 1 nodes on)".
+TEST_F(CliTest, CurveUnreachableNoteCountsOneNode) {
+  WriteFile(Path("doc.json"), R"({"requests":[[1],[1]]})");
+  const RunResult result = Run({"curve", Path("doc.json"), "--input-format",
+                                "requests", "--target-hit-ratio", "0.6"});
+  EXPECT_EQ(result.status, 0) << result.err;
+  EXPECT_EQ(result.err,
+            "kvprefix: --target-hit-ratio 0.6: unreachable: no capacity hits "
+            "more than the unbounded cache's 0.5 (reached from 1 node on)\n");
+}
+
+// A failing -o left the --plot file written: neither is left new when
+// either cannot be written, and an existing one is untouched.
+TEST_F(CliTest, CurveWritesNeitherOutputWhenOneFails) {
+  WriteFile(Path("t.jsonl"), kTinyTrace);
+  WriteFile(Path("previous.png"), "previous plot\n");
+  WriteFile(Path("previous.json"), "previous output\n");
+  const std::vector<std::vector<std::string>> commands = {
+      {"-o", "/dev/full", "--plot", Path("new.png")},
+      {"-o", Path("nodir/a.json"), "--plot", Path("new.png")},
+      {"-o", "/dev/full", "--plot", Path("previous.png")},
+      {"-o", Path("new.json"), "--plot", Path("nodir/a.png")},
+      {"-o", Path("previous.json"), "--plot", Path("nodir/a.png")},
+  };
+  for (std::vector<std::string> args : commands) {
+    const std::string context = args[1] + " " + args[3];
+    args.insert(args.begin(), {"curve", Path("t.jsonl")});
+    const RunResult result = Run(args);
+    EXPECT_EQ(result.status, 1) << context;
+    EXPECT_EQ(result.out, "") << context;
+    EXPECT_EQ(std::count(result.err.begin(), result.err.end(), '\n'), 1)
+        << context << ": " << result.err;
+    EXPECT_FALSE(fs::exists(Path("new.png"))) << context;
+    EXPECT_FALSE(fs::exists(Path("new.json"))) << context;
+    EXPECT_EQ(ReadFile(Path("previous.png")), "previous plot\n") << context;
+    EXPECT_EQ(ReadFile(Path("previous.json")), "previous output\n") << context;
+  }
+  // No temporary file is left either; and with both writable, both are
+  // written.
+  std::vector<std::string> files;
+  for (const auto& entry : fs::directory_iterator(dir_)) {
+    files.push_back(entry.path().filename().string());
+  }
+  std::sort(files.begin(), files.end());
+  EXPECT_EQ(files, (std::vector<std::string>{"previous.json", "previous.png",
+                                             "t.jsonl"}));
+  const RunResult both =
+      Run({"curve", Path("t.jsonl"), "-o", Path("previous.json"), "--plot",
+           Path("previous.png")});
+  EXPECT_EQ(both.status, 0) << both.err;
+  EXPECT_THAT(ReadFile(Path("previous.json")), StartsWith(R"({"capacity":1,)"));
+  EXPECT_EQ(ReadFile(Path("previous.png")).substr(1, 3), "PNG");
 }
 
 TEST_F(CliTest, CurveCapacityBytesPastTwoTo64AreNull) {
