@@ -112,26 +112,31 @@ std::optional<std::uint64_t> ParseByteSize(std::string_view text,
   }
   const std::optional<Decimal> number =
       ParseDecimal(text.substr(0, number_end));
-  const auto whole_value = number && !number->whole.empty()
-                               ? ToUint(number->whole)
-                               : std::optional<std::uint64_t>(0);
-  const auto fraction_value = number && !number->fraction.empty()
-                                  ? ToUint(number->fraction)
-                                  : std::optional<std::uint64_t>(0);
-  if (unit == 0 || !number || !whole_value || !fraction_value ||
-      number->fraction.size() > 18) {
+  if (unit == 0 || !number) {
     throw std::invalid_argument(NotACapacity(text, option));
   }
-  // whole.fraction * unit, rounded down, in 128 bits.
-  UInt128 scale = 1;
-  for (std::size_t i = 0; i < number->fraction.size(); ++i) scale *= 10;
-  const UInt128 bytes =
-      (static_cast<UInt128>(*whole_value) * scale + *fraction_value) * unit /
-      scale;
-  if (bytes > std::numeric_limits<std::uint64_t>::max()) {
-    throw std::invalid_argument(
+  // The whole part has no leading zero, so one of 2^64 or more (any with
+  // over 20 digits) times a unit of at least 1 byte is out of range.
+  const auto whole_value = number->whole.empty()
+                               ? std::optional<std::uint64_t>(0)
+                               : ToUint(number->whole);
+  const auto too_large = [&] {
+    return std::invalid_argument(
         fmt::format("{}: {} is 2^64 bytes or more", option, text));
+  };
+  if (!whole_value) throw too_large();
+  // floor(unit * 0.d1...dn) exactly for any n, by long multiplication from
+  // the last digit: carry = floor((d * unit + carry) / 10) equals the floor
+  // of the exact partial product, and stays below 10 * unit <= 2^44.
+  std::uint64_t fraction_bytes = 0;
+  for (auto digit = number->fraction.rbegin(); digit != number->fraction.rend();
+       ++digit) {
+    fraction_bytes =
+        (static_cast<std::uint64_t>(*digit - '0') * unit + fraction_bytes) / 10;
   }
+  const UInt128 bytes =
+      static_cast<UInt128>(*whole_value) * unit + fraction_bytes;
+  if (bytes > std::numeric_limits<std::uint64_t>::max()) throw too_large();
   return static_cast<std::uint64_t>(bytes);
 }
 

@@ -45,7 +45,8 @@ void AddKvBytesPerTokenOption(CLI::App& command, CacheArguments& cache,
 // by a unit B, KB, MB, GB, TB (powers of 1000) or KiB, MiB, GiB, TiB
 // (powers of 1024), rounded down to whole bytes; or nullopt if `text` has no
 // unit. Throws std::invalid_argument naming `option` and the problem for
-// anything else, or a size of 2^64 bytes or more. Exact: no floating point.
+// anything else, or a size of 2^64 bytes or more. Exact for any number of
+// digits: no floating point. O(digits).
 std::optional<std::uint64_t> ParseByteSize(std::string_view text,
                                            std::string_view option);
 

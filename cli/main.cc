@@ -11,10 +11,11 @@
 
 namespace {
 
-// Signals whose default action ends the process: each first removes the
-// temporary file of an output being written (io/json_output.h), so that an
-// interrupted run leaves no `.name.XXXXXX` behind. Async-signal-safe: unlink,
-// signal and raise.
+// Signals whose default action ends the process (kSignalsThatEndAWrite):
+// each first removes the temporary file of an output being written
+// (io/json_output.h), so that an interrupted run leaves no `.name.XXXXXX`
+// behind, then ends the process by the default action (SIGQUIT and SIGXCPU
+// still dump core). Async-signal-safe: unlink, signal and raise.
 extern "C" void RemoveTemporaryFileAndDie(int signal_number) {
   kvprefix::RemoveTemporaryFileInFlight();
   std::signal(signal_number, SIG_DFL);
@@ -26,7 +27,11 @@ void InstallSignalHandlers() {
   // A closed output pipe (`kvprefix match ... | head -c 10`) becomes a write
   // error reported as "Broken pipe" with exit status 1, not a silent death.
   std::signal(SIGPIPE, SIG_IGN);
-  for (const int signal_number : {SIGINT, SIGTERM, SIGHUP}) {
+  // Likewise an output past the file size limit (ulimit -f) becomes "File
+  // too large" (EFBIG), exit status 1, and the temporary file is removed,
+  // instead of a death by SIGXFSZ that leaves it behind.
+  std::signal(SIGXFSZ, SIG_IGN);
+  for (const int signal_number : kvprefix::kSignalsThatEndAWrite) {
     struct sigaction previous = {};
     sigaction(signal_number, nullptr, &previous);
     if (previous.sa_handler == SIG_IGN) continue;  // nohup: stays ignored

@@ -138,6 +138,19 @@ fs::path FollowSymlinks(const std::string& path, bool& in_proc) {
   ThrowErrno(path, "resolve");
 }
 
+// "<target>: cannot create a temporary file in <folder>: <strerror(errno)>",
+// `folder` "" being the working folder.
+[[noreturn]] void ThrowCannotCreateTemporaryFile(const std::string& target,
+                                                 const fs::path& folder) {
+  const int error = errno;
+  const std::string action =
+      "create a temporary file in " +
+      (folder.empty() ? std::string("the working folder")
+                      : EscapeForMessage(folder.string(), 1024));
+  errno = error;
+  ThrowErrno(target, action);
+}
+
 // The temporary file being written beside an output file, for
 // RemoveTemporaryFileInFlight, which a signal handler may call: a fixed
 // buffer and a std::sig_atomic_t flag, since such a handler may only touch
@@ -157,15 +170,7 @@ class TemporaryFile {
   TemporaryFile(const std::string& pattern, const fs::path& folder,
                 const std::string& target)
       : lock_(mutex_) {
-    const auto fail = [&] {
-      const int error = errno;
-      const std::string action =
-          "create a temporary file in " +
-          (folder.empty() ? std::string("the working folder")
-                          : EscapeForMessage(folder.string(), 1024));
-      errno = error;
-      ThrowErrno(target, action);
-    };
+    const auto fail = [&] { ThrowCannotCreateTemporaryFile(target, folder); };
     if (pattern.size() >= sizeof g_temporary_path) {
       errno = ENAMETOOLONG;
       fail();
@@ -208,7 +213,7 @@ class TemporaryFile {
   }
 
  private:
-  // Holds SIGINT, SIGTERM and SIGHUP back in this thread for a scope, so
+  // Holds kSignalsThatEndAWrite back in this thread for a scope, so
   // that a handler calling RemoveTemporaryFileInFlight never sees the path
   // and flag half updated (nor a file created but not yet registered). Only
   // the thread's mask changes, and only for the scope.
@@ -217,7 +222,7 @@ class TemporaryFile {
     SignalBlock() {
       sigset_t set;
       sigemptyset(&set);
-      for (const int signal_number : {SIGINT, SIGTERM, SIGHUP}) {
+      for (const int signal_number : kSignalsThatEndAWrite) {
         sigaddset(&set, signal_number);
       }
       pthread_sigmask(SIG_BLOCK, &set, &previous_);
@@ -332,6 +337,34 @@ void WriteFileAtomically(const std::string& path,
       fsync(temporary.fd()) != 0 || !temporary.Close() ||
       !temporary.RenameTo(target)) {
     ThrowErrno(path, "write");
+  }
+}
+
+void CheckOutputPath(const std::string& path) {
+  if (path == "-") return;
+  if (path.empty()) throw std::invalid_argument("the output path is empty");
+  struct stat info;
+  if (stat(path.c_str(), &info) == 0 && !S_ISREG(info.st_mode)) {
+    if (!S_ISDIR(info.st_mode)) return;  // a device or pipe: written in place
+    errno = EISDIR;  // what WriteInPlace's open(2) fails with
+    ThrowErrno(path, "open");
+  }
+  bool in_proc = false;
+  const fs::path target = FollowSymlinks(path, in_proc);
+  if (in_proc) return;
+  // mkostemp(3) in the folder needs it to exist, be a folder, searchable
+  // and writable; access(2) fails with the errno mkostemp would.
+  const fs::path folder = target.parent_path();
+  const std::string folder_name = folder.empty() ? "." : folder.string();
+  if (stat(folder_name.c_str(), &info) != 0) {
+    ThrowCannotCreateTemporaryFile(path, folder);
+  }
+  if (!S_ISDIR(info.st_mode)) {
+    errno = ENOTDIR;
+    ThrowCannotCreateTemporaryFile(path, folder);
+  }
+  if (access(folder_name.c_str(), W_OK | X_OK) != 0) {
+    ThrowCannotCreateTemporaryFile(path, folder);
   }
 }
 

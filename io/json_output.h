@@ -2,6 +2,8 @@
 #ifndef KVPREFIX_IO_JSON_OUTPUT_H_
 #define KVPREFIX_IO_JSON_OUTPUT_H_
 
+#include <array>
+#include <csignal>
 #include <cstddef>
 #include <span>
 #include <string>
@@ -42,6 +44,14 @@ void AppendBatchInputJson(const BatchInput& input, std::string& out);
 // left out when unbounded; ParseReplayDocument reads it back unchanged.
 void AppendReplayDocumentJson(const ReplayInput& input, std::string& out);
 
+// The signals whose default action ends the process and that a program may
+// catch to remove the temporary file first (RemoveTemporaryFileInFlight).
+// SIGXFSZ is not one: a program ignores it, and the write then fails with
+// EFBIG ("File too large"), an IoError.
+inline constexpr std::array<int, 10> kSignalsThatEndAWrite = {
+    SIGINT,  SIGTERM, SIGHUP,  SIGQUIT,   SIGXCPU,
+    SIGALRM, SIGUSR1, SIGUSR2, SIGVTALRM, SIGPROF};
+
 // Writes `contents` to `path` atomically: to a temporary file in the same
 // folder, then rename(2), so a failure never leaves a partial file. "-" means
 // standard output. Symbolic links are followed: the file they lead to is
@@ -49,9 +59,9 @@ void AppendReplayDocumentJson(const ReplayInput& input, std::string& out);
 // one gets 0666 minus the umask. Devices, pipes and /proc/<pid>/fd links
 // (-o /dev/stdout) cannot be replaced and are written in place (appending).
 // Signals: it installs no handler and changes no disposition (the program
-// owns its signals); SIGINT, SIGTERM and SIGHUP are only blocked in the
-// calling thread while the temporary file is created, renamed or removed, so
-// that RemoveTemporaryFileInFlight never sees a half-updated path. A program
+// owns its signals); kSignalsThatEndAWrite are only blocked in the calling
+// thread while the temporary file is created, renamed or removed, so that
+// RemoveTemporaryFileInFlight never sees a half-updated path. A program
 // that wants no `.name.XXXXXX` left behind when such a signal kills it calls
 // RemoveTemporaryFileInFlight from its handlers (the CLI's main does).
 // Calls from several threads are serialized. Throws IoError naming the path
@@ -67,15 +77,25 @@ void WriteFileAtomically(const std::string& path,
 
 // Removes the temporary file that a WriteFileAtomically in progress is
 // writing, if there is one; does nothing otherwise. For a signal handler
-// about to end the process (SIGINT, SIGTERM, SIGHUP): async-signal-safe, it
+// about to end the process (kSignalsThatEndAWrite): async-signal-safe, it
 // makes one unlink(2) of a path kept in a static buffer and clears a
 // volatile std::sig_atomic_t flag. When the process goes on instead, the
 // write in progress fails with IoError (its rename finds no file) and
-// leaves the target as it was. The writing thread blocks SIGINT, SIGTERM
-// and SIGHUP while it updates the path, so a handler for those signals run
-// by that thread never sees a half-updated one (one run by another thread
-// at that very moment may miss the file). O(1).
+// leaves the target as it was. The writing thread blocks
+// kSignalsThatEndAWrite while it updates the path, so a handler for those
+// signals run by that thread never sees a half-updated one (one run by another
+// thread at that very moment may miss the file). O(1).
 void RemoveTemporaryFileInFlight();
+
+// Throws what WriteFileAtomically(path, ...) would throw for a reason the
+// path alone shows, creating nothing: so that a long run finds a bad output
+// path before it starts, not at its end. std::invalid_argument "the output
+// path is empty" for ""; IoError "<path>: cannot open: Is a directory" for
+// a folder, "<path>: cannot create a temporary file in <folder>: <reason>"
+// for a missing, unsearchable or unwritable folder. Accepts "-", devices
+// and pipes. Not a promise that the write will succeed (the disk may fill,
+// the folder may go). O(symbolic links followed).
+void CheckOutputPath(const std::string& path);
 
 }  // namespace kvprefix
 

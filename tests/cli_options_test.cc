@@ -397,6 +397,61 @@ TEST(CliOptionsTest, EmptyOrMalformedCapacityIsAUsageError) {
   }
 }
 
+// A size is exact for any number of digits: fractions of 19 or more digits
+// and whole parts of 21 or more were refused as "not a size", even 1 GiB
+// written 1.00000000000000000000GiB. Bytes are floor(size * unit), worked
+// out by hand: 2^-40 TiB is 0.0000000000009094947017729282379150390625TiB
+// (40 digits), 1 byte, and one less in the last digit is 0 bytes.
+TEST(CliOptionsTest, SizeIsExactForAnyNumberOfDigits) {
+  test::ScratchDir dir;
+  const std::string trace = TraceOf(dir, 4);
+  const struct {
+    const char* capacity;
+    const char* nodes;  // at 1 byte per node
+  } kGood[] = {
+      {"0.0000000000000000001TiB", "0"},
+      {"1.00000000000000000000GiB", "1073741824"},
+      {"0.0000000000009094947017729282379150390625TiB", "1"},
+      {"0.0000000000009094947017729282379150390624TiB", "0"},
+      // 3 * 2^-40 TiB, 3 bytes; a hair less is 2.
+      {"0.0000000000027284841053187847137451171875TiB", "3"},
+      {"0.0000000000027284841053187847137451171874999TiB", "2"},
+      {"2.0000000000000000000000000001GiB", "2147483648"},
+      {"0.3333333333333333333333333333KB", "333"},
+      {"0.99999999999999999999B", "0"},
+      // 2^64 - 2^40 + (2^40 - 1) bytes: the largest size, the capacity no
+      // trie reaches (SPEC §8), shown as unbounded.
+      {"16777215.999999999999999999999999TiB", "null"},
+      {"18446744073709551615.9999999999999999999999B", "null"},
+  };
+  for (const auto& good : kGood) {
+    const test::ProgramRun run =
+        Kvprefix({"replay", trace, "--mode", "token", "--kv-bytes-per-token",
+                  "1", "--capacity", good.capacity});
+    EXPECT_EQ(run.status, 0) << good.capacity << ": " << run.err;
+    EXPECT_EQ(CapacityOf(run.out), good.nodes) << good.capacity;
+  }
+  // (2^64 - 1) / 3 nodes of 3 bytes.
+  const test::ProgramRun third =
+      Kvprefix({"replay", trace, "--mode", "token", "--kv-bytes-per-token", "3",
+                "--capacity", "16777215.999999999999999999999999TiB"});
+  EXPECT_EQ(third.status, 0) << third.err;
+  EXPECT_EQ(CapacityOf(third.out), "6148914691236517205");
+  for (const char* too_large :
+       {"100000000000000000000B", "18446744073709551616B",
+        "123456789012345678901234567890.5KiB", "16777216TiB",
+        "16777216.0000000000000000000000000000001TiB"}) {
+    const test::ProgramRun run =
+        Kvprefix({"replay", trace, "--mode", "token", "--kv-bytes-per-token",
+                  "1", "--capacity", too_large});
+    EXPECT_EQ(run.status, 2) << too_large;
+    EXPECT_EQ(run.out, "");
+    EXPECT_EQ(run.err, fmt::format("kvprefix: --capacity: {} is 2^64 bytes "
+                                   "or more\n",
+                                   too_large));
+  }
+}
+
 // `replay --format requests` converted a size with the command line's page
 // size (1 unless given), not the document's: 1KiB at 256 bytes a token kept
 // 4 pages of a page-size-2 document where `curve` kept 2.

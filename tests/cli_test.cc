@@ -6,12 +6,15 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <spawn.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <csignal>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <initializer_list>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -64,10 +67,13 @@ class CliTest : public ::testing::Test {
   }
   void TearDown() override { fs::remove_all(dir_); }
 
-  // Starts kvprefix with `args`, `actions` (redirections) and SIGPIPE at
-  // its default action (as from a shell); returns its pid, or -1.
+  // Starts kvprefix with `args`, `actions` (redirections) and SIGPIPE,
+  // SIGXFSZ and `default_signals` at their default action (as from an
+  // interactive shell, whatever this process ignores); returns its pid, or
+  // -1.
   static pid_t Spawn(const std::vector<std::string>& args,
-                     const posix_spawn_file_actions_t& actions) {
+                     const posix_spawn_file_actions_t& actions,
+                     std::initializer_list<int> default_signals = {}) {
     std::vector<std::string> argv_strings = {KVPREFIX_CLI};
     argv_strings.insert(argv_strings.end(), args.begin(), args.end());
     std::vector<char*> argv;
@@ -75,10 +81,14 @@ class CliTest : public ::testing::Test {
     argv.push_back(nullptr);
     posix_spawnattr_t attributes;
     posix_spawnattr_init(&attributes);
-    sigset_t default_signals;
-    sigemptyset(&default_signals);
-    sigaddset(&default_signals, SIGPIPE);
-    posix_spawnattr_setsigdefault(&attributes, &default_signals);
+    sigset_t defaults;
+    sigemptyset(&defaults);
+    sigaddset(&defaults, SIGPIPE);
+    sigaddset(&defaults, SIGXFSZ);
+    for (const int signal_number : default_signals) {
+      sigaddset(&defaults, signal_number);
+    }
+    posix_spawnattr_setsigdefault(&attributes, &defaults);
     posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGDEF);
     pid_t pid = -1;
     if (posix_spawn(&pid, KVPREFIX_CLI, &actions, &attributes, argv.data(),
@@ -116,6 +126,75 @@ class CliTest : public ::testing::Test {
     fs::remove(out_path);
     fs::remove(err_path);
     return result;
+  }
+
+  // Sends `signal_number` to `match -o` once its temporary file exists, up
+  // to 5 times until one lands before the write ends; expects the process
+  // killed by that signal and neither a partial output nor a `.o.json.XXXXXX`
+  // file left. Core dumps are off for the time (SIGQUIT, SIGXCPU).
+  void ExpectSignalDuringTheWriteLeavesNoTemporaryFile(int signal_number) {
+    // 3000 requests of 1000 seven-digit tokens: ~24 MB of output.
+    if (!fs::exists(Path("in.json"))) {
+      std::string request = "[";
+      for (int token = 1000000; token < 1001000; ++token) {
+        request += std::to_string(token) + ",";
+      }
+      request.back() = ']';
+      std::string json = R"({"cached_sequences":[],"requests":[)";
+      for (int i = 0; i < 3000; ++i) json += request + ",";
+      json.back() = ']';
+      WriteFile(Path("in.json"), json + "}");
+    }
+    const fs::path out_dir = dir_ / "out";
+    fs::create_directories(out_dir);
+    const auto temporary_exists = [&] {
+      for (const auto& entry : fs::directory_iterator(out_dir)) {
+        if (entry.path().filename().string().starts_with(".o.json.")) {
+          return true;
+        }
+      }
+      return false;
+    };
+    rlimit core = {};
+    ASSERT_EQ(getrlimit(RLIMIT_CORE, &core), 0);
+    rlimit no_core = core;
+    no_core.rlim_cur = 0;
+    ASSERT_EQ(setrlimit(RLIMIT_CORE, &no_core), 0);  // inherited by the child
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    for (const int fd : {STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO}) {
+      posix_spawn_file_actions_addopen(&actions, fd, "/dev/null", O_RDWR, 0);
+    }
+    int caught_mid_write = 0;
+    for (int attempt = 0; attempt < 5 && caught_mid_write == 0; ++attempt) {
+      const pid_t pid =
+          Spawn({"match", Path("in.json"), "-o", (out_dir / "o.json").string()},
+                actions, {signal_number});
+      ASSERT_GT(pid, 0);
+      int status = 0;
+      bool exited = false;
+      while (!temporary_exists()) {
+        if (waitpid(pid, &status, WNOHANG) == pid) {
+          exited = true;
+          break;
+        }
+      }
+      if (!exited) {
+        kill(pid, signal_number);
+        waitpid(pid, &status, 0);
+        if (WIFSIGNALED(status) && WTERMSIG(status) == signal_number &&
+            !fs::exists(out_dir / "o.json")) {
+          ++caught_mid_write;
+        }
+      }
+      EXPECT_FALSE(temporary_exists())
+          << strsignal(signal_number) << ", attempt " << attempt;
+      fs::remove(out_dir / "o.json");
+    }
+    posix_spawn_file_actions_destroy(&actions);
+    setrlimit(RLIMIT_CORE, &core);
+    EXPECT_EQ(caught_mid_write, 1)
+        << "no " << strsignal(signal_number) << " landed during the write";
   }
 
   std::string Path(const std::string& name) const {
@@ -302,56 +381,52 @@ TEST_F(CliTest, BadUsageExitsTwo) {
 // neither a partial output nor a `.o.json.XXXXXX` file. The test waits for the
 // temporary file to appear, then sends the signal.
 TEST_F(CliTest, SignalDuringTheWriteLeavesNoTemporaryFile) {
-  // 3000 requests of 1000 seven-digit tokens: ~24 MB of output.
+  ExpectSignalDuringTheWriteLeavesNoTemporaryFile(SIGTERM);
+}
+
+// The other signals whose default action ends the process did not remove
+// the temporary file (only SIGINT, SIGTERM and SIGHUP did); SIGQUIT and
+// SIGXCPU still end it by their default action, a core dump.
+TEST_F(CliTest, EverySignalThatEndsTheRunLeavesNoTemporaryFile) {
+  for (const int signal_number : {SIGINT, SIGHUP, SIGQUIT, SIGXCPU, SIGALRM,
+                                  SIGUSR1, SIGUSR2, SIGVTALRM, SIGPROF}) {
+    ExpectSignalDuringTheWriteLeavesNoTemporaryFile(signal_number);
+  }
+}
+
+// Past the file size limit (ulimit -f) SIGXFSZ killed the tool and left the
+// temporary file; now the write fails: exit 1, "File too large", nothing
+// left in the folder but the input.
+TEST_F(CliTest, FileSizeLimitIsAWriteErrorAndLeavesNoTemporaryFile) {
+  // 200 requests of 1000 seven-digit tokens: ~1.6 MB of output.
   std::string request = "[";
   for (int token = 1000000; token < 1001000; ++token) {
     request += std::to_string(token) + ",";
   }
   request.back() = ']';
   std::string json = R"({"cached_sequences":[],"requests":[)";
-  for (int i = 0; i < 3000; ++i) json += request + ",";
+  for (int i = 0; i < 200; ++i) json += request + ",";
   json.back() = ']';
-  WriteFile(Path("in.json"), json + "}");
   const fs::path out_dir = dir_ / "out";
   fs::create_directories(out_dir);
-  const auto temporary_exists = [&] {
-    for (const auto& entry : fs::directory_iterator(out_dir)) {
-      if (entry.path().filename().string().starts_with(".o.json.")) return true;
-    }
-    return false;
-  };
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  for (const int fd : {STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO}) {
-    posix_spawn_file_actions_addopen(&actions, fd, "/dev/null", O_RDWR, 0);
+  WriteFile((out_dir / "in.json").string(), json + "}");
+  rlimit limit = {};
+  ASSERT_EQ(getrlimit(RLIMIT_FSIZE, &limit), 0);
+  rlimit small = limit;
+  small.rlim_cur = 64 * 1024;  // inherited by the child, as from ulimit -f 64
+  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &small), 0);
+  const RunResult result = Run({"match", (out_dir / "in.json").string(), "-o",
+                                (out_dir / "o.json").string()});
+  setrlimit(RLIMIT_FSIZE, &limit);
+  EXPECT_EQ(result.status, 1);
+  EXPECT_EQ(result.out, "");
+  EXPECT_EQ(result.err, "kvprefix: " + (out_dir / "o.json").string() +
+                            ": cannot write: File too large\n");
+  std::vector<std::string> left;
+  for (const auto& entry : fs::directory_iterator(out_dir)) {
+    left.push_back(entry.path().filename().string());
   }
-  int caught_mid_write = 0;
-  for (int attempt = 0; attempt < 5 && caught_mid_write == 0; ++attempt) {
-    const pid_t pid =
-        Spawn({"match", Path("in.json"), "-o", (out_dir / "o.json").string()},
-              actions);
-    ASSERT_GT(pid, 0);
-    int status = 0;
-    bool exited = false;
-    while (!temporary_exists()) {
-      if (waitpid(pid, &status, WNOHANG) == pid) {
-        exited = true;
-        break;
-      }
-    }
-    if (!exited) {
-      kill(pid, SIGTERM);
-      waitpid(pid, &status, 0);
-      if (WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM &&
-          !fs::exists(out_dir / "o.json")) {
-        ++caught_mid_write;
-      }
-    }
-    EXPECT_FALSE(temporary_exists()) << "attempt " << attempt;
-    fs::remove(out_dir / "o.json");
-  }
-  posix_spawn_file_actions_destroy(&actions);
-  EXPECT_EQ(caught_mid_write, 1) << "no SIGTERM landed during the write";
+  EXPECT_THAT(left, ::testing::ElementsAre("in.json"));
 }
 
 // `kvprefix match ... | head -c 10`: a closed pipe is a write failure

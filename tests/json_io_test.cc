@@ -555,6 +555,44 @@ TEST_F(WriteFileAtomicallyTest, FailureToCreateTheTemporaryFileNamesTheFolder) {
                         (dir_ / "file").string()));
 }
 
+// CheckOutputPath throws the very error the write would, creating nothing,
+// and accepts what the write accepts (a new file, an existing one, "-",
+// /dev/null).
+TEST_F(WriteFileAtomicallyTest, CheckOutputPathThrowsWhatTheWriteWould) {
+  std::ofstream(dir_ / "file") << "a file, not a folder";
+  const auto message = [](const auto& write, const std::string& path) {
+    try {
+      write(path);
+    } catch (const std::exception& error) {
+      return std::string(error.what());
+    }
+    return std::string("no error");
+  };
+  const auto check = [](const std::string& path) { CheckOutputPath(path); };
+  const auto write = [](const std::string& path) {
+    WriteFileAtomically(path, "x");
+  };
+  for (const fs::path& bad :
+       {fs::path(), dir_, dir_ / "missing-folder" / "out.json",
+        dir_ / "file" / "out.json"}) {
+    const std::string checked = message(check, bad.string());
+    EXPECT_NE(checked, "no error") << bad;
+    EXPECT_EQ(checked, message(write, bad.string())) << bad;
+  }
+  EXPECT_EQ(message(check, ""), "the output path is empty");
+  EXPECT_EQ(message(check, dir_.string()),
+            dir_.string() + ": cannot open: Is a directory");
+  EXPECT_FALSE(fs::exists(dir_ / "missing-folder"));
+  for (const fs::path& good : {dir_ / "new.json", dir_ / "file", fs::path("-"),
+                               fs::path("/dev/null")}) {
+    EXPECT_EQ(message(check, good.string()), "no error") << good;
+  }
+  EXPECT_FALSE(fs::exists(dir_ / "new.json"));
+  EXPECT_EQ(
+      std::distance(fs::directory_iterator(dir_), fs::directory_iterator()),
+      1);  // only "file"
+}
+
 // What SIGXFSZ's handler saw in the middle of a write (see below).
 volatile std::sig_atomic_t g_probed = 0;
 volatile std::sig_atomic_t g_saw_changed_handlers = 0;

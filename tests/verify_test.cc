@@ -155,6 +155,41 @@ TEST(VerifyCliTest, OffByOneAtMatchEndIsWrongAnswerShrunk) {
       0);
 }
 
+// A bad --out was found only after the whole check and the shrinking: the
+// FAILED report came first, then "the output path is empty" (exit 2) or
+// the write error. Now verify stops before it generates anything, and a
+// good --out is created only for a failure.
+TEST(VerifyCliTest, BadOutPathIsFoundBeforeAnyCheck) {
+  const std::string off_by_one =
+      "--cmd " + Quote(Script("off_by_one.py")) + " --seed 1 --runs 2 --out ";
+  const CliRun empty = RunVerify(off_by_one + "''");
+  EXPECT_EQ(empty.exit_status, 2);
+  EXPECT_EQ(empty.output,
+            "kvprefix: verify: --out: the output path is empty\n");
+  const std::string folder = TempPath("out-folder");
+  fs::create_directories(folder);
+  const CliRun directory = RunVerify(off_by_one + folder);
+  EXPECT_EQ(directory.exit_status, 1);
+  EXPECT_EQ(directory.output,
+            "kvprefix: " + folder + ": cannot open: Is a directory\n");
+  fs::remove(folder);
+  const std::string missing = TempPath("no-folder");
+  const CliRun no_folder = RunVerify(off_by_one + missing + "/c.json");
+  EXPECT_EQ(no_folder.exit_status, 1);
+  EXPECT_EQ(no_folder.output, "kvprefix: " + missing +
+                                  "/c.json: cannot create a temporary file "
+                                  "in " +
+                                  missing + ": No such file or directory\n");
+  EXPECT_FALSE(fs::exists(missing));
+  // A good path is not created by the check: a passing run leaves none.
+  const std::string unused = TempPath("unused.json");
+  fs::remove(unused);
+  const CliRun passing = RunVerify("--cmd " + Quote(Script("prefix_cache.py")) +
+                                   " --seed 1 --runs 2 --out " + unused);
+  EXPECT_EQ(passing.exit_status, 0) << passing.output;
+  EXPECT_FALSE(fs::exists(unused));
+}
+
 TEST(VerifyCliTest, DuplicatesAsNewNodesIsWrongAnswerShrunk) {
   const CaseFile shrunk = ExpectCaught("duplicate_nodes.py", "wrong-answer");
   ExpectShrunk(shrunk);

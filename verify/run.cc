@@ -289,6 +289,11 @@ void Run(const RunOptions& options) {
     throw std::invalid_argument(
         "verify: give exactly one of --cmd COMMAND and --engines NAMES");
   }
+  // A bad --out is found before the checks and the shrinking, not after.
+  if (options.out.empty()) {
+    throw std::invalid_argument("verify: --out: the output path is empty");
+  }
+  CheckOutputPath(options.out);
   if (options.format == InputFormat::kBatch) return RunOn<BatchInput>(options);
   if (!options.trace.empty()) {
     // A window of a trace has no capacity, policy or page size to check.

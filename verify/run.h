@@ -79,7 +79,9 @@ struct RunOptions {
 // taken in input order, so a run is reproducible whatever `jobs` is.
 // Throws std::invalid_argument or InputError for bad usage (a trace with
 // kRequests) or input,
-// IoError for an unwritable `out` or unreadable input, ResourceError
+// IoError for an unwritable `out` (a folder, a missing folder: found
+// before any check, by CheckOutputPath in io/json_output.h; an empty `out`
+// is std::invalid_argument) or unreadable input, ResourceError
 // ("out of memory while checking <input>", a thread that cannot start),
 // std::system_error if the command cannot be started, and std::runtime_error
 // ("verify failed: <kind>") when the implementation disagrees with the
