@@ -196,7 +196,11 @@ def test_replay_of_read_trace_is_the_clis_summary(cli, engine, options, cli_opti
     expected = json.loads(result.stdout)
     summary = kvprefix.replay(kvprefix.read_trace(CONVERSATION), engine=engine, **options)
     assert len(summary["matches"]) == expected["requests"] == 12031
-    assert {k: summary[k] for k in SUMMARY_KEYS} == {k: expected[k] for k in SUMMARY_KEYS}
+    # Every member but memory_bytes: a bounded cache's hash tables are seeded
+    # per process (Abseil), so their sizes differ between runs.
+    same = [k for k in SUMMARY_KEYS if k != "memory_bytes"]
+    assert {k: summary[k] for k in same} == {k: expected[k] for k in same}
+    assert summary["memory_bytes"] > 0 and expected["memory_bytes"] > 0
     assert expected["matched_tokens"] > 0 and (
         expected["evictions"] > 0) == ("capacity" in options)
 
