@@ -8,7 +8,8 @@
 #                          133 build steps), then runs the batch job on the
 #                          bundled examples, a block-mode replay of the real
 #                          Mooncake trace, unbounded and with a capacity, and
-#                          its LRU curve
+#                          its LRU curve with the smallest capacity (nodes and
+#                          bytes for Llama-3-8B) reaching a 30% hit ratio
 #   scripts/dev.sh test    builds everything; the whole test suite with ctest
 #   scripts/dev.sh build   set-up and build of everything only
 #
@@ -68,7 +69,8 @@ demo() {
   local command
   for command in "replay $trace --mode block" \
                  "replay $trace --mode block --capacity 10000 --policy lru" \
-                 "curve $trace --mode block --points 6"; do
+                 "curve $trace --mode block --points 6" \
+                 "curve $trace --mode block --target-hit-ratio 0.3 --kv-bytes-per-token 131072"; do
     echo "\$ build/kvprefix $command"
     # shellcheck disable=SC2086  # the words of $command are its arguments
     build/kvprefix $command
