@@ -128,6 +128,20 @@ class CliTest : public ::testing::Test {
     return result;
   }
 
+  // A SPEC §4 input of `count` requests of the 1000 seven-digit tokens
+  // 1000000..1000999 and no cached sequence: about 8 KB of output each.
+  static std::string RequestsOfSevenDigitTokens(int count) {
+    std::string request = "[";
+    for (int token = 1000000; token < 1001000; ++token) {
+      request += std::to_string(token) + ",";
+    }
+    request.back() = ']';
+    std::string json = R"({"cached_sequences":[],"requests":[)";
+    for (int i = 0; i < count; ++i) json += request + ",";
+    json.back() = ']';
+    return json + "}";
+  }
+
   // Sends `signal_number` to `match -o` once its temporary file exists, up
   // to 5 times until one lands before the write ends; expects the process
   // killed by that signal and neither a partial output nor a `.o.json.XXXXXX`
@@ -135,15 +149,7 @@ class CliTest : public ::testing::Test {
   void ExpectSignalDuringTheWriteLeavesNoTemporaryFile(int signal_number) {
     // 3000 requests of 1000 seven-digit tokens: ~24 MB of output.
     if (!fs::exists(Path("in.json"))) {
-      std::string request = "[";
-      for (int token = 1000000; token < 1001000; ++token) {
-        request += std::to_string(token) + ",";
-      }
-      request.back() = ']';
-      std::string json = R"({"cached_sequences":[],"requests":[)";
-      for (int i = 0; i < 3000; ++i) json += request + ",";
-      json.back() = ']';
-      WriteFile(Path("in.json"), json + "}");
+      WriteFile(Path("in.json"), RequestsOfSevenDigitTokens(3000));
     }
     const fs::path out_dir = dir_ / "out";
     fs::create_directories(out_dir);
@@ -399,17 +405,9 @@ TEST_F(CliTest, EverySignalThatEndsTheRunLeavesNoTemporaryFile) {
 // left in the folder but the input.
 TEST_F(CliTest, FileSizeLimitIsAWriteErrorAndLeavesNoTemporaryFile) {
   // 200 requests of 1000 seven-digit tokens: ~1.6 MB of output.
-  std::string request = "[";
-  for (int token = 1000000; token < 1001000; ++token) {
-    request += std::to_string(token) + ",";
-  }
-  request.back() = ']';
-  std::string json = R"({"cached_sequences":[],"requests":[)";
-  for (int i = 0; i < 200; ++i) json += request + ",";
-  json.back() = ']';
   const fs::path out_dir = dir_ / "out";
   fs::create_directories(out_dir);
-  WriteFile((out_dir / "in.json").string(), json + "}");
+  WriteFile((out_dir / "in.json").string(), RequestsOfSevenDigitTokens(200));
   rlimit limit = {};
   ASSERT_EQ(getrlimit(RLIMIT_FSIZE, &limit), 0);
   rlimit small = limit;
