@@ -200,6 +200,15 @@ CacheOptions ReplayDocumentCache(const CacheArguments& cache,
   return options;
 }
 
+std::optional<std::uint64_t> CapacityBytes(std::uint64_t capacity,
+                                           UInt128 node_bytes) {
+  constexpr auto kMax = std::numeric_limits<std::uint64_t>::max();
+  if (node_bytes == 0 || (capacity != 0 && node_bytes > kMax / capacity)) {
+    return std::nullopt;
+  }
+  return static_cast<std::uint64_t>(capacity * node_bytes);
+}
+
 std::string CacheSummaryJson(const CacheOptions& options,
                              const CacheArguments& cache,
                              std::uint64_t symbol_tokens) {
@@ -209,11 +218,10 @@ std::string CacheSummaryJson(const CacheOptions& options,
   json += fmt::format(",\"policy\":\"{}\",\"page_size\":{}",
                       EvictionPolicyName(options.policy), options.page_size);
   if (cache.kv_bytes_per_token != 0 && options.bounded()) {
-    const UInt128 bytes = options.capacity * NodeBytes(cache, symbol_tokens);
-    json += bytes > std::numeric_limits<std::uint64_t>::max()
-                ? std::string(",\"capacity_bytes\":null")
-                : fmt::format(",\"capacity_bytes\":{}",
-                              static_cast<std::uint64_t>(bytes));
+    const std::optional<std::uint64_t> bytes =
+        CapacityBytes(options.capacity, NodeBytes(cache, symbol_tokens));
+    json += bytes ? fmt::format(",\"capacity_bytes\":{}", *bytes)
+                  : std::string(",\"capacity_bytes\":null");
   }
   return json;
 }

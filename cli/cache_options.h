@@ -13,9 +13,10 @@
 
 namespace kvprefix::cli {
 
-// Byte counts of a capacity before they are checked against 2^64: a node's
-// KV bytes times a number of nodes cannot overflow 128 bits. __extension__
-// keeps -Wpedantic quiet about the GCC/Clang type.
+// Byte counts of one node (at most 2^111) and of sizes before they are
+// checked against 2^64; a node's bytes times a number of nodes can pass
+// 2^128, so CapacityBytes checks that product instead of computing it.
+// __extension__ keeps -Wpedantic quiet about the GCC/Clang type.
 __extension__ using UInt128 = unsigned __int128;
 
 struct CacheArguments {
@@ -86,8 +87,17 @@ CacheArguments ForReplayDocument(const CacheArguments& cache,
 CacheOptions ReplayDocumentCache(const CacheArguments& cache,
                                  const CacheOptions& document);
 
+// The KV-cache bytes of `capacity` nodes of `node_bytes` bytes each, or
+// nullopt if node_bytes is 0 (no --kv-bytes-per-token) or the product is
+// 2^64 or more. The product is checked, not computed: 2^64 nodes of up to
+// 2^111 bytes (2^40 per token x 2^20 tokens per block x 2^31 per page) pass
+// 2^128. O(1).
+std::optional<std::uint64_t> CapacityBytes(std::uint64_t capacity,
+                                           UInt128 node_bytes);
+
 // Summary members for a JSON line: "capacity":C|null,"policy":"lru",
-// "page_size":P,"capacity_bytes":N (only with --kv-bytes-per-token).
+// "page_size":P,"capacity_bytes":N (only with --kv-bytes-per-token; null
+// from 2^64 bytes on: CapacityBytes).
 std::string CacheSummaryJson(const CacheOptions& options,
                              const CacheArguments& cache,
                              std::uint64_t symbol_tokens);

@@ -102,18 +102,6 @@ std::vector<double> ParseHitRatioList(const std::string& list) {
   }
 }
 
-// The KV-cache bytes of `capacity` nodes of `node_bytes` each, if known
-// (node_bytes is 0 without --kv-bytes-per-token) and below 2^64; the
-// product is checked, as 2^64 nodes of up to 2^111 bytes pass 2^128.
-std::optional<std::uint64_t> CapacityBytes(std::uint64_t capacity,
-                                           UInt128 node_bytes) {
-  constexpr auto kMax = std::numeric_limits<std::uint64_t>::max();
-  if (node_bytes == 0 || (capacity != 0 && node_bytes > kMax / capacity)) {
-    return std::nullopt;
-  }
-  return static_cast<std::uint64_t>(capacity * node_bytes);
-}
-
 // What one node of the curve is, for the plot's capacity axis: "tokens",
 // "pages of 16 tokens", "hash ids, 512-token blocks", "pages of 4 hash ids,
 // 512-token blocks".

@@ -1177,6 +1177,25 @@ TEST_F(CliTest, CurveCapacityBytesPastTwoTo64AreNull) {
                                      R"("capacity_bytes":null,)"));
 }
 
+// The same capacity in replay's summary, which computed its bytes as curve
+// did (one helper now: CapacityBytes) and printed 2^40.
+TEST_F(CliTest, ReplayCapacityBytesPastTwoTo64AreNull) {
+  WriteFile(Path("t.jsonl"), kTinyTrace);
+  const RunResult result =
+      Run({"replay", Path("t.jsonl"), "--mode", "token", "--capacity",
+           "1152921503533105153", "--kv-bytes-per-token", "1099511627776",
+           "--page-size", "1073741825"});
+  EXPECT_EQ(result.status, 0) << result.err;
+  EXPECT_THAT(result.out, HasSubstr(R"("capacity":1152921503533105153,)"));
+  EXPECT_THAT(result.out, HasSubstr(R"("capacity_bytes":null,)"));
+  // A capacity whose bytes fit is still given: 3 nodes of 2 tokens of 5.
+  const RunResult small =
+      Run({"replay", Path("t.jsonl"), "--mode", "token", "--capacity", "3",
+           "--kv-bytes-per-token", "5", "--page-size", "2"});
+  EXPECT_EQ(small.status, 0) << small.err;
+  EXPECT_THAT(small.out, HasSubstr(R"("capacity_bytes":30,)"));
+}
+
 TEST_F(CliTest, CurvePlotMarksCapacitiesAndTargets) {
   WriteFile(Path("t.jsonl"), kTinyTrace);
   const RunResult plot =

@@ -49,6 +49,7 @@
 //   replay's summary refused -o ("--output does not apply to --format mooncake") and engines had no -o -- CliOptionsTest.EveryResultCanGoToAnOutputFile
 //   curve --points N printed fewer than N lines when log-spaced capacities rounded to the same integer (--points 32 on the conversation trace: 31 lines), silently -- LruCurveTest.LogSpacedCapacitiesAreExactlyThePointsAskedFor, CliTest.CurvePointsAreExactlyNOrSayWhyFewer
 //   curve's capacity_bytes wrapped around 2^128 for a large capacity, page size and --kv-bytes-per-token (printed 2^40 for 2^128 + 2^40 bytes) -- CliTest.CurveCapacityBytesPastTwoTo64AreNull
+//   replay's summary computed capacity_bytes the same way and printed 2^40 for 2^130 bytes (--capacity 1152921503533105153 --kv-bytes-per-token 1099511627776 --page-size 1073741825) -- CliTest.ReplayCapacityBytesPastTwoTo64AreNull
 //   curve --target-hit-ratio 1e-400 (4.9e-324, -1e-400) exited 1 with "kvprefix: stod" (std::stod's out_of_range escaped) -- CliTest.CurveTargetHitRatioOutOfDoubleRangeIsAUsageError
 //   curve --target-hit-ratio took 00.5, +0.5, 0x1p-1 and ' 0.5', which --cached-fraction refuses, and rounded 1.0000000000000000000001 to 1 -- CliTest.CurveTargetHitRatioIsADecimalAsTyped
 //   curve --plot x.png -o /dev/full (or -o nodir/a.json) failed but left x.png written -- CliTest.CurveWritesNeitherOutputWhenOneFails
