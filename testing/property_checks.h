@@ -177,7 +177,10 @@ inline constexpr std::size_t kMemoryMinNodes = 2000;
 //  - every engine as a capacity-bounded cache: per present node the
 //    recency state and leaf order come on top (radix: 16-byte EdgeState and
 //    16-byte heap entries per edge, up to 162.8; hash up to 93.7;
-//    double-array up to 91.6), the tables sized for the capacity plus slack.
+//    double-array up to 91.6 with an exactly sized leaf heap, which was
+//    quadratic to grow; grown geometrically, up to 105.7, held to 120:
+//    one spare 16-byte entry per leaf), the tables sized for the capacity
+//    plus slack.
 std::size_t BytesPerNodeBound(std::string_view engine, bool bounded);
 
 // The engines held to those bounds: every registered engine but the
