@@ -16,6 +16,10 @@ void RegisterEnginesCommand(CLI::App& app) {
       "engines",
       "List the prefix-index engines, one per line; the one used when "
       "--engine is not given is marked (default)");
+  command->footer(
+      "Besides these, every --engine and --engines option takes "
+      "plugin:PATH: a cache of your own built as a shared library against "
+      "the installed plugin/kvprefix_plugin.h (examples/plugin/).");
   command
       ->add_option("-o,--output", *output,
                    "Output file, replaced atomically; - is standard output")

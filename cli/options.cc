@@ -8,13 +8,25 @@
 namespace kvprefix::cli {
 
 void AddEngineOption(CLI::App& command, std::string& engine) {
-  std::vector<std::string> names;
-  for (const std::string_view name : EngineNames()) names.emplace_back(name);
+  std::string names;
+  for (const std::string_view name : EngineNames()) {
+    names += names.empty() ? "" : ", ";
+    names += name;
+  }
   engine = std::string(DefaultEngineName());
   command
       .add_option("-e,--engine", engine,
-                  "Prefix-index engine (see `kvprefix engines`)")
-      ->check(CLI::IsMember(names))
+                  "Prefix-index engine: " + names +
+                      ", or plugin:PATH, a cache built as a shared library "
+                      "against plugin/kvprefix_plugin.h (see `kvprefix "
+                      "engines`)")
+      ->check(CLI::Validator(
+          [names](std::string& name) -> std::string {
+            if (IsEngineName(name)) return "";
+            return "unknown engine '" + name + "' (available: " + names +
+                   ", or plugin:PATH)";
+          },
+          "ENGINE"))
       ->capture_default_str();
 }
 

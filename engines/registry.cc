@@ -5,6 +5,7 @@
 
 #include "engines/all_engines.h"
 #include "kvprefix/paged_index.h"
+#include "plugin/plugin_engine.h"
 
 namespace kvprefix {
 namespace {
@@ -43,6 +44,7 @@ std::vector<std::string_view> EngineNames() {
 std::string_view DefaultEngineName() { return RadixTrie::kName; }
 
 bool IsEngineName(std::string_view name) {
+  if (IsPluginName(name)) return true;
   for (const Entry& entry : Entries()) {
     if (entry.name == name) return true;
   }
@@ -51,6 +53,14 @@ bool IsEngineName(std::string_view name) {
 
 std::unique_ptr<PrefixIndex> MakeEngine(std::string_view name,
                                         const CacheOptions& options) {
+  if (IsPluginName(name)) {
+    if (options.page_size < 1 || options.page_size > kMaxPageSize) {
+      throw std::invalid_argument("page size " +
+                                  std::to_string(options.page_size) +
+                                  " is outside 1 to 2^31 - 1");
+    }
+    return MakePluginEngine(name.substr(kPluginPrefix.size()), options);
+  }
   std::string valid;
   for (const Entry& entry : Entries()) {
     if (entry.name == name) return entry.make(options);
@@ -58,7 +68,7 @@ std::unique_ptr<PrefixIndex> MakeEngine(std::string_view name,
     valid += entry.name;
   }
   throw std::invalid_argument("unknown engine '" + std::string(name) +
-                              "' (available: " + valid + ")");
+                              "' (available: " + valid + ", or plugin:PATH)");
 }
 
 }  // namespace kvprefix

@@ -22,15 +22,19 @@ std::vector<std::string_view> EngineNames();
 // Thread-safe.
 std::string_view DefaultEngineName();
 
-// True if `name` is a built-in engine. Thread-safe.
+// True if `name` is a built-in engine or a plugin, "plugin:PATH"
+// (plugin/plugin_engine.h; whether PATH loads is MakeEngine's to find).
+// Thread-safe.
 bool IsEngineName(std::string_view name);
 
 // A new, empty index of engine `name`: unbounded over tokens by default,
 // else a cache with options.capacity and options.policy over pages of
 // options.page_size tokens (SPEC §8; PagedIndex when the page size is not 1).
-// Thread-safe. Throws std::invalid_argument, whose message lists the valid
-// names, if `name` is unknown, or names the problem if the page size is
-// outside 1 to 2^31 - 1.
+// A plugin, "plugin:PATH", gets the options as they are, page size
+// included (MakePluginEngine). Thread-safe. Throws std::invalid_argument,
+// whose message lists the valid names, if `name` is unknown, or names the
+// problem if the page size is outside 1 to 2^31 - 1 or a plugin refuses
+// the options; PluginError if a plugin cannot be loaded.
 std::unique_ptr<PrefixIndex> MakeEngine(std::string_view name,
                                         const CacheOptions& options = {});
 

@@ -30,12 +30,13 @@ import tempfile
 # tool's command line, cli/run.h); shipped code (everything but testing/,
 # tests/, fuzz/, bench/) never includes testing/.
 _CORE = ["kvprefix"]
-_ENGINES = _CORE + ["reference", "optimized", "engines"]
+_ENGINES = _CORE + ["reference", "optimized", "plugin", "engines"]
 _PRODUCT = _ENGINES + ["io", "checking", "verify"]
 LAYERS = {
     "kvprefix": [],
     "reference": _CORE,
     "optimized": _CORE,
+    "plugin": _CORE,
     "engines": _ENGINES,
     "io": _CORE,
     "checking": _ENGINES + ["io"],

@@ -33,7 +33,7 @@ TEST(LibraryExampleTest, UnknownEngineNamesTheValidOnes) {
   } catch (const std::invalid_argument& error) {
     EXPECT_STREQ(error.what(),
                  "unknown engine 'btree' (available: reference, hash, "
-                 "double-array, radix)");
+                 "double-array, radix, or plugin:PATH)");
   }
 }
 

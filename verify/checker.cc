@@ -16,6 +16,7 @@
 #include "io/json_output.h"
 #include "kvprefix/batch.h"
 #include "kvprefix/replay.h"
+#include "plugin/plugin_engine.h"
 #include "reference/reference_trie.h"
 #include "verify/output_check.h"
 
@@ -189,6 +190,7 @@ EngineFactory EnginesByName(const std::vector<std::string>& names) {
         if (engine != ReferenceTrie::kName) expanded.emplace_back(engine);
       }
     } else if (IsEngineName(name)) {
+      if (IsPluginName(name)) MakeEngine(name);  // a plugin that cannot load
       expanded.push_back(name);
     } else {
       MakeEngine(name);  // throws, listing the valid names

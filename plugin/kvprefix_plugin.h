@@ -1,0 +1,178 @@
+/* The engine plugin interface: a prefix cache written outside kvprefix, in
+ * any language that can export C functions, built as a shared library that
+ * kvprefix loads by path (`--engine plugin:PATH`, dlopen) and checks,
+ * fuzzes and benchmarks like its built-in engines.
+ *
+ * This is a C header with a versioned ABI: it includes only <stddef.h> and
+ * <stdint.h>, passes only fixed-width integers, pointers and plain structs,
+ * and no C++ exception may cross it (a C++ plugin catches everything;
+ * plugin/plugin_export.h does it for you). The ABI version is in the name
+ * of the one symbol a plugin exports, so a library built for another
+ * version is refused by name, never called with the wrong layout.
+ *
+ * The semantics are SPEC §1, §3 and §8's, as for every kvprefix engine
+ * (kvprefix/prefix_index.h): tokens are int32_t (the whole range), lengths
+ * count tokens, node IDs are the plugin's own (the root is 0; a cache with
+ * no node IDs answers 0 and is checked with verify's length-only
+ * comparison, which never reads them).
+ *
+ * Threads: kvprefix calls one cache from one thread at a time; different
+ * caches of one plugin may be used from different threads at once.
+ *
+ * Errors: every fallible function returns a kvprefix_status; on anything
+ * but KVPREFIX_OK it writes a NUL-terminated message (at most
+ * KVPREFIX_ERROR_MESSAGE_SIZE bytes with the NUL; longer messages are cut)
+ * into *error, and the outputs are unspecified. A status kvprefix does not
+ * know, a matched length longer than the request, or a missing required
+ * function is reported as the plugin's fault, naming the plugin and the
+ * call; so is a crash or a hang under `kvprefix verify`.
+ *
+ * A plugin in C:
+ *
+ *   #include "plugin/kvprefix_plugin.h"
+ *   static const kvprefix_plugin table = {
+ *     KVPREFIX_PLUGIN_ABI_VERSION, sizeof(kvprefix_plugin), "mycache",
+ *     my_create, my_destroy, my_insert, my_match, NULL, my_node_count,
+ *     NULL, NULL, NULL};
+ *   KVPREFIX_PLUGIN_EXPORT const kvprefix_plugin* kvprefix_plugin_v1(void) {
+ *     return &table;
+ *   }
+ *
+ * examples/plugin/ builds one against the installed package. */
+#ifndef KVPREFIX_PLUGIN_KVPREFIX_PLUGIN_H_
+#define KVPREFIX_PLUGIN_KVPREFIX_PLUGIN_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The version of this header's layout. A change that a plugin built for
+ * an older version could misread gets a new version and a new entry
+ * symbol; adding a member at the end of kvprefix_plugin does not (kvprefix
+ * reads `size` and treats members past it as NULL). */
+#define KVPREFIX_PLUGIN_ABI_VERSION 1
+
+/* The symbol every plugin exports, of type kvprefix_plugin_entry. */
+#define KVPREFIX_PLUGIN_ENTRY_SYMBOL "kvprefix_plugin_v1"
+
+/* Marks the entry point exported from the shared library, whatever the
+ * library's default symbol visibility. */
+#if defined(_WIN32)
+#define KVPREFIX_PLUGIN_EXPORT __declspec(dllexport)
+#else
+#define KVPREFIX_PLUGIN_EXPORT __attribute__((visibility("default")))
+#endif
+
+/* What a fallible call returns. */
+typedef int32_t kvprefix_status;
+/* Success: the outputs are set. */
+#define KVPREFIX_OK 0
+/* The options (create) or the arguments are outside what the cache
+ * supports, e.g. a policy or page size it does not implement. */
+#define KVPREFIX_INVALID_ARGUMENT 1
+/* Node IDs or storage would overflow (kvprefix::CapacityError). */
+#define KVPREFIX_CAPACITY_EXCEEDED 2
+/* Memory ran out (std::bad_alloc). */
+#define KVPREFIX_OUT_OF_MEMORY 3
+/* Anything else: a bug the plugin caught. */
+#define KVPREFIX_INTERNAL_ERROR 4
+
+#define KVPREFIX_ERROR_MESSAGE_SIZE 512
+
+/* Where a failing call explains itself (see "Errors" above). */
+typedef struct kvprefix_error {
+  char message[KVPREFIX_ERROR_MESSAGE_SIZE];
+} kvprefix_error;
+
+/* The cache to build (SPEC §8). */
+typedef struct kvprefix_cache_options {
+  /* Nodes kept besides the root; UINT64_MAX is unbounded: never evict. */
+  uint64_t capacity;
+  /* The eviction policy's name, NUL-terminated: "lru" or "fifo" (SPEC §8;
+   * new policies are new names, not a new ABI). */
+  const char* policy;
+  /* Tokens per node, 1 to 2^31 - 1. A cache that keeps pages matches whole
+   * pages only; one that does not refuses page sizes but 1. */
+  uint64_t page_size;
+} kvprefix_cache_options;
+
+/* The answer to one match (SPEC §1): matched_length tokens of the request
+ * were found, ending at node cache_node (0, the root, when none). */
+typedef struct kvprefix_match {
+  uint64_t matched_length;
+  uint64_t cache_node;
+} kvprefix_match;
+
+/* A cache, owned by the plugin; kvprefix only passes the pointer back. */
+typedef struct kvprefix_cache kvprefix_cache;
+
+/* Receives the tokens (edge labels) of nodes a bounded cache evicts, as
+ * kvprefix::EvictionListener (kvprefix/cache.h): one call may carry several
+ * nodes; every created node is reported once when it goes. `tokens` is
+ * valid only during the call. `context` is what set_eviction_callback got.
+ * It must not call back into the cache. */
+typedef void (*kvprefix_eviction_callback)(void* context, const int32_t* tokens,
+                                           size_t length);
+
+/* The table a plugin hands to kvprefix. Required members must be non-NULL;
+ * an optional member may be NULL, with the meaning given. The table and
+ * `name` must stay valid while the library is loaded (kvprefix never
+ * unloads a plugin). */
+typedef struct kvprefix_plugin {
+  /* KVPREFIX_PLUGIN_ABI_VERSION as the plugin was built. */
+  uint32_t abi_version;
+  /* sizeof(kvprefix_plugin) as the plugin was built. */
+  uint32_t size;
+  /* One word naming the cache in reports, e.g. "mycache" (required). */
+  const char* name;
+
+  /* Required. Builds an empty cache with `options` into *cache. Refuses
+   * options it does not implement with KVPREFIX_INVALID_ARGUMENT. */
+  kvprefix_status (*create)(const kvprefix_cache_options* options,
+                            kvprefix_cache** cache, kvprefix_error* error);
+  /* Required. Frees a cache create built (never NULL). */
+  void (*destroy)(kvprefix_cache* cache);
+  /* Required. Inserts the `length` tokens at `tokens` (a bounded cache
+   * also touches the path and evicts, SPEC §8 steps 2-4) and sets *node to
+   * the deepest node of the sequence's path still present. */
+  kvprefix_status (*insert)(kvprefix_cache* cache, const int32_t* tokens,
+                            size_t length, uint64_t* node,
+                            kvprefix_error* error);
+  /* Required. The longest cached prefix of the request, without changing
+   * the cache (no touch). */
+  kvprefix_status (*match)(const kvprefix_cache* cache, const int32_t* tokens,
+                           size_t length, kvprefix_match* match,
+                           kvprefix_error* error);
+  /* Optional. The serving step, SPEC §8 steps 1-4: *match is what `match`
+   * answered before the request was inserted. NULL: kvprefix calls match,
+   * then insert. */
+  kvprefix_status (*access)(kvprefix_cache* cache, const int32_t* tokens,
+                            size_t length, kvprefix_match* match,
+                            kvprefix_error* error);
+  /* Required. Nodes present, the root excluded. */
+  uint64_t (*node_count)(const kvprefix_cache* cache);
+  /* Optional. Nodes evicted so far. NULL: 0. */
+  uint64_t (*evicted_count)(const kvprefix_cache* cache);
+  /* Optional. Heap bytes the cache holds. NULL: 0 (reports say unknown). */
+  uint64_t (*memory_bytes)(const kvprefix_cache* cache);
+  /* Optional. Reports every later eviction to `callback` (NULL stops
+   * reporting). NULL member: the cache reports none, and only verify's
+   * length-only comparison can judge it when it evicts. */
+  kvprefix_status (*set_eviction_callback)(kvprefix_cache* cache,
+                                           kvprefix_eviction_callback callback,
+                                           void* context,
+                                           kvprefix_error* error);
+} kvprefix_plugin;
+
+/* The type of the exported entry point: returns the plugin's table (never
+ * NULL), the same on every call. */
+typedef const kvprefix_plugin* (*kvprefix_plugin_entry)(void);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* KVPREFIX_PLUGIN_KVPREFIX_PLUGIN_H_ */

@@ -1,0 +1,348 @@
+// The plugin loader: see plugin_engine.h.
+#include "plugin/plugin_engine.h"
+
+#include <dlfcn.h>
+
+#include <cstdint>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <new>
+#include <string>
+#include <utility>
+
+#include "plugin/kvprefix_plugin.h"
+
+namespace kvprefix {
+namespace {
+
+// A loaded library: its path and its validated table.
+struct Library {
+  std::string path;
+  const kvprefix_plugin* table;
+  // "plugin 'name' (path)", the prefix of every message about it.
+  std::string label;
+};
+
+// The calls DescribePluginCallInFlight names.
+enum class Call : std::uint8_t { kCreate, kInsert, kMatch, kAccess, kOther };
+
+constexpr const char* CallName(Call call) {
+  switch (call) {
+    case Call::kCreate:
+      return "create";
+    case Call::kInsert:
+      return "insert";
+    case Call::kMatch:
+      return "match";
+    case Call::kAccess:
+      return "access";
+    case Call::kOther:
+      return "call";
+  }
+  return "call";
+}
+
+// The call the thread is in, for DescribePluginCallInFlight: plain
+// thread-local data, written before and cleared after each call.
+struct CallInFlight {
+  const Library* library = nullptr;
+  Call call = Call::kOther;
+  std::uint64_t number = 0;
+};
+thread_local CallInFlight call_in_flight;
+
+// Marks the thread as inside `library`'s `call` for its lifetime.
+class CallScope {
+ public:
+  CallScope(const Library& library, Call call, std::uint64_t number) {
+    call_in_flight = {&library, call, number};
+  }
+  ~CallScope() { call_in_flight.library = nullptr; }
+  CallScope(const CallScope&) = delete;
+  CallScope& operator=(const CallScope&) = delete;
+};
+
+template <typename Member>
+bool Has(const kvprefix_plugin& table, const Member member) {
+  // A member past the size the plugin was built with is absent.
+  const auto offset = reinterpret_cast<const char*>(&(table.*member)) -
+                      reinterpret_cast<const char*>(&table);
+  return static_cast<std::size_t>(offset) + sizeof(table.*member) <=
+             table.size &&
+         table.*member != nullptr;
+}
+
+const Library& Load(const std::string& path) {
+  static std::mutex mutex;
+  static std::map<std::string, Library>* libraries =
+      new std::map<std::string, Library>();  // never freed: never unloaded
+  std::lock_guard lock(mutex);
+  if (const auto it = libraries->find(path); it != libraries->end()) {
+    return it->second;
+  }
+  const std::string where = "plugin " + path;
+  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (handle == nullptr) {
+    throw PluginError(where + ": cannot load: " + dlerror());
+  }
+  void* entry = dlsym(handle, KVPREFIX_PLUGIN_ENTRY_SYMBOL);
+  if (entry == nullptr) {
+    dlclose(handle);
+    throw PluginError(where + ": no " KVPREFIX_PLUGIN_ENTRY_SYMBOL
+                              " symbol (not a kvprefix plugin, or one built "
+                              "for another plugin ABI version than 1)");
+  }
+  const kvprefix_plugin* table =
+      reinterpret_cast<kvprefix_plugin_entry>(entry)();
+  if (table == nullptr) {
+    throw PluginError(where + ": " KVPREFIX_PLUGIN_ENTRY_SYMBOL
+                              "() returned NULL");
+  }
+  if (table->abi_version != KVPREFIX_PLUGIN_ABI_VERSION) {
+    throw PluginError(where + ": table of ABI version " +
+                      std::to_string(table->abi_version) + ", expected 1");
+  }
+  if (table->size < offsetof(kvprefix_plugin, access)) {
+    throw PluginError(where + ": table of " + std::to_string(table->size) +
+                      " bytes, too small for ABI version 1");
+  }
+  const std::pair<bool, const char*> required[] = {
+      {table->name != nullptr && table->name[0] != '\0', "name"},
+      {Has(*table, &kvprefix_plugin::create), "create"},
+      {Has(*table, &kvprefix_plugin::destroy), "destroy"},
+      {Has(*table, &kvprefix_plugin::insert), "insert"},
+      {Has(*table, &kvprefix_plugin::match), "match"},
+      {Has(*table, &kvprefix_plugin::node_count), "node_count"}};
+  for (const auto& [present, member] : required) {
+    if (!present) {
+      throw PluginError(where + ": the table's required member '" + member +
+                        "' is NULL");
+    }
+  }
+  Library& library = (*libraries)[path];
+  library = {path, table,
+             "plugin '" + std::string(table->name) + "' (" + path + ")"};
+  return library;
+}
+
+// A cache of a plugin, as a PrefixIndex.
+class PluginEngine final : public PrefixIndex {
+ public:
+  PluginEngine(const Library& library, const CacheOptions& options)
+      : library_(library),
+        table_(*library.table),
+        options_(options),
+        has_access_(Has(table_, &kvprefix_plugin::access)),
+        has_evicted_count_(Has(table_, &kvprefix_plugin::evicted_count)),
+        has_memory_bytes_(Has(table_, &kvprefix_plugin::memory_bytes)),
+        has_eviction_callback_(
+            Has(table_, &kvprefix_plugin::set_eviction_callback)) {
+    const std::string policy(EvictionPolicyName(options.policy));
+    const kvprefix_cache_options c_options{.capacity = options.capacity,
+                                           .policy = policy.c_str(),
+                                           .page_size = options.page_size};
+    kvprefix_error error;
+    error.message[0] = '\0';
+    kvprefix_status status;
+    {
+      CallScope scope(library_, Call::kCreate, 1);
+      status = table_.create(&c_options, &cache_, &error);
+    }
+    if (status == KVPREFIX_INVALID_ARGUMENT) {
+      throw std::invalid_argument(library_.label + " refuses " +
+                                  Describe(options) + ": " + error.message);
+    }
+    Check(status, error, "create");
+    if (cache_ == nullptr) {
+      throw PluginError(library_.label + ": create returned a NULL cache");
+    }
+  }
+  ~PluginEngine() override {
+    CallScope scope(library_, Call::kOther, 0);
+    table_.destroy(cache_);
+  }
+  PluginEngine(const PluginEngine&) = delete;
+  PluginEngine& operator=(const PluginEngine&) = delete;
+
+  std::string_view name() const override { return table_.name; }
+
+  NodeId Insert(TokenSpan sequence) override {
+    std::uint64_t node = 0;
+    kvprefix_error error;
+    kvprefix_status status;
+    {
+      CallScope scope(library_, Call::kInsert, ++inserts_);
+      status = table_.insert(cache_, sequence.data(), sequence.size(), &node,
+                             &error);
+    }
+    Check(status, error, "insert");
+    return node;
+  }
+
+  Match MatchPrefix(TokenSpan request) const override {
+    kvprefix_match match{};
+    kvprefix_error error;
+    kvprefix_status status;
+    {
+      CallScope scope(library_, Call::kMatch, ++matches_);
+      status =
+          table_.match(cache_, request.data(), request.size(), &match, &error);
+    }
+    return Checked(status, error, "match", match, request.size());
+  }
+
+  Match Access(TokenSpan request) override {
+    if (!has_access_) {
+      const Match match = MatchPrefix(request);
+      Insert(request);
+      return match;
+    }
+    kvprefix_match match{};
+    kvprefix_error error;
+    kvprefix_status status;
+    {
+      CallScope scope(library_, Call::kAccess, ++accesses_);
+      status =
+          table_.access(cache_, request.data(), request.size(), &match, &error);
+    }
+    return Checked(status, error, "access", match, request.size());
+  }
+
+  std::uint64_t node_count() const override {
+    CallScope scope(library_, Call::kOther, 0);
+    return table_.node_count(cache_);
+  }
+  std::uint64_t evicted_count() const override {
+    if (!has_evicted_count_) return 0;
+    CallScope scope(library_, Call::kOther, 0);
+    return table_.evicted_count(cache_);
+  }
+  std::size_t memory_bytes() const override {
+    if (!has_memory_bytes_) return 0;
+    CallScope scope(library_, Call::kOther, 0);
+    return table_.memory_bytes(cache_);
+  }
+  const CacheOptions& options() const override { return options_; }
+
+  void SetEvictionListener(EvictionListener listener) override {
+    if (!has_eviction_callback_) return;
+    listener_ = std::move(listener);
+    kvprefix_error error;
+    kvprefix_status status;
+    {
+      CallScope scope(library_, Call::kOther, 0);
+      status = table_.set_eviction_callback(
+          cache_, listener_ ? &PluginEngine::OnEviction : nullptr, this,
+          &error);
+    }
+    Check(status, error, "set_eviction_callback");
+  }
+
+ private:
+  static void OnEviction(void* context, const std::int32_t* tokens,
+                         std::size_t length) {
+    static_cast<PluginEngine*>(context)->listener_(TokenSpan(tokens, length));
+  }
+
+  static std::string Describe(const CacheOptions& options) {
+    std::string text = options.bounded()
+                           ? "capacity " + std::to_string(options.capacity)
+                           : std::string("unbounded");
+    text += ", ";
+    text += EvictionPolicyName(options.policy);
+    text += ", page size " + std::to_string(options.page_size);
+    return text;
+  }
+
+  // Throws what a failed status means (see plugin_engine.h).
+  void Check(kvprefix_status status, kvprefix_error& error,
+             const char* call) const {
+    if (status == KVPREFIX_OK) return;
+    error.message[sizeof(error.message) - 1] = '\0';  // trust no plugin
+    const std::string message = library_.label + ": " + call + " failed: ";
+    switch (status) {
+      case KVPREFIX_CAPACITY_EXCEEDED:
+        throw CapacityError(message + error.message);
+      case KVPREFIX_OUT_OF_MEMORY:
+        throw std::bad_alloc();
+      case KVPREFIX_INVALID_ARGUMENT:
+      case KVPREFIX_INTERNAL_ERROR:
+        throw PluginError(message + error.message);
+      default:
+        throw PluginError(library_.label + ": " + call +
+                          " returned the unknown status " +
+                          std::to_string(status));
+    }
+  }
+
+  Match Checked(kvprefix_status status, kvprefix_error& error, const char* call,
+                const kvprefix_match& match, std::size_t length) const {
+    Check(status, error, call);
+    if (match.matched_length > length) {
+      throw PluginError(
+          library_.label + ": " + call + " returned matched_length " +
+          std::to_string(match.matched_length) + " for a request of " +
+          std::to_string(length) + " tokens");
+    }
+    return Match{static_cast<std::size_t>(match.matched_length),
+                 match.cache_node};
+  }
+
+  const Library& library_;
+  const kvprefix_plugin& table_;
+  const CacheOptions options_;
+  const bool has_access_;
+  const bool has_evicted_count_;
+  const bool has_memory_bytes_;
+  const bool has_eviction_callback_;
+  kvprefix_cache* cache_ = nullptr;
+  EvictionListener listener_;
+  std::uint64_t inserts_ = 0;
+  mutable std::uint64_t matches_ = 0;
+  std::uint64_t accesses_ = 0;
+};
+
+// Appends `text` to buffer[*used..size - 1) without allocating.
+void Append(char* buffer, std::size_t size, std::size_t* used, const char* text,
+            std::size_t length) {
+  while (length > 0 && *used + 1 < size) {
+    buffer[(*used)++] = *text++;
+    --length;
+  }
+}
+
+}  // namespace
+
+bool IsPluginName(std::string_view name) {
+  return name.size() > kPluginPrefix.size() && name.starts_with(kPluginPrefix);
+}
+
+std::unique_ptr<PrefixIndex> MakePluginEngine(std::string_view path,
+                                              const CacheOptions& options) {
+  return std::make_unique<PluginEngine>(Load(std::string(path)), options);
+}
+
+bool DescribePluginCallInFlight(char* buffer, std::size_t size) {
+  const CallInFlight call = call_in_flight;
+  if (call.library == nullptr || size == 0) return false;
+  std::size_t used = 0;
+  const char* name = CallName(call.call);
+  Append(buffer, size, &used, name, std::strlen(name));
+  if (call.number != 0) {
+    char digits[24];
+    std::size_t count = 0;
+    for (std::uint64_t n = call.number; n != 0; n /= 10) {
+      digits[count++] = static_cast<char>('0' + n % 10);
+    }
+    Append(buffer, size, &used, " #", 2);
+    while (count > 0) Append(buffer, size, &used, &digits[--count], 1);
+  }
+  Append(buffer, size, &used, " of ", 4);
+  const std::string& label = call.library->label;
+  Append(buffer, size, &used, label.data(), label.size());
+  buffer[used] = '\0';
+  return true;
+}
+
+}  // namespace kvprefix

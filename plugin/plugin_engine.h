@@ -1,0 +1,74 @@
+// The plugin loader: a cache built as a shared library against
+// plugin/kvprefix_plugin.h, opened by path (dlopen) and used as a
+// kvprefix::PrefixIndex, so every part of kvprefix that takes an engine by
+// name (`--engine plugin:PATH`, `verify --engines plugin:PATH`, the
+// benchmarks, the differential fuzzer, the Python module) takes it too.
+//
+// The plugin boundary costs one indirect call per sequence, as the virtual
+// PrefixIndex does, never one per token.
+//
+// What the plugin returns is checked for what can never be right (a status
+// the ABI does not define, a matched length longer than the request):
+// those raise PluginError naming the plugin, the call and the value, so a
+// broken plugin is reported as the plugin's fault. Wrong but possible
+// answers are the differential checker's job (checking/differential.h).
+#ifndef KVPREFIX_PLUGIN_PLUGIN_ENGINE_H_
+#define KVPREFIX_PLUGIN_PLUGIN_ENGINE_H_
+
+#include <cstddef>
+#include <memory>
+#include <stdexcept>
+#include <string_view>
+
+#include "kvprefix/cache.h"
+#include "kvprefix/prefix_index.h"
+
+namespace kvprefix {
+
+// A plugin that cannot be loaded, or that failed or answered what cannot be
+// right. what() names the plugin ('name' and path), the call and the
+// problem, e.g. "plugin 'mycache' (./libmycache.so): match returned
+// matched_length 7 for a request of 3 tokens".
+class PluginError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Engine names of the form "plugin:PATH" denote a plugin.
+inline constexpr std::string_view kPluginPrefix = "plugin:";
+
+// True if `name` is "plugin:" followed by a non-empty path. Thread-safe.
+bool IsPluginName(std::string_view name);
+
+// A new, empty cache of the plugin at `path` (a file path; as dlopen reads
+// it, so a name without '/' is searched on the library path) built with
+// `options`. The library is loaded once per path and process and never
+// unloaded. Thread-safe.
+//
+// Throws PluginError if the library cannot be loaded, lacks the entry
+// symbol (KVPREFIX_PLUGIN_ENTRY_SYMBOL: e.g. built for another ABI
+// version), has a table with another ABI version, a size too small, or a
+// required member NULL, or if create fails other than by refusing the
+// options; std::invalid_argument (message: the plugin and its reason) if
+// create refuses the options (KVPREFIX_INVALID_ARGUMENT).
+//
+// The engine's calls throw CapacityError for KVPREFIX_CAPACITY_EXCEEDED,
+// std::bad_alloc for KVPREFIX_OUT_OF_MEMORY, and PluginError for any other
+// failure or impossible answer. name() is the plugin's table name.
+// memory_bytes() is 0 and evicted_count() 0 when the plugin omits them.
+// Thread safety: as the plugin's (kvprefix/prefix_index.h's rules when the
+// plugin keeps to its header's).
+std::unique_ptr<PrefixIndex> MakePluginEngine(std::string_view path,
+                                              const CacheOptions& options);
+
+// While the calling thread is inside a plugin's function, writes a
+// NUL-terminated description of the call into `buffer` (cut to `size`
+// bytes), e.g. "access #1234 of plugin 'mycache' (./libmycache.so)" (the
+// number counts that cache's calls of that kind from 1), and returns true;
+// else returns false. For a crash handler: async-signal-safe (reads a
+// thread-local record set around each call, formats without allocating).
+bool DescribePluginCallInFlight(char* buffer, std::size_t size);
+
+}  // namespace kvprefix
+
+#endif  // KVPREFIX_PLUGIN_PLUGIN_ENGINE_H_

@@ -1,0 +1,229 @@
+// KVPREFIX_EXPORT_PLUGIN(Type): makes a C++ cache class a kvprefix engine
+// plugin (plugin/kvprefix_plugin.h) in one line, so that a cache written in
+// C++ is checked, fuzzed and benchmarked by an installed kvprefix without
+// kvprefix's sources.
+//
+//   #include "plugin/plugin_export.h"
+//   class MyCache {
+//    public:
+//     static constexpr std::string_view kName = "mycache";
+//     explicit MyCache(const kvprefix::CacheOptions& options);
+//     kvprefix::NodeId Insert(kvprefix::TokenSpan sequence);
+//     kvprefix::Match MatchPrefix(kvprefix::TokenSpan request) const;
+//     std::uint64_t node_count() const;
+//     // optional: Access, evicted_count, memory_bytes, SetEvictionListener,
+//     // with the meanings of kvprefix/prefix_index.h's PrefixCacheEngine.
+//   };
+//   KVPREFIX_EXPORT_PLUGIN(MyCache)
+//
+// Every kvprefix engine has this shape, so `KVPREFIX_EXPORT_PLUGIN(
+// kvprefix::RadixTrie)` builds the radix engine as a plugin (bench/ does,
+// to measure what the plugin boundary costs). The optional members are
+// detected at compile time; a missing one becomes a NULL table entry.
+//
+// Exceptions never cross the C boundary: kvprefix::CapacityError becomes
+// KVPREFIX_CAPACITY_EXCEEDED, std::invalid_argument (the constructor's way
+// to refuse options) KVPREFIX_INVALID_ARGUMENT, std::bad_alloc
+// KVPREFIX_OUT_OF_MEMORY and anything else KVPREFIX_INTERNAL_ERROR, each
+// with the exception's what() as the message. A policy name the core does
+// not know (kvprefix/cache.h) is refused before the constructor runs.
+#ifndef KVPREFIX_PLUGIN_PLUGIN_EXPORT_H_
+#define KVPREFIX_PLUGIN_PLUGIN_EXPORT_H_
+
+#include <algorithm>
+#include <concepts>
+#include <cstdint>
+#include <cstring>
+#include <exception>
+#include <new>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "kvprefix/cache.h"
+#include "kvprefix/types.h"
+#include "plugin/kvprefix_plugin.h"
+
+namespace kvprefix::plugin {
+
+// What KVPREFIX_EXPORT_PLUGIN needs of a cache class (see above).
+template <typename T>
+concept ExportableCache = std::constructible_from<T, const CacheOptions&> &&
+    requires(T& cache, const T& const_cache, TokenSpan tokens) {
+  { T::kName } -> std::convertible_to<std::string_view>;
+  { cache.Insert(tokens) } -> std::convertible_to<NodeId>;
+  { const_cache.MatchPrefix(tokens) } -> std::same_as<Match>;
+  { const_cache.node_count() } -> std::convertible_to<std::uint64_t>;
+};
+
+namespace internal {
+
+// Copies `message` into `error`, cut to fit with its NUL.
+inline void SetMessage(kvprefix_error* error, std::string_view message) {
+  const std::size_t length =
+      std::min(message.size(), sizeof(error->message) - 1);
+  std::memcpy(error->message, message.data(), length);
+  error->message[length] = '\0';
+}
+
+// Runs `body`, mapping what it throws to a status and a message.
+template <typename F>
+kvprefix_status Guard(kvprefix_error* error, F&& body) noexcept {
+  try {
+    std::forward<F>(body)();
+    return KVPREFIX_OK;
+  } catch (const CapacityError& e) {
+    SetMessage(error, e.what());
+    return KVPREFIX_CAPACITY_EXCEEDED;
+  } catch (const std::invalid_argument& e) {
+    SetMessage(error, e.what());
+    return KVPREFIX_INVALID_ARGUMENT;
+  } catch (const std::bad_alloc&) {
+    SetMessage(error, "out of memory");
+    return KVPREFIX_OUT_OF_MEMORY;
+  } catch (const std::exception& e) {
+    SetMessage(error, e.what());
+    return KVPREFIX_INTERNAL_ERROR;
+  } catch (...) {
+    SetMessage(error, "an exception that is not a std::exception");
+    return KVPREFIX_INTERNAL_ERROR;
+  }
+}
+
+// The plugin table of cache class T; each function casts the opaque
+// kvprefix_cache* back to the T that Create allocated.
+template <ExportableCache T>
+struct Exported {
+  static T& Of(kvprefix_cache* cache) { return *reinterpret_cast<T*>(cache); }
+  static const T& Of(const kvprefix_cache* cache) {
+    return *reinterpret_cast<const T*>(cache);
+  }
+  static TokenSpan Span(const std::int32_t* tokens, std::size_t length) {
+    return TokenSpan(tokens, length);
+  }
+  static kvprefix_match ToC(const Match& match) {
+    return {match.matched_length, match.cache_node};
+  }
+
+  static kvprefix_status Create(const kvprefix_cache_options* options,
+                                kvprefix_cache** cache, kvprefix_error* error) {
+    return Guard(error, [&] {
+      const std::string_view name =
+          options->policy == nullptr ? "" : options->policy;
+      const auto policy = ParseEvictionPolicy(name);
+      if (!policy) {
+        throw std::invalid_argument("unknown eviction policy '" +
+                                    std::string(name) + "'");
+      }
+      const CacheOptions cache_options{.capacity = options->capacity,
+                                       .policy = *policy,
+                                       .page_size = options->page_size};
+      *cache = reinterpret_cast<kvprefix_cache*>(new T(cache_options));
+    });
+  }
+  static void Destroy(kvprefix_cache* cache) { delete &Of(cache); }
+  static kvprefix_status Insert(kvprefix_cache* cache,
+                                const std::int32_t* tokens, std::size_t length,
+                                std::uint64_t* node, kvprefix_error* error) {
+    return Guard(error,
+                 [&] { *node = Of(cache).Insert(Span(tokens, length)); });
+  }
+  static kvprefix_status MatchPrefix(const kvprefix_cache* cache,
+                                     const std::int32_t* tokens,
+                                     std::size_t length, kvprefix_match* match,
+                                     kvprefix_error* error) {
+    return Guard(error, [&] {
+      *match = ToC(Of(cache).MatchPrefix(Span(tokens, length)));
+    });
+  }
+  static kvprefix_status Access(kvprefix_cache* cache,
+                                const std::int32_t* tokens, std::size_t length,
+                                kvprefix_match* match, kvprefix_error* error) {
+    return Guard(error,
+                 [&] { *match = ToC(Of(cache).Access(Span(tokens, length))); });
+  }
+  static std::uint64_t NodeCount(const kvprefix_cache* cache) {
+    return Of(cache).node_count();
+  }
+  static std::uint64_t EvictedCount(const kvprefix_cache* cache) {
+    return Of(cache).evicted_count();
+  }
+  static std::uint64_t MemoryBytes(const kvprefix_cache* cache) {
+    return Of(cache).memory_bytes();
+  }
+  static kvprefix_status SetEvictionCallback(
+      kvprefix_cache* cache, kvprefix_eviction_callback callback, void* context,
+      kvprefix_error* error) {
+    return Guard(error, [&] {
+      if (callback == nullptr) {
+        Of(cache).SetEvictionListener(EvictionListener());
+        return;
+      }
+      Of(cache).SetEvictionListener([callback, context](TokenSpan evicted) {
+        callback(context, evicted.data(), evicted.size());
+      });
+    });
+  }
+
+  static constexpr kvprefix_plugin kTable = {
+      .abi_version = KVPREFIX_PLUGIN_ABI_VERSION,
+      .size = sizeof(kvprefix_plugin),
+      .name = T::kName.data(),
+      .create = Create,
+      .destroy = Destroy,
+      .insert = Insert,
+      .match = MatchPrefix,
+      .access =
+          [] {
+            if constexpr (requires(T & t, TokenSpan s) {
+                            { t.Access(s) } -> std::same_as<Match>;
+                          }) {
+              return &Access;
+            } else {
+              return nullptr;
+            }
+          }(),
+      .node_count = NodeCount,
+      .evicted_count =
+          [] {
+            if constexpr (requires(const T& t) { t.evicted_count(); }) {
+              return &EvictedCount;
+            } else {
+              return nullptr;
+            }
+          }(),
+      .memory_bytes =
+          [] {
+            if constexpr (requires(const T& t) { t.memory_bytes(); }) {
+              return &MemoryBytes;
+            } else {
+              return nullptr;
+            }
+          }(),
+      .set_eviction_callback =
+          [] {
+            if constexpr (requires(T & t, EvictionListener listener) {
+                            t.SetEvictionListener(std::move(listener));
+                          }) {
+              return &SetEvictionCallback;
+            } else {
+              return nullptr;
+            }
+          }(),
+  };
+};
+
+}  // namespace internal
+}  // namespace kvprefix::plugin
+
+// Defines the plugin's entry point (KVPREFIX_PLUGIN_ENTRY_SYMBOL) returning
+// the table of cache class `...` (an ExportableCache). Use it once per
+// shared library, at namespace scope.
+#define KVPREFIX_EXPORT_PLUGIN(...)                                            \
+  extern "C" KVPREFIX_PLUGIN_EXPORT const kvprefix_plugin* kvprefix_plugin_v1( \
+      void) {                                                                  \
+    return &::kvprefix::plugin::internal::Exported<__VA_ARGS__>::kTable;       \
+  }
+
+#endif  // KVPREFIX_PLUGIN_PLUGIN_EXPORT_H_

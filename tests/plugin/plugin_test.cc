@@ -1,0 +1,190 @@
+// The plugin loader (plugin/plugin_engine.h): a plugin that is right
+// agrees with the reference on everything the differential harness
+// compares; one that is wrong in a way no cache can be is reported as the
+// plugin's fault, naming the plugin and the call.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "checking/differential.h"
+#include "checking/random_input.h"
+#include "engines/registry.h"
+#include "plugin/plugin_engine.h"
+#include "testing/program_run.h"
+
+namespace kvprefix {
+namespace {
+
+using ::testing::HasSubstr;
+
+const std::string kRadix = std::string("plugin:") + KVPREFIX_RADIX_PLUGIN;
+
+std::string Faulty(const char* path) { return std::string("plugin:") + path; }
+
+// The message of what `make` throws as E, or "" if it throws nothing.
+template <typename E, typename F>
+std::string ThrownMessage(F&& make) {
+  try {
+    make();
+  } catch (const E& error) {
+    return error.what();
+  }
+  return "";
+}
+
+TEST(PluginTest, NamesArePluginColonPath) {
+  EXPECT_TRUE(IsEngineName(kRadix));
+  EXPECT_TRUE(IsPluginName("plugin:x"));
+  EXPECT_FALSE(IsPluginName("plugin:"));
+  EXPECT_FALSE(IsPluginName("radix"));
+  EXPECT_FALSE(IsEngineName("plugin:"));
+}
+
+TEST(PluginTest, RadixPluginAgreesWithTheReferenceUnboundedAndBounded) {
+  for (std::uint64_t seed = 1; seed <= 40; ++seed) {
+    const BatchInput batch = checking::RandomBatchInput(seed, 60);
+    std::vector<std::unique_ptr<PrefixIndex>> unbounded;
+    unbounded.push_back(MakeEngine(kRadix));
+    EXPECT_EQ(unbounded.back()->name(), "radix");
+    checking::DifferentialChecker batch_checker(std::move(unbounded));
+    EXPECT_EQ(batch_checker.ApplyBatch(batch), std::nullopt) << seed;
+
+    // Capacities, both policies and page sizes 1 to 3: evictions (through
+    // the plugin's eviction callback) are compared page by page.
+    const ReplayInput replay = checking::RandomReplayInput(seed, 60);
+    std::vector<std::unique_ptr<PrefixIndex>> bounded;
+    bounded.push_back(MakeEngine(kRadix, replay.options));
+    checking::DifferentialChecker replay_checker(replay.options,
+                                                 std::move(bounded));
+    EXPECT_EQ(replay_checker.ApplyReplay(replay), std::nullopt) << seed;
+  }
+}
+
+TEST(PluginTest, APluginThatCachesNothingIsCaught) {
+  std::vector<std::unique_ptr<PrefixIndex>> engines;
+  engines.push_back(MakeEngine(Faulty(KVPREFIX_FAULTY_PLUGIN_none)));
+  checking::DifferentialChecker checker(std::move(engines));
+  const std::vector<Token> sequence = {5, 6};
+  EXPECT_EQ(checker.Apply({checking::Operation::Kind::kInsert, sequence}),
+            "engine 'faulty' disagrees with the reference after 1 operations "
+            "(unbounded, page size 1)\n  #0 insert [5,6]\n  expected "
+            "(reference): insert returns node 2\n  actual (faulty): insert "
+            "returns node 0\n");
+}
+
+TEST(PluginTest, MemoryAndEvictionsComeThroughTheBoundary) {
+  const auto plugin = MakeEngine(
+      kRadix, CacheOptions{.capacity = 2, .policy = EvictionPolicy::kFifo});
+  std::vector<Token> evicted;
+  plugin->SetEvictionListener([&](TokenSpan tokens) {
+    evicted.insert(evicted.end(), tokens.begin(), tokens.end());
+  });
+  const std::vector<Token> sequence = {7, 8, 9};
+  EXPECT_EQ(plugin->Insert(sequence), 2u);  // node 3 went at once
+  EXPECT_EQ(plugin->node_count(), 2u);
+  EXPECT_EQ(plugin->evicted_count(), 1u);
+  EXPECT_EQ(evicted, std::vector<Token>({9}));
+  EXPECT_GT(plugin->memory_bytes(), 0u);
+  EXPECT_EQ(plugin->options().capacity, 2u);
+}
+
+TEST(PluginTest, LoadFailuresNameThePluginAndTheProblem) {
+  EXPECT_THAT(ThrownMessage<PluginError>(
+                  [] { MakeEngine("plugin:/nonexistent/libnothing.so"); }),
+              HasSubstr("plugin /nonexistent/libnothing.so: cannot load: "));
+  EXPECT_THAT(ThrownMessage<PluginError>([] {
+                MakeEngine(Faulty(KVPREFIX_FAULTY_PLUGIN_abi_version));
+              }),
+              HasSubstr(": table of ABI version 2, expected 1"));
+  EXPECT_THAT(ThrownMessage<PluginError>([] {
+                MakeEngine(Faulty(KVPREFIX_FAULTY_PLUGIN_no_node_count));
+              }),
+              HasSubstr(": the table's required member 'node_count' is NULL"));
+  // A shared library that is not a plugin at all: the test's own faulty
+  // plugins export the symbol, the C library does not.
+  EXPECT_THAT(
+      ThrownMessage<PluginError>([] { MakeEngine("plugin:libc.so.6"); }),
+      HasSubstr("plugin libc.so.6: no kvprefix_plugin_v1 symbol"));
+}
+
+TEST(PluginTest, RefusedOptionsAreInvalidArguments) {
+  const std::string name = Faulty(KVPREFIX_FAULTY_PLUGIN_pages_only_1);
+  EXPECT_EQ(ThrownMessage<std::invalid_argument>(
+                [&] { MakeEngine(name, CacheOptions{.page_size = 16}); }),
+            "plugin 'faulty' (" +
+                std::string(KVPREFIX_FAULTY_PLUGIN_pages_only_1) +
+                ") refuses unbounded, lru, page size 16: only page size 1");
+  EXPECT_NE(MakeEngine(name), nullptr);
+  EXPECT_THAT(ThrownMessage<std::invalid_argument>(
+                  [&] { MakeEngine(name, CacheOptions{.page_size = 0}); }),
+              HasSubstr("page size 0 is outside 1 to 2^31 - 1"));
+}
+
+TEST(PluginTest, ImpossibleAnswersAreThePluginsFault) {
+  const std::vector<Token> request = {1, 2, 3};
+  const auto garbage =
+      MakeEngine(Faulty(KVPREFIX_FAULTY_PLUGIN_garbage_length));
+  EXPECT_EQ(ThrownMessage<PluginError>([&] { garbage->MatchPrefix(request); }),
+            "plugin 'faulty' (" +
+                std::string(KVPREFIX_FAULTY_PLUGIN_garbage_length) +
+                "): match returned matched_length 4 for a request of 3 tokens");
+  const auto unknown =
+      MakeEngine(Faulty(KVPREFIX_FAULTY_PLUGIN_unknown_status));
+  EXPECT_THAT(ThrownMessage<PluginError>([&] { unknown->Insert(request); }),
+              HasSubstr("): insert returned the unknown status 42"));
+  // Without an access member, Access is match then insert.
+  EXPECT_THAT(ThrownMessage<PluginError>([&] { unknown->Access(request); }),
+              HasSubstr("): insert returned the unknown status 42"));
+}
+
+TEST(PluginTest, NoCallIsInFlightOutsideAPlugin) {
+  char buffer[64] = "unchanged";
+  EXPECT_FALSE(DescribePluginCallInFlight(buffer, sizeof(buffer)));
+  EXPECT_STREQ(buffer, "unchanged");
+}
+
+TEST(PluginTest, TheToolReportsACrashInsideThePluginNamingTheCall) {
+  test::ScratchDir dir;
+  const std::string input = dir.Path("input.json");
+  test::WriteTextFile(input,
+                      R"({"cached_sequences":[[1,2]],"requests":[[1],[2]]})");
+  const test::ProgramRun run = test::RunProgram(
+      KVPREFIX_CLI,
+      {"match", input, "--engine", Faulty(KVPREFIX_FAULTY_PLUGIN_crash)});
+  EXPECT_EQ(run.signal, SIGSEGV);
+  EXPECT_EQ(run.err,
+            "kvprefix: the plugin crashed (SIGSEGV) in match #1 of "
+            "plugin 'faulty' (" +
+                std::string(KVPREFIX_FAULTY_PLUGIN_crash) + ")\n");
+  EXPECT_EQ(run.out, "");
+}
+
+TEST(PluginTest, TheToolRunsAPluginWhereverItTakesAnEngine) {
+  test::ScratchDir dir;
+  const std::string input = dir.Path("input.json");
+  test::WriteTextFile(input,
+                      R"({"cached_sequences":[[1,2]],"requests":[[1,3]]})");
+  const test::ProgramRun match =
+      test::RunProgram(KVPREFIX_CLI, {"match", input, "--engine", kRadix});
+  const test::ProgramRun built_in =
+      test::RunProgram(KVPREFIX_CLI, {"match", input, "--engine", "radix"});
+  EXPECT_EQ(match.status, 0) << match.err;
+  EXPECT_EQ(match.out, built_in.out);
+  const test::ProgramRun unknown = test::RunProgram(
+      KVPREFIX_CLI, {"match", input, "--engine", "plugin:/nonexistent.so"});
+  EXPECT_EQ(unknown.status, 1);
+  EXPECT_THAT(unknown.err, HasSubstr("kvprefix: plugin /nonexistent.so: "
+                                     "cannot load: "));
+  const test::ProgramRun verify = test::RunProgram(
+      KVPREFIX_CLI,
+      {"verify", "--engines", kRadix, "--runs", "200", "--seed", "3"});
+  EXPECT_EQ(verify.status, 0) << verify.err;
+  EXPECT_THAT(verify.out, HasSubstr("OK: 200 inputs agree with the reference"));
+}
+
+}  // namespace
+}  // namespace kvprefix
