@@ -3,6 +3,7 @@
 
 #include <dlfcn.h>
 
+#include <atomic>
 #include <cstdint>
 #include <cstring>
 #include <map>
@@ -185,7 +186,8 @@ class PluginEngine final : public PrefixIndex {
     kvprefix_error error;
     kvprefix_status status;
     {
-      CallScope scope(library_, Call::kMatch, ++matches_);
+      CallScope scope(library_, Call::kMatch,
+                      matches_.fetch_add(1, std::memory_order_relaxed) + 1);
       status =
           table_.match(cache_, request.data(), request.size(), &match, &error);
     }
@@ -299,7 +301,8 @@ class PluginEngine final : public PrefixIndex {
   kvprefix_cache* cache_ = nullptr;
   EvictionListener listener_;
   std::uint64_t inserts_ = 0;
-  mutable std::uint64_t matches_ = 0;
+  // Const calls may run concurrently (kvprefix/prefix_index.h).
+  mutable std::atomic<std::uint64_t> matches_ = 0;
   std::uint64_t accesses_ = 0;
 };
 
