@@ -52,6 +52,7 @@
 #include "kvprefix/sequence_list.h"
 #include "kvprefix/types.h"
 #include "optimized/radix_trie.h"
+#include "python/testing_module.h"
 
 namespace kvprefix {
 namespace {
@@ -956,4 +957,7 @@ is released while the command runs.)doc");
         return "<kvprefix.PrefixIndex engine='" + std::string(index.engine()) +
                "' node_count=" + std::to_string(index.node_count()) + ">";
       });
+
+  // kvprefix.testing's C++ half (python/testing_module.h).
+  kvprefix::python_testing::DefineTestingModule(m);
 }

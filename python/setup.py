@@ -58,7 +58,7 @@ class CMakeBuild(build_ext):
 setup(
     version=project_version(),
     package_dir={"": "src"},
-    packages=["kvprefix"],
+    packages=["kvprefix", "kvprefix.testing"],
     ext_modules=[Extension("kvprefix._kvprefix", sources=[])],
     cmdclass={"build_ext": CMakeBuild},
 )

@@ -26,6 +26,7 @@ readonly PACKAGES=(
   libabsl-dev libsimdjson-dev libcli11-dev libfmt-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev librapidcheck-dev libbenchmark-dev libhwy-dev
   python3 python3-dev pybind11-dev python3-pybind11 python3-pytest python3-numpy
+  python3-hypothesis
   python3-setuptools python3-wheel python3-venv python3-matplotlib
   libbenchmark-tools python3-scipy dpkg-dev file
 )

@@ -19,7 +19,9 @@
 #   packaging_test.sh pip           `pip install --no-build-isolation
 #                                   --no-index` of a copy of the repository
 #                                   into a new venv; version metadata and
-#                                   `python -m kvprefix match|replay|curve`
+#                                   `python -m kvprefix match|replay|curve`;
+#                                   examples/python/ (kvprefix.testing)
+#                                   under pytest on the installed package
 #
 # Environment: KVPREFIX_SOURCE (repository), KVPREFIX_BUILD (the configured
 # build), KVPREFIX_WORK (scratch folder), KVPREFIX_VERSION (the project's),
@@ -230,6 +232,11 @@ assert kvprefix.__version__ == version, kvprefix.__version__
 assert importlib.metadata.version("kvprefix") == version
 print("import kvprefix:", kvprefix.__version__, kvprefix.engines())
 PYTHON
+  # kvprefix.testing ships too: the Python example runs on the installed
+  # package alone (its folder, none of the sources).
+  cp -r "$src/examples/python" "$work/example"
+  run "$work/venv/bin/python" -m pytest -q -p no:cacheprovider "$work/example" ||
+    fail "examples/python on the installed package"
   check_seed_examples "$work/venv/bin/python" -m kvprefix match
   # replay and curve are the tool's commands too: the built tool's output,
   # but for what varies between runs of replay's summary: the timings, and

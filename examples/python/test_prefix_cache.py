@@ -1,0 +1,107 @@
+"""Checking a user's Python prefix cache with kvprefix.testing, under pytest.
+
+PrefixCache (prefix_cache.py) passes kvprefix verify's generated inputs, in
+this process; NoRefreshOnHit, one method different, is caught and shrunk to
+a five-request replay; the Hypothesis tests check the same two on documents
+Hypothesis draws and shrinks. Run from an installed kvprefix (pip install
+./python) or the build tree (PYTHONPATH=build/python):
+
+    python3 -m pytest examples/python
+"""
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+import kvprefix
+import kvprefix.testing
+from kvprefix.testing import CacheOptions, CheckFailure, assert_matches_reference
+from kvprefix.testing.strategies import replay_documents
+
+from prefix_cache import NoRefreshOnHit, PrefixCache, make_cache
+
+# Reproducible: a fixed derandomized search, and no example database written
+# into the working folder.
+EXAMPLES = settings(derandomize=True, database=None, max_examples=300,
+                    suppress_health_check=[HealthCheck.too_slow])
+
+
+def test_prefix_cache_agrees_on_verify_inputs():
+    # 500 batch inputs, then 500 replay documents: `kvprefix verify --seed 1
+    # --runs 500` and the same with --format requests.
+    result = kvprefix.testing.check(make_cache(PrefixCache), runs=500, seed=1)
+    assert (result.inputs, result.seed) == (1000, 1)
+    assert result.requests > 10000
+
+
+def test_prefix_cache_agrees_with_lengths_only_and_forced_options():
+    # What a cache without kvprefix's node IDs is checked with; an LRU-only
+    # cache of 16-token pages forces those options on generated documents.
+    result = kvprefix.testing.check(make_cache(PrefixCache), runs=200, seed=2,
+                                    format="requests", compare="lengths",
+                                    policy="lru", page_size=16)
+    assert result.inputs == 200
+
+
+def test_wrong_cache_is_caught_and_shrunk():
+    with pytest.raises(CheckFailure) as caught:
+        kvprefix.testing.check(make_cache(NoRefreshOnHit), runs=1000, seed=1)
+    failure = caught.value
+    # Every batch input agrees (no eviction there); replay document 47 of
+    # seed 1 is the first that does not, 59 requests shrunk to 5.
+    assert failure.kind == "wrong-answer"
+    assert failure.input_name == "generated replay document 47 (--seed 1, size 47)"
+    assert failure.document == {
+        "requests": [[1, 0], [1, 1], [1, 0], [0, 1, 1, 1], [1, 0]],
+        "capacity": 3, "policy": "lru", "page_size": 2}
+    assert len(failure.original_document["requests"]) == 59
+    # Request 2 hit [1,0], so request 3 must evict [1,1], the least recently
+    # used leaf; the wrong cache evicted [1,0], inserted first.
+    assert (failure.step, failure.request, failure.tokens) == ("access", 4, [1, 0])
+    assert failure.expected == {"matched_length": 2, "cache_node": 1,
+                                "uncached_suffix": []}
+    assert failure.actual == {"matched_length": 0, "cache_node": 0,
+                              "uncached_suffix": [1, 0]}
+    assert failure.case["document"] == failure.document
+    assert failure.case["expected"] == kvprefix.testing.reference_answer(failure.document)
+    assert "holds 3 nodes on 2 paths {[0,1,1,1] at node 4,[1,0] at node 1}" in str(failure)
+
+
+def test_shrunk_case_file_replays(tmp_path):
+    with pytest.raises(CheckFailure) as caught:
+        kvprefix.testing.check(make_cache(NoRefreshOnHit), runs=100, seed=1,
+                               format="requests")
+    path = tmp_path / "failure.json"
+    caught.value.write_case(path)
+    # The case file becomes a regression test as it is.
+    kvprefix.testing.check_document(make_cache(PrefixCache), path)
+    with pytest.raises(CheckFailure) as again:
+        kvprefix.testing.check_document(make_cache(NoRefreshOnHit), path)
+    assert again.value.document == caught.value.document
+
+
+@EXAMPLES
+@given(replay_documents())
+def test_prefix_cache_on_hypothesis_documents(document):
+    assert_matches_reference(PrefixCache(*CacheOptions.from_document(document)),
+                             document)
+
+
+def test_hypothesis_catches_the_wrong_cache():
+    # A wrong eviction order takes a few requests to show: about one
+    # document in 40 of at least 5 requests shows it.
+    @settings(EXAMPLES, max_examples=1000)
+    @given(replay_documents(policy="lru", min_requests=5))
+    def wrong_cache_agrees(document):
+        assert_matches_reference(make_cache(NoRefreshOnHit), document)
+
+    with pytest.raises(CheckFailure) as caught:
+        wrong_cache_agrees()
+    # Hypothesis shrank the document it found to a few short requests on a
+    # small LRU cache, on which the reference disagrees with the cache.
+    assert caught.value.kind == "wrong-answer"
+    document = caught.value.document
+    assert document["policy"] == "lru" and document["capacity"] <= 3
+    assert 5 <= len(document["requests"]) <= 8
+    assert caught.value.expected != caught.value.actual
+    with pytest.raises(CheckFailure):
+        kvprefix.testing.check_document(make_cache(NoRefreshOnHit), document)
+    kvprefix.testing.check_document(make_cache(PrefixCache), document)

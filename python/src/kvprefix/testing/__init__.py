@@ -1,0 +1,367 @@
+"""Check your own prefix cache, written in Python, against kvprefix's reference.
+
+`check(make_cache)` runs the inputs `kvprefix verify` generates (batch
+inputs, SPEC section 4, and replay documents with capacities, LRU and FIFO
+eviction and page sizes, SPEC section 8) and your own documents on a fresh
+cache each, in this process, compares every answer with the reference
+engine's, and on the first disagreement shrinks the input with verify's
+shrinker and raises CheckFailure, an AssertionError carrying the minimal
+case. No process is started per input.
+
+The cache under test is any object with the methods
+
+  insert(tokens)  -> the node ID of the sequence's last token, or None
+  match(tokens)   -> the longest cached prefix (shapes below); inserts nothing
+  access(tokens)  -> optional: the serving step of SPEC section 8 (match,
+                     insert, touch the path, evict down to the capacity),
+                     returning the match of its first step; without it a
+                     replay calls match(tokens), then insert(tokens)
+
+where `tokens` is a new list of ints (int32 values) at each call. A match is
+answered as any of: an int (matched_length); a tuple or list
+(matched_length, cache_node); a dict, or an object with attributes, holding
+matched_length and optionally cache_node and uncached_suffix (what
+kvprefix.PrefixIndex.match returns). With compare="all" (the default)
+matched_length and cache_node must equal the reference's (SPEC section 1's
+node IDs: 1, 2, 3, ... in creation order, never reused), and so must an
+insert's node ID unless it returns None; compare="lengths" compares
+matched_length only (and so the uncached suffix), for a cache without
+kvprefix's node IDs, as real caches are. An uncached_suffix, when an answer
+has one, must be the request's tokens from matched_length on.
+
+    import kvprefix.testing
+
+    def make_cache(options):          # a kvprefix.testing.CacheOptions
+        return MyCache(options.capacity, options.policy, options.page_size)
+
+    kvprefix.testing.check(make_cache, runs=1000, seed=1, compare="lengths")
+
+Hypothesis strategies for token lists and documents are in
+kvprefix.testing.strategies (it imports hypothesis; this module does not).
+"""
+import json
+import os
+import random
+import time
+from dataclasses import dataclass
+from typing import NamedTuple, Optional
+
+from kvprefix import _kvprefix
+
+_native = _kvprefix._testing
+
+__all__ = ["CacheOptions", "CheckFailure", "CheckResult", "GENERATED",
+           "assert_matches_reference", "check", "check_document",
+           "load_documents", "reference_answer"]
+
+# The value of check()'s capacity, policy and page_size that leaves them as
+# each generated document draws them.
+GENERATED = "generated"
+
+_FORMATS = ("batch", "requests", "both")
+_COMPARES = ("all", "lengths")
+
+
+class CacheOptions(NamedTuple):
+    """The cache make_cache(options) is asked for (SPEC section 8).
+
+    capacity: nodes kept besides the root (pages when page_size > 1), or
+    None for an unbounded cache; policy: "lru" or "fifo"; page_size: tokens
+    per node (a trailing partial page is neither inserted nor matched).
+    A batch input (SPEC section 4) always asks for CacheOptions(None, "lru", 1).
+    """
+    capacity: Optional[int] = None
+    policy: str = "lru"
+    page_size: int = 1
+
+    @classmethod
+    def from_document(cls, document):
+        """The options of a SPEC section 4 or 8 document (a dict)."""
+        return cls(document.get("capacity"), document.get("policy", "lru"),
+                   document.get("page_size", 1))
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """What check() checked when every answer agreed."""
+    inputs: int        # documents checked, given and generated
+    requests: int      # their requests (each a match or an access)
+    seconds: float     # wall time of the whole check
+    seed: int          # the seed of the generated inputs
+
+    @property
+    def inputs_per_second(self):
+        return self.inputs / self.seconds if self.seconds > 0 else float("inf")
+
+
+class CheckFailure(AssertionError):
+    """The cache under test disagreed with the reference.
+
+    Attributes:
+      kind: "wrong-answer" (an answer differs), "wrong-shape" (an answer of
+        none of the accepted shapes, or without cache_node under
+        compare="all") or "crash" (make_cache or a method raised an
+        Exception; it is also this error's __cause__ and `exception`).
+      input_name: the input that failed first, e.g. "generated replay
+        document 47 (--seed 1, size 47)" (`kvprefix verify --seed 1 --format
+        requests` generates the same input 47), or "document 0" / a file name.
+      case: the minimal failing case as a dict in the format of the
+        regression cases of tests/data/cases/ (what `kvprefix verify` writes):
+        {"cached_sequences", "requests", "expected", "source"} for a batch
+        input, {"document", "expected", "source"} for a replay document, with
+        the reference's answer as "expected". case_json is its text (one line
+        with a newline): write_case(path) saves it, and `kvprefix verify
+        --cases` and check(documents=[path]) read it back.
+      document: the shrunk input alone (SPEC section 4 or 8 document, a
+        dict); original_document: the input before shrinking.
+      step: "insert", "match", "access" or "make_cache": the call that went
+        wrong; index: its position (in cached_sequences for a batch input's
+        insert, else in requests); request: the request's index (None for a
+        batch insert and make_cache); tokens: the call's tokens.
+      expected, actual: the reference's answer and the cache's, as dicts
+        {"matched_length", "cache_node", "uncached_suffix"} for a match
+        (actual's cache_node None when the answer had none), ints for an
+        insert's node ID; actual is the returned object as it was when its
+        shape is wrong, None for a crash.
+      shrink_attempts: checks the shrinker made (0: not shrunk).
+      message: the report (also str(error)).
+    """
+
+    def __init__(self, report, compare):
+        self.kind = report["kind"]
+        self.input_name = report["input_name"]
+        self.compare = compare
+        self.step = report["step"]
+        self.index = report["index"]
+        self.request = report["request"]
+        self.tokens = report["tokens"]
+        self.expected = report["expected"]
+        self.actual = report["actual"]
+        self.exception = report["exception"]
+        self.shrink_attempts = report["shrink_attempts"]
+        self.case_json = report["case"]
+        self.case = json.loads(self.case_json)
+        self.document = json.loads(report["document"])
+        self.original_document = json.loads(report["original_document"])
+        lines = [f"{self.kind} on {self.input_name}"]
+        if self.shrink_attempts:
+            lines.append(f"shrunk in {self.shrink_attempts} checks from "
+                         f"{report['original_description']} to "
+                         f"{report['description']}")
+        lines.append(report["message"].rstrip("\n"))
+        lines.append("case: " + self.case_json.rstrip("\n"))
+        self.message = "\n".join(lines)
+        super().__init__(self.message)
+
+    def write_case(self, path):
+        """Writes the minimal case file (case_json) to `path`."""
+        with open(path, "w", encoding="utf-8") as out:
+            out.write(self.case_json)
+
+
+def _document_kind(document, where):
+    if not isinstance(document, dict):
+        raise TypeError(f"{where}: expected a dict (a SPEC section 4 or 8 "
+                        f"document or a case), a path or a folder, got "
+                        f"{type(document).__name__}")
+    is_case = "expected" in document or "source" in document
+    if "document" in document:
+        return "requests-case"
+    if "cached_sequences" in document:
+        return "batch-case" if is_case else "batch"
+    return "requests-case" if is_case else "requests"
+
+
+def _parse(text, document, name):
+    try:
+        return _native.parse_input(text, _document_kind(document, name), name)
+    except _kvprefix.InputError as error:
+        raise _kvprefix.InputError(f"{name}: {error}") from None
+
+
+def load_documents(documents):
+    """The inputs of `documents`, in order, for check(documents=...).
+
+    Each item is a dict (a SPEC section 4 document {"cached_sequences",
+    "requests"}, a SPEC section 8 replay document {"requests", "capacity",
+    "policy", "page_size"} or a case file's dict, told apart by their
+    members), or a path (str or os.PathLike) of a JSON file holding one, or
+    of a folder whose *.json files are read in name order (tests/data/cases,
+    tests/data/cases/capacity). Documents are read as strictly as `kvprefix
+    verify` reads them: a bad one raises kvprefix.InputError naming the
+    document or file and the JSON location; an unreadable file OSError; a
+    folder without *.json files ValueError.
+    """
+    inputs = []
+    for number, item in enumerate(documents):
+        if isinstance(item, dict):
+            name = f"document {number}"
+            inputs.append(_parse(json.dumps(item), item, name))
+            continue
+        if not isinstance(item, (str, os.PathLike)):
+            _document_kind(item, f"documents[{number}]")  # raises TypeError
+        path = os.fspath(item)
+        if os.path.isdir(path):
+            paths = sorted(os.path.join(path, name) for name in os.listdir(path)
+                           if name.endswith(".json"))
+            if not paths:
+                raise ValueError(f"{path}: a folder without *.json files")
+        else:
+            paths = [path]
+        for file_path in paths:
+            with open(file_path, encoding="utf-8") as file:
+                text = file.read()
+            try:
+                document = json.loads(text)
+            except ValueError:
+                document = {}  # the strict reader names the problem
+            inputs.append(_parse(text, document, file_path))
+    return inputs
+
+
+def _check_choice(name, value, choices):
+    if value not in choices:
+        raise ValueError(f"{name}: expected one of {', '.join(map(repr, choices))}, "
+                         f"got {value!r}")
+
+
+def _count(name, value, low, high=None):
+    if isinstance(value, bool) or not isinstance(value, int) or value < low or (
+            high is not None and value > high):
+        bound = f"from {low}" + (f" to {high}" if high is not None else "")
+        raise ValueError(f"{name}: expected an int {bound}, got {value!r}")
+    return value
+
+
+def check(make_cache, *, runs=1000, seed=None, max_size=100, format="both",
+          capacity=GENERATED, policy=GENERATED, page_size=GENERATED,
+          compare="all", documents=(), shrink=True, max_shrink_attempts=5000,
+          shrink_seconds=120.0):
+    """Checks the cache make_cache(options) builds against the reference.
+
+    make_cache(options) is called with a CacheOptions for every input (and
+    every shrinking attempt) and must return a fresh, empty cache (see the
+    module's doc for its methods). First `documents` (see load_documents)
+    are checked, then `runs` generated inputs of each `format`: "batch"
+    (SPEC section 4: every cached sequence inserted, then every request
+    matched, on an unbounded cache), "requests" (SPEC section 8 replay
+    documents: every request accessed, on the document's cache) or "both"
+    (the batch inputs first). They are exactly the inputs `kvprefix verify
+    --runs RUNS --seed SEED --max-size MAX_SIZE` generates (with `--format
+    requests` for replay documents): sizes from 0 to max_size, shared
+    prefixes, duplicates, empty sequences, extreme int32 tokens, capacities
+    that make about three documents in four evict, lru and fifo, page sizes
+    1 to 3. seed None draws one (CheckResult.seed and the failure's
+    input_name tell it).
+
+    capacity, policy and page_size replace what the generated replay
+    documents draw (not what given documents say), for a cache that supports
+    less: capacity None (never evict) or an int (nodes besides the root),
+    policy "lru" or "fifo", page_size an int from 1; GENERATED keeps the
+    drawn value (a forced page size scales a drawn capacity by the
+    documents' distinct prefixes at each page size, so that as many evict).
+
+    compare "all" or "lengths": see the module's doc.
+
+    The first input whose answers differ is shrunk (unless shrink is False)
+    with `kvprefix verify`'s shrinker, within max_shrink_attempts checks and
+    shrink_seconds: requests, tokens and token values dropped or brought
+    toward 0, the capacity toward 0 and the page size toward 1, each step
+    kept only if the cache still fails the same way. Then CheckFailure is
+    raised with the minimal case.
+
+    Returns a CheckResult when every answer agreed. Raises CheckFailure
+    (an AssertionError); ValueError for a bad argument; TypeError when the
+    cache lacks a method it needs (insert and match; or access); what
+    load_documents raises; and whatever BaseException that is not an
+    Exception (KeyboardInterrupt) the cache raises.
+    """
+    _check_choice("format", format, _FORMATS)
+    _check_choice("compare", compare, _COMPARES)
+    _count("runs", runs, 0)
+    _count("max_size", max_size, 0, 100000)
+    _count("max_shrink_attempts", max_shrink_attempts, 0)
+    if not 0 <= float(shrink_seconds) <= 1e6:
+        raise ValueError(f"shrink_seconds: expected 0 to 1e6, got {shrink_seconds!r}")
+    if seed is None:
+        seed = random.SystemRandom().randrange(2 ** 32)
+    _count("seed", seed, 0, 2 ** 64 - 1)
+    override_capacity = capacity != GENERATED
+    if override_capacity and capacity is not None:
+        _count("capacity", capacity, 0, 2 ** 64 - 2)
+    if policy != GENERATED:
+        _check_choice("policy", policy, ("lru", "fifo"))
+    if page_size != GENERATED:
+        _count("page_size", page_size, 1, 2 ** 31 - 1)
+    given = load_documents(documents)
+    if not given and runs == 0:
+        raise ValueError("nothing to check: runs=0 and no documents")
+    start = time.perf_counter()
+    inputs = requests = 0
+    formats = ("batch", "requests") if format == "both" else (format,)
+    for number, each in enumerate(formats):
+        result = _native.run(
+            make_cache, CacheOptions, given if number == 0 else [], each,
+            runs, seed, max_size, override_capacity,
+            None if not override_capacity else capacity,
+            None if policy == GENERATED else policy,
+            None if page_size == GENERATED else page_size,
+            compare, shrink, max_shrink_attempts, float(shrink_seconds))
+        inputs += result["inputs"]
+        requests += result["requests"]
+        if result["failure"] is not None:
+            _raise(result["failure"], compare)
+    return CheckResult(inputs, requests, time.perf_counter() - start, seed)
+
+
+def _raise(report, compare):
+    failure = CheckFailure(report, compare)
+    raise failure from failure.exception
+
+
+def check_document(make_cache, document, *, compare="all", shrink=True,
+                   max_shrink_attempts=5000, shrink_seconds=120.0):
+    """check() on the one document `document` (a dict, a path: see
+    load_documents; a folder checks each of its files): None when every
+    answer agrees, else CheckFailure, shrunk unless shrink is False."""
+    _check_choice("compare", compare, _COMPARES)
+    for each in load_documents([document]):
+        report = _native.check_input(make_cache, CacheOptions, each, compare,
+                                     shrink, max_shrink_attempts,
+                                     float(shrink_seconds))
+        if report is not None:
+            _raise(report, compare)
+
+
+def assert_matches_reference(cache, document, *, compare="all"):
+    """Asserts that `cache` answers `document` as the reference does.
+
+    For Hypothesis tests (kvprefix.testing.strategies), which shrink the
+    document themselves: no shrinking here. `cache` is the cache under test,
+    fresh and built with the document's options
+    (CacheOptions.from_document(document)), or a callable make_cache(options)
+    returning one (a class, a function). `document` is a SPEC section 4 or 8
+    document or a case (a dict). Raises CheckFailure (an AssertionError) on
+    the first disagreement, as check_document(..., shrink=False).
+    """
+    if isinstance(cache, type) or not (hasattr(cache, "match") or
+                                       hasattr(cache, "access")):
+        make_cache = cache
+    else:
+        built = []
+
+        def make_cache(options):
+            if built:
+                raise RuntimeError("assert_matches_reference: a cache object "
+                                   "checks one document; pass make_cache")
+            built.append(options)
+            return cache
+    check_document(make_cache, document, compare=compare, shrink=False)
+
+
+def reference_answer(document):
+    """The reference's SPEC section 5 answer to `document` (a dict or a path
+    as load_documents takes), as a dict {"matches": [...]}: for a replay
+    document each request's match at step 1 of SPEC section 8."""
+    (each,) = load_documents([document])
+    return json.loads(each.reference_answer)

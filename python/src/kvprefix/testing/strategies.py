@@ -1,0 +1,150 @@
+"""Hypothesis strategies for token lists and kvprefix documents.
+
+Importing this module imports hypothesis (Debian's python3-hypothesis);
+kvprefix and kvprefix.testing do not. Use them with
+kvprefix.testing.assert_matches_reference under pytest; Hypothesis then
+shrinks a failing document itself:
+
+    from hypothesis import given
+    from kvprefix.testing import CacheOptions, assert_matches_reference
+    from kvprefix.testing.strategies import replay_documents
+
+    @given(replay_documents(policy="lru"))
+    def test_my_cache(document):
+        cache = MyCache(*CacheOptions.from_document(document))
+        assert_matches_reference(cache, document, compare="lengths")
+
+Random independent token lists rarely share a prefix, so the sequences here
+are drawn as checking/recipe.h draws kvprefix verify's: each is fresh or made
+from an earlier one (a duplicate, a prefix, an extension, a copy with one
+token changed), over a small alphabet, so that matches end inside cached
+sequences, at branch points and on evicted paths. They shrink toward few
+short sequences over the token 0.
+"""
+from hypothesis import strategies as st
+
+__all__ = ["DISTINCT_PERCENT", "TOKENS", "batch_documents", "replay_documents", "sequences",
+           "token_lists"]
+
+# The default token alphabet: small values (siblings collide), and the
+# int32 limits and -1, where packed or hashed keys go wrong. Shrinks to 0.
+TOKENS = st.sampled_from((0, 1, 2, 3, -1, 2 ** 31 - 1, -2 ** 31))
+
+# How often each derivation is drawn, as checking/recipe.h weighs a cache
+# workload's: requests come back to earlier ones (a system prompt or a
+# conversation seen again), so that hits touch nodes eviction must rank.
+_DERIVATIONS = (("fresh",) * 2 + ("duplicate",) * 6 + ("prefix",) * 4 +
+                ("extension",) * 3 + ("near-copy",) * 2)
+
+# The default capacity of replay_documents: drawn in percent of the
+# requests' distinct prefixes D (in pages), as `kvprefix verify` draws it,
+# so that most documents evict and some keep everything.
+DISTINCT_PERCENT = "distinct-percent"
+
+
+def _strategy(value):
+    """A strategy as given, or one that always draws the value given."""
+    return value if isinstance(value, st.SearchStrategy) else st.just(value)
+
+
+def token_lists(*, tokens=None, min_size=0, max_size=8):
+    """Lists of tokens (ints of the int32 range) drawn from `tokens` (a
+    strategy; default TOKENS), of min_size to max_size tokens."""
+    return st.lists(TOKENS if tokens is None else tokens, min_size=min_size,
+                    max_size=max_size)
+
+
+def _build(recipes, pool=()):
+    """The sequences the recipes make, each from `pool` and those before it."""
+    earlier = [list(sequence) for sequence in pool]
+    built = []
+    for kind, source, position, fresh in recipes:
+        if not earlier or kind == "fresh":
+            sequence = list(fresh)
+        else:
+            base = earlier[source % len(earlier)]
+            if kind == "duplicate":
+                sequence = list(base)
+            elif kind == "prefix":
+                sequence = base[:position % (len(base) + 1)]
+            elif kind == "extension":
+                sequence = base + list(fresh)
+            else:  # near-copy: one token changed
+                sequence = list(base)
+                if sequence:
+                    sequence[position % len(sequence)] = fresh[0]
+        earlier.append(sequence)
+        built.append(sequence)
+    return built
+
+
+def _recipes(tokens, min_size, max_size, max_fresh):
+    recipe = st.tuples(st.sampled_from(_DERIVATIONS), st.integers(0, 1023),
+                       st.integers(0, 63),
+                       token_lists(tokens=tokens, min_size=1, max_size=max_fresh))
+    return st.lists(recipe, min_size=min_size, max_size=max_size)
+
+
+def sequences(*, tokens=None, min_size=0, max_size=12, max_fresh=4):
+    """Lists of min_size to max_size token lists, each fresh or derived from
+    an earlier one (see the module's doc); up to max_fresh fresh tokens each."""
+    return _recipes(tokens, min_size, max_size, max_fresh).map(_build)
+
+
+@st.composite
+def batch_documents(draw, *, tokens=None, max_cached=10, max_requests=10,
+                    max_fresh=4):
+    """SPEC section 4 documents {"cached_sequences": [...], "requests":
+    [...]}: up to max_cached cached sequences (derived from each other) and
+    1 to max_requests requests (derived from the cached sequences and each
+    other)."""
+    cached = draw(sequences(tokens=tokens, max_size=max_cached,
+                            max_fresh=max_fresh))
+    recipes = draw(_recipes(tokens, 1, max_requests, max_fresh))
+    return {"cached_sequences": cached, "requests": _build(recipes, cached)}
+
+
+@st.composite
+def replay_documents(draw, *, capacity=DISTINCT_PERCENT,
+                     policy=st.sampled_from(("lru", "fifo")),
+                     page_size=st.sampled_from((1, 2, 3)), tokens=None,
+                     min_requests=1, max_requests=20, max_fresh=3):
+    """SPEC section 8 replay documents {"requests": [...], "capacity": C,
+    "policy": "lru" or "fifo", "page_size": P} ("capacity" left out when
+    None: unbounded). capacity, policy and page_size are each a value or a
+    strategy; by default either policy, pages of 1 to 3 tokens, and a
+    capacity of DISTINCT_PERCENT: 0 to 99 % of the requests' distinct
+    prefixes D in pages (they must evict) four times in five, else None
+    (unbounded). The min_requests to max_requests requests are a
+    conversation: each fresh (1 to max_fresh tokens) or derived from earlier
+    ones. Hypothesis draws short lists most of the time; a bug that takes
+    several requests to show (an eviction order) is found sooner with a
+    larger min_requests."""
+    document = {"requests": draw(sequences(tokens=tokens, min_size=min_requests,
+                                           max_size=max_requests,
+                                           max_fresh=max_fresh))}
+    drawn_policy = draw(_strategy(policy))
+    drawn_page_size = draw(_strategy(page_size))
+    if isinstance(capacity, str) and capacity == DISTINCT_PERCENT:
+        # 100 to 124 stand for unbounded: one document in five.
+        percent = draw(st.integers(0, 124))
+        drawn_capacity = None if percent >= 100 else (
+            _distinct_prefixes(document["requests"], drawn_page_size) * percent
+            // 100)
+    else:
+        drawn_capacity = draw(_strategy(capacity))
+    if drawn_capacity is not None:
+        document["capacity"] = drawn_capacity
+    document["policy"] = drawn_policy
+    document["page_size"] = drawn_page_size
+    return document
+
+
+def _distinct_prefixes(requests, page_size):
+    """The nodes of the unbounded trie of `requests` over pages (SPEC 8)."""
+    prefixes = set()
+    for request in requests:
+        whole = len(request) - len(request) % page_size
+        prefixes.update(tuple(request[:end])
+                        for end in range(page_size, whole + 1, page_size))
+    return len(prefixes)

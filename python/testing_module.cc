@@ -1,0 +1,798 @@
+// kvprefix._kvprefix._testing: see testing_module.h.
+//
+// Everything per input runs here in C++ with the GIL held: generating the
+// input, the reference's answers, converting each token sequence to a Python
+// list once per call, reading the cache's answers and comparing them. Only
+// the cache itself runs Python code, so that a check costs little more than
+// the cache's own work (python/README.md, "Check your own cache in Python").
+#include "python/testing_module.h"
+
+#include <fmt/format.h>
+#include <pybind11/stl.h>
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "checking/differential.h"
+#include "checking/recipe.h"
+#include "engines/registry.h"
+#include "io/case_file.h"
+#include "io/json_input.h"
+#include "io/json_output.h"
+#include "io/replay_document.h"
+#include "kvprefix/batch.h"
+#include "kvprefix/cache.h"
+#include "kvprefix/prefix_index.h"
+#include "kvprefix/replay.h"
+#include "kvprefix/sequence_list.h"
+#include "kvprefix/types.h"
+#include "reference/reference_trie.h"
+#include "verify/cache_state.h"
+#include "verify/checker.h"
+#include "verify/failure.h"
+#include "verify/inputs.h"
+#include "verify/shrink.h"
+
+namespace kvprefix::python_testing {
+namespace {
+
+namespace py = pybind11;
+using verify::Failure;
+using verify::FailureKind;
+
+// What is compared: everything (matched_length, cache_node and an insert's
+// node ID), or matched_length alone, for a cache without kvprefix's node IDs
+// (the uncached suffix follows from matched_length).
+enum class Compare { kAll, kLengths };
+
+// One input of either kind, with where it came from.
+struct Input {
+  std::string name;
+  std::variant<BatchInput, ReplayInput> input;
+};
+
+// One disagreement between the cache and the reference, as CheckFailure
+// (kvprefix/testing/__init__.py) reports it.
+struct Finding {
+  Failure failure;            // kind, report text, request index
+  std::string step;           // make_cache, insert, match or access
+  std::size_t index = 0;      // of the operation in its list
+  std::vector<Token> tokens;  // the operation's tokens
+  py::object expected;        // the reference's answer (None: none)
+  py::object actual;          // the cache's answer, as read, or as returned
+  py::object exception;       // what the cache raised (None: nothing)
+};
+
+py::list ToList(TokenSpan tokens) {
+  py::list list(tokens.size());
+  for (std::size_t i = 0; i < tokens.size(); ++i) {
+    PyList_SET_ITEM(list.ptr(), static_cast<Py_ssize_t>(i),
+                    PyLong_FromLong(tokens[i]));
+  }
+  return list;
+}
+
+py::dict MatchDict(const Match& match, TokenSpan request) {
+  py::dict dict;
+  dict["matched_length"] = match.matched_length;
+  dict["cache_node"] = match.cache_node;
+  dict["uncached_suffix"] =
+      ToList(request.subspan(std::min(match.matched_length, request.size())));
+  return dict;
+}
+
+std::string Repr(py::handle value) {
+  std::string text = py::repr(value).cast<std::string>();
+  constexpr std::size_t kMaxShown = 200;
+  if (text.size() > kMaxShown) text = text.substr(0, kMaxShown) + "...";
+  return text;
+}
+
+// An unsigned 64-bit integer (an int, or an object with __index__ such as a
+// NumPy integer; not a bool), or nullopt.
+std::optional<std::uint64_t> ReadUnsigned(py::handle value) {
+  if (PyBool_Check(value.ptr()) || !PyIndex_Check(value.ptr())) {
+    return std::nullopt;
+  }
+  py::object number =
+      py::reinterpret_steal<py::object>(PyNumber_Index(value.ptr()));
+  if (!number) throw py::error_already_set();
+  const unsigned long long result = PyLong_AsUnsignedLongLong(number.ptr());
+  if (result == static_cast<unsigned long long>(-1) && PyErr_Occurred()) {
+    if (!PyErr_ExceptionMatches(PyExc_OverflowError)) {
+      throw py::error_already_set();
+    }
+    PyErr_Clear();  // negative, or past 2^64 - 1: not a length or node ID
+    return std::nullopt;
+  }
+  return result;
+}
+
+// A match as the cache answered it: matched_length, and cache_node and
+// uncached_suffix when the answer has them.
+struct Answer {
+  std::uint64_t matched_length = 0;
+  std::optional<std::uint64_t> cache_node;
+  py::object uncached_suffix;  // null when absent
+};
+
+// The member `name` of a dict or the attribute of another object; null
+// when it has none.
+py::object Member(py::handle answer, const char* name) {
+  if (PyDict_Check(answer.ptr())) {
+    PyObject* item = PyDict_GetItemString(answer.ptr(), name);
+    return item == nullptr ? py::object()
+                           : py::reinterpret_borrow<py::object>(item);
+  }
+  if (!py::hasattr(answer, name)) return py::object();
+  return answer.attr(name);
+}
+
+// Reads one match answer: an int (matched_length); a 2-tuple or 2-list
+// (matched_length, cache_node); a dict, or an object with attributes,
+// holding matched_length and optionally cache_node and uncached_suffix.
+// Returns what is wrong with its shape instead when it is none of those.
+std::variant<Answer, std::string> ReadAnswer(py::handle answer) {
+  static constexpr std::string_view kShapes =
+      "expected matched_length (an int), (matched_length, cache_node), or a "
+      "dict or an object with matched_length and optionally cache_node and "
+      "uncached_suffix";
+  Answer read;
+  py::object length;
+  py::object node;
+  if (!PyBool_Check(answer.ptr()) && PyIndex_Check(answer.ptr())) {
+    length = py::reinterpret_borrow<py::object>(answer);
+  } else if (PyTuple_Check(answer.ptr()) || PyList_Check(answer.ptr())) {
+    if (py::len(answer) != 2) {
+      return fmt::format("{}: {}", Repr(answer), kShapes);
+    }
+    length = answer[py::int_(0)];
+    node = answer[py::int_(1)];
+  } else {
+    length = Member(answer, "matched_length");
+    if (!length) return fmt::format("{}: {}", Repr(answer), kShapes);
+    node = Member(answer, "cache_node");
+    read.uncached_suffix = Member(answer, "uncached_suffix");
+  }
+  const std::optional<std::uint64_t> matched_length = ReadUnsigned(length);
+  if (!matched_length) {
+    return fmt::format("matched_length {} is not an unsigned 64-bit integer",
+                       Repr(length));
+  }
+  read.matched_length = *matched_length;
+  if (node && !node.is_none()) {
+    read.cache_node = ReadUnsigned(node);
+    if (!read.cache_node) {
+      return fmt::format("cache_node {} is not an unsigned 64-bit integer",
+                         Repr(node));
+    }
+  }
+  return read;
+}
+
+// True if `suffix` holds exactly the ints of `tokens`.
+bool SameTokens(py::handle suffix, TokenSpan tokens) {
+  if (PyUnicode_Check(suffix.ptr()) || !PySequence_Check(suffix.ptr())) {
+    return false;
+  }
+  py::object items =
+      py::reinterpret_steal<py::object>(PySequence_Fast(suffix.ptr(), ""));
+  if (!items) throw py::error_already_set();
+  if (static_cast<std::size_t>(PySequence_Fast_GET_SIZE(items.ptr())) !=
+      tokens.size()) {
+    return false;
+  }
+  for (std::size_t i = 0; i < tokens.size(); ++i) {
+    PyObject* item =
+        PySequence_Fast_GET_ITEM(items.ptr(), static_cast<Py_ssize_t>(i));
+    if (PyBool_Check(item) || !PyLong_Check(item)) return false;
+    int overflow = 0;
+    const long long value = PyLong_AsLongLongAndOverflow(item, &overflow);
+    if (value == -1 && PyErr_Occurred()) throw py::error_already_set();
+    if (overflow != 0 || value != tokens[i]) return false;
+  }
+  return true;
+}
+
+// "request 3 of 5 (access), tokens [1,2]" or "cached sequence 0 of 2
+// (insert), tokens []".
+std::string Where(const Finding& finding, std::size_t count) {
+  const bool cached =
+      finding.step == "insert" && finding.failure.request == std::nullopt;
+  return fmt::format("{} {} of {} ({}), tokens {}",
+                     cached ? "cached sequence" : "request", finding.index,
+                     count, finding.step,
+                     checking::FormatTokens(finding.tokens));
+}
+
+std::string FormatMatch(std::uint64_t length, std::optional<std::uint64_t> node,
+                        TokenSpan request, Compare compare) {
+  std::string text = fmt::format("matched_length {}", length);
+  if (compare == Compare::kAll) {
+    text += node ? fmt::format(", cache_node {}", *node) : ", no cache_node";
+  }
+  text += length <= request.size()
+              ? ", uncached_suffix " +
+                    checking::FormatTokens(request.subspan(length))
+              : " (past the request's end)";
+  return text;
+}
+
+// The cache under test, and how one input is run on it.
+class Target {
+ public:
+  Target(py::object make_cache, py::object options_type, Compare compare)
+      : make_cache_(std::move(make_cache)),
+        options_type_(std::move(options_type)),
+        compare_(compare) {}
+
+  std::optional<Finding> Check(const BatchInput& input) const {
+    Finding finding;
+    const CacheOptions options;
+    py::object cache;
+    if (!MakeCache(options, cache, finding)) return finding;
+    const py::object insert = Method(cache, "insert", options);
+    const py::object match = Method(cache, "match", options);
+    const auto reference = MakeEngine(ReferenceTrie::kName, options);
+    const std::size_t cached_count = input.cached_sequences.size();
+    for (std::size_t i = 0; i < cached_count; ++i) {
+      const TokenSpan sequence = input.cached_sequences[i];
+      const NodeId expected = reference->Insert(sequence);
+      py::object actual;
+      if (!Call(insert, sequence, "insert", i, std::nullopt, actual, finding)) {
+        return Complete(std::move(finding), cached_count);
+      }
+      if (compare_ == Compare::kLengths || actual.is_none()) continue;
+      const std::optional<std::uint64_t> node = ReadUnsigned(actual);
+      if (!node || *node != expected) {
+        Locate(finding, "insert", i, std::nullopt, sequence);
+        finding.failure.kind =
+            node ? FailureKind::kWrongAnswer : FailureKind::kWrongShape;
+        finding.expected = py::int_(expected);
+        finding.actual = actual;
+        finding.failure.message =
+            node ? fmt::format("  expected node {}\n  actual   node {}",
+                               expected, *node)
+                 : fmt::format(
+                       "  insert returned {}: expected a node ID (an "
+                       "unsigned 64-bit integer) or None",
+                       Repr(actual));
+        return Complete(std::move(finding), cached_count);
+      }
+    }
+    for (std::size_t i = 0; i < input.requests.size(); ++i) {
+      const TokenSpan request = input.requests[i];
+      const Match expected = reference->MatchPrefix(request);
+      py::object actual;
+      if (!Call(match, request, "match", i, i, actual, finding) ||
+          !CompareMatch(actual, expected, request, "match", i, finding)) {
+        return Complete(std::move(finding), input.requests.size());
+      }
+    }
+    return std::nullopt;
+  }
+
+  std::optional<Finding> Check(const ReplayInput& input) const {
+    Finding finding;
+    py::object cache;
+    if (!MakeCache(input.options, cache, finding)) return finding;
+    py::object access;
+    py::object insert;
+    py::object match;
+    if (py::hasattr(cache, "access")) {
+      access = cache.attr("access");
+    } else {
+      insert = Method(cache, "insert", input.options);
+      match = Method(cache, "match", input.options);
+    }
+    const auto reference = MakeEngine(ReferenceTrie::kName, input.options);
+    const std::size_t count = input.requests.size();
+    for (std::size_t i = 0; i < count; ++i) {
+      const TokenSpan request = input.requests[i];
+      const Match expected = reference->Access(request);
+      py::object actual;
+      if (access) {
+        if (!Call(access, request, "access", i, i, actual, finding)) {
+          return Complete(std::move(finding), count);
+        }
+      } else {
+        py::object ignored;
+        if (!Call(match, request, "match", i, i, actual, finding) ||
+            !Call(insert, request, "insert", i, i, ignored, finding)) {
+          return Complete(std::move(finding), count);
+        }
+      }
+      if (!CompareMatch(actual, expected, request, access ? "access" : "match",
+                        i, finding)) {
+        return Complete(std::move(finding), count);
+      }
+    }
+    return std::nullopt;
+  }
+
+ private:
+  py::object OptionsObject(const CacheOptions& options) const {
+    return options_type_(
+        options.bounded() ? py::object(py::int_(options.capacity))
+                          : py::object(py::none()),
+        std::string(EvictionPolicyName(options.policy)), options.page_size);
+  }
+
+  // Calls make_cache(options); false (and a crash finding) if it raised.
+  bool MakeCache(const CacheOptions& options, py::object& cache,
+                 Finding& finding) const {
+    const py::object options_object = OptionsObject(options);
+    try {
+      cache = make_cache_(options_object);
+      return true;
+    } catch (py::error_already_set& error) {
+      if (!error.matches(PyExc_Exception)) throw;
+      finding.step = "make_cache";
+      finding.exception = error.value();
+      finding.failure =
+          Failure{FailureKind::kCrash,
+                  fmt::format("make_cache({}) raised {}", Repr(options_object),
+                              ExceptionText(error))};
+      return false;
+    }
+  }
+
+  // The method `name` of the cache; a TypeError (the caller's mistake, not
+  // a finding) when it has none.
+  py::object Method(const py::object& cache, const char* name,
+                    const CacheOptions& options) const {
+    if (!py::hasattr(cache, name)) {
+      PyErr_SetString(
+          PyExc_TypeError,
+          fmt::format("make_cache({}) returned {}, which has no "
+                      "{}() method (kvprefix.testing.check)",
+                      Repr(OptionsObject(options)), Repr(cache), name)
+              .c_str());
+      throw py::error_already_set();
+    }
+    return cache.attr(name);
+  }
+
+  static std::string ExceptionText(py::error_already_set& error) {
+    return fmt::format(
+        "{}: {}", py::str(error.type().attr("__name__")).cast<std::string>(),
+        py::str(error.value()).cast<std::string>());
+  }
+
+  // Calls method(tokens as a list); false (and a crash finding) if it
+  // raised an Exception (anything else, KeyboardInterrupt, propagates).
+  bool Call(const py::object& method, TokenSpan tokens, const char* step,
+            std::size_t index, std::optional<std::size_t> request,
+            py::object& result, Finding& finding) const {
+    try {
+      result = method(ToList(tokens));
+      return true;
+    } catch (py::error_already_set& error) {
+      if (!error.matches(PyExc_Exception)) throw;
+      Locate(finding, step, index, request, tokens);
+      finding.exception = error.value();
+      finding.failure.kind = FailureKind::kCrash;
+      finding.failure.message =
+          fmt::format("  the cache raised {}", ExceptionText(error));
+      return false;
+    }
+  }
+
+  static void Locate(Finding& finding, const char* step, std::size_t index,
+                     std::optional<std::size_t> request, TokenSpan tokens) {
+    finding.step = step;
+    finding.index = index;
+    finding.failure.request = request;
+    finding.tokens.assign(tokens.begin(), tokens.end());
+  }
+
+  // Compares one match answer with the reference's; false (and a finding
+  // of kind wrong-shape or wrong-answer) if it differs.
+  bool CompareMatch(const py::object& actual, const Match& expected,
+                    TokenSpan request, const char* step, std::size_t index,
+                    Finding& finding) const {
+    auto answer = ReadAnswer(actual);
+    const auto fail = [&](FailureKind kind, std::string message,
+                          py::object read) {
+      Locate(finding, step, index, index, request);
+      finding.failure.kind = kind;
+      finding.failure.message = std::move(message);
+      finding.expected = MatchDict(expected, request);
+      finding.actual = std::move(read);
+      return false;
+    };
+    if (auto* problem = std::get_if<std::string>(&answer)) {
+      return fail(FailureKind::kWrongShape, "  the answer " + *problem, actual);
+    }
+    const Answer& read = std::get<Answer>(answer);
+    if (compare_ == Compare::kAll && !read.cache_node) {
+      return fail(FailureKind::kWrongShape,
+                  fmt::format("  the answer {} has no cache_node "
+                              "(compare='lengths' checks a cache without "
+                              "kvprefix's node IDs)",
+                              Repr(actual)),
+                  actual);
+    }
+    const bool suffix_right =
+        !read.uncached_suffix || read.uncached_suffix.is_none() ||
+        (read.matched_length <= request.size() &&
+         SameTokens(read.uncached_suffix,
+                    request.subspan(read.matched_length)));
+    const bool right = read.matched_length == expected.matched_length &&
+                       (compare_ == Compare::kLengths ||
+                        *read.cache_node == expected.cache_node) &&
+                       suffix_right;
+    if (right) return true;
+    py::dict read_dict;
+    read_dict["matched_length"] = read.matched_length;
+    read_dict["cache_node"] = read.cache_node
+                                  ? py::object(py::int_(*read.cache_node))
+                                  : py::object(py::none());
+    read_dict["uncached_suffix"] =
+        read.uncached_suffix ? read.uncached_suffix
+        : read.matched_length <= request.size()
+            ? py::object(ToList(request.subspan(read.matched_length)))
+            : py::object(py::none());
+    std::string message = fmt::format(
+        "  expected {}\n  actual   {}",
+        FormatMatch(expected.matched_length, expected.cache_node, request,
+                    compare_),
+        FormatMatch(read.matched_length, read.cache_node, request, compare_));
+    if (!suffix_right) {
+      message +=
+          fmt::format(", but uncached_suffix {}", Repr(read.uncached_suffix));
+    }
+    return fail(FailureKind::kWrongAnswer, std::move(message),
+                std::move(read_dict));
+  }
+
+  // Puts "where" before the finding's message.
+  static Finding Complete(Finding finding, std::size_t count) {
+    finding.failure.message =
+        Where(finding, count) + ":\n" + finding.failure.message;
+    return finding;
+  }
+
+  py::object make_cache_;
+  py::object options_type_;
+  Compare compare_;
+};
+
+Compare ParseCompare(const std::string& compare) {
+  if (compare == "all") return Compare::kAll;
+  if (compare == "lengths") return Compare::kLengths;
+  throw py::value_error("compare: expected 'all' or 'lengths', got '" +
+                        compare + "'");
+}
+
+std::string Describe(const BatchInput& input) {
+  return fmt::format(
+      "{} sequences ({} tokens)",
+      input.cached_sequences.size() + input.requests.size(),
+      input.cached_sequences.total_tokens() + input.requests.total_tokens());
+}
+std::string Describe(const ReplayInput& input) {
+  return fmt::format("{} requests ({} tokens; {})", input.requests.size(),
+                     input.requests.total_tokens(),
+                     checking::FormatCacheOptions(input.options));
+}
+
+std::string DocumentJson(const BatchInput& input) {
+  std::string json;
+  AppendBatchInputJson(input, json);
+  return json;
+}
+std::string DocumentJson(const ReplayInput& input) {
+  std::string json;
+  AppendReplayDocumentJson(input, json);
+  return json;
+}
+std::string CaseJson(const BatchInput& input, std::string_view source) {
+  return FormatCaseFile(input, verify::ReferenceMatches(input), source);
+}
+std::string CaseJson(const ReplayInput& input, std::string_view source) {
+  return FormatReplayCaseFile(input, verify::ReferenceMatches(input), source);
+}
+std::string CacheState(const BatchInput&, const Failure&) { return ""; }
+std::string CacheState(const ReplayInput& input, const Failure& failure) {
+  if (!failure.request || *failure.request >= input.requests.size()) return "";
+  return verify::DescribeReferenceCache(input, *failure.request);
+}
+
+// Budget of the shrinker: verify's --shrink-attempts and --shrink-time.
+struct ShrinkBudget {
+  bool shrink = true;
+  std::size_t max_attempts = 5000;
+  double seconds = 120;
+};
+
+// The report of `finding` on `failing` (named `name`) for CheckFailure:
+// shrinks it first (unless told not to), then checks the shrunk input once
+// more for the details of its disagreement.
+template <typename InputType>
+py::dict Report(const Target& target, const InputType& failing,
+                const std::string& name, Finding finding,
+                const ShrinkBudget& budget) {
+  InputType shrunk = failing;
+  std::size_t attempts = 0;
+  if (budget.shrink) {
+    const verify::CheckerOf<InputType> check =
+        [&target](const InputType& input) -> std::optional<Failure> {
+      std::optional<Finding> found = target.Check(input);
+      if (!found) return std::nullopt;
+      return found->failure;
+    };
+    verify::ShrinkResultOf<InputType> result = verify::Shrink(
+        failing, finding.failure, check,
+        verify::ShrinkOptions{
+            .max_attempts = budget.max_attempts,
+            .deadline =
+                std::chrono::steady_clock::now() +
+                std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                    std::chrono::duration<double>(budget.seconds))});
+    attempts = result.attempts;
+    if (attempts > 0) {
+      shrunk = std::move(result.input);
+      // The shrinker kept a failure of the same kind; its details are read
+      // again from the shrunk input. A cache that does not fail the same
+      // way twice (it depends on more than its input) keeps the original.
+      if (std::optional<Finding> again = target.Check(shrunk)) {
+        finding = *std::move(again);
+      } else {
+        shrunk = failing;
+      }
+    }
+  }
+  const std::string kind(verify::FailureKindName(finding.failure.kind));
+  py::dict report;
+  report["kind"] = kind;
+  report["input_name"] = name;
+  report["step"] = finding.step;
+  report["index"] = finding.index;
+  report["request"] = finding.failure.request
+                          ? py::object(py::int_(*finding.failure.request))
+                          : py::object(py::none());
+  report["tokens"] = ToList(finding.tokens);
+  report["expected"] = finding.expected ? finding.expected : py::none();
+  report["actual"] = finding.actual ? finding.actual : py::none();
+  report["exception"] = finding.exception ? finding.exception : py::none();
+  report["message"] =
+      finding.failure.message + "\n" + CacheState(shrunk, finding.failure);
+  report["shrink_attempts"] = attempts;
+  report["original_description"] = Describe(failing);
+  report["description"] = Describe(shrunk);
+  report["original_document"] = DocumentJson(failing);
+  report["document"] = DocumentJson(shrunk);
+  report["case"] =
+      CaseJson(shrunk, fmt::format("kvprefix.testing: {} on {}", kind, name));
+  return report;
+}
+
+std::optional<py::dict> CheckOne(const Target& target, const Input& input,
+                                 const ShrinkBudget& budget) {
+  return std::visit(
+      [&](const auto& document) -> std::optional<py::dict> {
+        std::optional<Finding> finding = target.Check(document);
+        if (!finding) return std::nullopt;
+        return Report(target, document, input.name, *std::move(finding),
+                      budget);
+      },
+      input.input);
+}
+
+// Options forced on generated replay documents: each is left as generated
+// when nullopt. Forcing a page size on a document whose capacity is
+// generated scales the capacity by the ratio of distinct prefixes at the
+// two page sizes, so that it evicts about as often as generated.
+struct Overrides {
+  std::optional<std::uint64_t> capacity;  // kUnbounded: unbounded
+  std::optional<EvictionPolicy> policy;
+  std::optional<std::uint64_t> page_size;
+};
+
+void ApplyOverrides(const Overrides& overrides, ReplayInput& input) {
+  CacheOptions& options = input.options;
+  if (overrides.policy) options.policy = *overrides.policy;
+  if (overrides.page_size && *overrides.page_size != options.page_size) {
+    if (!overrides.capacity && options.bounded()) {
+      const std::uint64_t before =
+          checking::DistinctPrefixes(input.requests, options.page_size);
+      const std::uint64_t after =
+          checking::DistinctPrefixes(input.requests, *overrides.page_size);
+      if (before > 0) options.capacity = options.capacity * after / before;
+    }
+    options.page_size = *overrides.page_size;
+  }
+  if (overrides.capacity) options.capacity = *overrides.capacity;
+}
+
+Input Generated(const std::string& format, std::uint64_t seed,
+                std::uint64_t run, int size) {
+  if (format == "batch") {
+    verify::NamedInput named = verify::GeneratedInput(seed, run, size);
+    return Input{std::move(named.name), std::move(named.input)};
+  }
+  if (format == "requests") {
+    verify::NamedReplayInput named =
+        verify::GeneratedReplayInput(seed, run, size);
+    named.name.replace(0, std::string_view("generated input").size(),
+                       "generated replay document");
+    return Input{std::move(named.name), std::move(named.input)};
+  }
+  throw py::value_error("format: expected 'batch' or 'requests', got '" +
+                        format + "'");
+}
+
+Input ParseInput(const std::string& text, const std::string& kind,
+                 const std::string& name) {
+  if (kind == "batch") return Input{name, ParseBatchInput(text)};
+  if (kind == "requests") return Input{name, ParseReplayDocument(text)};
+  if (kind == "batch-case") return Input{name, ParseCaseFile(text).input};
+  if (kind == "requests-case") {
+    return Input{name, ParseReplayCaseFile(text).input};
+  }
+  throw py::value_error(
+      "kind: expected batch, requests, batch-case or "
+      "requests-case, got '" +
+      kind + "'");
+}
+
+std::size_t RequestCount(const Input& input) {
+  return std::visit(
+      [](const auto& document) { return document.requests.size(); },
+      input.input);
+}
+
+}  // namespace
+
+void DefineTestingModule(py::module_& parent) {
+  py::module_ m = parent.def_submodule(
+      "_testing",
+      "The C++ half of kvprefix.testing (use that module): generated and "
+      "parsed inputs, the reference's answers, and the check of a Python "
+      "cache with verify's shrinker.");
+
+  py::class_<Input>(m, "Input",
+                    "One batch input (SPEC §4) or replay document (SPEC §8).")
+      .def_property_readonly(
+          "format",
+          [](const Input& input) {
+            return std::holds_alternative<BatchInput>(input.input) ? "batch"
+                                                                   : "requests";
+          },
+          "'batch' (SPEC §4) or 'requests' (a SPEC §8 replay document).")
+      .def_readonly("name", &Input::name, "Where the input came from.")
+      .def_property_readonly(
+          "document",
+          [](const Input& input) {
+            return std::visit(
+                [](const auto& document) { return DocumentJson(document); },
+                input.input);
+          },
+          "The input as compact JSON (SPEC §4 or §8), one line.")
+      .def_property_readonly(
+          "reference_answer",
+          [](const Input& input) {
+            return std::visit(
+                [](const auto& document) {
+                  std::string json;
+                  AppendMatchesJson(document.requests,
+                                    verify::ReferenceMatches(document), json);
+                  return json;
+                },
+                input.input);
+          },
+          "The reference's SPEC §5 answer as JSON, one line (a replay "
+          "document's: each request's match at step 1).")
+      .def_property_readonly("requests", &RequestCount,
+                             "The number of requests.");
+
+  m.def("parse_input", &ParseInput, py::arg("text"), py::arg("kind"),
+        py::arg("name"),
+        "Parses `text` as kind 'batch' (SPEC §4), 'requests' (SPEC §8 replay "
+        "document), 'batch-case' or 'requests-case' (case files, "
+        "io/case_file.h; their expected answer is not used). Raises "
+        "kvprefix.InputError naming the JSON location.");
+  m.def("generated_input", &Generated, py::arg("format"), py::arg("seed"),
+        py::arg("run"), py::arg("size"),
+        "Generated input number `run` of `seed` at generator size `size`: "
+        "what `kvprefix verify --seed SEED` checks as that input ('batch'), "
+        "or with --format requests ('requests').");
+
+  m.def(
+      "check_input",
+      [](py::object make_cache, py::object options_type, const Input& input,
+         const std::string& compare, bool shrink,
+         std::size_t max_shrink_attempts, double shrink_seconds) -> py::object {
+        const Target target(std::move(make_cache), std::move(options_type),
+                            ParseCompare(compare));
+        std::optional<py::dict> report =
+            CheckOne(target, input,
+                     ShrinkBudget{shrink, max_shrink_attempts, shrink_seconds});
+        return report ? py::object(*std::move(report)) : py::object(py::none());
+      },
+      py::arg("make_cache"), py::arg("options_type"), py::arg("input"),
+      py::arg("compare"), py::arg("shrink"), py::arg("max_shrink_attempts"),
+      py::arg("shrink_seconds"),
+      "Runs `input` on make_cache(options_type(capacity, policy, page_size)) "
+      "and the reference; None when they agree, else the failure report "
+      "(a dict; shrunk if `shrink`).");
+
+  m.def(
+      "run",
+      [](py::object make_cache, py::object options_type,
+         const std::vector<const Input*>& given, const std::string& format,
+         std::uint64_t runs, std::uint64_t seed, int max_size,
+         bool override_capacity, std::optional<std::uint64_t> capacity,
+         std::optional<std::string> policy,
+         std::optional<std::uint64_t> page_size, const std::string& compare,
+         bool shrink, std::size_t max_shrink_attempts, double shrink_seconds) {
+        const Target target(std::move(make_cache), std::move(options_type),
+                            ParseCompare(compare));
+        const ShrinkBudget budget{shrink, max_shrink_attempts, shrink_seconds};
+        Overrides overrides;
+        if (override_capacity)
+          overrides.capacity = capacity.value_or(kUnbounded);
+        if (policy) {
+          overrides.policy = ParseEvictionPolicy(*policy);
+          if (!overrides.policy) {
+            throw py::value_error("policy: expected 'lru' or 'fifo', got '" +
+                                  *policy + "'");
+          }
+        }
+        if (page_size && *page_size == 0) {
+          throw py::value_error("page_size: expected 1 or more, got 0");
+        }
+        overrides.page_size = page_size;
+        py::dict result;
+        std::uint64_t inputs = 0;
+        std::uint64_t requests = 0;
+        const auto finish = [&](std::optional<py::dict> failure) {
+          result["inputs"] = inputs;
+          result["requests"] = requests;
+          result["failure"] = failure ? py::object(*std::move(failure))
+                                      : py::object(py::none());
+          return result;
+        };
+        for (const Input* input : given) {
+          if (auto failure = CheckOne(target, *input, budget)) {
+            return finish(std::move(failure));
+          }
+          ++inputs;
+          requests += RequestCount(*input);
+        }
+        for (std::uint64_t run = 0; run < runs; ++run) {
+          Input input = Generated(format, seed, run,
+                                  verify::GeneratorSize(run, runs, max_size));
+          if (auto* replay = std::get_if<ReplayInput>(&input.input)) {
+            ApplyOverrides(overrides, *replay);
+          }
+          if (auto failure = CheckOne(target, input, budget)) {
+            return finish(std::move(failure));
+          }
+          ++inputs;
+          requests += RequestCount(input);
+        }
+        return finish(std::nullopt);
+      },
+      py::arg("make_cache"), py::arg("options_type"), py::arg("given"),
+      py::arg("format"), py::arg("runs"), py::arg("seed"), py::arg("max_size"),
+      py::arg("override_capacity"), py::arg("capacity"), py::arg("policy"),
+      py::arg("page_size"), py::arg("compare"), py::arg("shrink"),
+      py::arg("max_shrink_attempts"), py::arg("shrink_seconds"),
+      "Checks the given inputs, then `runs` generated inputs of `format` "
+      "(their replay documents' options overridden as asked), stopping at "
+      "the first failure: {'inputs', 'requests', 'failure' (None or the "
+      "report)}.");
+}
+
+}  // namespace kvprefix::python_testing
