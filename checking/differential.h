@@ -35,7 +35,8 @@ struct Operation {
 
 // Text form of a token list, "[1,2,-3]", of an operation, "insert [1,2]" /
 // "match [1,2]" / "access [1,2]", and of cache options, "capacity 3, lru,
-// page size 1" ("unbounded, page size 1" without a capacity).
+// page size 1" ("unbounded, page size 1" without a capacity). Lists past 64
+// tokens end in ",... N tokens in all". O(tokens shown); thread-safe.
 std::string FormatTokens(TokenSpan tokens);
 std::string FormatOperation(const Operation& operation);
 std::string FormatCacheOptions(const CacheOptions& options);
@@ -81,6 +82,12 @@ class EvictedPages {
   bool sorted_ = false;
 };
 
+// Checks engines against the reference (reference/reference_trie.h), one
+// operation at a time. Each Apply costs what the operation costs the
+// reference and every engine, plus O(evicted tokens log pages) to compare
+// what they evicted; an exception an engine throws passes through (the
+// checker should then be discarded). Not thread-safe: a checker and its
+// engines belong to one thread at a time.
 class DifferentialChecker {
  public:
   // Checks every registered engine except the reference, unbounded.

@@ -18,7 +18,8 @@
 // position, alphabet indices) and built afterwards by Build, so RapidCheck
 // shrinks recipes and alphabets independently: counterexamples shrink to a
 // few short sequences over tokens near 0. The tables below say how often a
-// driver picks each choice; both drivers read them.
+// driver picks each choice; both drivers read them. Everything here is a
+// constant or a pure function: thread-safe, throwing only std::bad_alloc.
 #ifndef KVPREFIX_CHECKING_RECIPE_H_
 #define KVPREFIX_CHECKING_RECIPE_H_
 

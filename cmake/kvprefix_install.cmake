@@ -3,7 +3,8 @@
 #
 #   bin/kvprefix                          the tool (when KVPREFIX_CLI is on)
 #   include/kvprefix/<folder>/*.h         the public headers of core,
-#                                         reference, optimized, engines, io
+#                                         reference, optimized, engines, io,
+#                                         checking
 #   lib/libkvprefix_<library>.a           their static libraries
 #   lib/cmake/kvprefix/                   the CMake package (find_package)
 #   lib/pkgconfig/kvprefix.pc             the pkg-config file

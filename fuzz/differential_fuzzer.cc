@@ -1,63 +1,40 @@
-// Differential fuzz target: every engine against the reference, through the
-// one harness (checking/differential.h), on an online stream of inserts,
+// Differential fuzz target: engines against the reference, through the one
+// harness (checking/differential.h), on an online stream of inserts,
 // matches and accesses (SPEC §3) to a cache that is unbounded or has a
-// capacity, an eviction policy and a page size (SPEC §8).
+// capacity, an eviction policy and a page size (SPEC §8). How bytes decode,
+// and the check itself, are the exported library's (checking/fuzz_input.h),
+// which a user's own fuzz target calls the same way (fuzz/README.md, "Fuzz
+// your own cache").
 //
-// How bytes decode (all reads are FuzzedDataProvider integer reads, which
-// take bytes from the END of the input; fuzz/make_differential_seed.py
-// writes inputs in this format):
-//   1. alphabet byte a: the small alphabet is the tokens 0 .. (a % 8).
-//   2. cache byte k, the CacheOptions every engine is built with: page size
-//      1 + (k & 3) tokens (1..4); bit 2 set = fifo, clear = lru; bit 3 set =
-//      bounded, with a capacity byte c next: capacity c nodes (0..254), or
-//      for c = 0xFF the next two bytes as an unsigned 16-bit capacity
-//      (most significant first); bit 3 clear = unbounded. Bits 4-7 are
-//      ignored.
-//   3. then, while bytes remain and fewer than kMaxOperations were decoded,
-//      one operation:
-//        op byte o: o & 3 = 0 insert, 1 match, 2 or 3 access (the serving
-//          step of SPEC §8: match, insert, touch, evict); bit 2 set =
-//          derived (when the history is non-empty); o >> 3 = number of fresh
-//          tokens (0..31).
-//        derived only: one history index byte, taken modulo the history
-//          size (no byte when the history holds one operation), and one cut
-//          byte c: the operation starts with the first c % (n + 1) tokens of
-//          that earlier operation's n tokens. This is how matches end inside
-//          edges (and pages), diverge past branch points, run past the end
-//          of a cached sequence, and how evicted prefixes come back.
-//        fresh tokens, one each: byte b < 0xE0 gives b % alphabet size;
-//          0xE0 <= b < 0xE0 + 18 picks kExtremeTokens[b - 0xE0]; larger b
-//          reads a raw int32 from the next 4 bytes (most significant first,
-//          offset by INT32_MIN).
-//      Sequences are truncated to kMaxSequenceTokens.
-// Inputs longer than kMaxInputBytes are ignored.
-//
-// Engines under test: every registered engine except the reference, built
-// with the decoded options, or, when the environment variable
-// KVPREFIX_FUZZ_MUTANT names a mutant from testing/mutants.h, that
-// deliberately broken engine alone (to show the target has teeth; see
-// fuzz/teeth.sh). Index mutants and "mutant-baseline" are unbounded token
-// tries: for them the cache byte is read but the cache is always unbounded
-// with page size 1. Any other value, e.g. "list", prints the mutant names
-// on a last line "mutants: ..." and exits with status 2. On a disagreement
-// the target prints the harness report (with the cache options), then every
-// engine's answer to the last operation after replaying the history on fresh
-// engines, then aborts.
+// Engines under test, built with the decoded options:
+//  - by default every registered engine except the reference;
+//  - when the environment variable KVPREFIX_FUZZ_ENGINES holds a
+//    comma-separated list of engine names (e.g. "hash,radix"; any name
+//    MakeEngine takes), those engines, in order;
+//  - when KVPREFIX_FUZZ_MUTANT names a mutant from testing/mutants.h, that
+//    deliberately broken engine alone (to show the target has teeth; see
+//    fuzz/teeth.sh). Index mutants and "mutant-baseline" are unbounded token
+//    tries: for them the cache byte is read but the cache is always
+//    unbounded with page size 1. Any other value, e.g. "list", prints the
+//    mutant names on a last line "mutants: ..." and exits with status 2.
+// A bad KVPREFIX_FUZZ_ENGINES (an empty or unknown name), or both variables
+// set, is one line on stderr and exit status 2, at the first input. On a
+// disagreement the target prints the report of checking::CheckFuzzInput
+// (the harness report with the cache options, then every engine's answer
+// to the last operation), then aborts.
 #include <fmt/format.h>
-#include <fuzzer/FuzzedDataProvider.h>
 
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <limits>
 #include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
-#include "checking/differential.h"
+#include "checking/fuzz_input.h"
 #include "engines/registry.h"
 #include "reference/reference_trie.h"
 #include "testing/mutants.h"
@@ -65,56 +42,21 @@
 namespace kvprefix {
 namespace {
 
-using checking::DifferentialChecker;
-using checking::Operation;
+// The value of environment variable `name`, "" when unset.
+std::string Environment(const char* name) {
+  const char* value = std::getenv(name);
+  return value == nullptr ? "" : value;
+}
 
-constexpr std::size_t kMaxInputBytes = 1 << 14;
-constexpr std::size_t kMaxOperations = 256;
-constexpr std::size_t kMaxSequenceTokens = 1024;
-constexpr std::uint8_t kFirstExtremeByte = 0xE0;
-constexpr std::uint8_t kAlphabetSizes = 8;
-// The cache byte (see the top comment).
-constexpr std::uint8_t kPageSizeBits = 3;
-constexpr std::uint8_t kFifoBit = 1 << 2;
-constexpr std::uint8_t kBoundedBit = 1 << 3;
-constexpr std::uint8_t kWideCapacityByte = 0xFF;
-// The op byte.
-constexpr std::uint8_t kKindBits = 3;
-constexpr std::uint8_t kDerivedBit = 1 << 2;
-constexpr int kFreshShift = 3;
-
-// Tokens where engines that pack, hash or index by token bits go wrong
-// (sign, byte and 16-bit boundaries, the int32 limits), then the edges of
-// the double-array engine's directly coded tokens (2^18) and of its 30-bit
-// codes. New entries go at the end so that existing corpus files keep their
-// meaning.
-constexpr Token kExtremeTokens[] = {
-    std::numeric_limits<Token>::min(),
-    std::numeric_limits<Token>::min() + 1,
-    -129,
-    -128,
-    -1,
-    0,
-    1,
-    127,
-    128,
-    255,
-    256,
-    65535,
-    65536,
-    std::numeric_limits<Token>::max() - 1,
-    std::numeric_limits<Token>::max(),
-    (1 << 18) - 1,
-    1 << 18,
-    1 << 30,
-};
-static_assert(kFirstExtremeByte + std::size(kExtremeTokens) <= 0xFF);
+[[noreturn]] void UsageError(const std::string& message) {
+  std::fprintf(stderr, "%s\n", message.c_str());
+  std::exit(2);
+}
 
 // The mutant named by KVPREFIX_FUZZ_MUTANT ("" when unset), read once.
 const std::string& MutantName() {
   static const std::string name = [] {
-    const char* value = std::getenv("KVPREFIX_FUZZ_MUTANT");
-    const std::string mutant = value == nullptr ? "" : value;
+    const std::string mutant = Environment("KVPREFIX_FUZZ_MUTANT");
     try {
       if (!mutant.empty()) test::MakeMutant(mutant);
     } catch (const std::invalid_argument& error) {
@@ -125,9 +67,8 @@ const std::string& MutantName() {
       for (std::string_view name : test::MutantNames()) {
         names += fmt::format(" {}", name);
       }
-      std::fprintf(stderr, "KVPREFIX_FUZZ_MUTANT: %s\nmutants: %s\n",
-                   error.what(), names.c_str());
-      std::exit(2);
+      UsageError(fmt::format("KVPREFIX_FUZZ_MUTANT: {}\nmutants: {}",
+                             error.what(), names));
     }
     return mutant;
   }();
@@ -138,139 +79,40 @@ const std::string& MutantName() {
 // an unbounded token trie, checked against an unbounded reference whatever
 // the cache byte says.
 bool MutantIsIndexOnly() {
-  static const bool index_only = [] {
-    const std::string& name = MutantName();
-    const std::vector<std::string_view> index = test::IndexMutantNames();
-    return name == test::MutantName(test::MutantBug::kNone) ||
-           std::find(index.begin(), index.end(), name) != index.end();
-  }();
-  return index_only;
+  const std::string& name = MutantName();
+  const std::vector<std::string_view> index = test::IndexMutantNames();
+  return name == test::MutantName(test::MutantBug::kNone) ||
+         std::find(index.begin(), index.end(), name) != index.end();
 }
 
-CacheOptions ConsumeCacheOptions(FuzzedDataProvider& provider) {
-  const auto byte = provider.ConsumeIntegral<std::uint8_t>();
-  CacheOptions options;
-  options.page_size = 1 + (byte & kPageSizeBits);
-  options.policy =
-      (byte & kFifoBit) != 0 ? EvictionPolicy::kFifo : EvictionPolicy::kLru;
-  if ((byte & kBoundedBit) != 0) {
-    options.capacity = provider.ConsumeIntegral<std::uint8_t>();
-    if (options.capacity == kWideCapacityByte) {
-      options.capacity = provider.ConsumeIntegral<std::uint16_t>();
-    }
-  }
-  if (MutantIsIndexOnly()) return CacheOptions{};
-  return options;
-}
-
-// Fresh, empty engines under test, built with `options` (see the top
-// comment).
-std::vector<std::unique_ptr<PrefixIndex>> MakeEnginesUnderTest(
-    const CacheOptions& options) {
-  std::vector<std::unique_ptr<PrefixIndex>> engines;
+// The engines under test (see the top comment), chosen once.
+checking::EngineFactory ChooseEngines() {
+  const std::string list = Environment("KVPREFIX_FUZZ_ENGINES");
   if (!MutantName().empty()) {
-    engines.push_back(test::MakeMutant(MutantName(), options));
-    return engines;
+    if (!list.empty()) {
+      UsageError(
+          "KVPREFIX_FUZZ_ENGINES: cannot be set with KVPREFIX_FUZZ_MUTANT");
+    }
+    return [](const CacheOptions& options) {
+      std::vector<std::unique_ptr<PrefixIndex>> engines;
+      engines.push_back(test::MakeMutant(MutantName(), options));
+      return engines;
+    };
   }
-  for (std::string_view name : EngineNames()) {
-    if (name != ReferenceTrie::kName) {
-      engines.push_back(MakeEngine(name, options));
+  std::vector<std::string> names;
+  if (list.empty()) {
+    for (std::string_view name : EngineNames()) {
+      if (name != ReferenceTrie::kName) names.emplace_back(name);
+    }
+  } else {
+    try {
+      names = checking::ParseEngineList(list);
+      for (const std::string& name : names) MakeEngine(name);
+    } catch (const std::invalid_argument& error) {
+      UsageError(fmt::format("KVPREFIX_FUZZ_ENGINES: {}", error.what()));
     }
   }
-  return engines;
-}
-
-Token ConsumeToken(FuzzedDataProvider& provider, Token alphabet_size) {
-  const auto byte = provider.ConsumeIntegral<std::uint8_t>();
-  if (byte < kFirstExtremeByte) return byte % alphabet_size;
-  const std::size_t extreme = byte - kFirstExtremeByte;
-  if (extreme < std::size(kExtremeTokens)) return kExtremeTokens[extreme];
-  return provider.ConsumeIntegral<Token>();
-}
-
-Operation ConsumeOperation(FuzzedDataProvider& provider, Token alphabet_size,
-                           const std::vector<Operation>& history) {
-  const auto op = provider.ConsumeIntegral<std::uint8_t>();
-  constexpr Operation::Kind kKinds[] = {
-      Operation::Kind::kInsert, Operation::Kind::kMatch,
-      Operation::Kind::kAccess, Operation::Kind::kAccess};
-  Operation operation{kKinds[op & kKindBits], {}};
-  if ((op & kDerivedBit) != 0 && !history.empty()) {
-    const std::vector<Token>& earlier =
-        history[provider.ConsumeIntegralInRange<std::size_t>(
-                    0, history.size() - 1)]
-            .tokens;
-    const std::size_t keep =
-        provider.ConsumeIntegral<std::uint8_t>() % (earlier.size() + 1);
-    operation.tokens.assign(earlier.begin(), earlier.begin() + keep);
-  }
-  for (int i = op >> kFreshShift; i > 0; --i) {
-    operation.tokens.push_back(ConsumeToken(provider, alphabet_size));
-  }
-  if (operation.tokens.size() > kMaxSequenceTokens) {
-    operation.tokens.resize(kMaxSequenceTokens);
-  }
-  return operation;
-}
-
-// Replays all but the last operation on a fresh `engine` (matches too: a
-// broken engine's match may change its state), then describes its answer to
-// the last one.
-std::string AnswerToLast(PrefixIndex& engine,
-                         const std::vector<Operation>& history) {
-  for (std::size_t i = 0; i + 1 < history.size(); ++i) {
-    switch (history[i].kind) {
-      case Operation::Kind::kInsert:
-        engine.Insert(history[i].tokens);
-        break;
-      case Operation::Kind::kMatch:
-        engine.MatchPrefix(history[i].tokens);
-        break;
-      case Operation::Kind::kAccess:
-        engine.Access(history[i].tokens);
-        break;
-    }
-  }
-  const Operation& last = history.back();
-  switch (last.kind) {
-    case Operation::Kind::kInsert: {
-      const NodeId node = engine.Insert(last.tokens);
-      return fmt::format(
-          "insert returns node {}, node_count {}, evicted_count {}", node,
-          engine.node_count(), engine.evicted_count());
-    }
-    case Operation::Kind::kMatch: {
-      const Match match = engine.MatchPrefix(last.tokens);
-      return fmt::format("matched_length {}, cache_node {}",
-                         match.matched_length, match.cache_node);
-    }
-    case Operation::Kind::kAccess: {
-      const Match match = engine.Access(last.tokens);
-      const Match after = engine.MatchPrefix(last.tokens);
-      return fmt::format(
-          "access matches (matched_length {}, cache_node {}), then "
-          "(matched_length {}, cache_node {}); node_count {}, evicted_count "
-          "{}",
-          match.matched_length, match.cache_node, after.matched_length,
-          after.cache_node, engine.node_count(), engine.evicted_count());
-    }
-  }
-  return "";
-}
-
-[[noreturn]] void ReportAndAbort(const std::string& report,
-                                 const DifferentialChecker& checker) {
-  const std::vector<Operation>& history = checker.history();
-  std::string text = report + "every engine's answer to the last operation:\n";
-  auto reference = MakeEngine(ReferenceTrie::kName, checker.options());
-  text += fmt::format("  {}: {}\n", reference->name(),
-                      AnswerToLast(*reference, history));
-  for (auto& engine : MakeEnginesUnderTest(checker.options())) {
-    text += fmt::format("  {}: {}\n", engine->name(),
-                        AnswerToLast(*engine, history));
-  }
-  std::fputs(text.c_str(), stderr);
-  std::abort();
+  return checking::NamedEngines(std::move(names));
 }
 
 }  // namespace
@@ -294,17 +136,13 @@ extern "C" const char* __asan_default_options() {
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data,
                                       std::size_t size) {
   using namespace kvprefix;
-  if (size > kMaxInputBytes) return 0;
-  FuzzedDataProvider provider(data, size);
-  const Token alphabet_size =
-      1 + provider.ConsumeIntegral<std::uint8_t>() % kAlphabetSizes;
-  const CacheOptions options = ConsumeCacheOptions(provider);
-  DifferentialChecker checker(options, MakeEnginesUnderTest(options));
-  while (provider.remaining_bytes() > 0 &&
-         checker.history().size() < kMaxOperations) {
-    const auto report = checker.Apply(
-        ConsumeOperation(provider, alphabet_size, checker.history()));
-    if (report) ReportAndAbort(*report, checker);
+  static const checking::EngineFactory make_engines = ChooseEngines();
+  static const checking::FuzzCheckOptions check{.unbounded =
+                                                    MutantIsIndexOnly()};
+  if (auto failure =
+          checking::CheckFuzzInput({data, size}, make_engines, check)) {
+    std::fputs(failure->c_str(), stderr);
+    std::abort();
   }
   return 0;
 }

@@ -11,7 +11,7 @@ OUT_DIR/<file stem>:
     `document` member is one) decodes to: on a cache with the document's
     capacity (unbounded when absent), policy and page size, access every
     request in order.
-The byte format is the one differential_fuzzer.cc's first comment describes;
+The byte format is the one checking/fuzz_input.h's first comment describes;
 keep the two in step.
 
 Usage: make_differential_seed.py OUT_DIR DOCUMENT.json...

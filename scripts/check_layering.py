@@ -47,9 +47,9 @@ LAYERS = {
     "fuzz": _PRODUCT + ["testing"],
     "bench": _PRODUCT + ["testing"],
     "python": _PRODUCT + ["cli"],
-    # examples/consumer/ uses kvprefix as a user does: only the libraries
-    # that are installed and exported (kvprefix::kvprefix, kvprefix::io).
-    "examples": _ENGINES + ["io"],
+    # examples/ uses kvprefix as a user does: only the libraries that are
+    # installed and exported (kvprefix::kvprefix, ::io, ::checking).
+    "examples": _ENGINES + ["io", "checking"],
 }
 
 _SOURCE = re.compile(r"\.(cc|h|cpp|hpp)$")

@@ -8,7 +8,9 @@
 #                                   every #include of an installed header is
 #                                   installed; examples/consumer/ builds
 #                                   against it with find_package, and its
-#                                   main.cc with pkg-config (kvprefix.pc)
+#                                   main.cc with pkg-config (kvprefix.pc);
+#                                   examples/checking/'s GoogleTest suite
+#                                   (kvprefix::checking) against it
 #   packaging_test.sh subdirectory  examples/consumer/ built with the source
 #                                   tree added by add_subdirectory
 #   packaging_test.sh deb           `cpack -G DEB`; the control fields; the
@@ -151,6 +153,23 @@ test_install() {
   run "$KVPREFIX_CXX" -std=c++20 "$src/examples/consumer/main.cc" \
     -o "$work/pkg_config_consumer" "${flags[@]}"
   check_consumer "$work/pkg_config_consumer"
+
+  check_checking_example "$prefix"
+}
+
+# examples/checking/ against the installed prefix $1 (kvprefix::checking):
+# its GoogleTest suite passes the user's trie and catches the wrong variant,
+# whose report (printed by the suite) names the engine.
+check_checking_example() {
+  local log=$work/my_trie_test.log
+  run cmake -S "$src/examples/checking" -B "$work/checking" "${cmake_arguments[@]}" \
+    -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$1" >/dev/null
+  run cmake --build "$work/checking" --target my_trie_test >/dev/null
+  run "$work/checking/my_trie_test" >"$log" 2>&1 || { cat "$log"; fail "my_trie_test"; }
+  grep -q "^\[  PASSED  \] 4 tests" "$log" || { cat "$log"; fail "my_trie_test: not 4 tests"; }
+  grep -q "engine 'my-trie-16-bit' disagrees with the reference" "$log" ||
+    fail "my_trie_test printed no report of the wrong variant"
+  echo "checking example: my-trie passes, $(grep -m1 'my-trie-16-bit' "$log")" >&2
 }
 
 test_subdirectory() {

@@ -1,0 +1,237 @@
+// Differential fuzz inputs: see the header.
+#include "checking/fuzz_input.h"
+
+#include <fmt/format.h>
+
+#include <climits>
+#include <stdexcept>
+#include <utility>
+
+#include "engines/registry.h"
+#include "reference/reference_trie.h"
+
+namespace kvprefix::checking {
+namespace {
+
+constexpr std::uint8_t kFirstExtremeByte = 0xE0;
+static_assert(kFirstExtremeByte + kFuzzExtremeTokens.size() <= 0xFF);
+constexpr std::uint8_t kAlphabetSizes = 8;
+// The cache byte (see the header).
+constexpr std::uint8_t kPageSizeBits = 3;
+constexpr std::uint8_t kFifoBit = 1 << 2;
+constexpr std::uint8_t kBoundedBit = 1 << 3;
+constexpr std::uint8_t kWideCapacityByte = 0xFF;
+// The op byte.
+constexpr std::uint8_t kKindBits = 3;
+constexpr std::uint8_t kDerivedBit = 1 << 2;
+constexpr int kFreshShift = 3;
+
+// The integer reads of libFuzzer's FuzzedDataProvider, which the corpus was
+// written for (fuzz/ has only clang's copy of that header; the library is
+// built by any compiler): bytes are taken from the end.
+class TailReader {
+ public:
+  explicit TailReader(std::span<const std::uint8_t> bytes) : bytes_(bytes) {}
+
+  std::size_t remaining() const { return bytes_.size(); }
+
+  // FuzzedDataProvider::ConsumeIntegralInRange<T>(min, max).
+  template <typename T>
+  T InRange(T min, T max) {
+    const std::uint64_t range =
+        static_cast<std::uint64_t>(max) - static_cast<std::uint64_t>(min);
+    std::uint64_t result = 0;
+    std::size_t offset = 0;
+    while (offset < sizeof(T) * CHAR_BIT && (range >> offset) > 0 &&
+           !bytes_.empty()) {
+      result = (result << CHAR_BIT) | bytes_.back();
+      bytes_ = bytes_.first(bytes_.size() - 1);
+      offset += CHAR_BIT;
+    }
+    if (range != std::numeric_limits<std::uint64_t>::max()) {
+      result %= range + 1;
+    }
+    return static_cast<T>(static_cast<std::uint64_t>(min) + result);
+  }
+
+  // FuzzedDataProvider::ConsumeIntegral<T>().
+  template <typename T>
+  T Integral() {
+    return InRange(std::numeric_limits<T>::min(),
+                   std::numeric_limits<T>::max());
+  }
+
+ private:
+  std::span<const std::uint8_t> bytes_;
+};
+
+CacheOptions ReadCacheOptions(TailReader& reader) {
+  const auto byte = reader.Integral<std::uint8_t>();
+  CacheOptions options;
+  options.page_size = 1 + (byte & kPageSizeBits);
+  options.policy =
+      (byte & kFifoBit) != 0 ? EvictionPolicy::kFifo : EvictionPolicy::kLru;
+  if ((byte & kBoundedBit) != 0) {
+    options.capacity = reader.Integral<std::uint8_t>();
+    if (options.capacity == kWideCapacityByte) {
+      options.capacity = reader.Integral<std::uint16_t>();
+    }
+  }
+  return options;
+}
+
+Token ReadToken(TailReader& reader, Token alphabet_size) {
+  const auto byte = reader.Integral<std::uint8_t>();
+  if (byte < kFirstExtremeByte) return byte % alphabet_size;
+  const std::size_t extreme = byte - kFirstExtremeByte;
+  if (extreme < kFuzzExtremeTokens.size()) return kFuzzExtremeTokens[extreme];
+  return reader.Integral<Token>();
+}
+
+Operation ReadOperation(TailReader& reader, Token alphabet_size,
+                        const std::vector<Operation>& history) {
+  const auto op = reader.Integral<std::uint8_t>();
+  constexpr Operation::Kind kKinds[] = {
+      Operation::Kind::kInsert, Operation::Kind::kMatch,
+      Operation::Kind::kAccess, Operation::Kind::kAccess};
+  Operation operation{kKinds[op & kKindBits], {}};
+  if ((op & kDerivedBit) != 0 && !history.empty()) {
+    const std::vector<Token>& earlier =
+        history[reader.InRange<std::size_t>(0, history.size() - 1)].tokens;
+    const std::size_t keep =
+        reader.Integral<std::uint8_t>() % (earlier.size() + 1);
+    operation.tokens.assign(earlier.begin(), earlier.begin() + keep);
+  }
+  for (int i = op >> kFreshShift; i > 0; --i) {
+    operation.tokens.push_back(ReadToken(reader, alphabet_size));
+  }
+  if (operation.tokens.size() > kMaxFuzzSequenceTokens) {
+    operation.tokens.resize(kMaxFuzzSequenceTokens);
+  }
+  return operation;
+}
+
+// Replays all but the last operation on a fresh `engine` (matches too: a
+// broken engine's match may change its state), then describes its answer to
+// the last one.
+std::string AnswerToLast(PrefixIndex& engine,
+                         std::span<const Operation> history) {
+  for (std::size_t i = 0; i + 1 < history.size(); ++i) {
+    switch (history[i].kind) {
+      case Operation::Kind::kInsert:
+        engine.Insert(history[i].tokens);
+        break;
+      case Operation::Kind::kMatch:
+        engine.MatchPrefix(history[i].tokens);
+        break;
+      case Operation::Kind::kAccess:
+        engine.Access(history[i].tokens);
+        break;
+    }
+  }
+  const Operation& last = history.back();
+  switch (last.kind) {
+    case Operation::Kind::kInsert: {
+      const NodeId node = engine.Insert(last.tokens);
+      return fmt::format(
+          "insert returns node {}, node_count {}, evicted_count {}", node,
+          engine.node_count(), engine.evicted_count());
+    }
+    case Operation::Kind::kMatch: {
+      const Match match = engine.MatchPrefix(last.tokens);
+      return fmt::format("matched_length {}, cache_node {}",
+                         match.matched_length, match.cache_node);
+    }
+    case Operation::Kind::kAccess: {
+      const Match match = engine.Access(last.tokens);
+      const Match after = engine.MatchPrefix(last.tokens);
+      return fmt::format(
+          "access matches (matched_length {}, cache_node {}), then "
+          "(matched_length {}, cache_node {}); node_count {}, evicted_count "
+          "{}",
+          match.matched_length, match.cache_node, after.matched_length,
+          after.cache_node, engine.node_count(), engine.evicted_count());
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
+std::optional<FuzzInput> DecodeFuzzInput(std::span<const std::uint8_t> bytes) {
+  if (bytes.size() > kMaxFuzzInputBytes) return std::nullopt;
+  TailReader reader(bytes);
+  FuzzInput input;
+  const Token alphabet_size =
+      1 + reader.Integral<std::uint8_t>() % kAlphabetSizes;
+  input.options = ReadCacheOptions(reader);
+  while (reader.remaining() > 0 &&
+         input.operations.size() < kMaxFuzzOperations) {
+    Operation operation =
+        ReadOperation(reader, alphabet_size, input.operations);
+    input.operations.push_back(std::move(operation));
+  }
+  return input;
+}
+
+std::optional<std::string> CheckOperations(
+    const CacheOptions& options, std::span<const Operation> operations,
+    const EngineFactory& make_engines) {
+  DifferentialChecker checker(options, make_engines(options));
+  for (const Operation& operation : operations) {
+    const auto report = checker.Apply(operation);
+    if (!report) continue;
+    const std::vector<Operation>& history = checker.history();
+    std::string text =
+        *report + "every engine's answer to the last operation:\n";
+    auto reference = MakeEngine(ReferenceTrie::kName, options);
+    text += fmt::format("  {}: {}\n", reference->name(),
+                        AnswerToLast(*reference, history));
+    for (auto& engine : make_engines(options)) {
+      text += fmt::format("  {}: {}\n", engine->name(),
+                          AnswerToLast(*engine, history));
+    }
+    return text;
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> CheckFuzzInput(std::span<const std::uint8_t> bytes,
+                                          const EngineFactory& make_engines,
+                                          const FuzzCheckOptions& check) {
+  const std::optional<FuzzInput> input = DecodeFuzzInput(bytes);
+  if (!input) return std::nullopt;
+  return CheckOperations(check.unbounded ? CacheOptions{} : input->options,
+                         input->operations, make_engines);
+}
+
+std::vector<std::string> ParseEngineList(std::string_view list) {
+  std::vector<std::string> names;
+  while (true) {
+    const std::size_t comma = list.find(',');
+    const std::string_view name = list.substr(0, comma);
+    if (name.empty()) {
+      throw std::invalid_argument(
+          names.empty() && comma == std::string_view::npos
+              ? "no engine named"
+              : fmt::format("engine {} of the list is empty",
+                            names.size() + 1));
+    }
+    names.emplace_back(name);
+    if (comma == std::string_view::npos) return names;
+    list.remove_prefix(comma + 1);
+  }
+}
+
+EngineFactory NamedEngines(std::vector<std::string> names) {
+  return [names = std::move(names)](const CacheOptions& options) {
+    std::vector<std::unique_ptr<PrefixIndex>> engines;
+    engines.reserve(names.size());
+    for (const std::string& name : names) {
+      engines.push_back(MakeEngine(name, options));
+    }
+    return engines;
+  };
+}
+
+}  // namespace kvprefix::checking

@@ -1,0 +1,174 @@
+// Differential fuzz inputs: bytes decoded into cache options and a stream of
+// inserts, matches and accesses (SPEC §3 and §8), and the check that runs
+// them through the differential harness (checking/differential.h). kvprefix's
+// own differential fuzz target (fuzz/differential_fuzzer.cc) is these
+// functions; a user's libFuzzer target for their own cache is a few lines
+// (fuzz/README.md, "Fuzz your own cache"):
+//
+//   extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+//     if (auto failure = kvprefix::checking::CheckFuzzInput(
+//             {data, size}, MakeMyEngines)) {
+//       std::fputs(failure->c_str(), stderr);
+//       std::abort();
+//     }
+//     return 0;
+//   }
+//
+// How bytes decode. Every read takes bytes from the END of the input, as
+// libFuzzer's FuzzedDataProvider integer reads do (the format is theirs, so
+// kvprefix's corpus, fuzz/corpus/differential_fuzzer/, keeps its meaning;
+// fuzz/make_differential_seed.py writes inputs in it). A read of an n-byte
+// integer takes up to n bytes, the last byte of the input first and most
+// significant; once the bytes run out a read gives its lowest value.
+//   1. alphabet byte a: the small alphabet is the tokens 0 .. (a % 8).
+//   2. cache byte k, the CacheOptions every engine is built with: page size
+//      1 + (k & 3) tokens (1..4); bit 2 set = fifo, clear = lru; bit 3 set =
+//      bounded, with a capacity byte c next: capacity c nodes (0..254), or
+//      for c = 0xFF the next two bytes as an unsigned 16-bit capacity; bit 3
+//      clear = unbounded. Bits 4-7 are ignored.
+//   3. then, while bytes remain and fewer than kMaxFuzzOperations were
+//      decoded, one operation:
+//        op byte o: o & 3 = 0 insert, 1 match, 2 or 3 access (the serving
+//          step of SPEC §8: match, insert, touch, evict); bit 2 set =
+//          derived (when earlier operations exist); o >> 3 = number of fresh
+//          tokens (0..31).
+//        derived only: a history index i, taken modulo the number h of
+//          earlier operations (as FuzzedDataProvider's
+//          ConsumeIntegralInRange(0, h - 1): as many bytes as h - 1 needs,
+//          none when h = 1), and one cut byte c: the operation starts with
+//          the first c % (n + 1) tokens of earlier operation i's n tokens.
+//          This is how matches end inside edges (and pages), diverge past
+//          branch points, run past the end of a cached sequence, and how
+//          evicted prefixes come back.
+//        fresh tokens, one each: byte b < 0xE0 gives b % alphabet size;
+//          0xE0 <= b < 0xE0 + 18 picks kFuzzExtremeTokens[b - 0xE0]; larger b
+//          reads a 4-byte int32 next (offset by INT32_MIN: bytes 00 00 00 00
+//          are INT32_MIN).
+//      Sequences are truncated to kMaxFuzzSequenceTokens.
+// Inputs longer than kMaxFuzzInputBytes are not decoded (libFuzzer's
+// -max_len keeps to it when set to it; longer inputs only slow a campaign).
+#ifndef KVPREFIX_CHECKING_FUZZ_INPUT_H_
+#define KVPREFIX_CHECKING_FUZZ_INPUT_H_
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "checking/differential.h"
+#include "kvprefix/cache.h"
+#include "kvprefix/prefix_index.h"
+#include "kvprefix/types.h"
+
+namespace kvprefix::checking {
+
+inline constexpr std::size_t kMaxFuzzInputBytes = 1 << 14;
+inline constexpr std::size_t kMaxFuzzOperations = 256;
+inline constexpr std::size_t kMaxFuzzSequenceTokens = 1024;
+
+// The tokens fresh-token bytes 0xE0 .. 0xF1 pick: where engines that pack,
+// hash or index by token bits go wrong (sign, byte and 16-bit boundaries,
+// the int32 limits), then the edges of the double-array engine's directly
+// coded tokens (2^18) and of its 30-bit codes. New entries go at the end, so
+// that existing corpus files keep their meaning.
+inline constexpr std::array<Token, 18> kFuzzExtremeTokens = {
+    std::numeric_limits<Token>::min(),
+    std::numeric_limits<Token>::min() + 1,
+    -129,
+    -128,
+    -1,
+    0,
+    1,
+    127,
+    128,
+    255,
+    256,
+    65535,
+    65536,
+    std::numeric_limits<Token>::max() - 1,
+    std::numeric_limits<Token>::max(),
+    (1 << 18) - 1,
+    1 << 18,
+    1 << 30,
+};
+
+// A decoded fuzz input: the options every engine (and the reference) is
+// built with, and the operations to apply in order (at most
+// kMaxFuzzOperations, each of at most kMaxFuzzSequenceTokens tokens).
+struct FuzzInput {
+  CacheOptions options;
+  std::vector<Operation> operations;
+};
+
+// Decodes `bytes` as the top comment says. Returns nullopt if there are more
+// than kMaxFuzzInputBytes of them; any shorter byte string (the empty one
+// too: unbounded, no operation) decodes. Deterministic: the same bytes give
+// the same input on every platform. O(bytes + decoded tokens); throws only
+// std::bad_alloc. Thread-safe.
+std::optional<FuzzInput> DecodeFuzzInput(std::span<const std::uint8_t> bytes);
+
+// Fresh, empty engines under test, each built with the options given (the
+// reference is built with the same ones). Called once per checked input, and
+// once more to describe a disagreement; may throw, which the check passes
+// on.
+using EngineFactory = std::function<std::vector<std::unique_ptr<PrefixIndex>>(
+    const CacheOptions& options)>;
+
+// How CheckFuzzInput and CheckOperations check.
+struct FuzzCheckOptions {
+  // When true, every input is checked as an unbounded token trie
+  // (CacheOptions{}: page size 1, no capacity) whatever its cache byte says:
+  // for engines that are only PrefixIndexEngines, which never evict (an
+  // EngineAdapter of one answers CacheOptions{} for its options).
+  bool unbounded = false;
+};
+
+// Builds a DifferentialChecker with `options` and make_engines(options),
+// applies `operations` in order and stops at the first disagreement (see
+// DifferentialChecker::Apply for what is compared). Returns nullopt if every
+// engine agreed with the reference on every operation, else a report of
+// several lines, each ending in '\n': the harness's report (the engine, the
+// cache options, the operations so far, the expected and the actual answer),
+// then "every engine's answer to the last operation:" and one line per
+// engine, the reference first, from fresh engines (make_engines called again)
+// that replayed the operations before the last: so that a report names
+// every engine that is wrong, not only the first. O(operations' tokens)
+// times the engines' costs. Passes on what make_engines and the engines
+// throw. Thread-safe if make_engines is.
+std::optional<std::string> CheckOperations(
+    const CacheOptions& options, std::span<const Operation> operations,
+    const EngineFactory& make_engines);
+
+// Decodes `bytes` (DecodeFuzzInput) and checks the input (CheckOperations),
+// with CacheOptions{} instead of the decoded options if
+// `check.unbounded`. Returns nullopt for an input that every engine answers
+// as the reference does and for one longer than kMaxFuzzInputBytes (not
+// decoded), else the report of CheckOperations. A libFuzzer target calls
+// it from LLVMFuzzerTestOneInput and aborts on a report (top comment).
+// Thread-safe if make_engines is.
+std::optional<std::string> CheckFuzzInput(std::span<const std::uint8_t> bytes,
+                                          const EngineFactory& make_engines,
+                                          const FuzzCheckOptions& check = {});
+
+// The engine names of a comma-separated list, "hash,radix": split at each
+// ',', in order, repeats kept. Names are not checked here (MakeEngine does).
+// Throws std::invalid_argument naming the problem if the list or one of its
+// names is empty ("hash,,radix", "hash,"). O(list length). Thread-safe.
+std::vector<std::string> ParseEngineList(std::string_view list);
+
+// An EngineFactory building each engine of `names` with the registry's
+// MakeEngine (engines/registry.h), in order. The factory throws
+// std::invalid_argument if a name is unknown (MakeEngine's message lists the
+// valid names). Thread-safe to call concurrently.
+EngineFactory NamedEngines(std::vector<std::string> names);
+
+}  // namespace kvprefix::checking
+
+#endif  // KVPREFIX_CHECKING_FUZZ_INPUT_H_

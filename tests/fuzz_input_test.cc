@@ -1,0 +1,175 @@
+// The differential fuzz inputs of the exported checking library: how bytes
+// decode (the format fuzz/corpus/differential_fuzzer/ is written in), and
+// the check a user's fuzz target calls.
+#include "checking/fuzz_input.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "engines/registry.h"
+#include "testing/mutants.h"
+
+namespace kvprefix {
+namespace {
+
+using checking::CheckFuzzInput;
+using checking::DecodeFuzzInput;
+using checking::FuzzInput;
+using checking::Operation;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+// The input whose reads, in order, take `reads`: every read takes bytes
+// from the end.
+std::vector<std::uint8_t> FromReads(std::vector<std::uint8_t> reads) {
+  std::reverse(reads.begin(), reads.end());
+  return reads;
+}
+
+TEST(FuzzInputTest, EmptyInputIsUnboundedWithNoOperation) {
+  const auto input = DecodeFuzzInput({});
+  ASSERT_TRUE(input.has_value());
+  EXPECT_FALSE(input->options.bounded());
+  EXPECT_EQ(input->options.page_size, 1u);
+  EXPECT_TRUE(input->operations.empty());
+}
+
+TEST(FuzzInputTest, DecodesCacheByteAndOperations) {
+  const std::vector<std::uint8_t> bytes = FromReads({
+      3,                       // alphabet 0..3
+      0x0D,                    // bounded, fifo, page size 2
+      7,                       // capacity 7
+      0x10,                    // insert, 2 fresh tokens
+      5, 0xE0,                 // 5 % 4 = 1, kFuzzExtremeTokens[0]
+      0x0D,                    // match, derived, 1 fresh token
+      1,                       // (one earlier operation: no index) cut 1
+      0xFF, 0x80, 0, 0, 0x05,  // a raw int32: 0x80000005 + INT32_MIN = 5
+  });
+  const auto input = DecodeFuzzInput(bytes);
+  ASSERT_TRUE(input.has_value());
+  EXPECT_EQ(input->options.capacity, 7u);
+  EXPECT_EQ(input->options.policy, EvictionPolicy::kFifo);
+  EXPECT_EQ(input->options.page_size, 2u);
+  ASSERT_EQ(input->operations.size(), 2u);
+  EXPECT_EQ(input->operations[0].kind, Operation::Kind::kInsert);
+  EXPECT_THAT(input->operations[0].tokens,
+              ElementsAre(1, std::numeric_limits<Token>::min()));
+  EXPECT_EQ(input->operations[1].kind, Operation::Kind::kMatch);
+  EXPECT_THAT(input->operations[1].tokens, ElementsAre(1, 5));
+}
+
+TEST(FuzzInputTest, WideCapacityAndDerivedIndex) {
+  const std::vector<std::uint8_t> bytes = FromReads({
+      0,                 // alphabet {0}
+      0x08,              // bounded, lru, page size 1
+      0xFF, 0x01, 0x02,  // capacity 0x0102
+      0x1A,              // access, 3 fresh tokens
+      0, 0, 0xEC,        // 0, 0, 65536
+      0x08,              // insert, 1 fresh token
+      0xE4,              // -1
+      0x07,              // access, derived, no fresh token
+      0,                 // earlier operation 0 of 2
+      2,                 // cut 2 % 4: its first 2 tokens
+  });
+  const auto input = DecodeFuzzInput(bytes);
+  ASSERT_TRUE(input.has_value());
+  EXPECT_EQ(input->options.capacity, 0x0102u);
+  EXPECT_EQ(input->options.policy, EvictionPolicy::kLru);
+  ASSERT_EQ(input->operations.size(), 3u);
+  EXPECT_EQ(input->operations[0].kind, Operation::Kind::kAccess);
+  EXPECT_THAT(input->operations[0].tokens, ElementsAre(0, 0, 65536));
+  EXPECT_THAT(input->operations[1].tokens, ElementsAre(-1));
+  EXPECT_EQ(input->operations[2].kind, Operation::Kind::kAccess);
+  EXPECT_THAT(input->operations[2].tokens, ElementsAre(0, 0));
+}
+
+TEST(FuzzInputTest, LongInputIsNotDecoded) {
+  const std::vector<std::uint8_t> longest(checking::kMaxFuzzInputBytes, 0x01);
+  EXPECT_TRUE(DecodeFuzzInput(longest).has_value());
+  const std::vector<std::uint8_t> longer(checking::kMaxFuzzInputBytes + 1,
+                                         0x01);
+  EXPECT_FALSE(DecodeFuzzInput(longer).has_value());
+  // Every byte an operation (a match of no token): decoding stops at the
+  // operation limit.
+  EXPECT_EQ(DecodeFuzzInput(longest)->operations.size(),
+            checking::kMaxFuzzOperations);
+}
+
+// insert [65536], then match [0]: a trie keyed on 16 bits matches 1 token.
+const std::vector<std::uint8_t> kToken16BitInput =
+    FromReads({0, 0, 0x08, 0xEC, 0x09, 0xE5});
+
+TEST(FuzzInputTest, CheckCatchesWrongEngineAndNamesEveryAnswer) {
+  const auto report =
+      CheckFuzzInput(kToken16BitInput, [](const CacheOptions& options) {
+        std::vector<std::unique_ptr<PrefixIndex>> engines;
+        engines.push_back(MakeEngine("hash", options));
+        engines.push_back(test::MakeMutant(
+            test::MutantName(test::MutantBug::kToken16Bit), options));
+        return engines;
+      });
+  ASSERT_TRUE(report.has_value());
+  EXPECT_THAT(*report, HasSubstr("engine 'mutant-token-16-bit' disagrees"));
+  EXPECT_THAT(*report, HasSubstr("#1 match [0]\n"));
+  EXPECT_THAT(*report,
+              HasSubstr("expected (reference): (matched_length 0, "
+                        "cache_node 0)\n  actual (mutant-token-16-bit): "
+                        "(matched_length 1, cache_node 1)\n"));
+  EXPECT_THAT(*report, HasSubstr("every engine's answer to the last "
+                                 "operation:\n  reference: matched_length 0, "
+                                 "cache_node 0\n  hash: matched_length 0, "
+                                 "cache_node 0\n  mutant-token-16-bit: "
+                                 "matched_length 1, cache_node 1\n"));
+}
+
+TEST(FuzzInputTest, CheckPassesCorrectEngines) {
+  EXPECT_EQ(CheckFuzzInput(kToken16BitInput,
+                           checking::NamedEngines({"hash", "radix"})),
+            std::nullopt);
+}
+
+TEST(FuzzInputTest, UnboundedCheckIgnoresCacheByte) {
+  // capacity 0, so a bounded cache keeps nothing: an unbounded engine
+  // answers match [1] with 1 token, and is right only if checked unbounded.
+  const std::vector<std::uint8_t> bytes =
+      FromReads({1, 0x08, 0, 0x08, 1, 0x09, 1});
+  const checking::EngineFactory unbounded_trie = [](const CacheOptions&) {
+    std::vector<std::unique_ptr<PrefixIndex>> engines;
+    engines.push_back(MakeEngine("hash"));
+    return engines;
+  };
+  EXPECT_TRUE(CheckFuzzInput(bytes, unbounded_trie).has_value());
+  EXPECT_EQ(CheckFuzzInput(bytes, unbounded_trie, {.unbounded = true}),
+            std::nullopt);
+}
+
+TEST(FuzzInputTest, ParsesEngineLists) {
+  EXPECT_THAT(checking::ParseEngineList("hash"), ElementsAre("hash"));
+  EXPECT_THAT(checking::ParseEngineList("hash,radix,hash"),
+              ElementsAre("hash", "radix", "hash"));
+  EXPECT_THAT(checking::ParseEngineList("plugin:/a/b.so"),
+              ElementsAre("plugin:/a/b.so"));
+  for (const char* bad : {"", ",", "hash,", ",hash", "hash,,radix"}) {
+    EXPECT_THROW(checking::ParseEngineList(bad), std::invalid_argument) << bad;
+  }
+}
+
+TEST(FuzzInputTest, NamedEnginesThrowsOnUnknownName) {
+  const checking::EngineFactory factory = checking::NamedEngines({"nope"});
+  EXPECT_THROW(factory(CacheOptions{}), std::invalid_argument);
+  const auto engines = checking::NamedEngines({"radix", "hash"})({});
+  ASSERT_EQ(engines.size(), 2u);
+  EXPECT_EQ(engines[0]->name(), "radix");
+  EXPECT_EQ(engines[1]->name(), "hash");
+}
+
+}  // namespace
+}  // namespace kvprefix
