@@ -227,6 +227,11 @@ ChildResult RunInChild(std::size_t slots, std::chrono::milliseconds timeout,
     // At the end of the pipe the child is exiting: wait for it.
     const pid_t waited = waitpid(pid, &status, open ? WNOHANG : 0);
     if (waited == pid) break;
+    if (waited < 0 && errno == ECHILD) {
+      // SIGCHLD ignored: the child was reaped unseen; its pipe tells.
+      status = 0;
+      break;
+    }
     const Clock::time_point now = Clock::now();
     for (std::size_t slot = 0; slot < shared.slots(); ++slot) {
       const std::uint64_t input = shared.InFlight(slot);
