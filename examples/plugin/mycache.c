@@ -300,8 +300,10 @@ static kvprefix_status Insert(kvprefix_cache* cache, const int32_t* tokens,
     Node* child = FindChild(cache, node, tokens + at, &slot);
     if (child == NULL) {
       child = AddChild(cache, node, slot, tokens + at);
-      if (child == NULL)
+      if (child == NULL) {
+        Evict(cache); /* what was inserted stays within the capacity */
         return Fail(error, KVPREFIX_OUT_OF_MEMORY, "no memory");
+      }
       created = true;
     }
     node = child;
