@@ -168,7 +168,8 @@ TEST(FormerBugsTest, EveryListedTestExists) {
       ListedTests(ReadText(source / "tests/former_bugs_test.cc"));
   ASSERT_GE(listed.size(), 20u);
   const std::string gtests = ReadAll(source / "tests", ".cc") +
-                             ReadAll(source / "tests/property", ".cc");
+                             ReadAll(source / "tests/property", ".cc") +
+                             ReadAll(source / "tests/plugin", ".cc");
   const std::string ctests = ReadText(source / "tests/CMakeLists.txt");
   const std::string pytests = ReadAll(source / "python/tests", ".py");
   for (const std::string& test : listed) {
