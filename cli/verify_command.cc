@@ -90,7 +90,7 @@ void RegisterVerifyCommand(CLI::App& app) {
       ->check(FiniteNumberIn(0, verify::kMaxSeconds));
   verify
       ->add_option("--timeout", options.timeout,
-                   "seconds the command may take per input")
+                   "seconds the command, or a plugin, may take per input")
       ->capture_default_str()
       ->check(FiniteNumberIn(verify::kMinTimeout, verify::kMaxSeconds));
   AddIntegerOption(*verify, "--jobs", options.jobs,

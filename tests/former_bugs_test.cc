@@ -74,6 +74,7 @@
 //   the replay case file verify writes was rejected by `kvprefix replay FILE --format requests` (unknown member "document") -- VerifyRequestsTest.NoTouchOnHitIsCaughtAndShrunk
 //   verify/README.md called the 69-line prefix_cache.py "40-line" and the 119-line replay_cache.py "120-line" -- VerifyDocsTest.ReadmeLineCountsAreTheScripts
 //   a failure whose case-file source held bytes that are not UTF-8 (a --cmd, a file name) made nlohmann's dump() throw: no case file was written -- FormerBugsTest.CaseFileSourceNeedNotBeUtf8, CaseFileTest.FormatReadsBackWithAnySource
+//   `verify --engines plugin:PATH` died with a plugin that crashed (SIGSEGV, no case file) or hung (forever) -- PluginTest.VerifyReportsACrashingPluginWithItsShrunkInput, PluginTest.VerifyReportsAHangingPluginWithItsShrunkInput
 // Benchmark reports
 //   a comparison with too few repetitions for the U test to reach p < 0.05 (3 against 3) reported "0 benchmarks changed" beside a +52% geometric mean -- ctest bench_report
 //   node counts below 100,000 were printed with decimals (3,072.00), and the report showed the maintainer's absolute trace folder -- ctest bench_report
@@ -167,7 +168,8 @@ TEST(FormerBugsTest, EveryListedTestExists) {
       ListedTests(ReadText(source / "tests/former_bugs_test.cc"));
   ASSERT_GE(listed.size(), 20u);
   const std::string gtests = ReadAll(source / "tests", ".cc") +
-                             ReadAll(source / "tests/property", ".cc");
+                             ReadAll(source / "tests/property", ".cc") +
+                             ReadAll(source / "tests/plugin", ".cc");
   const std::string ctests = ReadText(source / "tests/CMakeLists.txt");
   const std::string pytests = ReadAll(source / "python/tests", ".py");
   for (const std::string& test : listed) {

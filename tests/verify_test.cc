@@ -35,6 +35,7 @@
 #include "verify/cache_state.h"
 #include "verify/checker.h"
 #include "verify/inputs.h"
+#include "verify/isolation.h"
 #include "verify/output_check.h"
 #include "verify/run.h"
 #include "verify/shrink.h"
@@ -1052,6 +1053,86 @@ TEST(ShrinkTest, CacheMutantsShrinkToSmallDocuments) {
               << " requests, capacity " << shrunk.input.options.capacity
               << ", page size " << shrunk.input.options.page_size << "\n";
   }
+}
+
+// RunInChild (verify/isolation.h): how a child ends, as the parent sees it.
+TEST(IsolationTest, ChildsResultAndExceptionsReachTheParent) {
+  const ChildResult result = RunInChild(
+      2, std::chrono::seconds(10),
+      [](ChildProgress&) { return std::string("answer\0with a NUL", 17); });
+  EXPECT_EQ(result.end, ChildResult::End::kFinished);
+  EXPECT_EQ(result.payload, std::string("answer\0with a NUL", 17));
+  try {
+    RunInChild(1, std::chrono::seconds(10), [](ChildProgress&) -> std::string {
+      throw std::invalid_argument("verify: a usage error in the child");
+    });
+    ADD_FAILURE() << "nothing thrown";
+  } catch (const std::invalid_argument& error) {
+    EXPECT_STREQ(error.what(), "verify: a usage error in the child");
+  }
+}
+
+TEST(IsolationTest, CrashNamesTheInputInFlightAndThoseBeforeIt) {
+  const ChildResult result =
+      RunInChild(3, std::chrono::seconds(10), [](ChildProgress& progress) {
+        progress.SetPassed(40);
+        progress.Begin(2, 40);
+        progress.Begin(0, 41);
+        std::raise(SIGSEGV);
+        return std::string();
+      });
+  EXPECT_EQ(result.end, ChildResult::End::kSignaled);
+  EXPECT_EQ(result.signal, SIGSEGV);
+  EXPECT_EQ(result.input, 41u);  // the crashing thread's
+  EXPECT_EQ(result.in_flight, std::vector<std::uint64_t>({40, 41}));
+  EXPECT_EQ(result.passed, 40u);
+  EXPECT_EQ(result.plugin_call, "");
+  const Failure failure = ChildFailure(result, std::chrono::seconds(10));
+  EXPECT_EQ(failure.kind, FailureKind::kCrash);
+  EXPECT_EQ(failure.message,
+            "the check was killed by signal 11 (Segmentation fault), outside "
+            "any plugin call (memory a plugin corrupted?)");
+}
+
+TEST(IsolationTest, AnInputInFlightPastTheTimeoutIsKilled) {
+  const auto start = std::chrono::steady_clock::now();
+  const ChildResult result = RunInChild(1, std::chrono::milliseconds(100),
+                                        [](ChildProgress& progress) {
+                                          progress.Begin(0, 6);
+                                          progress.End(0);
+                                          progress.Begin(0, 7);
+                                          for (;;) pause();
+                                          return std::string();
+                                        });
+  EXPECT_EQ(result.end, ChildResult::End::kTimedOut);
+  EXPECT_EQ(result.input, 7u);
+  EXPECT_GE(std::chrono::steady_clock::now() - start,
+            std::chrono::milliseconds(100));
+  EXPECT_EQ(ChildFailure(result, std::chrono::milliseconds(100)).kind,
+            FailureKind::kTimeout);
+}
+
+TEST(IsolationTest, AnExitInTheMiddleOfACheckIsACrash) {
+  const ChildResult result =
+      RunInChild(1, std::chrono::seconds(10), [](ChildProgress&) {
+        _exit(3);
+        return std::string();
+      });
+  EXPECT_EQ(result.end, ChildResult::End::kExited);
+  EXPECT_EQ(result.exit_status, 3);
+  EXPECT_EQ(ChildFailure(result, std::chrono::seconds(10)).message,
+            "the checking process exited with status 3 in the middle of a "
+            "check (a plugin that calls exit?)");
+}
+
+TEST(IsolationTest, FailuresCrossThePipeWhole) {
+  EXPECT_EQ(DecodeFailure(EncodeFailure(std::nullopt)), std::nullopt);
+  const std::optional<Failure> failure = DecodeFailure(EncodeFailure(
+      Failure{FailureKind::kWrongAnswer, "two\nlines", std::size_t{5}}));
+  ASSERT_TRUE(failure.has_value());
+  EXPECT_EQ(failure->kind, FailureKind::kWrongAnswer);
+  EXPECT_EQ(failure->message, "two\nlines");
+  EXPECT_EQ(failure->request, std::size_t{5});
 }
 
 }  // namespace

@@ -139,6 +139,10 @@ CheckerOf<Input> EngineChecker(EngineFactory make_engines) {
       return std::nullopt;
     } catch (const std::bad_alloc&) {
       throw;  // the machine ran out, not the engine: a resource failure
+    } catch (const PluginError& error) {
+      // It names the plugin, the call and what no cache may answer.
+      return Failure{FailureKind::kCrash,
+                     fmt::format("the plugin failed: {}", error.what())};
     } catch (const std::exception& error) {
       // CapacityError included: the engine fails an input the reference
       // answers, a finding to shrink and report like any other.

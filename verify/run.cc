@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <functional>
 #include <future>
 #include <random>
@@ -19,9 +20,11 @@
 #include "io/case_file.h"
 #include "io/input_error.h"
 #include "io/json_output.h"
+#include "plugin/plugin_engine.h"
 #include "verify/cache_state.h"
 #include "verify/checker.h"
 #include "verify/inputs.h"
+#include "verify/isolation.h"
 #include "verify/shrink.h"
 #include "verify/statistics.h"
 #include "verify/subprocess.h"
@@ -146,7 +149,9 @@ template <typename Input>
                                 const Failure& failure) {
   fmt::print("FAILED: {} on {}\n", FailureKindName(failure.kind), failing.name);
   ShrinkResultOf<Input> shrunk{failing.input, failure, 0};
-  if (failure.kind != FailureKind::kTimeout) {
+  // A command that times out usually does on every input, each attempt
+  // costing the timeout; a plugin hangs on some inputs only.
+  if (failure.kind != FailureKind::kTimeout || options.command.empty()) {
     shrunk = WhileDoing("shrinking the failure", [&] {
       return Shrink(
           failing.input, failure, check,
@@ -176,96 +181,93 @@ template <typename Input>
       fmt::format("verify failed: {}", FailureKindName(failure.kind)));
 }
 
-// Run() for inputs of type Input (BatchInput or ReplayInput).
+// The run's inputs in order, by number: the given ones, then `runs`
+// generated ones.
 template <typename Input>
-void RunOn(const RunOptions& options) {
-  const CheckerOf<Input> check = MakeChecker<Input>(options);
-  const std::vector<NamedInputOf<Input>> inputs = WhileDoing(
-      "reading the inputs", [&] { return LoadInputs(options, Input{}); });
-  // Given inputs replace the generated ones unless `runs` asks for both; a
-  // time budget alone means "generate until the time is up".
-  const std::uint64_t runs = options.runs              ? *options.runs
-                             : options.time_budget > 0 ? UINT64_MAX
-                             : inputs.empty()          ? 100
-                                                       : 0;
-  if (inputs.empty() && runs == 0) {
-    // "OK: 0 inputs agree" would be a false success.
-    throw std::invalid_argument(
-        "verify: nothing to check (--runs 0 and no FILEs, --cases or --trace)");
-  }
-  const std::uint64_t seed =
-      options.seed ? *options.seed : std::random_device{}();
-  if (runs > 0) {
-    fmt::print(
-        "generating {} with --seed {}\n",
-        std::is_same_v<Input, BatchInput> ? "inputs" : "replay documents",
-        seed);
-  }
-  const std::size_t jobs =
-      options.jobs > 0 ? options.jobs
-                       : std::max(1u, std::thread::hardware_concurrency());
+struct InputSequence {
+  const RunOptions& options;
+  std::vector<NamedInputOf<Input>> given;
+  std::uint64_t runs;
+  std::uint64_t seed;
 
+  // Inputs in all, saturated at UINT64_MAX (a time budget without --runs).
+  std::uint64_t size() const {
+    return runs > UINT64_MAX - given.size() ? UINT64_MAX : given.size() + runs;
+  }
+  NamedInputOf<Input> At(std::uint64_t index) const {
+    if (index < given.size()) return given[index];
+    const std::uint64_t run = index - given.size();
+    return WhileDoing("generating inputs", [&] {
+      return Generate(seed, run, GeneratorSize(run, runs, options.max_size),
+                      Input{});
+    });
+  }
+};
+
+// A failure and the number of its input.
+struct FoundFailure {
+  std::uint64_t index;
+  Failure failure;
+};
+
+// Checks the inputs in order, `jobs` at a time (each job publishing its
+// input to `progress` when not null), until the first failure, which it
+// returns; or prints the OK report and returns nullopt.
+template <typename Input>
+std::optional<FoundFailure> CheckInputs(const RunOptions& options,
+                                        const CheckerOf<Input>& check,
+                                        const InputSequence<Input>& sequence,
+                                        std::size_t jobs,
+                                        ChildProgress* progress) {
   const Clock::time_point start = Clock::now();
   const Clock::time_point stop = options.time_budget > 0
                                      ? start + Milliseconds(options.time_budget)
                                      : Clock::time_point::max();
-  // Inputs in order: the given ones, then generated ones; nullopt at the
-  // end or when the time budget is spent (after the first input, so that a
-  // run always checks something).
-  std::size_t next_given = 0;
-  std::uint64_t next_run = 0;
-  auto next_input = [&]() -> std::optional<NamedInputOf<Input>> {
-    if (next_given + next_run > 0 && Clock::now() >= stop) return std::nullopt;
-    if (next_given < inputs.size()) return inputs[next_given++];
-    if (next_run < runs) {
-      return WhileDoing("generating inputs", [&] {
-        const std::uint64_t run = next_run++;
-        return Generate(seed, run, GeneratorSize(run, runs, options.max_size),
-                        Input{});
-      });
-    }
-    return std::nullopt;
-  };
   // Checks run --jobs at a time; failures are taken in input order, so a
-  // run is reproducible whatever the number of jobs.
-  std::size_t checked = 0;
+  // run is reproducible whatever the number of jobs. No input starts after
+  // the time budget is spent, but the first: a run always checks something.
+  std::uint64_t checked = 0;
   InputStatistics statistics;
   // A check and what its input exercised, on one thread.
   using Result = std::pair<std::optional<Failure>, InputStatistics>;
-  const auto check_and_count = [&check](const Input& input) {
+  const auto check_and_count = [&check, progress](const Input& input,
+                                                  std::size_t slot,
+                                                  std::uint64_t index) {
+    if (progress != nullptr) progress->Begin(slot, index);
     Result result{check(input), InputStatistics{}};
+    if (progress != nullptr) progress->End(slot);
     result.second.Add(input);
     return result;
   };
-  for (bool more = true; more;) {
+  while (checked < sequence.size() && (checked == 0 || Clock::now() < stop)) {
     std::vector<NamedInputOf<Input>> batch;
     std::vector<std::future<Result>> results;
-    while (batch.size() < jobs) {
-      std::optional<NamedInputOf<Input>> input = next_input();
-      if (!input) {
-        more = false;
-        break;
-      }
-      batch.push_back(*std::move(input));
+    while (batch.size() < jobs && checked + batch.size() < sequence.size() &&
+           (checked + batch.size() == 0 || Clock::now() < stop)) {
+      batch.push_back(sequence.At(checked + batch.size()));
     }
-    for (const NamedInputOf<Input>& input : batch) {
+    for (std::size_t i = 0; i < batch.size(); ++i) {
       try {
-        results.push_back(std::async(std::launch::async, check_and_count,
-                                     std::cref(input.input)));
+        // The batch's first input is checked on this thread, when its
+        // result is taken: a thread start less per batch (all of them with
+        // --jobs 1), the main cost of checking small inputs in-process.
+        results.push_back(std::async(
+            i == 0 ? std::launch::deferred : std::launch::async,
+            check_and_count, std::cref(batch[i].input), i, checked + i));
       } catch (const std::system_error& error) {
         // No room for another thread's stack (RLIMIT_AS, ulimit -v).
         throw ResourceError(fmt::format(
             "out of memory while starting a thread to check {} ({}; a "
             "smaller --jobs needs less)",
-            input.name, error.what()));
+            batch[i].name, error.what()));
       }
     }
     for (std::size_t i = 0; i < batch.size(); ++i) {
       // A std::system_error (no pipes, no /bin/sh) propagates: status 1;
       // std::bad_alloc becomes "out of memory while checking <input>".
-      const Result result = WhileDoing("checking " + batch[i].name,
-                                       [&] { return results[i].get(); });
-      if (result.first) ReportFailure(options, check, batch[i], *result.first);
+      Result result = WhileDoing("checking " + batch[i].name,
+                                 [&] { return results[i].get(); });
+      if (result.first) return FoundFailure{checked, *std::move(result.first)};
       statistics.Merge(result.second);
       if (batch[i].expected &&
           *batch[i].expected != ReferenceMatches(batch[i].input)) {
@@ -274,12 +276,104 @@ void RunOn(const RunOptions& options) {
             batch[i].name);
       }
       ++checked;
+      if (progress != nullptr) progress->SetPassed(checked);
     }
   }
   const std::chrono::duration<double> elapsed = Clock::now() - start;
   // The OK line comes first and keeps its form: scripts read it.
   fmt::print("OK: {} inputs agree with the reference ({:.1f} s)\n{}", checked,
              elapsed.count(), statistics.Format());
+  return std::nullopt;
+}
+
+// Plugins run in verify's process: they are checked in a child process.
+bool ChecksPlugins(const RunOptions& options) {
+  return std::any_of(
+      options.engines.begin(), options.engines.end(),
+      [](const std::string& name) { return IsPluginName(name); });
+}
+
+// CheckInputs in a child process (verify/isolation.h), so that a plugin
+// that crashes or hangs is a failure of the input it was checking: the
+// first failure in input order, shrunk with one child per candidate, as
+// the in-process run would report it had it survived.
+template <typename Input>
+void CheckInputsInChild(const RunOptions& options,
+                        const CheckerOf<Input>& check,
+                        const InputSequence<Input>& sequence,
+                        std::size_t jobs) {
+  const std::chrono::milliseconds timeout = Milliseconds(options.timeout);
+  const ChildResult result =
+      RunInChild(jobs, timeout, [&](ChildProgress& progress) {
+        const std::optional<FoundFailure> found =
+            CheckInputs(options, check, sequence, jobs, &progress);
+        if (!found) return std::string();
+        std::string bytes(sizeof(found->index), '\0');
+        std::memcpy(bytes.data(), &found->index, sizeof(found->index));
+        return bytes + EncodeFailure(found->failure);
+      });
+  const CheckerOf<Input> isolated = IsolatedChecker(check, timeout);
+  if (result.end == ChildResult::End::kFinished) {
+    if (result.payload.empty()) return;  // the child printed the OK report
+    std::uint64_t index;
+    std::memcpy(&index, result.payload.data(), sizeof(index));
+    ReportFailure(
+        options, isolated, sequence.At(index),
+        *DecodeFailure(std::string_view(result.payload).substr(sizeof(index))));
+  }
+  // The input that crashed or hung; when unknown (a crash outside a job's
+  // thread), the first in flight.
+  const std::uint64_t culprit = result.input ? *result.input
+                                : result.in_flight.empty()
+                                    ? result.passed
+                                    : result.in_flight.front();
+  // Inputs before it whose results were not taken yet may fail first.
+  for (std::uint64_t index = result.passed; index < culprit; ++index) {
+    const NamedInputOf<Input> input = sequence.At(index);
+    if (const std::optional<Failure> failure = isolated(input.input)) {
+      ReportFailure(options, isolated, input, *failure);
+    }
+  }
+  ReportFailure(options, isolated, sequence.At(culprit),
+                ChildFailure(result, timeout));
+}
+
+// Run() for inputs of type Input (BatchInput or ReplayInput).
+template <typename Input>
+void RunOn(const RunOptions& options) {
+  const CheckerOf<Input> check = MakeChecker<Input>(options);
+  InputSequence<Input> sequence{
+      options,
+      WhileDoing("reading the inputs",
+                 [&] { return LoadInputs(options, Input{}); }),
+      0, 0};
+  // Given inputs replace the generated ones unless `runs` asks for both; a
+  // time budget alone means "generate until the time is up".
+  sequence.runs = options.runs              ? *options.runs
+                  : options.time_budget > 0 ? UINT64_MAX
+                  : sequence.given.empty()  ? 100
+                                            : 0;
+  if (sequence.size() == 0) {
+    // "OK: 0 inputs agree" would be a false success.
+    throw std::invalid_argument(
+        "verify: nothing to check (--runs 0 and no FILEs, --cases or --trace)");
+  }
+  sequence.seed = options.seed ? *options.seed : std::random_device{}();
+  if (sequence.runs > 0) {
+    fmt::print(
+        "generating {} with --seed {}\n",
+        std::is_same_v<Input, BatchInput> ? "inputs" : "replay documents",
+        sequence.seed);
+  }
+  const std::size_t jobs =
+      options.jobs > 0 ? options.jobs
+                       : std::max(1u, std::thread::hardware_concurrency());
+  if (ChecksPlugins(options)) {
+    return CheckInputsInChild(options, check, sequence, jobs);
+  }
+  if (const auto found = CheckInputs(options, check, sequence, jobs, nullptr)) {
+    ReportFailure(options, check, sequence.At(found->index), found->failure);
+  }
 }
 
 }  // namespace

@@ -59,7 +59,8 @@ struct RunOptions {
   int max_size = 100;  // 0 to kMaxGeneratorSize
   // Durations in seconds, finite: time_budget in [0, kMaxSeconds] (0: no
   // budget; no input starts after it), timeout in [kMinTimeout,
-  // kMaxSeconds], shrink_time in [0, kMaxSeconds].
+  // kMaxSeconds] (per input, for a command or a plugin), shrink_time in
+  // [0, kMaxSeconds].
   double time_budget = 0;
   double timeout = 10;
   double shrink_time = 120;
@@ -85,10 +86,15 @@ struct RunOptions {
 // ("out of memory while checking <input>", a thread that cannot start),
 // std::system_error if the command cannot be started, and std::runtime_error
 // ("verify failed: <kind>") when the implementation disagrees with the
-// reference. Installs no signal handler and leaves SIGPIPE's disposition as
+// reference. With a plugin among the engines ("plugin:PATH") the checks run
+// in a forked child process, and the shrinking one child per candidate
+// (verify/isolation.h): a plugin that crashes or runs longer than `timeout`
+// on an input is a crash or timeout failure of that input; the report is
+// otherwise the in-process run's. Installs no signal handler (the children
+// install crash handlers of their own) and leaves SIGPIPE's disposition as
 // it is (RunSubprocess copes with commands that stop reading). Calls from
 // several threads share no state but standard output, where their reports
-// interleave.
+// interleave; with a plugin, call it from a process's only thread (fork).
 void Run(const RunOptions& options);
 
 }  // namespace kvprefix::verify

@@ -18,6 +18,11 @@
 #                                   --plot` with the package's own plot
 #                                   script), and the consumer built against
 #                                   it
+#   packaging_test.sh plugin        `cmake --install` into a prefix, then
+#                                   examples/plugin/ (a cache in C) built
+#                                   against it alone; the installed tool's
+#                                   verify passes it and catches, shrinks
+#                                   and writes the case of its wrong variant
 #   packaging_test.sh pip           `pip install --no-build-isolation
 #                                   --no-index` of a copy of the repository
 #                                   into a new venv; version metadata and
@@ -172,6 +177,53 @@ check_checking_example() {
   echo "checking example: my-trie passes, $(grep -m1 'my-trie-16-bit' "$log")" >&2
 }
 
+test_plugin() {
+  local prefix=$work/prefix plugins=$work/plugin
+  local cli=$prefix/bin/kvprefix
+  run cmake --install "$build" --prefix "$prefix" >/dev/null
+  # A C project: the C compiler is CMake's default, with the launcher.
+  run cmake -S "$src/examples/plugin" -B "$plugins" -G "$KVPREFIX_GENERATOR" \
+    -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$prefix" \
+    ${KVPREFIX_LAUNCHER:+-DCMAKE_C_COMPILER_LAUNCHER="$KVPREFIX_LAUNCHER"} >/dev/null
+  run cmake --build "$plugins" >/dev/null
+  cd "$plugins"  # as examples/plugin/README.md types the commands
+  local format output
+  for format in batch requests; do
+    output=$(run "$cli" verify --engines plugin:./libmycache.so --runs 1000 --seed 1 \
+      --format "$format")
+    [[ $output == *"OK: 1000 inputs agree with the reference"* ]] ||
+      fail "verify --format $format of libmycache.so: $output"
+  done
+  # The wrong variant's bug is in eviction: only replay documents show it.
+  output=$(run "$cli" verify --engines plugin:./libmycache_wrong.so --runs 1000 --seed 1)
+  [[ $output == *"OK: 1000 inputs agree"* ]] || fail "libmycache_wrong.so, batch: $output"
+  local status=0
+  run "$cli" verify --engines plugin:./libmycache_wrong.so --runs 1000 --seed 1 \
+    --format requests --out wrong.json >wrong.out 2>wrong.err || status=$?
+  [ "$status" -eq 1 ] || fail "verify of libmycache_wrong.so: status $status"
+  [ "$(tail -n 1 wrong.err)" = "kvprefix: verify failed: wrong-answer" ] ||
+    fail "verify of libmycache_wrong.so: $(cat wrong.err)"
+  grep -qx "  actual (mycache): evicted {\[0,0\]}" wrong.out ||
+    fail "verify of libmycache_wrong.so: $(cat wrong.out)"
+  local expected
+  expected='{"document":{"requests":[[0,0],[1,0],[0,2],[0,0],[0,1]],"capacity":3,'
+  expected+='"policy":"lru","page_size":2},"expected":{"matches":['
+  expected+='{"matched_length":0,"cache_node":0,"uncached_suffix":[0,0]},'
+  expected+='{"matched_length":0,"cache_node":0,"uncached_suffix":[1,0]},'
+  expected+='{"matched_length":0,"cache_node":0,"uncached_suffix":[0,2]},'
+  expected+='{"matched_length":2,"cache_node":1,"uncached_suffix":[]},'
+  expected+='{"matched_length":0,"cache_node":0,"uncached_suffix":[0,1]}]},'
+  expected+='"source":"kvprefix verify --engines plugin:./libmycache_wrong.so --format '
+  expected+='requests: wrong-answer on generated input 25 (--seed 1, size 25)"}'
+  [ "$(cat wrong.json)" = "$expected" ] || fail "wrong.json: $(cat wrong.json)"
+  # The case replays through the plugin: a failure again, with the same case.
+  status=0
+  run "$cli" verify --engines plugin:./libmycache_wrong.so --format requests \
+    --cases wrong.json --out again.json >/dev/null 2>&1 || status=$?
+  [ "$status" -eq 1 ] || fail "verify --cases wrong.json: status $status"
+  echo "plugin: libmycache.so passes verify, libmycache_wrong.so is caught and shrunk" >&2
+}
+
 test_subdirectory() {
   # No build type: the quickest build of the libraries.
   run cmake -S "$src/examples/consumer" -B "$work/consumer" "${cmake_arguments[@]}" \
@@ -277,7 +329,7 @@ rm -rf "$work"
 mkdir -p "$work"
 write_seed_outputs
 case "${1:-}" in
-  install | subdirectory | deb | pip) "test_$1" ;;
-  *) fail "usage: packaging_test.sh install|subdirectory|deb|pip" ;;
+  install | subdirectory | deb | pip | plugin) "test_$1" ;;
+  *) fail "usage: packaging_test.sh install|subdirectory|deb|pip|plugin" ;;
 esac
 echo "packaging $1: OK" >&2

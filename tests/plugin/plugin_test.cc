@@ -186,5 +186,86 @@ TEST(PluginTest, TheToolRunsAPluginWhereverItTakesAnEngine) {
   EXPECT_THAT(verify.out, HasSubstr("OK: 200 inputs agree with the reference"));
 }
 
+// `kvprefix verify --engines PLUGIN --runs 200 --seed 1` with `more`
+// options, the case file written to `case_file`.
+test::ProgramRun VerifyPlugin(const char* path, const std::string& case_file,
+                              std::vector<std::string> more = {}) {
+  std::vector<std::string> arguments = {
+      "verify", "--engines", Faulty(path), "--runs", "200",    "--seed",
+      "1",      "--jobs",    "3",          "--out",  case_file};
+  arguments.insert(arguments.end(), more.begin(), more.end());
+  return test::RunProgram(KVPREFIX_CLI, arguments);
+}
+
+// The case file verify writes for a batch input failing with `kind` on
+// generated input `run` of --seed 1.
+std::string CaseFile(const std::string& input, const std::string& expected,
+                     const char* path, const std::string& kind, int run) {
+  return "{" + input + ",\"expected\":{\"matches\":[" + expected +
+         "]},\"source\":\"kvprefix verify --engines plugin:" + path + ": " +
+         kind + " on generated input " + std::to_string(run) +
+         " (--seed 1, size " + std::to_string(run) + ")\"}\n";
+}
+
+// A plugin runs in verify's process, so verify checks in a child process:
+// the plugin's crash is a failure of the input in flight, found by several
+// jobs at once, shrunk (one child per candidate) and written as any other.
+TEST(PluginTest, VerifyReportsACrashingPluginWithItsShrunkInput) {
+  test::ScratchDir dir;
+  const std::string case_file = dir.Path("case.json");
+  const char* path = KVPREFIX_FAULTY_RADIX_PLUGIN_crash;
+  const test::ProgramRun run = VerifyPlugin(path, case_file);
+  EXPECT_EQ(run.status, 1);
+  EXPECT_EQ(run.err, "kvprefix: verify failed: crash\n");
+  EXPECT_THAT(run.out,
+              HasSubstr("\nFAILED: crash on generated input 33 (--seed 1, "
+                        "size 33)\n"));
+  EXPECT_THAT(run.out, HasSubstr("\nthe plugin crashed: killed by signal 11 "
+                                 "(Segmentation fault) in match #1 of plugin "
+                                 "'radix' (" +
+                                 std::string(path) + ")\n"));
+  EXPECT_EQ(test::ReadTextFile(case_file),
+            CaseFile(R"("cached_sequences":[[],[]],"requests":[[3]])",
+                     R"({"matched_length":0,"cache_node":0,)"
+                     R"("uncached_suffix":[3]})",
+                     path, "crash", 33));
+}
+
+TEST(PluginTest, VerifyReportsAHangingPluginWithItsShrunkInput) {
+  test::ScratchDir dir;
+  const std::string case_file = dir.Path("case.json");
+  const char* path = KVPREFIX_FAULTY_RADIX_PLUGIN_hang;
+  const test::ProgramRun run =
+      VerifyPlugin(path, case_file, {"--timeout", "0.2"});
+  EXPECT_EQ(run.status, 1);
+  EXPECT_EQ(run.err, "kvprefix: verify failed: timeout\n");
+  EXPECT_THAT(run.out, HasSubstr("\nFAILED: timeout on generated input 53"));
+  EXPECT_THAT(run.out, HasSubstr("\nno answer within 200 ms (a plugin that "
+                                 "hangs?); the checking process was killed\n"));
+  EXPECT_EQ(test::ReadTextFile(case_file),
+            CaseFile(R"("cached_sequences":[],"requests":[[4,0,4]])",
+                     R"({"matched_length":0,"cache_node":0,)"
+                     R"("uncached_suffix":[4,0,4]})",
+                     path, "timeout", 53));
+}
+
+TEST(PluginTest, VerifyReportsAPluginsImpossibleAnswerAsThePluginsFault) {
+  test::ScratchDir dir;
+  const std::string case_file = dir.Path("case.json");
+  const char* path = KVPREFIX_FAULTY_RADIX_PLUGIN_garbage;
+  const test::ProgramRun run = VerifyPlugin(path, case_file);
+  EXPECT_EQ(run.status, 1);
+  EXPECT_EQ(run.err, "kvprefix: verify failed: crash\n");
+  EXPECT_THAT(run.out, HasSubstr("\nthe plugin failed: plugin 'radix' (" +
+                                 std::string(path) +
+                                 "): match returned matched_length 2 for a "
+                                 "request of 1 tokens\n"));
+  EXPECT_EQ(test::ReadTextFile(case_file),
+            CaseFile(R"("cached_sequences":[],"requests":[[5]])",
+                     R"({"matched_length":0,"cache_node":0,)"
+                     R"("uncached_suffix":[5]})",
+                     path, "crash", 2));
+}
+
 }  // namespace
 }  // namespace kvprefix
