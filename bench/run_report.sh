@@ -22,9 +22,10 @@
 #   --benchmarks-only  skip bench/e2e.py and bench/curves.py (a quick check,
 #                      e.g. with KVPREFIX_BENCH_FILTER)
 #
-# Steps: a Release build in build-bench/; the Google Benchmark suite (every
-# engine x every workload, 5 repetitions, random interleaving; raw JSON in
-# DIR/data/kvprefix_bench.json); every row whose coefficient of variation of
+# Steps: a Release build in build-bench/ (the radix engine as a plugin too,
+# build-bench/tests/plugin/libkvprefix_radix_plugin.so, for --plugin); the
+# Google Benchmark suite (every engine x every workload, 5 repetitions,
+# random interleaving; raw JSON in DIR/data/kvprefix_bench.json); every row whose coefficient of variation of
 # CPU time is above 10% (bench/report.py's NOISY_CV) run again alone, once
 # (DIR/data/kvprefix_bench_rerun.json; the report shows the rerun and marks
 # it, and marks the rows still above 10% as noisy); the end-to-end CLI run
@@ -149,7 +150,8 @@ done
 
 cmake -S "$source_dir" -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DKVPREFIX_BENCH=ON > "$work_dir/cmake.log"
-ninja -C "$build_dir" -j2 kvprefix kvprefix_bench kvprefix_make_input
+ninja -C "$build_dir" -j2 kvprefix kvprefix_bench kvprefix_make_input \
+  kvprefix_radix_plugin
 
 commit=$(git -C "$source_dir" rev-parse --short HEAD)
 git -C "$source_dir" diff --quiet HEAD -- . ':!docs' || commit="$commit+uncommitted"

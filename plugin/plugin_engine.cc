@@ -193,10 +193,8 @@ class PluginEngine final : public PrefixIndex {
   }
 
   Match Access(TokenSpan request) override {
-    if (!has_access_) {
-      const Match match = MatchPrefix(request);
-      Insert(request);
-      return match;
+    if (!has_access_) [[unlikely]] {
+      return MatchThenInsert(request);
     }
     kvprefix_match match{};
     kvprefix_error error;
@@ -255,10 +253,27 @@ class PluginEngine final : public PrefixIndex {
     return text;
   }
 
-  // Throws what a failed status means (see plugin_engine.h).
+  // Access without the plugin's access: out of the hot path, so that
+  // Access keeps a small frame.
+  [[gnu::noinline]] Match MatchThenInsert(TokenSpan request) {
+    const Match match = MatchPrefix(request);
+    Insert(request);
+    return match;
+  }
+
+  // Throws what a failed status means (see plugin_engine.h). Inline, with
+  // the throwing out of line: a call costs one comparison when it succeeds.
   void Check(kvprefix_status status, kvprefix_error& error,
              const char* call) const {
-    if (status == KVPREFIX_OK) return;
+    if (status != KVPREFIX_OK) [[unlikely]] {
+      Fail(status, error, call);
+    }
+  }
+
+  // Check's failure: throws the status's exception.
+  [[noreturn, gnu::noinline, gnu::cold]] void Fail(kvprefix_status status,
+                                                   kvprefix_error& error,
+                                                   const char* call) const {
     error.message[sizeof(error.message) - 1] = '\0';  // trust no plugin
     const std::string message = library_.label + ": " + call + " failed: ";
     switch (status) {
@@ -279,14 +294,21 @@ class PluginEngine final : public PrefixIndex {
   Match Checked(kvprefix_status status, kvprefix_error& error, const char* call,
                 const kvprefix_match& match, std::size_t length) const {
     Check(status, error, call);
-    if (match.matched_length > length) {
-      throw PluginError(
-          library_.label + ": " + call + " returned matched_length " +
-          std::to_string(match.matched_length) + " for a request of " +
-          std::to_string(length) + " tokens");
+    if (match.matched_length > length) [[unlikely]] {
+      TooLong(call, match.matched_length, length);
     }
     return Match{static_cast<std::size_t>(match.matched_length),
                  match.cache_node};
+  }
+
+  // Checked's failure: a matched length longer than the request.
+  [[noreturn, gnu::noinline, gnu::cold]] void TooLong(
+      const char* call, std::uint64_t matched_length,
+      std::size_t length) const {
+    throw PluginError(library_.label + ": " + call +
+                      " returned matched_length " +
+                      std::to_string(matched_length) + " for a request of " +
+                      std::to_string(length) + " tokens");
   }
 
   const Library& library_;
