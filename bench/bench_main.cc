@@ -5,7 +5,11 @@
 //   --kvprefix_mooncake_dir=DIR        folder of the Mooncake traces (default:
 //                                      $KVPREFIX_MOONCAKE_DIR, else
 //                                      <source>/data/mooncake);
-//   --kvprefix_mooncake_requests=N     requests taken from each trace (2000).
+//   --kvprefix_mooncake_requests=N     requests taken from each trace (2000);
+//   --kvprefix_engine=NAME             (repeatable) an engine named at run
+//                                      time, "plugin:PATH" or a built-in
+//                                      name, benchmarked beside the built-in
+//                                      engines (engine_bench.h).
 // It refuses to run from a build without NDEBUG: assertion-laden numbers
 // must never reach a report.
 #include <benchmark/benchmark.h>
@@ -13,25 +17,31 @@
 
 #include <cstdio>
 #include <cstring>
+#include <exception>
 #include <fstream>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "bench/catalog.h"
 #include "bench/engine_bench.h"
 #include "bench/io_bench.h"
 #include "engines/all_engines.h"
+#include "plugin/plugin_engine.h"
 
 namespace {
 
 // Consumes the --kvprefix_* flags from argv (leaving the others in order);
 // returns false on a malformed one.
 bool ParseFlags(int& argc, char** argv,
-                kvprefix::bench::CatalogOptions& options) {
+                kvprefix::bench::CatalogOptions& options,
+                std::vector<std::string>& engines) {
   int kept = 1;
   for (int i = 1; i < argc; ++i) {
     const std::string_view arg = argv[i];
-    if (arg.starts_with("--kvprefix_mooncake_dir=")) {
+    if (arg.starts_with("--kvprefix_engine=")) {
+      engines.emplace_back(arg.substr(arg.find('=') + 1));
+    } else if (arg.starts_with("--kvprefix_mooncake_dir=")) {
       options.mooncake_dir = arg.substr(arg.find('=') + 1);
     } else if (arg.starts_with("--kvprefix_mooncake_requests=")) {
       const std::string value(arg.substr(arg.find('=') + 1));
@@ -63,6 +73,15 @@ kvprefix_bench's flags:
                                   the files are absent
   --kvprefix_mooncake_requests=N  requests taken from each trace (an integer
                                   >= 2; default {})
+  --kvprefix_engine=NAME          also benchmark engine NAME, called through
+                                  the run-time PrefixIndex interface on the
+                                  same workloads (repeatable): plugin:PATH, a
+                                  cache built as a shared library against
+                                  plugin/kvprefix_plugin.h, gives rows
+                                  BM_<Op>/plugin:<its name>/...; a built-in
+                                  name, e.g. radix, rows
+                                  BM_<Op>/virtual:radix/... (its direct rows'
+                                  code behind a virtual call)
 
 Google Benchmark's flags:
 )",
@@ -95,8 +114,33 @@ int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv, PrintHelp);
   kvprefix::bench::CatalogOptions options{
       .mooncake_dir = kvprefix::bench::DefaultMooncakeDir()};
-  if (!ParseFlags(argc, argv, options)) return 2;
+  std::vector<std::string> engine_names;
+  if (!ParseFlags(argc, argv, options, engine_names)) return 2;
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 2;
+  // Every named engine is resolved (a plugin loaded) before any runs, so a
+  // bad name fails at once, not after minutes of benchmarks.
+  std::vector<kvprefix::bench::RuntimeEngine> runtime_engines;
+  for (const std::string& name : engine_names) {
+    try {
+      runtime_engines.push_back(kvprefix::bench::ResolveRuntimeEngine(name));
+    } catch (const std::exception& error) {
+      std::fprintf(stderr, "error: --kvprefix_engine=%s: %s\n", name.c_str(),
+                   error.what());
+      // A plugin that does not load is a resource failure, as in the CLI;
+      // an unknown engine name is bad usage.
+      return dynamic_cast<const kvprefix::PluginError*>(&error) ? 1 : 2;
+    }
+    for (std::size_t i = 0; i + 1 < runtime_engines.size(); ++i) {
+      if (runtime_engines[i].label == runtime_engines.back().label) {
+        std::fprintf(stderr,
+                     "error: --kvprefix_engine=%s: rows named %s already come "
+                     "from --kvprefix_engine=%s\n",
+                     name.c_str(), runtime_engines.back().label.c_str(),
+                     runtime_engines[i].name.c_str());
+        return 2;
+      }
+    }
+  }
 
   benchmark::AddCustomContext("cpu_model", CpuModel());
   benchmark::AddCustomContext("compiler", KVPREFIX_BENCH_COMPILER);
@@ -114,6 +158,11 @@ int main(int argc, char** argv) {
     if (!engines.empty()) engines += ' ';
     engines += E::kName;
   });
+  for (const auto& engine : runtime_engines) {
+    engines += ' ' + engine.label;
+    // What the report names as the rows' source, e.g. the plugin's path.
+    benchmark::AddCustomContext("engine_source:" + engine.label, engine.name);
+  }
   for (const auto& spec : catalog) {
     if (!workloads.empty()) workloads += ' ';
     workloads += spec.Label();
@@ -121,6 +170,9 @@ int main(int argc, char** argv) {
   benchmark::AddCustomContext("engines", engines);
   benchmark::AddCustomContext("workloads", workloads);
   kvprefix::bench::RegisterEngineBenchmarks(catalog);
+  for (const auto& engine : runtime_engines) {
+    kvprefix::bench::RegisterRuntimeEngineBenchmarks(catalog, engine);
+  }
   kvprefix::bench::RegisterIoBenchmarks(catalog);
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();

@@ -13,14 +13,20 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <stdexcept>
 #include <string>
+#include <string_view>
 #include <type_traits>
+#include <utility>
+#include <vector>
 
 #include "engines/all_engines.h"
+#include "engines/registry.h"
 #include "kvprefix/lru_curve.h"
 #include "kvprefix/paged_index.h"
 #include "kvprefix/prefix_index.h"
 #include "kvprefix/replay.h"
+#include "plugin/plugin_engine.h"
 
 namespace kvprefix::bench {
 namespace {
@@ -50,34 +56,59 @@ WarmSlot& Warm() {
   return *slot;
 }
 
-template <PrefixIndexEngine E>
-const E& WarmIndex(const std::string& key, const SequenceList& cached) {
+// Makes the indexes a benchmark times. `E` is the type the timed loop
+// calls: a concrete engine (direct, inlinable calls) or PrefixIndex (an
+// engine named at run time: one indirect call per sequence). Called outside
+// the per-sequence loop, so a std::function costs nothing measurable.
+template <typename E>
+using Maker = std::function<std::unique_ptr<E>(const CacheOptions&)>;
+
+// The Maker of concrete engine E.
+template <PrefixCacheEngine E>
+Maker<E> Direct() {
+  return
+      [](const CacheOptions& options) { return std::make_unique<E>(options); };
+}
+
+// A benchmark function of one workload, engine type `E` and its Maker.
+template <typename E>
+using Timed = void (*)(benchmark::State&, const WorkloadSpec&,
+                       const std::string& label, const Maker<E>&);
+
+template <typename E>
+const E& WarmIndex(const std::string& key, const SequenceList& cached,
+                   const Maker<E>& make) {
   WarmSlot& slot = Warm();
   if (slot.key != key) {
     slot = WarmSlot{};
-    auto engine = std::make_shared<E>();
+    std::shared_ptr<E> engine = make(CacheOptions{});
     for (TokenSpan sequence : cached) engine->Insert(sequence);
     slot = WarmSlot{key, std::move(engine)};
   }
   return *static_cast<const E*>(slot.index.get());
 }
 
-template <PrefixIndexEngine E>
+template <typename E>
 void SetIndexCounters(benchmark::State& state, const E& engine) {
   const double nodes = static_cast<double>(engine.node_count());
+  const double bytes = static_cast<double>(engine.memory_bytes());
   state.counters["nodes"] = nodes;
-  state.counters["bytes_per_node"] =
-      nodes == 0 ? 0.0 : static_cast<double>(engine.memory_bytes()) / nodes;
+  if (nodes == 0) {
+    state.counters["bytes_per_node"] = 0.0;
+  } else if (bytes != 0) {
+    state.counters["bytes_per_node"] = bytes / nodes;
+  }  // else unknown (a plugin without memory_bytes): no counter
 }
 
 // Build: a fresh index per iteration; the destruction is not timed.
-template <PrefixIndexEngine E>
-void BuildBenchmark(benchmark::State& state, const WorkloadSpec& spec) {
+template <typename E>
+void BuildBenchmark(benchmark::State& state, const WorkloadSpec& spec,
+                    const std::string& /*label*/, const Maker<E>& make) {
   Guarded(state, [&] {
     Warm() = WarmSlot{};  // free the memory before building
     const BatchInput& workload = LoadWorkload(spec);
     for (auto _ : state) {
-      auto engine = std::make_unique<E>();
+      auto engine = make(CacheOptions{});
       for (TokenSpan sequence : workload.cached_sequences)
         engine->Insert(sequence);
       state.PauseTiming();
@@ -92,25 +123,30 @@ void BuildBenchmark(benchmark::State& state, const WorkloadSpec& spec) {
 }
 
 // Match: warm throughput over every request; the build is not timed.
-template <PrefixIndexEngine E>
-void MatchBenchmark(benchmark::State& state, const WorkloadSpec& spec) {
+template <typename E>
+void MatchBenchmark(benchmark::State& state, const WorkloadSpec& spec,
+                    const std::string& label, const Maker<E>& make) {
   Guarded(state, [&] {
     const BatchInput& workload = LoadWorkload(spec);
-    const E& engine = WarmIndex<E>(std::string(E::kName) + "/" + spec.Label(),
-                                   workload.cached_sequences);
+    const E& engine = WarmIndex<E>(label + "/" + spec.Label(),
+                                   workload.cached_sequences, make);
     std::uint64_t matched = 0;
     std::uint64_t digest = 0;
+    std::uint64_t length_digest = 0;
     for (auto _ : state) {
       matched = 0;
       digest = 0;
+      length_digest = 0;
       for (TokenSpan request : workload.requests) {
         const Match match = engine.MatchPrefix(request);
         matched += match.matched_length;
         digest =
             digest * 31 + match.matched_length * 1000003 + match.cache_node;
+        length_digest = length_digest * 31 + match.matched_length;
       }
       benchmark::DoNotOptimize(matched);
       benchmark::DoNotOptimize(digest);
+      benchmark::DoNotOptimize(length_digest);
     }
     const auto request_tokens = workload.requests.total_tokens();
     state.SetItemsProcessed(state.iterations() *
@@ -122,22 +158,24 @@ void MatchBenchmark(benchmark::State& state, const WorkloadSpec& spec) {
     // 2^50 keeps the digest exact in the double a counter holds.
     state.counters["answer_digest"] =
         static_cast<double>(digest % (1ULL << 50));
+    state.counters["length_digest"] =
+        static_cast<double>(length_digest % (1ULL << 50));
   });
 }
 
-// Replay: cached then requests as one trace, on a fresh `E(options)` per
+// Replay: cached then requests as one trace, on a fresh `make(options)` per
 // iteration. Counters: the index's, hit ratio and, for a bounded cache, its
 // evictions and capacity.
-template <PrefixCacheEngine E>
+template <typename E>
 void TimeReplay(benchmark::State& state, const WorkloadSpec& spec,
-                const CacheOptions& options) {
+                const CacheOptions& options, const Maker<E>& make) {
   Guarded(state, [&] {
     Warm() = WarmSlot{};
     const BatchInput& workload = LoadWorkload(spec);
     ReplaySummary first, second;
     std::uint64_t evictions = 0;
     for (auto _ : state) {
-      auto engine = std::make_unique<E>(options);
+      auto engine = make(options);
       first = Replay(*engine, workload.cached_sequences);
       second = Replay(*engine, workload.requests);
       state.PauseTiming();
@@ -162,9 +200,10 @@ void TimeReplay(benchmark::State& state, const WorkloadSpec& spec,
 }
 
 // Replay on an unbounded index (SPEC §3).
-template <PrefixCacheEngine E>
-void ReplayBenchmark(benchmark::State& state, const WorkloadSpec& spec) {
-  TimeReplay<E>(state, spec, CacheOptions{});
+template <typename E>
+void ReplayBenchmark(benchmark::State& state, const WorkloadSpec& spec,
+                     const std::string& /*label*/, const Maker<E>& make) {
+  TimeReplay<E>(state, spec, CacheOptions{}, make);
 }
 
 // The number of distinct prefixes of a workload's replay (the unbounded
@@ -185,15 +224,17 @@ std::uint64_t DistinctPrefixes(const WorkloadSpec& spec) {
 // Replay with a capacity (SPEC §8), on a fresh cache per iteration: a serving
 // system's bounded prefix cache (SGLang's RadixCache with its token budget,
 // vLLM's block pool).
-template <PrefixCacheEngine E>
+template <typename E>
 void CapacityReplayBenchmark(benchmark::State& state, const WorkloadSpec& spec,
-                             EvictionPolicy policy, unsigned percent) {
+                             EvictionPolicy policy, unsigned percent,
+                             const Maker<E>& make) {
   // Guarded too: DistinctPrefixes reads the workload, which may fail.
   Guarded(state, [&] {
     TimeReplay<E>(state, spec,
                   {.capacity = DistinctPrefixes(spec) * percent / 100,
                    .policy = policy,
-                   .page_size = 1});
+                   .page_size = 1},
+                  make);
   });
 }
 
@@ -232,54 +273,67 @@ void CurveBenchmark(benchmark::State& state, const WorkloadSpec& spec) {
   });
 }
 
+// Registers the Build, Match and Replay benchmarks of one engine, named
+// `label`, on every workload of `catalog` (but the reference's skipped ones
+// when `reference` is true: the workloads too large for the reference).
+template <typename E>
+void RegisterEngine(const std::vector<WorkloadSpec>& catalog,
+                    const std::string& label, bool reference,
+                    const Maker<E>& make) {
+  for (const WorkloadSpec& spec : catalog) {
+    if (!spec.reference && reference) continue;
+    const std::string tail = label + "/" + spec.Label();
+    auto add = [&](const char* op, Timed<E> run) {
+      benchmark::RegisterBenchmark(
+          (std::string("BM_") + op + "/" + tail).c_str(),
+          [run, &spec, label, make](benchmark::State& state) {
+            run(state, spec, label, make);
+          })
+          ->Unit(benchmark::kMillisecond);
+    };
+    if (spec.ops & kBuild) add("Build", BuildBenchmark<E>);
+    if (spec.ops & kMatch) add("Match", MatchBenchmark<E>);
+    if (spec.ops & kReplay) add("Replay", ReplayBenchmark<E>);
+    // BM_Replay/<tail>/<policy><cache> for a bounded replay.
+    auto add_bounded = [&](EvictionPolicy policy, const std::string& cache,
+                           std::function<void(benchmark::State&)> run) {
+      benchmark::RegisterBenchmark(
+          fmt::format("BM_Replay/{}/{}{}", tail, EvictionPolicyName(policy),
+                      cache)
+              .c_str(),
+          std::move(run))
+          ->Unit(benchmark::kMillisecond);
+    };
+    for (const EvictionPolicy policy :
+         {EvictionPolicy::kLru, EvictionPolicy::kFifo}) {
+      if (spec.ops & kHugeCapacity) {
+        add_bounded(policy, "-huge",
+                    [&spec, policy, make](benchmark::State& state) {
+                      TimeReplay<E>(state, spec,
+                                    {.capacity = kHugeCapacityNodes,
+                                     .policy = policy,
+                                     .page_size = 1},
+                                    make);
+                    });
+      }
+      if (!(spec.ops & kCapacity)) continue;
+      for (const unsigned percent : {10u, 50u}) {
+        add_bounded(policy, std::to_string(percent),
+                    [&spec, policy, percent, make](benchmark::State& state) {
+                      CapacityReplayBenchmark<E>(state, spec, policy, percent,
+                                                 make);
+                    });
+      }
+    }
+  }
+}
+
 }  // namespace
 
 void RegisterEngineBenchmarks(const std::vector<WorkloadSpec>& catalog) {
   AllEngines::ForEach([&]<typename E>() {
-    for (const WorkloadSpec& spec : catalog) {
-      if (!spec.reference && std::is_same_v<E, ReferenceTrie>) continue;
-      const std::string tail = std::string(E::kName) + "/" + spec.Label();
-      auto add = [&](const char* op,
-                     void (*run)(benchmark::State&, const WorkloadSpec&)) {
-        benchmark::RegisterBenchmark(
-            (std::string("BM_") + op + "/" + tail).c_str(),
-            [run, &spec](benchmark::State& state) { run(state, spec); })
-            ->Unit(benchmark::kMillisecond);
-      };
-      if (spec.ops & kBuild) add("Build", BuildBenchmark<E>);
-      if (spec.ops & kMatch) add("Match", MatchBenchmark<E>);
-      if (spec.ops & kReplay) add("Replay", ReplayBenchmark<E>);
-      // BM_Replay/<tail>/<policy><cache> for a bounded replay.
-      auto add_bounded = [&](EvictionPolicy policy, const std::string& cache,
-                             std::function<void(benchmark::State&)> run) {
-        benchmark::RegisterBenchmark(
-            fmt::format("BM_Replay/{}/{}{}", tail, EvictionPolicyName(policy),
-                        cache)
-                .c_str(),
-            std::move(run))
-            ->Unit(benchmark::kMillisecond);
-      };
-      for (const EvictionPolicy policy :
-           {EvictionPolicy::kLru, EvictionPolicy::kFifo}) {
-        if (spec.ops & kHugeCapacity) {
-          add_bounded(policy, "-huge",
-                      [&spec, policy](benchmark::State& state) {
-                        TimeReplay<E>(state, spec,
-                                      {.capacity = kHugeCapacityNodes,
-                                       .policy = policy,
-                                       .page_size = 1});
-                      });
-        }
-        if (!(spec.ops & kCapacity)) continue;
-        for (const unsigned percent : {10u, 50u}) {
-          add_bounded(policy, std::to_string(percent),
-                      [&spec, policy, percent](benchmark::State& state) {
-                        CapacityReplayBenchmark<E>(state, spec, policy,
-                                                   percent);
-                      });
-        }
-      }
-    }
+    RegisterEngine<E>(catalog, std::string(E::kName),
+                      std::is_same_v<E, ReferenceTrie>, Direct<E>());
   });
   for (const WorkloadSpec& spec : catalog) {
     if (!(spec.ops & kCapacity)) continue;
@@ -288,6 +342,32 @@ void RegisterEngineBenchmarks(const std::vector<WorkloadSpec>& catalog) {
         [&spec](benchmark::State& state) { CurveBenchmark(state, spec); })
         ->Unit(benchmark::kMillisecond);
   }
+}
+
+RuntimeEngine ResolveRuntimeEngine(std::string_view name) {
+  if (!IsPluginName(name)) {
+    MakeEngine(name);  // throws, listing the valid names, if unknown
+    return {std::string(name), "virtual:" + std::string(name)};
+  }
+  const std::string table_name(MakeEngine(name)->name());
+  if (table_name.find_first_of("/ ") != std::string::npos) {
+    throw std::invalid_argument("plugin " +
+                                std::string(name.substr(kPluginPrefix.size())) +
+                                ": its name '" + table_name +
+                                "' holds a '/' or a space, which benchmark "
+                                "names cannot");
+  }
+  return {std::string(name), "plugin:" + table_name};
+}
+
+void RegisterRuntimeEngineBenchmarks(const std::vector<WorkloadSpec>& catalog,
+                                     const RuntimeEngine& engine) {
+  const std::string name = engine.name;
+  RegisterEngine<PrefixIndex>(catalog, engine.label,
+                              name == ReferenceTrie::kName,
+                              [name](const CacheOptions& options) {
+                                return MakeEngine(name, options);
+                              });
 }
 
 }  // namespace kvprefix::bench

@@ -3,7 +3,7 @@
 # repository root:
 #
 #   bench/run_report.sh [--out DIR | --publish] [--baseline OLD.json]
-#                       [--benchmarks-only]
+#                       [--plugin PATH ...] [--benchmarks-only]
 #
 #   --out DIR          the report folder (default build/bench-report):
 #                      DIR/benchmarks.md, its charts in DIR/img/, and
@@ -14,12 +14,18 @@
 #                      --benchmarks-only)
 #   --baseline FILE    the run to compare with (default: DIR's previous run,
 #                      else the published docs/data/kvprefix_bench.json)
+#   --plugin PATH      (repeatable) also benchmark the engine plugin at PATH
+#                      (a shared library built against
+#                      plugin/kvprefix_plugin.h) on the same workloads:
+#                      rows BM_<Op>/plugin:<its name>/..., in every table
+#                      and chart beside the built-in engines
 #   --benchmarks-only  skip bench/e2e.py and bench/curves.py (a quick check,
 #                      e.g. with KVPREFIX_BENCH_FILTER)
 #
-# Steps: a Release build in build-bench/; the Google Benchmark suite (every
-# engine x every workload, 5 repetitions, random interleaving; raw JSON in
-# DIR/data/kvprefix_bench.json); every row whose coefficient of variation of
+# Steps: a Release build in build-bench/ (the radix engine as a plugin too,
+# build-bench/tests/plugin/libkvprefix_radix_plugin.so, for --plugin); the
+# Google Benchmark suite (every engine x every workload, 5 repetitions,
+# random interleaving; raw JSON in DIR/data/kvprefix_bench.json); every row whose coefficient of variation of
 # CPU time is above 10% (bench/report.py's NOISY_CV) run again alone, once
 # (DIR/data/kvprefix_bench_rerun.json; the report shows the rerun and marks
 # it, and marks the rows still above 10% as noisy); the end-to-end CLI run
@@ -44,7 +50,7 @@ set -euo pipefail
 
 usage() {
   echo "usage: bench/run_report.sh [--out DIR | --publish] [--baseline OLD.json]" \
-    "[--benchmarks-only]" >&2
+    "[--plugin PATH ...] [--benchmarks-only]" >&2
   exit 2
 }
 
@@ -57,6 +63,7 @@ shown() {
 out_dir=$source_dir/build/bench-report
 baseline_arg=""
 benchmarks_only=false
+engine_flags=()
 command=(bench/run_report.sh)
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -72,6 +79,14 @@ while [[ $# -gt 0 ]]; do
       [[ -f "$2" ]] || { echo "run_report.sh: --baseline $2: no such file" >&2; exit 2; }
       baseline_arg=$(realpath "$2")
       command+=(--baseline "$(shown "$baseline_arg")")
+      shift 2
+      ;;
+    --plugin)
+      [[ $# -ge 2 ]] || usage
+      [[ -f "$2" ]] || { echo "run_report.sh: --plugin $2: no such file" >&2; exit 2; }
+      # An absolute path: dlopen searches the library path for a bare name.
+      engine_flags+=("--kvprefix_engine=plugin:$(realpath "$2")")
+      command+=(--plugin "$(shown "$2")")
       shift 2
       ;;
     --benchmarks-only) benchmarks_only=true && command+=("$1") && shift ;;
@@ -135,7 +150,8 @@ done
 
 cmake -S "$source_dir" -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DKVPREFIX_BENCH=ON > "$work_dir/cmake.log"
-ninja -C "$build_dir" -j2 kvprefix kvprefix_bench kvprefix_make_input
+ninja -C "$build_dir" -j2 kvprefix kvprefix_bench kvprefix_make_input \
+  kvprefix_radix_plugin
 
 commit=$(git -C "$source_dir" rev-parse --short HEAD)
 git -C "$source_dir" diff --quiet HEAD -- . ':!docs' || commit="$commit+uncommitted"
@@ -144,7 +160,7 @@ git -C "$source_dir" diff --quiet HEAD -- . ':!docs' || commit="$commit+uncommit
 # command line in its context.
 run_suite() {
   local filter=$1 out=$2
-  "$build_dir/bench/kvprefix_bench" \
+  "$build_dir/bench/kvprefix_bench" "${engine_flags[@]}" \
     --benchmark_filter="$filter" \
     --benchmark_repetitions="$repetitions" \
     --benchmark_enable_random_interleaving=true \

@@ -45,18 +45,38 @@ struct ReplaySummary {
 // by chunk: Access(request) for each request in order, then
 // on_match(i, request, match) with the match of step 1 and i the request's
 // number in the whole replay (summary.requests before it: 0, 1, 2, ...),
-// then adds it to `summary`. Cost: one Access per request. Throws whatever
+// then adds it to `summary`. Cost: one Access per request, and for a
+// bounded index one node_count() (an unbounded one only grows, so its peak
+// is its count at the end: one call in all, which matters where a call
+// crosses a plugin's boundary, plugin/plugin_engine.h). Throws whatever
 // Access or on_match throws (`summary` then counts the requests done).
 template <typename Index, typename OnMatch>
 void ContinueReplay(Index& index, const SequenceList& requests,
                     ReplaySummary& summary, OnMatch&& on_match) {
+  bool bounded = false;
+  if constexpr (requires { index.options(); }) {
+    bounded = index.options().bounded();
+  }
+  // The unbounded peak, taken however the loop ends.
+  struct FinalPeak {
+    Index& index;
+    ReplaySummary& summary;
+    bool bounded;
+    ~FinalPeak() {
+      if (!bounded) {
+        summary.peak_nodes = std::max(summary.peak_nodes, index.node_count());
+      }
+    }
+  } final_peak{index, summary, bounded};
   for (const TokenSpan request : requests) {
     const Match match = index.Access(request);
     on_match(static_cast<std::size_t>(summary.requests), request, match);
     ++summary.requests;
     summary.request_tokens += request.size();
     summary.matched_tokens += match.matched_length;
-    summary.peak_nodes = std::max(summary.peak_nodes, index.node_count());
+    if (bounded) {
+      summary.peak_nodes = std::max(summary.peak_nodes, index.node_count());
+    }
   }
 }
 

@@ -44,22 +44,27 @@ constexpr const char* CallName(Call call) {
   return "call";
 }
 
-// The call the thread is in, for DescribePluginCallInFlight: plain
-// thread-local data, written before and cleared after each call.
-struct CallInFlight {
-  const Library* library = nullptr;
-  Call call = Call::kOther;
-  std::uint64_t number = 0;
+// One kind of call of one cache, for DescribePluginCallInFlight: the
+// number is that cache's count of such calls (0: not counted). Atomic
+// because const calls (match) may run concurrently
+// (kvprefix/prefix_index.h); counted by a relaxed load and store, not a
+// locked increment: concurrent matches may lose a count, which only a
+// crash message's "#N" shows.
+struct CallRecord {
+  const Library* library;
+  Call call;
+  std::atomic<std::uint64_t> number;
 };
-thread_local CallInFlight call_in_flight;
+// The call the thread is in, or nullptr: one thread-local pointer, set
+// before and cleared after each call (a single store each way: the
+// boundary's bookkeeping is on the path of every sequence).
+thread_local const CallRecord* call_in_flight = nullptr;
 
-// Marks the thread as inside `library`'s `call` for its lifetime.
+// Marks the thread as inside `record`'s call for its lifetime.
 class CallScope {
  public:
-  CallScope(const Library& library, Call call, std::uint64_t number) {
-    call_in_flight = {&library, call, number};
-  }
-  ~CallScope() { call_in_flight.library = nullptr; }
+  explicit CallScope(const CallRecord& record) { call_in_flight = &record; }
+  ~CallScope() { call_in_flight = nullptr; }
   CallScope(const CallScope&) = delete;
   CallScope& operator=(const CallScope&) = delete;
 };
@@ -147,7 +152,7 @@ class PluginEngine final : public PrefixIndex {
     error.message[0] = '\0';
     kvprefix_status status;
     {
-      CallScope scope(library_, Call::kCreate, 1);
+      CallScope scope(Counted(Call::kCreate));
       status = table_.create(&c_options, &cache_, &error);
     }
     if (status == KVPREFIX_INVALID_ARGUMENT) {
@@ -160,7 +165,7 @@ class PluginEngine final : public PrefixIndex {
     }
   }
   ~PluginEngine() override {
-    CallScope scope(library_, Call::kOther, 0);
+    CallScope scope(records_[static_cast<int>(Call::kOther)]);
     table_.destroy(cache_);
   }
   PluginEngine(const PluginEngine&) = delete;
@@ -173,7 +178,7 @@ class PluginEngine final : public PrefixIndex {
     kvprefix_error error;
     kvprefix_status status;
     {
-      CallScope scope(library_, Call::kInsert, ++inserts_);
+      CallScope scope(Counted(Call::kInsert));
       status = table_.insert(cache_, sequence.data(), sequence.size(), &node,
                              &error);
     }
@@ -186,8 +191,7 @@ class PluginEngine final : public PrefixIndex {
     kvprefix_error error;
     kvprefix_status status;
     {
-      CallScope scope(library_, Call::kMatch,
-                      matches_.fetch_add(1, std::memory_order_relaxed) + 1);
+      CallScope scope(Counted(Call::kMatch));
       status =
           table_.match(cache_, request.data(), request.size(), &match, &error);
     }
@@ -195,16 +199,14 @@ class PluginEngine final : public PrefixIndex {
   }
 
   Match Access(TokenSpan request) override {
-    if (!has_access_) {
-      const Match match = MatchPrefix(request);
-      Insert(request);
-      return match;
+    if (!has_access_) [[unlikely]] {
+      return MatchThenInsert(request);
     }
     kvprefix_match match{};
     kvprefix_error error;
     kvprefix_status status;
     {
-      CallScope scope(library_, Call::kAccess, ++accesses_);
+      CallScope scope(Counted(Call::kAccess));
       status =
           table_.access(cache_, request.data(), request.size(), &match, &error);
     }
@@ -212,17 +214,17 @@ class PluginEngine final : public PrefixIndex {
   }
 
   std::uint64_t node_count() const override {
-    CallScope scope(library_, Call::kOther, 0);
+    CallScope scope(records_[static_cast<int>(Call::kOther)]);
     return table_.node_count(cache_);
   }
   std::uint64_t evicted_count() const override {
     if (!has_evicted_count_) return 0;
-    CallScope scope(library_, Call::kOther, 0);
+    CallScope scope(records_[static_cast<int>(Call::kOther)]);
     return table_.evicted_count(cache_);
   }
   std::size_t memory_bytes() const override {
     if (!has_memory_bytes_) return 0;
-    CallScope scope(library_, Call::kOther, 0);
+    CallScope scope(records_[static_cast<int>(Call::kOther)]);
     return table_.memory_bytes(cache_);
   }
   const CacheOptions& options() const override { return options_; }
@@ -233,7 +235,7 @@ class PluginEngine final : public PrefixIndex {
     kvprefix_error error;
     kvprefix_status status;
     {
-      CallScope scope(library_, Call::kOther, 0);
+      CallScope scope(records_[static_cast<int>(Call::kOther)]);
       status = table_.set_eviction_callback(
           cache_, listener_ ? &PluginEngine::OnEviction : nullptr, this,
           &error);
@@ -257,10 +259,35 @@ class PluginEngine final : public PrefixIndex {
     return text;
   }
 
-  // Throws what a failed status means (see plugin_engine.h).
+  // The record of a call of kind `call`, counted.
+  const CallRecord& Counted(Call call) const {
+    CallRecord& record = records_[static_cast<int>(call)];
+    record.number.store(record.number.load(std::memory_order_relaxed) + 1,
+                        std::memory_order_relaxed);
+    return record;
+  }
+
+  // Access without the plugin's access: out of the hot path, so that
+  // Access keeps a small frame.
+  [[gnu::noinline]] Match MatchThenInsert(TokenSpan request) {
+    const Match match = MatchPrefix(request);
+    Insert(request);
+    return match;
+  }
+
+  // Throws what a failed status means (see plugin_engine.h). Inline, with
+  // the throwing out of line: a call costs one comparison when it succeeds.
   void Check(kvprefix_status status, kvprefix_error& error,
              const char* call) const {
-    if (status == KVPREFIX_OK) return;
+    if (status != KVPREFIX_OK) [[unlikely]] {
+      Fail(status, error, call);
+    }
+  }
+
+  // Check's failure: throws the status's exception.
+  [[noreturn, gnu::noinline, gnu::cold]] void Fail(kvprefix_status status,
+                                                   kvprefix_error& error,
+                                                   const char* call) const {
     error.message[sizeof(error.message) - 1] = '\0';  // trust no plugin
     const std::string message = library_.label + ": " + call + " failed: ";
     switch (status) {
@@ -281,14 +308,21 @@ class PluginEngine final : public PrefixIndex {
   Match Checked(kvprefix_status status, kvprefix_error& error, const char* call,
                 const kvprefix_match& match, std::size_t length) const {
     Check(status, error, call);
-    if (match.matched_length > length) {
-      throw PluginError(
-          library_.label + ": " + call + " returned matched_length " +
-          std::to_string(match.matched_length) + " for a request of " +
-          std::to_string(length) + " tokens");
+    if (match.matched_length > length) [[unlikely]] {
+      TooLong(call, match.matched_length, length);
     }
     return Match{static_cast<std::size_t>(match.matched_length),
                  match.cache_node};
+  }
+
+  // Checked's failure: a matched length longer than the request.
+  [[noreturn, gnu::noinline, gnu::cold]] void TooLong(
+      const char* call, std::uint64_t matched_length,
+      std::size_t length) const {
+    throw PluginError(library_.label + ": " + call +
+                      " returned matched_length " +
+                      std::to_string(matched_length) + " for a request of " +
+                      std::to_string(length) + " tokens");
   }
 
   const Library& library_;
@@ -300,10 +334,12 @@ class PluginEngine final : public PrefixIndex {
   const bool has_eviction_callback_;
   kvprefix_cache* cache_ = nullptr;
   EvictionListener listener_;
-  std::uint64_t inserts_ = 0;
-  // Const calls may run concurrently (kvprefix/prefix_index.h).
-  mutable std::atomic<std::uint64_t> matches_ = 0;
-  std::uint64_t accesses_ = 0;
+  // Indexed by Call; kOther's number stays 0.
+  mutable CallRecord records_[5] = {{&library_, Call::kCreate, 0},
+                                    {&library_, Call::kInsert, 0},
+                                    {&library_, Call::kMatch, 0},
+                                    {&library_, Call::kAccess, 0},
+                                    {&library_, Call::kOther, 0}};
 };
 
 // Appends `text` to buffer[*used..size - 1) without allocating.
@@ -327,22 +363,24 @@ std::unique_ptr<PrefixIndex> MakePluginEngine(std::string_view path,
 }
 
 bool DescribePluginCallInFlight(char* buffer, std::size_t size) {
-  const CallInFlight call = call_in_flight;
-  if (call.library == nullptr || size == 0) return false;
+  const CallRecord* in_flight = call_in_flight;
+  if (in_flight == nullptr || size == 0) return false;
+  const std::uint64_t number =
+      in_flight->number.load(std::memory_order_relaxed);
   std::size_t used = 0;
-  const char* name = CallName(call.call);
+  const char* name = CallName(in_flight->call);
   Append(buffer, size, &used, name, std::strlen(name));
-  if (call.number != 0) {
+  if (number != 0) {
     char digits[24];
     std::size_t count = 0;
-    for (std::uint64_t n = call.number; n != 0; n /= 10) {
+    for (std::uint64_t n = number; n != 0; n /= 10) {
       digits[count++] = static_cast<char>('0' + n % 10);
     }
     Append(buffer, size, &used, " #", 2);
     while (count > 0) Append(buffer, size, &used, &digits[--count], 1);
   }
   Append(buffer, size, &used, " of ", 4);
-  const std::string& label = call.library->label;
+  const std::string& label = in_flight->library->label;
   Append(buffer, size, &used, label.data(), label.size());
   buffer[used] = '\0';
   return true;

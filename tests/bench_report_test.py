@@ -3,8 +3,9 @@
 
 Checks what the report says about a comparison (a U test that cannot reach
 significance with too few repetitions is named as such, not counted as "0
-benchmarks changed"), noisy rows and their reruns, integer node counts, and
-paths. Exits 77 (skipped, saying so) without Google Benchmark's compare.py,
+benchmarks changed"), noisy rows and their reruns, integer node counts,
+paths, and a plugin's rows (kvprefix_bench --kvprefix_engine=plugin:PATH) in
+the tables, the charts and the overhead table. Exits 77 (skipped, saying so) without Google Benchmark's compare.py,
 scipy or matplotlib (scripts/dev.sh installs them).
 """
 
@@ -28,11 +29,11 @@ def check(condition, what, text=""):
         print(f"FAILED: {what}\n{text}", file=sys.stderr)
 
 
-def run_json(times, repetitions, spread=None, nodes=3072.0):
+def run_json(times, repetitions, spread=None, nodes=3072.0, counters=None):
     """Google Benchmark JSON: each name in `times` (ms) run `repetitions`
     times, CPU times spread evenly over +-1% (or +-`spread[name]`) of it, so
     that the median is the given time, with the median and cv aggregates
-    kvprefix_bench writes."""
+    kvprefix_bench writes; `counters[name]` replaces counters of that row."""
     benchmarks = []
     for name, base in times.items():
         width = (spread or {}).get(name, 0.01)
@@ -40,7 +41,8 @@ def run_json(times, repetitions, spread=None, nodes=3072.0):
                   for i in range(repetitions)] if repetitions > 1 else [base]
         common = {"run_name": name, "repetitions": repetitions, "threads": 1,
                   "time_unit": "ms", "nodes": nodes, "bytes_per_node": 8.5,
-                  "hit_ratio": 0.5, "answer_digest": 7.0}
+                  "hit_ratio": 0.5, "answer_digest": 7.0, "length_digest": 5.0}
+        common.update((counters or {}).get(name, {}))
         for i, value in enumerate(values):
             benchmarks.append(dict(common, name=name, run_type="iteration",
                                    repetition_index=i, iterations=10,
@@ -150,6 +152,75 @@ def counts_and_paths(folder):
           "NDEBUG" in text, "the debug library is not explained", text)
 
 
+def load_report_module():
+    spec = importlib.util.spec_from_file_location("report", REPORT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def plugin_rows(folder):
+    """A plugin's rows, as kvprefix_bench --kvprefix_engine=plugin:PATH and
+    =radix write them: in the key table, the answer check (its own node IDs,
+    the same lengths), the overhead table and the charts' bars."""
+    times = dict(TIMES)
+    times.update({"BM_Match/radix/mooncake-conversation/2000": 1.0,
+                  "BM_Match/plugin:radix/mooncake-conversation/2000": 1.05,
+                  "BM_Match/plugin:radix/wide/100": 2.4,
+                  "BM_Match/virtual:radix/wide/100": 2.1,
+                  "BM_Build/radix/wide/100": 1.0,
+                  "BM_Build/plugin:radix/wide/100": 3.0})
+    run = run_json(times, 3, counters={
+        "BM_Match/plugin:radix/wide/100": {"answer_digest": 9.0}})
+    for bench in run["benchmarks"]:  # a plugin without memory_bytes
+        if bench["run_name"] == "BM_Build/plugin:radix/wide/100":
+            del bench["bytes_per_node"]
+    run["context"]["engines"] = "reference radix plugin:radix virtual:radix"
+    run["context"]["engine_source:plugin:radix"] = (
+        "plugin:/elsewhere/src/build/tests/plugin/libkvprefix_radix_plugin.so")
+    run["context"]["engine_source:virtual:radix"] = "radix"
+    text = report(folder, [write(folder, "run.json", run)])
+    check("| wide (wide/100) | plugin:radix | 333 | –× | 417 | 4.17× | – | 3,072 |"
+          in text, "the plugin's row of the key table is missing or wrong", text)
+    check("Engines: reference, radix, plugin:radix, virtual:radix." in text,
+          "the plugin is not listed among the engines", text)
+    check("| plugin:radix | `plugin:build/tests/plugin/libkvprefix_radix_plugin.so` |"
+          in text, "the plugin's path is not shown relative to its tree", text)
+    check("| BM_Match/plugin:radix/wide/100 | 500 | 476 | 417 | **1.20×** | 1.14× |"
+          in text, "the overhead row (plugin / compiled in, / virtual) is wrong", text)
+    check("on the Mooncake rows the worst is 1.050× (within the target)" in text,
+          "the target is not judged on the Mooncake row alone (5% slower)", text)
+    check("| BM_Match/plugin:radix/mooncake-conversation/2000 | 1,000 | – | 952 | "
+          "1.05× | – |" in text, "the Mooncake overhead row is missing", text)
+    check("but for plugins that number nodes their own way: plugin:radix on "
+          "wide/100" in text and "answers differ" not in text,
+          "a plugin with its own node IDs and the same lengths is not told "
+          "apart from wrong answers", text)
+    # The charts' data: every engine's bar, the plugin's with its throughput.
+    module = load_report_module()
+    drawn = {}
+
+    def record(fig, img_dir, name):
+        drawn[name] = {bars.get_label(): [bar.get_height() for bar in bars]
+                       for bars in fig.axes[0].containers}
+        module.plt.close(fig)
+        return name
+
+    module.save = record
+    context, results, _ = module.load_runs([os.path.join(folder, "run.json")])
+    engines = module.engines_in(context, results)
+    module.charts_section(results, engines, folder, folder)
+    match = drawn.get("match_throughput.png", {})
+    check(sorted(match) == ["plugin:radix", "radix", "reference", "virtual:radix"]
+          and abs(match["plugin:radix"][0] - 1e9 / 2.4 / 1e6) < 1e-6,
+          f"the match chart's bars are {match}, not every engine's with the "
+          "plugin's throughput")
+    memory = drawn.get("bytes_per_node.png", {})
+    check(memory.get("plugin:radix") == [] and memory.get("radix") == [8.5],
+          "the plugin without memory_bytes has a bytes-per-node bar: "
+          f"{memory}")
+
+
 def main():
     missing = [what for what, present in (
         (COMPARE, os.path.exists(COMPARE)),
@@ -160,7 +231,7 @@ def main():
               "libbenchmark-tools, python3-scipy, python3-matplotlib)")
         return 77
     for test in (too_few_repetitions, enough_repetitions, noisy_rows_and_reruns,
-                 counts_and_paths):
+                 counts_and_paths, plugin_rows):
         before = len(failures)
         with tempfile.TemporaryDirectory() as folder:
             test(folder)

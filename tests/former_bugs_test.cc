@@ -78,6 +78,7 @@
 // Benchmark reports
 //   a comparison with too few repetitions for the U test to reach p < 0.05 (3 against 3) reported "0 benchmarks changed" beside a +52% geometric mean -- ctest bench_report
 //   node counts below 100,000 were printed with decimals (3,072.00), and the report showed the maintainer's absolute trace folder -- ctest bench_report
+//   the radix plugin exported its static libraries' functions, so every call between them went through the PLT: 25% over the compiled-in engine on block-mode replay -- PluginTest.RadixPluginExportsOnlyItsEntryPoint
 // Layering
 //   the shipped CLI linked the test library: mutants, RapidCheck and nlohmann-json were in build/kvprefix -- ctest cli_symbols
 //   includes pointed up: the core included every engine, verify/ included cli/ and testing/ -- ctest layering
