@@ -56,10 +56,14 @@ class EvictedPages {
   // An EvictionListener recording into `*this` (which must outlive it).
   EvictionListener Listener(std::size_t page_size);
 
+  // The number of pages recorded. O(1).
   std::size_t size() const { return pages_.size(); }
+  // Page `i` (i < size()): a view into the buffers, valid until the next
+  // Add or Clear. O(1).
   TokenSpan page(std::size_t i) const {
     return TokenSpan(tokens_).subspan(pages_[i].first, pages_[i].second);
   }
+  // Forgets every page, keeping the buffers' memory. O(1).
   void Clear() {
     tokens_.clear();
     pages_.clear();
