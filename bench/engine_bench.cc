@@ -259,8 +259,8 @@ void RegisterEngineBenchmarks(const std::vector<WorkloadSpec>& catalog) {
             std::move(run))
             ->Unit(benchmark::kMillisecond);
       };
-      for (const EvictionPolicy policy :
-           {EvictionPolicy::kLru, EvictionPolicy::kFifo}) {
+      for (const EvictionPolicyEntry& entry : kEvictionPolicies) {
+        const EvictionPolicy policy = entry.policy;
         if (spec.ops & kHugeCapacity) {
           add_bounded(policy, "-huge",
                       [&spec, policy](benchmark::State& state) {

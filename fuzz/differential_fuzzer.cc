@@ -8,11 +8,13 @@
 // writes inputs in this format):
 //   1. alphabet byte a: the small alphabet is the tokens 0 .. (a % 8).
 //   2. cache byte k, the CacheOptions every engine is built with: page size
-//      1 + (k & 3) tokens (1..4); bit 2 set = fifo, clear = lru; bit 3 set =
-//      bounded, with a capacity byte c next: capacity c nodes (0..254), or
-//      for c = 0xFF the next two bytes as an unsigned 16-bit capacity
-//      (most significant first); bit 3 clear = unbounded. Bits 4-7 are
-//      ignored.
+//      1 + (k & 3) tokens (1..4); bit 3 set = bounded, with a capacity
+//      byte c next: capacity c nodes (0..254), or for c = 0xFF the next two
+//      bytes as an unsigned 16-bit capacity (most significant first); bit 3
+//      clear = unbounded. The policy is kEvictionPolicies[n % its size]
+//      (kvprefix/cache.h) for n = bit 2 + 2 * (k >> 4): bit 2 alone picks
+//      lru (clear) or fifo (set), as it did when it was the only policy
+//      bit, and bits 4-7 pick among further policies.
 //   3. then, while bytes remain and fewer than kMaxOperations were decoded,
 //      one operation:
 //        op byte o: o & 3 = 0 insert, 1 match, 2 or 3 access (the serving
@@ -75,8 +77,9 @@ constexpr std::uint8_t kFirstExtremeByte = 0xE0;
 constexpr std::uint8_t kAlphabetSizes = 8;
 // The cache byte (see the top comment).
 constexpr std::uint8_t kPageSizeBits = 3;
-constexpr std::uint8_t kFifoBit = 1 << 2;
+constexpr int kPolicyLowShift = 2;  // bit 2: the policy number's low bit
 constexpr std::uint8_t kBoundedBit = 1 << 3;
+constexpr int kPolicyHighShift = 4;  // bits 4-7: the rest of it
 constexpr std::uint8_t kWideCapacityByte = 0xFF;
 // The op byte.
 constexpr std::uint8_t kKindBits = 3;
@@ -151,8 +154,10 @@ CacheOptions ConsumeCacheOptions(FuzzedDataProvider& provider) {
   const auto byte = provider.ConsumeIntegral<std::uint8_t>();
   CacheOptions options;
   options.page_size = 1 + (byte & kPageSizeBits);
+  const std::size_t policy_number =
+      ((byte >> kPolicyLowShift) & 1) | (byte >> kPolicyHighShift) << 1;
   options.policy =
-      (byte & kFifoBit) != 0 ? EvictionPolicy::kFifo : EvictionPolicy::kLru;
+      kEvictionPolicies[policy_number % kEvictionPolicies.size()].policy;
   if ((byte & kBoundedBit) != 0) {
     options.capacity = provider.ConsumeIntegral<std::uint8_t>();
     if (options.capacity == kWideCapacityByte) {
