@@ -304,8 +304,8 @@ void RegisterEngine(const std::vector<WorkloadSpec>& catalog,
           std::move(run))
           ->Unit(benchmark::kMillisecond);
     };
-    for (const EvictionPolicy policy :
-         {EvictionPolicy::kLru, EvictionPolicy::kFifo}) {
+    for (const EvictionPolicyEntry& entry : kEvictionPolicies) {
+      const EvictionPolicy policy = entry.policy;
       if (spec.ops & kHugeCapacity) {
         add_bounded(policy, "-huge",
                     [&spec, policy, make](benchmark::State& state) {

@@ -18,7 +18,8 @@ static_assert(kFirstExtremeByte + kFuzzExtremeTokens.size() <= 0xFF);
 constexpr std::uint8_t kAlphabetSizes = 8;
 // The cache byte (see the header).
 constexpr std::uint8_t kPageSizeBits = 3;
-constexpr std::uint8_t kFifoBit = 1 << 2;
+constexpr int kPolicyLowShift = 2;   // bit 2: the policy number's low bit
+constexpr int kPolicyHighShift = 4;  // bits 4-7: the rest of it
 constexpr std::uint8_t kBoundedBit = 1 << 3;
 constexpr std::uint8_t kWideCapacityByte = 0xFF;
 // The op byte.
@@ -69,8 +70,10 @@ CacheOptions ReadCacheOptions(TailReader& reader) {
   const auto byte = reader.Integral<std::uint8_t>();
   CacheOptions options;
   options.page_size = 1 + (byte & kPageSizeBits);
+  const std::size_t policy_number =
+      ((byte >> kPolicyLowShift) & 1) | (byte >> kPolicyHighShift) << 1;
   options.policy =
-      (byte & kFifoBit) != 0 ? EvictionPolicy::kFifo : EvictionPolicy::kLru;
+      kEvictionPolicies[policy_number % kEvictionPolicies.size()].policy;
   if ((byte & kBoundedBit) != 0) {
     options.capacity = reader.Integral<std::uint8_t>();
     if (options.capacity == kWideCapacityByte) {

@@ -22,10 +22,13 @@
 // significant; once the bytes run out a read gives its lowest value.
 //   1. alphabet byte a: the small alphabet is the tokens 0 .. (a % 8).
 //   2. cache byte k, the CacheOptions every engine is built with: page size
-//      1 + (k & 3) tokens (1..4); bit 2 set = fifo, clear = lru; bit 3 set =
-//      bounded, with a capacity byte c next: capacity c nodes (0..254), or
-//      for c = 0xFF the next two bytes as an unsigned 16-bit capacity; bit 3
-//      clear = unbounded. Bits 4-7 are ignored.
+//      1 + (k & 3) tokens (1..4); bit 3 set = bounded, with a capacity
+//      byte c next: capacity c nodes (0..254), or for c = 0xFF the next two
+//      bytes as an unsigned 16-bit capacity; bit 3 clear = unbounded. The
+//      policy is kEvictionPolicies[n % its size] (kvprefix/cache.h) for
+//      n = bit 2 + 2 * (k >> 4): bit 2 alone picks lru (clear) or fifo
+//      (set), as when it was the only policy bit; bits 4-7 pick among
+//      further policies.
 //   3. then, while bytes remain and fewer than kMaxFuzzOperations were
 //      decoded, one operation:
 //        op byte o: o & 3 = 0 insert, 1 match, 2 or 3 access (the serving

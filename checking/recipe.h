@@ -206,8 +206,14 @@ inline constexpr std::array<Weighted<Operation::Kind>, 3>
     kCacheOperationWeights = {{{3, Operation::Kind::kAccess},
                                {1, Operation::Kind::kInsert},
                                {1, Operation::Kind::kMatch}}};
-inline constexpr std::array<Weighted<EvictionPolicy>, 2> kPolicyWeights = {
-    {{1, EvictionPolicy::kLru}, {1, EvictionPolicy::kFifo}}};
+// Every policy of kEvictionPolicies, equally often.
+inline constexpr auto kPolicyWeights = [] {
+  std::array<Weighted<EvictionPolicy>, kEvictionPolicies.size()> weights{};
+  for (std::size_t i = 0; i < weights.size(); ++i) {
+    weights[i] = {1, kEvictionPolicies[i].policy};
+  }
+  return weights;
+}();
 // Page sizes 1 to 3 (1, the token trie, as often as the others together).
 inline constexpr std::array<Weighted<std::uint64_t>, 3> kPageSizeWeights = {
     {{2, 1}, {1, 2}, {1, 3}}};

@@ -9,6 +9,7 @@
 #include <limits>
 #include <stdexcept>
 #include <utility>
+#include <vector>
 
 #include "cli/option_checks.h"
 
@@ -76,12 +77,17 @@ void AddCacheOptions(CLI::App& command, CacheArguments& cache, bool bounded) {
       "and a unit B, KB, MB, GB, TB, KiB, MiB, GiB or TiB, holding "
       "floor(size / KV bytes of one node) nodes at the page size the replay "
       "runs on; default: unbounded (nothing is evicted)");
+  std::vector<std::string> policies;
+  std::string policy_help = "Eviction policy:";
+  for (const EvictionPolicyEntry& entry : kEvictionPolicies) {
+    policies.emplace_back(entry.name);
+    policy_help +=
+        fmt::format("{} {} evicts {}", policies.size() == 1 ? "" : ",",
+                    entry.name, entry.victim);
+  }
   cache.policy_option =
-      command
-          .add_option("--policy", cache.policy,
-                      "Eviction policy: lru evicts the least recently used "
-                      "leaf, fifo the oldest created leaf")
-          ->check(CLI::IsMember({"lru", "fifo"}))
+      command.add_option("--policy", cache.policy, policy_help)
+          ->check(CLI::IsMember(policies))
           ->capture_default_str();
   AddKvBytesPerTokenOption(
       command, cache,
@@ -168,8 +174,8 @@ UInt128 NodeBytes(const CacheArguments& cache, std::uint64_t symbol_tokens) {
 
 CacheOptions ToCacheOptions(const CacheArguments& cache,
                             std::uint64_t symbol_tokens) {
-  CacheOptions options{.policy = cache.policy == "fifo" ? EvictionPolicy::kFifo
-                                                        : EvictionPolicy::kLru,
+  // --policy's check admits only the names ParseEvictionPolicy knows.
+  CacheOptions options{.policy = ParseEvictionPolicy(cache.policy).value(),
                        .page_size = cache.page_size};
   // Given, even as "": an empty capacity is a mistake, not "unbounded".
   if (cache.capacity_option != nullptr && cache.capacity_option->count() > 0) {

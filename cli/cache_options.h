@@ -21,7 +21,7 @@ __extension__ using UInt128 = unsigned __int128;
 
 struct CacheArguments {
   std::string capacity;  // as typed: nodes, or a size with a unit
-  std::string policy = "lru";
+  std::string policy{EvictionPolicyName(CacheOptions{}.policy)};
   std::uint64_t page_size = 1;
   std::uint64_t kv_bytes_per_token = 0;  // 0: not given
   // The options as CLI11 holds them, to tell "given" from "default".

@@ -28,8 +28,10 @@ FIRST_EXTREME_BYTE = 0xE0
 RAW_TOKEN_BYTE = 0xFF
 # The cache byte.
 MAX_PAGE_SIZE = 4
-FIFO_BIT = 1 << 2
+POLICIES = ["lru", "fifo"]  # kEvictionPolicies (kvprefix/cache.h), in order
+POLICY_LOW_SHIFT = 2  # bit 2: the policy number's low bit
 BOUNDED_BIT = 1 << 3
+POLICY_HIGH_SHIFT = 4  # bits 4-7: the rest of it
 WIDE_CAPACITY_BYTE = 0xFF
 MAX_CAPACITY = 2**16 - 1
 # The op byte.
@@ -54,7 +56,11 @@ def cache_bytes(capacity, policy, page_size):
     """The cache byte and, bounded, the capacity bytes."""
     if not 1 <= page_size <= MAX_PAGE_SIZE:
         sys.exit(f"page size {page_size} outside 1..{MAX_PAGE_SIZE}")
-    byte = page_size - 1 | (FIFO_BIT if policy == "fifo" else 0)
+    if policy not in POLICIES:
+        sys.exit(f"policy {policy!r} is not one of {POLICIES}")
+    number = POLICIES.index(policy)
+    byte = (page_size - 1 | (number & 1) << POLICY_LOW_SHIFT
+            | number >> 1 << POLICY_HIGH_SHIFT)
     if capacity is None:
         return [byte]
     if capacity > MAX_CAPACITY:

@@ -28,7 +28,7 @@ void ReadReplayMember(const Context& context, std::size_t index, Value value,
       if (!policy) {
         throw InputError(
             context.Prefix() + path.str(),
-            fmt::format("expected \"lru\" or \"fifo\", found \"{}\"",
+            fmt::format("expected {}, found \"{}\"", EvictionPolicyChoices('"'),
                         EscapeForMessage(name)));
       }
       out.options.policy = *policy;

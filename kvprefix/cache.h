@@ -4,10 +4,13 @@
 #ifndef KVPREFIX_KVPREFIX_CACHE_H_
 #define KVPREFIX_KVPREFIX_CACHE_H_
 
+#include <array>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <limits>
 #include <optional>
+#include <string>
 #include <string_view>
 
 #include "kvprefix/types.h"
@@ -15,6 +18,10 @@
 namespace kvprefix {
 
 // Which leaf leaves first when a cache is over capacity (SPEC §8 step 4).
+// Each enumerator has one entry in kEvictionPolicies below, at the position
+// of its value; code that depends on the policy switches over it with no
+// default case, so that -Werror=switch (CMakeLists.txt) rejects a new
+// enumerator wherever it is not handled.
 enum class EvictionPolicy : std::uint8_t {
   // The leaf with the smallest stamp: the least recently used. Stamps are
   // unique among leaves, so there are no ties to break.
@@ -23,17 +30,91 @@ enum class EvictionPolicy : std::uint8_t {
   kFifo,
 };
 
-// "lru" or "fifo", the names used in the CLI, JSON and Python. Thread-safe.
-constexpr std::string_view EvictionPolicyName(EvictionPolicy policy) {
-  return policy == EvictionPolicy::kFifo ? "fifo" : "lru";
+// One eviction policy as the front ends show it.
+struct EvictionPolicyEntry {
+  EvictionPolicy policy;
+  // The name used in the CLI, JSON, Python, benchmark names and reports:
+  // one lower-case word.
+  std::string_view name;
+  // What it evicts, completing "<name> evicts ...": the --policy help.
+  std::string_view victim;
+};
+
+// The list of eviction policies: the one place that names them. Parsing,
+// names, the CLI's --policy choices and help, the replay-document reader,
+// Python, the fuzzer's decoder, verify's generator and the benchmarks take
+// their policies from here, in this order (the default, lru, first).
+inline constexpr std::array<EvictionPolicyEntry, 2> kEvictionPolicies = {{
+    {EvictionPolicy::kLru, "lru", "the least recently used leaf"},
+    {EvictionPolicy::kFifo, "fifo", "the oldest created leaf"},
+}};
+
+// The position of `policy` in kEvictionPolicies. The cases name the list's
+// entries: a new enumerator fails to compile here until it is handled, and
+// its case fails until the list has an entry for it. O(1). Thread-safe.
+constexpr std::size_t EvictionPolicyIndex(EvictionPolicy policy) {
+  switch (policy) {
+    case kEvictionPolicies[0].policy:
+    case kEvictionPolicies[1].policy:
+      break;
+  }
+  return static_cast<std::size_t>(policy);
 }
 
-// The policy named `name` ("lru" or "fifo", exactly), or nullopt.
+static_assert(
+    [] {
+      for (std::size_t i = 0; i < kEvictionPolicies.size(); ++i) {
+        if (EvictionPolicyIndex(kEvictionPolicies[i].policy) != i) {
+          return false;
+        }
+      }
+      return true;
+    }(),
+    "kEvictionPolicies lists every enumerator once, in the order of their "
+    "values");
+
+// The name of `policy` ("lru", "fifo"), as kEvictionPolicies gives it.
+// O(1). Thread-safe.
+constexpr std::string_view EvictionPolicyName(EvictionPolicy policy) {
+  return kEvictionPolicies[EvictionPolicyIndex(policy)].name;
+}
+
+// The policy named `name` (exactly, as kEvictionPolicies names it), or
+// nullopt. O(policies). Thread-safe.
 constexpr std::optional<EvictionPolicy> ParseEvictionPolicy(
     std::string_view name) {
-  if (name == "lru") return EvictionPolicy::kLru;
-  if (name == "fifo") return EvictionPolicy::kFifo;
+  for (const EvictionPolicyEntry& entry : kEvictionPolicies) {
+    if (entry.name == name) return entry.policy;
+  }
   return std::nullopt;
+}
+
+// The names of all policies, for messages that list the valid ones: each
+// between two `quote`s, the last two joined by " or ", the others by ", "
+// (e.g. "'lru' or 'fifo'"). O(policies). Thread-safe.
+inline std::string EvictionPolicyChoices(char quote) {
+  std::string choices;
+  for (std::size_t i = 0; i < kEvictionPolicies.size(); ++i) {
+    if (i > 0) choices += i + 1 == kEvictionPolicies.size() ? " or " : ", ";
+    choices += quote;
+    choices += kEvictionPolicies[i].name;
+    choices += quote;
+  }
+  return choices;
+}
+
+// True if a bounded cache under `policy` has to keep a stamp per node, set
+// on every touch (SPEC §8 step 3), to order its leaves: lru. Engines skip
+// the stamps, and the touches, for the other policies, whose order does not
+// read them. O(1). Thread-safe.
+constexpr bool KeepsStamps(EvictionPolicy policy) {
+  switch (policy) {
+    case EvictionPolicy::kLru:
+      return true;
+    case EvictionPolicy::kFifo:
+      return false;
+  }
+  return true;  // not reached: every enumerator has a case
 }
 
 // A capacity no trie can reach: the cache never evicts, and replay gives

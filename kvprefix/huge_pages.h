@@ -4,10 +4,10 @@
 // zeroes the page and maps it. On 4 KiB pages that is one fault per 4 KiB;
 // with transparent huge pages (THP) one fault maps 2 MiB. On the machines
 // kvprefix is measured on, touching 512 MiB of fresh memory takes 0.3-1.5 s
-// on 4 KiB pages and 0.04-0.09 s on huge pages, and `kvprefix match` on a
-// 249 MB input used to take ~290,000 page faults. Most distributions ship
-// THP in "madvise" mode (/sys/kernel/mm/transparent_hugepage/enabled): only
-// memory that asks with madvise(MADV_HUGEPAGE) gets huge pages
+// on 4 KiB pages and 0.04-0.09 s on huge pages (docs/design_history.md has
+// what that did to `kvprefix match`). Most distributions ship THP in
+// "madvise" mode (/sys/kernel/mm/transparent_hugepage/enabled): only memory
+// that asks with madvise(MADV_HUGEPAGE) gets huge pages
 // (Documentation/admin-guide/mm/transhuge.rst in the Linux sources).
 //
 // So large buffers ask. The memory still comes from malloc (glibc serves

@@ -22,6 +22,36 @@ constexpr std::size_t VectorHeapBytes(std::size_t capacity) {
   return capacity == 0 ? 0 : MallocChunkBytes(capacity * sizeof(T));
 }
 
+// Control bytes that an Abseil Swiss table clones after its last slot's
+// control byte: one probe group less one, where a group is 16 bytes with
+// SSE2 and 8 otherwise (Group and NumClonedBytes in
+// absl/container/internal/raw_hash_set.h).
+#ifdef __SSE2__
+inline constexpr std::size_t kSwissTableClonedControlBytes = 16 - 1;
+#else
+inline constexpr std::size_t kSwissTableClonedControlBytes = 8 - 1;
+#endif
+
+// The chunk bytes behind an absl::flat_hash_map or flat_hash_set `table`
+// (anything with capacity() and a value_type laid out as its slot), 0 while
+// it has no backing array. Abseil allocates one array per table
+// (raw_hash_set.h, SlotOffset and AllocSize, as of the 20220623 release the
+// project builds with): capacity() + 1 + kSwissTableClonedControlBytes
+// control bytes (one per slot, a sentinel, the cloned group), rounded up to
+// the slot alignment, then capacity() slots; the allocator rounds the whole
+// up to the slot alignment too, which a malloc chunk's 16-byte rounding
+// already covers. Excludes what the keys and values own on the heap. O(1).
+template <typename Table>
+std::size_t FlatHashTableBytes(const Table& table) {
+  using Slot = typename Table::value_type;
+  const std::size_t capacity = table.capacity();
+  if (capacity == 0) return 0;
+  const std::size_t control =
+      (capacity + 1 + kSwissTableClonedControlBytes + alignof(Slot) - 1) &
+      ~(alignof(Slot) - 1);
+  return MallocChunkBytes(control + capacity * sizeof(Slot));
+}
+
 // Makes room for `needed` elements in `vector` (a std::vector or anything
 // with capacity() and reserve()), at least doubling its capacity when it
 // grows, but not past `limit` unless `needed` is above it. So a reserve

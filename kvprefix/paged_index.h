@@ -107,10 +107,7 @@ class PageTable {
     return VectorHeapBytes<Token>(contents_.capacity()) +
            VectorHeapBytes<std::uint64_t>(counts_.capacity()) +
            VectorHeapBytes<Token>(free_.capacity()) +
-           (symbols_.capacity() == 0
-                ? 0
-                : MallocChunkBytes(symbols_.capacity() * (1 + sizeof(Token)) +
-                                   16));
+           FlatHashTableBytes(symbols_);
   }
 
  private:

@@ -37,18 +37,6 @@ constexpr std::size_t kMaxBoundedFamily = 64;
 // Slots allocated for a new index; the arrays then grow by 1/16.
 constexpr std::size_t kInitialSlots = 1024;
 
-// Heap bytes of an absl::flat_hash_map / flat_hash_set backing array: one
-// control byte per slot plus a cloned group of 16, padded to the slot
-// alignment, then the slots (absl/container/internal/raw_hash_set.h).
-template <typename Map>
-std::size_t HashTableHeapBytes(const Map& map) {
-  if (map.capacity() == 0) return 0;
-  using Slot = typename Map::value_type;
-  const std::size_t control =
-      (map.capacity() + 1 + 15 + alignof(Slot) - 1) & ~(alignof(Slot) - 1);
-  return MallocChunkBytes(control + map.capacity() * sizeof(Slot));
-}
-
 template <typename T>
 std::size_t ArrayHeapBytes(std::size_t capacity) {
   return capacity == 0 ? 0 : MallocChunkBytes(capacity * sizeof(T));
@@ -201,7 +189,7 @@ void DoubleArrayTrie::EnsureSize(std::size_t size) {
   cells_.Reallocate(capacity);
   if (bounded_) {
     ids64_.Reallocate(capacity);
-    if (options_.policy == EvictionPolicy::kLru) stamps_.Reallocate(capacity);
+    if (KeepsStamps(options_.policy)) stamps_.Reallocate(capacity);
   } else {
     ids_.Reallocate(capacity);
   }
@@ -304,7 +292,7 @@ std::int64_t DoubleArrayTrie::CreateNode(std::int64_t t, std::int64_t parent,
   ++stored_;
   if constexpr (kBounded) {
     ids64_[t] = ++next_id_;
-    if (options_.policy == EvictionPolicy::kLru) stamps_[t] = stamp_;
+    if (KeepsStamps(options_.policy)) stamps_[t] = stamp_;
   } else {
     ids_[t] = static_cast<std::uint32_t>(stored_);
   }
@@ -467,7 +455,7 @@ void DoubleArrayTrie::MoveNode(std::int64_t from, std::int64_t to,
   cells_[to] = Cell{base, static_cast<std::int32_t>(parent)};
   if constexpr (kBounded) {
     ids64_[to] = ids64_[from];
-    if (options_.policy == EvictionPolicy::kLru) stamps_[to] = stamps_[from];
+    if (KeepsStamps(options_.policy)) stamps_[to] = stamps_[from];
   } else {
     ids_[to] = ids_[from];
   }
@@ -530,7 +518,7 @@ NodeId DoubleArrayTrie::InsertBounded(TokenSpan sequence) {
   const std::size_t keep = capacity < sequence.size()
                                ? static_cast<std::size_t>(capacity)
                                : sequence.size();
-  const bool lru = options_.policy == EvictionPolicy::kLru;
+  const bool stamps = KeepsStamps(options_.policy);
   const std::uint64_t stamp = ++stamp_;
   evicted_tokens_.clear();
   // Steps 2 and 3: walk, touching the nodes present (the match is at most
@@ -541,7 +529,7 @@ NodeId DoubleArrayTrie::InsertBounded(TokenSpan sequence) {
     const std::int64_t t = Child(s, sequence[i]);
     if (t < 0) break;
     s = t;
-    if (lru) stamps_[s] = stamp;
+    if (stamps) stamps_[s] = stamp;
   }
   if (i < keep) {
     // Room for the new leaf's entry first, so that a throw below can still
@@ -558,7 +546,7 @@ NodeId DoubleArrayTrie::InsertBounded(TokenSpan sequence) {
       throw;
     }
     PushLeaf(s);  // the new deepest node
-  } else if (lru && s != 0 && ChildCount(s) == 0) {
+  } else if (stamps && s != 0 && ChildCount(s) == 0) {
     PushLeaf(s);  // a leaf touched again: its key changed
   }
   if (keep < sequence.size()) {
@@ -703,9 +691,9 @@ std::size_t DoubleArrayTrie::memory_bytes() const {
                       ArrayHeapBytes<std::uint64_t>(ids64_.capacity()) +
                       ArrayHeapBytes<std::uint64_t>(stamps_.capacity()) +
                       ArrayHeapBytes<Token>(tokens_.capacity()) +
-                      free_.memory_bytes() + HashTableHeapBytes(children_) +
-                      HashTableHeapBytes(edges_) +
-                      HashTableHeapBytes(hash_children_) +
+                      free_.memory_bytes() + FlatHashTableBytes(children_) +
+                      FlatHashTableBytes(edges_) +
+                      FlatHashTableBytes(hash_children_) +
                       VectorHeapBytes<LeafEntry>(leaves_.capacity()) +
                       VectorHeapBytes<Token>(evicted_tokens_.capacity());
   for (const auto& [slot, codes] : children_) {

@@ -30,10 +30,8 @@
 // hashing), which distinct tokens may share; such a node therefore carries
 // its token as a label (tokens_[slot]) and a step along it checks the label
 // too. tokens_ is allocated only when the first such token is stored, so a
-// vocabulary-only trie pays nothing for it. (Before: codes past the direct
-// range came from a token-to-code hash map, 10-20 bytes per distinct token;
-// on a deep tree of random int32 tokens that was half of 50.8 bytes per
-// node, now 17.4 in all.)
+// vocabulary-only trie pays nothing for it, and no token-to-code map is
+// kept (one costs 10-20 bytes per distinct token; docs/design_history.md).
 //
 // Memory layout, per slot, in capacity-sized arrays:
 //   cells_[s]  = {base, check}  8 bytes, int32 each: all that a match reads;
@@ -89,27 +87,11 @@
 // hashed instead, and a new node that would extend them takes the lowest
 // hole (a bounded cache after evictions). So slots stay <= 1.25 n + 1,024
 // (times the 1/16 growth step) on any input, which is what bounds memory.
-//
-// Root cause of the old blow-up (300 parents x 300 children,
-// tokens k * 65536, 6.9-10 KB per node): a parent's 300 children had codes
-// {1, 65537, 131073, 196609} (the four multiples of 2^16 below 2^18) and
-// 262145..262440 (the others, mapped in order of first appearance), so every
-// family spanned 262,440 codes. The bounded base search (the 256 lowest
-// holes, then 16 slots past the end) never found a base inside the used
-// slots, so each family went past the end: about 250,000 slots (3 MB) per
-// family of 300, 901 MB and 2 s (page faults) for 90,300 nodes. The same
-// kind -- any family whose codes spread much wider than its size: multiples
-// of 2^18, alternating signs, 1,000 parents x 100 random children (587
-// bytes per node), random trees (87) -- is now a hash node. Measured bytes
-// per node, before -> after (radix engine on the same input in brackets):
-// 300x300 k*2^16 9,977 -> 35.1 [65.3]; k*2^18 10,588 -> 35.1 [65.3];
-// alternating signs 9,385 -> 35.1 [65.3]; 1,000 x 100 children in the direct
-// range 587 -> 31.4 [58.4]; 1 x 100,000 sparse int32 70.4 -> 33.5 [59.0];
-// random tree of 100,000 int32 tokens 86.8 -> 47.3 [59.0]; random deep tree
-// of int32 tokens 50.8 -> 17.4 [6.6]; of multiples of 2^16 25.6 -> 18.2
-// [6.6]; tree-of-thought 21.4 -> 15.4 [9.3]; Mooncake block mode 14.1 ->
-// 14.1; Mooncake token mode (2,000 requests) 12.7 -> 12.5 [4.0]. The
-// 300 x 300 input builds in 0.02 s instead of 0.75-2 s (load-dependent).
+// Why: a family whose codes spread much wider than its size (children at
+// tokens k * 2^16 or 2^18, alternating signs, random int32 tokens) finds no
+// base inside the used slots, and placed past the end it leaves a hole as
+// wide as its spread: thousands of bytes per node without the rule (the
+// measurements are in docs/design_history.md).
 //
 // Insert walks like a match; at the first missing edge it adds a child:
 //   * to a leaf s: child at f = first free slot > s, base[s] = f - code;
@@ -127,8 +109,7 @@
 //   the end: the children of a node are spread over the vocabulary (two
 //   random tokens are ~43,000 codes apart), so a family placed at the end
 //   leaves a hole that wide, and the chains that follow start at the end too
-//   and never fill it (once 614 bytes per node on the tree-of-thought
-//   workload).
+//   and never fill it (docs/design_history.md).
 //   The rest of the sequence then extends the fresh leaf, O(1) per token.
 // Free slots are found with a hierarchical bitmap (64-ary, like a van Emde
 // Boas layout flattened): "first free slot >= x" costs O(log64 slots), so the
@@ -146,9 +127,8 @@
 // entries are dropped when popped, and all of them once they outnumber
 // twice the nodes. Room for the new leaf's entry is made before an insert
 // creates anything (so a throw still leaves every leaf an entry), doubling
-// the heap's vector when full: reserving exactly one more entry copied the
-// whole heap on every insert, quadratic while leaves pile up in a cache
-// that has not filled (240,000 new leaves: 72 s; now 0.07 s).
+// the heap's vector when full (ReserveGeometric: amortized O(1) per entry;
+// reserving exactly one more would copy the whole heap on every insert).
 // Insert = walk (writing the stamp of every node on the
 // path), create, push the new leaf, evict while over capacity. An evicted
 // slot is freed at once (bitmap bit, check = -1) and its code removed from
@@ -482,7 +462,13 @@ class DoubleArrayTrie {
   NodeId InsertBounded(TokenSpan sequence);
   // Bounded: the policy's key of the node at `s`.
   std::uint64_t LeafKey(std::int64_t s) const {
-    return options_.policy == EvictionPolicy::kLru ? stamps_[s] : ids64_[s];
+    switch (options_.policy) {
+      case EvictionPolicy::kLru:
+        return stamps_[s];
+      case EvictionPolicy::kFifo:
+        return ids64_[s];
+    }
+    return 0;  // not reached: every policy has a case
   }
   // Bounded: records that the node at `s` is a leaf with its current key.
   void PushLeaf(std::int64_t s);
@@ -499,7 +485,7 @@ class DoubleArrayTrie {
   // -1.
   std::int64_t Evict(std::int64_t t);
 
-  // How far the used slots may run ahead of 1.5 slots per node (essay).
+  // How far the used slots may run ahead of 1.25 slots per node (essay).
   static constexpr std::size_t kSlackSlots = 1024;
 
   CacheOptions options_;

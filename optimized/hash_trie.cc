@@ -43,7 +43,7 @@ HashTrie::HashTrie(const CacheOptions& options, std::uint64_t max_nodes)
     ids_.assign(1, kRootNode);  // the root's slot holds ID 0 and is never free
     parents_.assign(1, 0);
     children_.assign(1, 0);
-    if (options.policy == EvictionPolicy::kLru) stamps_.assign(1, 0);
+    if (KeepsStamps(options.policy)) stamps_.assign(1, 0);
   }
 }
 
@@ -70,9 +70,13 @@ NodeId HashTrie::Insert(TokenSpan sequence) {
   if (!options_.bounded()) {
     return InsertUnbounded(WalkPath(sequence, NoVisit{}), sequence);
   }
-  return options_.policy == EvictionPolicy::kLru
-             ? InsertBounded<EvictionPolicy::kLru>(sequence).deepest
-             : InsertBounded<EvictionPolicy::kFifo>(sequence).deepest;
+  switch (options_.policy) {
+    case EvictionPolicy::kLru:
+      return InsertBounded<EvictionPolicy::kLru>(sequence).deepest;
+    case EvictionPolicy::kFifo:
+      return InsertBounded<EvictionPolicy::kFifo>(sequence).deepest;
+  }
+  return kRootNode;  // not reached: every policy has a case
 }
 
 Match HashTrie::Access(TokenSpan request) {
@@ -81,9 +85,13 @@ Match HashTrie::Access(TokenSpan request) {
     InsertUnbounded(existing, request);
     return Match{existing.length, existing.slot};
   }
-  return options_.policy == EvictionPolicy::kLru
-             ? InsertBounded<EvictionPolicy::kLru>(request).match
-             : InsertBounded<EvictionPolicy::kFifo>(request).match;
+  switch (options_.policy) {
+    case EvictionPolicy::kLru:
+      return InsertBounded<EvictionPolicy::kLru>(request).match;
+    case EvictionPolicy::kFifo:
+      return InsertBounded<EvictionPolicy::kFifo>(request).match;
+  }
+  return Match{};  // not reached: every policy has a case
 }
 
 // --- Unbounded: slot == ID ---------------------------------------------------
@@ -134,14 +142,14 @@ void HashTrie::CheckBoundedLimits(TokenSpan sequence) const {
 
 template <EvictionPolicy kPolicy>
 HashTrie::BoundedResult HashTrie::InsertBounded(TokenSpan sequence) {
-  constexpr bool kLru = kPolicy == EvictionPolicy::kLru;
+  constexpr bool kStamps = KeepsStamps(kPolicy);
   CheckBoundedLimits(sequence);
   evicted_tokens_.clear();
 
   // §8 step 1 (the match) and step 3 (touch) for the nodes already present.
-  const std::uint64_t stamp = kLru ? ++stamp_ : 0;
+  const std::uint64_t stamp = kStamps ? ++stamp_ : 0;
   const Walk walk = WalkPath(sequence, [&](Slot slot) {
-    if constexpr (kLru) stamps_[slot] = stamp;
+    if constexpr (kStamps) stamps_[slot] = stamp;
   });
   const Match match{walk.length, ids_[walk.slot]};
 
@@ -164,7 +172,7 @@ HashTrie::BoundedResult HashTrie::InsertBounded(TokenSpan sequence) {
     --children_[walk.slot];
     deepest = CreateChain<kPolicy>(
         walk.slot, sequence.subspan(walk.length, stored), stamp);
-  } else if (kLru && walk.slot != 0 && children_[walk.slot] == 0) {
+  } else if (kStamps && walk.slot != 0 && children_[walk.slot] == 0) {
     PushLeaf<kPolicy>(walk.slot);  // a leaf touched: its key changed
   }
   const std::uint64_t never_stored = missing - stored;
@@ -186,7 +194,7 @@ void HashTrie::ReserveSlots(std::uint64_t appended) {
   ReserveGeometric(ids_, slots, limit);
   ReserveGeometric(parents_, slots, limit);
   ReserveGeometric(children_, slots, limit);
-  if (options_.policy == EvictionPolicy::kLru) {
+  if (KeepsStamps(options_.policy)) {
     ReserveGeometric(stamps_, slots, limit);
   }
 }
@@ -241,7 +249,7 @@ HashTrie::Slot HashTrie::CreateChain(Slot parent, TokenSpan tokens,
       ids_.emplace_back();
       parents_.emplace_back();
       children_.emplace_back();
-      if constexpr (kPolicy == EvictionPolicy::kLru) stamps_.emplace_back();
+      if constexpr (KeepsStamps(kPolicy)) stamps_.emplace_back();
     }
     const bool is_next_node = std::size_t{parent} + 1 == child;
     if (!is_next_node) branches_.emplace(BranchKey(parent, token), child);
@@ -250,7 +258,7 @@ HashTrie::Slot HashTrie::CreateChain(Slot parent, TokenSpan tokens,
     ids_[child] = next_id_++;
     parents_[child] = parent;
     children_[child] = 0;
-    if constexpr (kPolicy == EvictionPolicy::kLru) stamps_[child] = stamp;
+    if constexpr (KeepsStamps(kPolicy)) stamps_[child] = stamp;
     ++children_[parent];
     parent = child;
   }
@@ -302,18 +310,10 @@ void HashTrie::Notify(TokenSpan never_stored) {
 }
 
 std::size_t HashTrie::memory_bytes() const {
-  // A Swiss table allocates one block: a control byte per slot plus a
-  // cloned group (16 bytes) and a sentinel, then the slots.
-  const std::size_t capacity = branches_.capacity();
-  const std::size_t table_bytes =
-      capacity == 0
-          ? 0
-          : MallocChunkBytes(capacity + 16 + 8 +
-                             capacity *
-                                 sizeof(std::pair<const std::uint64_t, Slot>));
   return VectorHeapBytes<Token>(tokens_.capacity()) +
          VectorHeapBytes<std::uint64_t>((next_node_.capacity() + 63) / 64) +
-         table_bytes + VectorHeapBytes<NodeId>(ids_.capacity()) +
+         FlatHashTableBytes(branches_) +
+         VectorHeapBytes<NodeId>(ids_.capacity()) +
          VectorHeapBytes<Slot>(parents_.capacity()) +
          VectorHeapBytes<Slot>(children_.capacity()) +
          VectorHeapBytes<std::uint64_t>(stamps_.capacity()) +

@@ -249,7 +249,13 @@ class HashTrie {
   Slot Remove(Slot slot);
   template <EvictionPolicy kPolicy>
   std::uint64_t LeafKey(Slot slot) const {
-    return kPolicy == EvictionPolicy::kLru ? stamps_[slot] : ids_[slot];
+    switch (kPolicy) {
+      case EvictionPolicy::kLru:
+        return stamps_[slot];
+      case EvictionPolicy::kFifo:
+        return ids_[slot];
+    }
+    return 0;  // not reached: every policy has a case
   }
   template <EvictionPolicy kPolicy>
   void PushLeaf(Slot slot);

@@ -98,7 +98,7 @@ RadixTrie::RadixTrie(const CacheOptions& options, std::uint64_t max_edges)
   }
   options_ = options;
   bounded_ = options.bounded();
-  lru_ = options.policy == EvictionPolicy::kLru;
+  keeps_stamps_ = KeepsStamps(options.policy);
   if (bounded_) states_.emplace_back();  // the root's, never a leaf
 }
 
@@ -178,8 +178,8 @@ NodeId RadixTrie::InsertBounded(TokenSpan sequence, Position position) {
   const bool grows = new_tokens > 0;
   // Cut the edge the walk stopped inside: to branch off it, or (lru) so
   // that the touched upper part gets its own stamp.
-  const bool cut =
-      position.offset < edges_[position.edge].length && (grows || lru_);
+  const bool cut = position.offset < edges_[position.edge].length &&
+                   (grows || keeps_stamps_);
   CheckEdgeLimit(
       (cut ? 1 : 0) +
           (grows ? NewEdgesFor(new_tokens, !cut && Extendable(position.edge))
@@ -203,9 +203,9 @@ NodeId RadixTrie::InsertBounded(TokenSpan sequence, Position position) {
     heap_stale_ = true;  // a new leaf may have no heap entry
     throw;
   }
-  if (lru_) Touch(deepest);
+  if (keeps_stamps_) Touch(deepest);
   if (deepest != kRootEdge && states_[deepest].children == 0 &&
-      (lru_ || grows)) {
+      (keeps_stamps_ || grows)) {
     PushLeaf(deepest);  // its key changed: a new stamp, or a new last ID
   }
   if (stored < sequence.size()) {
@@ -351,7 +351,13 @@ std::uint64_t RadixTrie::LeafKey(EdgeIndex edge) const {
   // SPEC §8 step 4: "lru: the leaf with the smallest stamp"; "fifo: the
   // leaf with the smallest node ID". The leaf is the edge's last node.
   const Edge& run = edges_[edge];
-  return lru_ ? states_[edge].stamp : run.first_id + run.length - 1;
+  switch (options_.policy) {
+    case EvictionPolicy::kLru:
+      return states_[edge].stamp;
+    case EvictionPolicy::kFifo:
+      return run.first_id + run.length - 1;
+  }
+  return 0;  // not reached: every policy has a case
 }
 
 bool RadixTrie::IsCurrent(const LeafEntry& entry) const {
@@ -487,16 +493,8 @@ void RadixTrie::Compact() {
 }
 
 std::size_t RadixTrie::memory_bytes() const {
-  // A Swiss table is one allocation: capacity + 1 + 15 control bytes
-  // (sentinel and cloned group), padded to the slot alignment, then the
-  // slots (absl raw_hash_set AllocSize).
-  using Slot = std::pair<const std::uint64_t, EdgeIndex>;
-  const std::size_t capacity = children_.capacity();
-  const std::size_t control =
-      (capacity + 16 + alignof(Slot) - 1) & ~(alignof(Slot) - 1);
-  const std::size_t table =
-      capacity == 0 ? 0 : MallocChunkBytes(control + capacity * sizeof(Slot));
-  return chunk_bytes_ + table + VectorHeapBytes<Edge>(edges_.capacity()) +
+  return chunk_bytes_ + FlatHashTableBytes(children_) +
+         VectorHeapBytes<Edge>(edges_.capacity()) +
          VectorHeapBytes<std::unique_ptr<Token[]>>(chunks_.capacity()) +
          VectorHeapBytes<EdgeState>(states_.capacity()) +
          VectorHeapBytes<LeafEntry>(heap_.capacity()) +

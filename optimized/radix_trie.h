@@ -253,7 +253,7 @@ class RadixTrie {
   // matched path). Not thread-safe.
   template <typename OnRun>
   Match Access(TokenSpan request, OnRun&& on_run) {
-    if (!bounded_ || !lru_) {
+    if (!bounded_ || options_.policy != EvictionPolicy::kLru) {
       throw std::logic_error("radix: only a bounded lru cache keeps stamps");
     }
     const Position position = Walk(request);
@@ -397,7 +397,7 @@ class RadixTrie {
   // The cache (SPEC §8); nothing below is touched when unbounded.
   CacheOptions options_;
   bool bounded_ = false;
-  bool lru_ = false;
+  bool keeps_stamps_ = false;      // KeepsStamps(options_.policy)
   std::uint64_t last_id_ = 0;      // largest ID given
   std::uint64_t stamp_ = 0;        // stamps given (requests inserted)
   std::uint64_t evicted_ = 0;      // nodes evicted

@@ -344,8 +344,8 @@ CacheOptions ToCacheOptions(py::handle capacity, const std::string& policy,
   }
   const auto parsed = ParseEvictionPolicy(policy);
   if (!parsed) {
-    Raise(PyExc_ValueError,
-          "policy must be 'lru' or 'fifo', not '" + policy + "'");
+    Raise(PyExc_ValueError, "policy must be " + EvictionPolicyChoices('\'') +
+                                ", not '" + policy + "'");
   }
   options.policy = *parsed;
   options.page_size = ToUint(page_size, "page_size", 1, kMaxPageSize);

@@ -77,7 +77,13 @@ Match ReferenceTrie::Access(TokenSpan request) {
 std::uint64_t ReferenceTrie::LeafKey(NodeId id) const {
   // "lru: the leaf with the smallest stamp"; "fifo: the leaf with the
   // smallest node ID (the oldest created)".
-  return options_.policy == EvictionPolicy::kLru ? nodes_[id].stamp : id;
+  switch (options_.policy) {
+    case EvictionPolicy::kLru:
+      return nodes_[id].stamp;
+    case EvictionPolicy::kFifo:
+      return id;
+  }
+  return id;  // not reached: every policy has a case
 }
 
 void ReferenceTrie::Touch(const std::vector<NodeId>& path) {

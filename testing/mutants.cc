@@ -210,7 +210,13 @@ template <MutantCacheBug kBug>
 typename MutantCache<kBug>::LeafKey MutantCache<kBug>::KeyOf(
     NodeId id, const Node& node) const {
   // lru: the smallest stamp; fifo: the smallest ID (SPEC §8 step 4).
-  return {options_.policy == EvictionPolicy::kLru ? node.stamp : id, id};
+  switch (options_.policy) {
+    case EvictionPolicy::kLru:
+      return {node.stamp, id};
+    case EvictionPolicy::kFifo:
+      return {id, id};
+  }
+  return {id, id};  // not reached: every policy has a case
 }
 
 template <MutantCacheBug kBug>

@@ -759,8 +759,11 @@ void CheckMemoryBoundedPerNode(const EngineNameList& engines,
   if (bounded) {
     options.capacity = std::max<std::uint64_t>(
         kMemoryMinNodes, workload.nodes() * percent / 100);
-    options.policy = *rc::gen::elementOf(
-        std::vector{EvictionPolicy::kLru, EvictionPolicy::kFifo});
+    std::vector<EvictionPolicy> policies;
+    for (const EvictionPolicyEntry& entry : kEvictionPolicies) {
+      policies.push_back(entry.policy);
+    }
+    options.policy = *rc::gen::elementOf(policies);
   }
   const MemoryFigure radix =
       MeasureMemory({RadixTrie::kName}, sequences, options).front();

@@ -28,6 +28,25 @@ using ::kvprefix::test::EngineTypeName;
 using ::kvprefix::test::GtestTypes;
 using Tokens = std::vector<Token>;
 
+// The policy list: every entry's name parses back to it, names are exact
+// (case matters), and the message text lists every name.
+TEST(EvictionPolicyListTest, NamesParseBackAndChoicesListThemAll) {
+  for (std::size_t i = 0; i < kEvictionPolicies.size(); ++i) {
+    const EvictionPolicyEntry& entry = kEvictionPolicies[i];
+    EXPECT_EQ(EvictionPolicyIndex(entry.policy), i);
+    EXPECT_EQ(EvictionPolicyName(entry.policy), entry.name);
+    EXPECT_EQ(ParseEvictionPolicy(entry.name), entry.policy);
+  }
+  EXPECT_EQ(EvictionPolicyName(EvictionPolicy::kLru), "lru");
+  EXPECT_EQ(EvictionPolicyName(EvictionPolicy::kFifo), "fifo");
+  EXPECT_EQ(ParseEvictionPolicy("LRU"), std::nullopt);
+  EXPECT_EQ(ParseEvictionPolicy(""), std::nullopt);
+  EXPECT_EQ(EvictionPolicyChoices('\''), "'lru' or 'fifo'");
+  EXPECT_EQ(EvictionPolicyChoices('"'), "\"lru\" or \"fifo\"");
+  EXPECT_TRUE(KeepsStamps(EvictionPolicy::kLru));
+  EXPECT_FALSE(KeepsStamps(EvictionPolicy::kFifo));
+}
+
 constexpr CacheOptions Lru(std::uint64_t capacity,
                            std::uint64_t page_size = 1) {
   return {.capacity = capacity,
@@ -323,7 +342,13 @@ class CacheModel {
            std::equal(prefix.begin(), prefix.end(), it->first.begin());
   }
   std::uint64_t Key(const Node& node) const {
-    return options_.policy == EvictionPolicy::kLru ? node.stamp : node.id;
+    switch (options_.policy) {
+      case EvictionPolicy::kLru:
+        return node.stamp;
+      case EvictionPolicy::kFifo:
+        return node.id;
+    }
+    return node.id;  // not reached: every policy has a case
   }
 
   CacheOptions options_;

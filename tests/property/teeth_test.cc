@@ -157,10 +157,11 @@ TEST(TeethTest, BaselinesPassEveryProperty) {
   }
 }
 
-// The memory property catches an engine whose memory grows past 64 bytes
-// per node (mutant-fat-node: radix plus a 72-byte record per node ID), and
-// passes radix itself. Its counterexamples are large by nature (at least
-// kMemoryMinNodes nodes), so they are not held to the small-case bound.
+// The memory property catches an engine whose memory grows past its
+// BytesPerNodeBound (for mutant-fat-node, radix plus a 72-byte record per
+// node ID: 64 bytes per node unbounded, 104 as a cache), and passes radix
+// itself. Its counterexamples are large by nature (at least kMemoryMinNodes
+// nodes), so they are not held to the small-case bound.
 TEST(TeethTest, MemoryPropertyCatchesFatNodes) {
   for (std::string_view mutant : MemoryMutantNames()) {
     for (const Property& property : MemoryProperties()) {
