@@ -370,6 +370,7 @@ TEST(VerifyLinesTest, StateKeptBetweenLinesIsReportedAsSuch) {
   EXPECT_THAT(run.output,
               HasSubstr("(a new process answers this input right: the "
                         "failure depends on the lines before it"));
+  EXPECT_THAT(run.output, ::testing::Not(HasSubstr("shrunk in")));
   // Alone, the case passes: per process, and in lines mode.
   EXPECT_EQ(RunVerify("--cmd " + Quote(Script("keeps_cache_between_lines.py")) +
                       " --cases " + out)

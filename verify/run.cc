@@ -148,7 +148,8 @@ std::string DescribeState(const ReplayInput& input, const Failure& failure) {
   return DescribeReferenceCache(input, *failure.request);
 }
 
-// Shrinks (unless it timed out: every attempt would cost the timeout),
+// Shrinks (unless it timed out: every attempt would cost the timeout; or
+// passes alone),
 // writes the case file, prints the report, and throws (exit status 1).
 template <typename Input>
 [[noreturn]] void ReportFailure(const RunOptions& options,
@@ -157,7 +158,10 @@ template <typename Input>
                                 const Failure& failure) {
   fmt::print("FAILED: {} on {}\n", FailureKindName(failure.kind), failing.name);
   ShrinkResultOf<Input> shrunk{failing.input, failure, 0};
-  if (failure.kind != FailureKind::kTimeout) {
+  // An input that passes alone (it failed only after the lines before it)
+  // has no smaller candidate that fails alone to shrink to.
+  if (failure.kind != FailureKind::kTimeout &&
+      !failure.depends_on_earlier_input) {
     shrunk = WhileDoing("shrinking the failure", [&] {
       return Shrink(
           failing.input, failure, check,
