@@ -16,12 +16,34 @@ namespace {
 constexpr std::size_t kMaxReportedOperations = 50;
 constexpr std::size_t kMaxReportedTokens = 64;
 
-std::string FormatMatch(const Match& match) {
+}  // namespace
+
+std::string_view ComparisonName(Comparison comparison) {
+  return comparison == Comparison::kLengths ? "lengths" : "all";
+}
+
+std::optional<Comparison> ParseComparison(std::string_view name) {
+  for (Comparison comparison : {Comparison::kAll, Comparison::kLengths}) {
+    if (name == ComparisonName(comparison)) return comparison;
+  }
+  return std::nullopt;
+}
+
+std::string DifferentialChecker::FormatMatch(const Match& match) const {
+  if (comparison_ == Comparison::kLengths) {
+    return fmt::format("(matched_length {})", match.matched_length);
+  }
   return fmt::format("(matched_length {}, cache_node {})", match.matched_length,
                      match.cache_node);
 }
 
-}  // namespace
+bool DifferentialChecker::SameMatch(const Match& expected,
+                                    const Match& actual) const {
+  if (comparison_ == Comparison::kLengths) {
+    return actual.matched_length == expected.matched_length;
+  }
+  return actual == expected;
+}
 
 std::string FormatTokens(TokenSpan tokens) {
   std::string text = "[";
@@ -67,10 +89,16 @@ DifferentialChecker::DifferentialChecker(
 DifferentialChecker::DifferentialChecker(
     const CacheOptions& options,
     std::vector<std::unique_ptr<PrefixIndex>> engines)
+    : DifferentialChecker(options, std::move(engines), Comparison::kAll) {}
+
+DifferentialChecker::DifferentialChecker(
+    const CacheOptions& options,
+    std::vector<std::unique_ptr<PrefixIndex>> engines, Comparison comparison)
     : options_(options),
+      comparison_(comparison),
       reference_(MakeEngine(ReferenceTrie::kName, options)),
       engines_(std::move(engines)) {
-  if (!options.bounded()) return;
+  if (!options.bounded() || comparison_ == Comparison::kLengths) return;
   evicted_ = std::make_unique<std::vector<EvictedPages>>(1 + engines_.size());
   for (std::size_t i = 0; i <= engines_.size(); ++i) {
     PrefixIndex& engine = i == 0 ? *reference_ : *engines_[i - 1];
@@ -104,7 +132,7 @@ std::optional<std::string> DifferentialChecker::Apply(
       const Match expected = reference_->MatchPrefix(tokens);
       for (auto& engine : engines_) {
         const Match actual = engine->MatchPrefix(tokens);
-        if (actual != expected) {
+        if (!SameMatch(expected, actual)) {
           return Report(*engine, FormatMatch(expected), FormatMatch(actual));
         }
       }
@@ -115,6 +143,7 @@ std::optional<std::string> DifferentialChecker::Apply(
       for (std::size_t i = 0; i < engines_.size(); ++i) {
         PrefixIndex& engine = *engines_[i];
         const NodeId actual = engine.Insert(tokens);
+        if (comparison_ == Comparison::kLengths) continue;
         if (actual != expected) {
           return Report(engine, fmt::format("insert returns node {}", expected),
                         fmt::format("insert returns node {}", actual));
@@ -129,12 +158,12 @@ std::optional<std::string> DifferentialChecker::Apply(
       for (std::size_t i = 0; i < engines_.size(); ++i) {
         PrefixIndex& engine = *engines_[i];
         const Match actual = engine.Access(tokens);
-        if (actual != expected) {
+        if (!SameMatch(expected, actual)) {
           return Report(engine, "access matches " + FormatMatch(expected),
                         "access matches " + FormatMatch(actual));
         }
         const Match actual_after = engine.MatchPrefix(tokens);
-        if (actual_after != expected_after) {
+        if (!SameMatch(expected_after, actual_after)) {
           return Report(
               engine,
               "after the access its tokens match " +
@@ -151,6 +180,7 @@ std::optional<std::string> DifferentialChecker::Apply(
 
 std::optional<std::string> DifferentialChecker::CompareAfterStep(
     std::size_t engine_index) {
+  if (comparison_ == Comparison::kLengths) return std::nullopt;
   const PrefixIndex& engine = *engines_[engine_index];
   if (engine.node_count() != reference_->node_count()) {
     return Report(engine,

@@ -14,6 +14,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -32,6 +33,26 @@ struct Operation {
   Kind kind;
   std::vector<Token> tokens;
 };
+
+// What a comparison with the reference looks at.
+enum class Comparison {
+  // Everything kvprefix's engines share with the reference: every match's
+  // matched_length and cache_node (SPEC §1's node IDs), the node ID an
+  // insert returns, and after each insert or access node_count(),
+  // evicted_count() and the pages evicted.
+  kAll,
+  // Only what a cache with its own structure and no kvprefix node IDs can
+  // be held to: each match's matched_length (and so its uncached suffix,
+  // SPEC §5), for a match, an access, and the request's tokens matched
+  // again after an access. Node IDs, counts and evicted pages are not
+  // compared, nor reported as a difference.
+  kLengths,
+};
+
+// "all" or "lengths", the names `kvprefix verify --compare` takes.
+std::string_view ComparisonName(Comparison comparison);
+// The Comparison named `name` (as ComparisonName gives it), or nullopt.
+std::optional<Comparison> ParseComparison(std::string_view name);
 
 // Text form of a token list, "[1,2,-3]", of an operation, "insert [1,2]" /
 // "match [1,2]" / "access [1,2]", and of cache options, "capacity 3, lru,
@@ -106,6 +127,12 @@ class DifferentialChecker {
   // is taken over (SetEvictionListener) to compare what each evicts.
   DifferentialChecker(const CacheOptions& options,
                       std::vector<std::unique_ptr<PrefixIndex>> engines);
+  // The same, comparing what `comparison` says. With kLengths no eviction
+  // listener is taken over (the evicted pages are not compared), so an
+  // engine without one can be checked.
+  DifferentialChecker(const CacheOptions& options,
+                      std::vector<std::unique_ptr<PrefixIndex>> engines,
+                      Comparison comparison);
 
   // Applies `operation` to the reference, then to every engine, and
   // compares:
@@ -114,7 +141,8 @@ class DifferentialChecker {
   //  - access: the Match of step 1, then MatchPrefix of the same tokens
   //    afterwards (what of the request's path survived its evictions);
   //  - after an insert or access: node_count(), evicted_count() and the
-  //    multiset of pages (P tokens each) the step evicted.
+  //    multiset of pages (P tokens each) the step evicted;
+  // with Comparison::kLengths only the matches' matched_length.
   // Returns a report of the first disagreement, or nullopt. After a
   // disagreement the checker should be discarded.
   std::optional<std::string> Apply(const Operation& operation);
@@ -135,6 +163,7 @@ class DifferentialChecker {
     return engines_;
   }
   const CacheOptions& options() const { return options_; }
+  Comparison comparison() const { return comparison_; }
 
  private:
   // Compares engine `engine_index`'s counts and evicted pages with the
@@ -143,7 +172,13 @@ class DifferentialChecker {
   std::string Report(const PrefixIndex& engine, const std::string& expected,
                      const std::string& actual) const;
 
+  // The Match as a report shows it: with its cache_node unless kLengths.
+  std::string FormatMatch(const Match& match) const;
+  // Whether `actual` counts as `expected` under comparison_.
+  bool SameMatch(const Match& expected, const Match& actual) const;
+
   CacheOptions options_;
+  Comparison comparison_ = Comparison::kAll;
   std::unique_ptr<PrefixIndex> reference_;
   std::vector<std::unique_ptr<PrefixIndex>> engines_;
   std::vector<Operation> history_;

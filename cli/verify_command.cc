@@ -4,6 +4,7 @@
 #include <memory>
 #include <string>
 
+#include "checking/differential.h"
 #include "cli/commands.h"
 #include "verify/run.h"
 
@@ -16,6 +17,8 @@ struct VerifyFlags {
   std::uint64_t runs = 100;
   std::uint64_t seed = 0;
   std::string format = "batch";
+  std::string protocol = "process";
+  std::string compare = "all";
   bool no_format_check = false;
 };
 
@@ -32,8 +35,11 @@ void RegisterVerifyCommand(CLI::App& app) {
       "the command reads a SPEC §8 replay document {\"requests\":[...],"
       "\"capacity\":C,\"policy\":\"lru\",\"page_size\":P} and prints "
       "each request's match before its insert, as `kvprefix replay FILE "
-      "--input-format requests` does. Inputs: FILEs, --cases, --trace (batch "
-      "only) and generated ones. The first failure is shrunk and written "
+      "--input-format requests` does. With --protocol lines the command "
+      "stays running and answers one line per document line (JSON Lines); "
+      "with --compare lengths its own node IDs are accepted. Inputs: FILEs, "
+      "--cases, --trace (batch only) and generated ones. The first failure is "
+      "shrunk and written "
       "to --out; exit 0 all agree, 1 a failure, 2 bad usage or input.");
   verify
       ->add_option("files", options.files,
@@ -49,7 +55,27 @@ void RegisterVerifyCommand(CLI::App& app) {
       ->check(CLI::IsMember({"batch", "requests"}))
       ->capture_default_str();
   verify->add_option("--cmd", options.command,
-                     "command run with /bin/sh -c once per input");
+                     "command run with /bin/sh -c: once per input, or kept "
+                     "running with --protocol lines");
+  verify
+      ->add_option("--protocol", flags->protocol,
+                   "how --cmd is run: process (one process per input: the "
+                   "document on stdin, the answer on stdout until it exits) "
+                   "or lines (one long-lived process per job: one document "
+                   "per line on stdin, one answer line each on stdout; a "
+                   "process that dies or hangs is reported with its input "
+                   "and restarted)")
+      ->check(CLI::IsMember({"process", "lines"}))
+      ->capture_default_str();
+  verify
+      ->add_option("--compare", flags->compare,
+                   "what must agree: all (matched_length, cache_node and, "
+                   "for --engines, node IDs, counts and evicted pages) or "
+                   "lengths (matched_length and uncached_suffix only, for a "
+                   "cache without kvprefix's node IDs: cache_node may be "
+                   "left out or hold anything)")
+      ->check(CLI::IsMember({"all", "lengths"}))
+      ->capture_default_str();
   verify
       ->add_option("--engines", options.engines,
                    "built-in engines to check: names or 'all'")
@@ -117,6 +143,9 @@ void RegisterVerifyCommand(CLI::App& app) {
     options.format = flags->format == "requests"
                          ? verify::InputFormat::kRequests
                          : verify::InputFormat::kBatch;
+    options.protocol = flags->protocol == "lines" ? verify::Protocol::kLines
+                                                  : verify::Protocol::kProcess;
+    options.comparison = *checking::ParseComparison(flags->compare);
     verify::Run(options);
   });
 }

@@ -360,6 +360,17 @@ TEST_F(CliTest, HelpOfEverySubcommandExitsZero) {
   }
 }
 
+// verify's help names both protocols and both comparisons.
+TEST_F(CliTest, VerifyHelpDescribesProtocolAndCompare) {
+  const RunResult result = Run({"verify", "--help"});
+  EXPECT_EQ(result.status, 0);
+  for (const char* text :
+       {"--protocol", "process (one process per input", "lines (one long-lived",
+        "--compare", "lengths (matched_length and uncached_suffix only"}) {
+    EXPECT_THAT(result.out, HasSubstr(text)) << text;
+  }
+}
+
 TEST_F(CliTest, BadUsageExitsTwo) {
   WriteFile(Path("t.jsonl"), R"({"input_length":1,"hash_ids":[1]})"
                              "\n");
@@ -375,6 +386,9 @@ TEST_F(CliTest, BadUsageExitsTwo) {
            {"convert", "mooncake", Path("t.jsonl")},
            {"convert", "mooncake", Path("t.jsonl"), "--cached-fraction", "1.5"},
            {"match", Path("in.json"), "-o", ""},
+           {"verify", "--cmd", "true", "--protocol", "pipes", "--runs", "1"},
+           {"verify", "--engines", "all", "--compare", "ids", "--runs", "1"},
+           {"verify", "--engines", "all", "--protocol", "lines", "--runs", "1"},
        }) {
     const RunResult result = Run(args);
     EXPECT_EQ(result.status, 2) << (args.empty() ? "" : args.back());

@@ -23,8 +23,10 @@
 #include <thread>
 #include <variant>
 
+#include "checking/differential.h"
 #include "checking/random_input.h"
 #include "checking/recipe.h"
+#include "engines/registry.h"
 #include "io/case_file.h"
 #include "io/json_input.h"
 #include "io/json_output.h"
@@ -89,15 +91,24 @@ CliRun RunVerify(const std::string& arguments) {
 
 std::string Quote(const std::string& text) { return "'" + text + "'"; }
 
+// Checks that `command` fails as `kind`, the case going to `out`, and
+// returns the run.
+CliRun ExpectCommandCaught(const std::string& command, const std::string& out,
+                           const std::string& kind,
+                           const std::string& extra_flags) {
+  const CliRun run = RunVerify("--cmd " + Quote(command) + " --seed 1 --out " +
+                               out + " " + extra_flags);
+  EXPECT_EQ(run.exit_status, 1) << run.output;
+  EXPECT_THAT(run.output, HasSubstr("FAILED: " + kind + " on ")) << run.output;
+  EXPECT_THAT(run.output, HasSubstr("kvprefix: verify failed: " + kind));
+  return run;
+}
+
 // Checks that `script` fails as `kind` and returns the written case file.
 CaseFile ExpectCaught(const std::string& script, const std::string& kind,
                       const std::string& extra_flags = "") {
   const std::string out = TempPath(script + ".case.json");
-  const CliRun run = RunVerify("--cmd " + Quote(Script(script)) +
-                               " --seed 1 --out " + out + " " + extra_flags);
-  EXPECT_EQ(run.exit_status, 1) << run.output;
-  EXPECT_THAT(run.output, HasSubstr("FAILED: " + kind + " on ")) << run.output;
-  EXPECT_THAT(run.output, HasSubstr("kvprefix: verify failed: " + kind));
+  ExpectCommandCaught(Script(script), out, kind, extra_flags);
   return ReadCaseFile(out);
 }
 
@@ -198,6 +209,452 @@ TEST(VerifyCliTest, DuplicatesAsNewNodesIsWrongAnswerShrunk) {
   ASSERT_EQ(shrunk.input.cached_sequences.size(), 2u);
   EXPECT_TRUE(std::ranges::equal(shrunk.input.cached_sequences[0],
                                  shrunk.input.cached_sequences[1]));
+}
+
+// --- Long-lived commands (--protocol lines) ----------------------------------
+
+// A --cmd value running tests/verify/<script> in its lines mode (--lines),
+// first appending a line to `starts` (when given): one line per start.
+std::string LinesScript(const std::string& script,
+                        const std::string& starts = "") {
+  const std::string command = Script(script) + " --lines";
+  return starts.empty() ? command
+                        : "echo start >> " + starts + "; exec " + command;
+}
+
+// How many times a command of LinesScript(_, starts) was started.
+int CountStarts(const std::string& starts) {
+  std::ifstream file(starts);
+  int lines = 0;
+  for (std::string line; std::getline(file, line);) ++lines;
+  return lines;
+}
+
+TEST(VerifyLinesTest, CorrectPythonImplementationPassesInOneProcess) {
+  const std::string starts = TempPath("lines-starts.txt");
+  fs::remove(starts);
+  const CliRun run =
+      RunVerify("--cmd " + Quote(LinesScript("prefix_cache.py", starts)) +
+                " --protocol lines --runs 1000 --seed 7 --max-size 40 "
+                "--jobs 1");
+  EXPECT_EQ(run.exit_status, 0) << run.output;
+  EXPECT_THAT(run.output, HasSubstr("OK: 1000 inputs agree"));
+  EXPECT_EQ(CountStarts(starts), 1);
+  // One process per job at most.
+  fs::remove(starts);
+  const CliRun jobs =
+      RunVerify("--cmd " + Quote(LinesScript("prefix_cache.py", starts)) +
+                " --protocol lines --runs 300 --seed 8 --jobs 3");
+  EXPECT_EQ(jobs.exit_status, 0) << jobs.output;
+  EXPECT_THAT(jobs.output, HasSubstr("OK: 300 inputs agree"));
+  EXPECT_GE(CountStarts(starts), 1);
+  EXPECT_LE(CountStarts(starts), 3);
+}
+
+TEST(VerifyLinesTest, CorrectPythonCachePassesReplayDocumentsAndCases) {
+  const CliRun generated =
+      RunVerify("--cmd " + Quote(LinesScript("replay_cache.py")) +
+                " --protocol lines --format requests --runs 300 --seed 7");
+  EXPECT_EQ(generated.exit_status, 0) << generated.output;
+  EXPECT_THAT(generated.output, HasSubstr("OK: 300 inputs agree"));
+  const CliRun cases = RunVerify(
+      "--cmd " + Quote(LinesScript("prefix_cache.py")) +
+      " --protocol lines --cases " + test::SharedCasesDir() + " --trace " +
+      KVPREFIX_SOURCE_DIR
+      "/data/mooncake/conversation_trace.jsonl "
+      "--trace-window 1000");
+  EXPECT_EQ(cases.exit_status, 0) << cases.output;
+  EXPECT_THAT(cases.output,
+              HasSubstr(fmt::format("OK: {} inputs agree",
+                                    test::LoadSharedCases().size() + 13)));
+}
+
+TEST(VerifyLinesTest, OffByOneIsCaughtAndShrunkInLinesMode) {
+  const std::string out = TempPath("off_by_one.lines.case.json");
+  const CliRun run = ExpectCommandCaught(LinesScript("off_by_one.py"), out,
+                                         "wrong-answer", "--protocol lines");
+  ExpectShrunk(ReadCaseFile(out));
+  EXPECT_THAT(run.output, HasSubstr("shrunk in "));
+  // The replay line names the protocol, and replays the failure.
+  EXPECT_THAT(run.output, HasSubstr("replay: kvprefix verify --cmd " +
+                                    Quote(LinesScript("off_by_one.py")) +
+                                    " --protocol lines --cases"));
+  EXPECT_EQ(
+      RunVerify("--cmd " + Quote(LinesScript("off_by_one.py")) +
+                " --protocol lines --cases " + out + " --out " + out + ".again")
+          .exit_status,
+      1);
+}
+
+TEST(VerifyLinesTest, ReplayBugIsCaughtAndShrunkInLinesMode) {
+  const std::string out = TempPath("no_touch.lines.case.json");
+  ExpectCommandCaught(LinesScript("replay_no_touch_on_hit.py"), out,
+                      "wrong-answer", "--protocol lines --format requests");
+  EXPECT_LE(ReadReplayCaseFile(out).input.requests.size(), 6u);
+}
+
+// A command that dies on one input is reported with that input (shrunk:
+// every candidate goes to a running process, a new one after each death)
+// and the run goes on with a new process.
+TEST(VerifyLinesTest, DyingCommandIsReportedWithTheInputThatKilledIt) {
+  const std::string out = TempPath("dies.lines.case.json");
+  const std::string starts = TempPath("dies-starts.txt");
+  fs::remove(starts);
+  const CliRun run =
+      ExpectCommandCaught(LinesScript("dies_on_token.py", starts), out, "crash",
+                          "--protocol lines --jobs 1");
+  EXPECT_THAT(run.output, HasSubstr("killed by signal 9 (Killed) before "
+                                    "answering this line"));
+  const CaseFile shrunk = ReadCaseFile(out);
+  ASSERT_EQ(shrunk.input.requests.size(), 1u);
+  EXPECT_EQ(shrunk.input.cached_sequences.size(), 0u);
+  EXPECT_TRUE(
+      std::ranges::equal(shrunk.input.requests[0], std::vector<Token>{3}));
+  EXPECT_THAT(run.output, HasSubstr("\"requests\":[[3]]"));
+  // A process for the first inputs, then a new one after every death.
+  EXPECT_GT(CountStarts(starts), 2);
+  // The exit of an uncaught exception is a crash too, shrunk to its input.
+  const CliRun exits = ExpectCommandCaught(LinesScript("crash_on_empty.py"),
+                                           TempPath("crash.lines.json"),
+                                           "crash", "--protocol lines");
+  EXPECT_THAT(exits.output, HasSubstr("exited with status 1 before answering "
+                                      "this line"));
+  EXPECT_THAT(exits.output, HasSubstr("IndexError"));
+  EXPECT_THAT(exits.output, HasSubstr("\"requests\":[[]]"));
+}
+
+// The checker directly: one process serves input after input; a death is
+// checked again on a new process (which dies too), reported on its input,
+// and the next input gets a new process that stays.
+TEST(VerifyLinesTest, CheckerKeepsOneProcessAndRestartsItAfterADeath) {
+  const std::string starts = TempPath("checker-starts.txt");
+  fs::remove(starts);
+  const Checker check = MakeCommandChecker(
+      CommandOptions{.command = LinesScript("dies_on_token.py", starts),
+                     .protocol = Protocol::kLines});
+  BatchInput good;
+  good.cached_sequences = {{1, 2}, {1, 4}};
+  good.requests = {{1, 2, 5}, {7}};
+  BatchInput deadly;
+  deadly.requests = {{1, 3}};
+  EXPECT_FALSE(check(good));
+  EXPECT_FALSE(check(good));
+  EXPECT_EQ(CountStarts(starts), 1);
+  const std::optional<Failure> death = check(deadly);
+  ASSERT_TRUE(death);
+  EXPECT_EQ(death->kind, FailureKind::kCrash);
+  EXPECT_THAT(death->message, HasSubstr("killed by signal 9"));
+  EXPECT_FALSE(death->depends_on_earlier_input);
+  EXPECT_EQ(CountStarts(starts), 2);
+  EXPECT_FALSE(check(good));
+  EXPECT_FALSE(check(good));
+  EXPECT_EQ(CountStarts(starts), 3);
+}
+
+TEST(VerifyLinesTest, TwoAnswerLinesAreNotJson) {
+  const CliRun run = ExpectCommandCaught(LinesScript("answers_twice.py"),
+                                         TempPath("twice.lines.json"),
+                                         "not-json", "--protocol lines");
+  EXPECT_THAT(run.output, HasSubstr("more than one line answered this line: "
+                                    "after the answer line came"));
+  // The same script is not-json one process per input too.
+  ExpectCaught("answers_twice.py", "not-json");
+}
+
+// A cache kept from one line to the next: the failure is reported with its
+// input, which passes alone, so it is not shrunk.
+TEST(VerifyLinesTest, StateKeptBetweenLinesIsReportedAsSuch) {
+  const std::string out = TempPath("kept.lines.json");
+  const CliRun run =
+      ExpectCommandCaught(LinesScript("keeps_cache_between_lines.py"), out,
+                          "wrong-answer", "--protocol lines --jobs 1");
+  EXPECT_THAT(run.output,
+              HasSubstr("(a new process answers this input right: the "
+                        "failure depends on the lines before it"));
+  EXPECT_THAT(run.output, ::testing::Not(HasSubstr("shrunk in")));
+  // Alone, the case passes: per process, and in lines mode.
+  EXPECT_EQ(RunVerify("--cmd " + Quote(Script("keeps_cache_between_lines.py")) +
+                      " --cases " + out)
+                .exit_status,
+            0);
+  EXPECT_EQ(
+      RunVerify("--cmd " + Quote(LinesScript("keeps_cache_between_lines.py")) +
+                " --protocol lines --cases " + out)
+          .exit_status,
+      0);
+}
+
+TEST(VerifyLinesTest, NoAnswerLineIsTimeoutOrCrash) {
+  // Reads and never answers: a timeout, and the hint for a command that
+  // waits for the end of its input.
+  const CliRun silent =
+      ExpectCommandCaught("cat > /dev/null", TempPath("silent.lines.json"),
+                          "timeout", "--protocol lines --runs 1 --timeout 0.5");
+  EXPECT_THAT(silent.output, HasSubstr("no answer line within 500 ms"));
+  EXPECT_THAT(silent.output,
+              HasSubstr("without waiting for the end of its input"));
+  // A command of one document per process waits for the end of its input.
+  const CliRun one_document = ExpectCommandCaught(
+      Script("prefix_cache.py"), TempPath("one-document.lines.json"), "timeout",
+      "--protocol lines --runs 1 --timeout 0.5");
+  EXPECT_THAT(one_document.output,
+              HasSubstr("without waiting for the end of its input"));
+  // Exits without a word.
+  const CliRun exits =
+      ExpectCommandCaught("true", TempPath("true.lines.json"), "crash",
+                          "--protocol lines --runs 1");
+  EXPECT_THAT(exits.output, HasSubstr("exited with status 0"));
+  // Half a line, then the end of its output.
+  const CliRun half = ExpectCommandCaught(
+      "head -c 1 > /dev/null; printf \"{\\\"matches\\\"\"",
+      TempPath("half.lines.json"), "crash", "--protocol lines --runs 1");
+  EXPECT_THAT(half.output,
+              HasSubstr("exited with status 0 after 10 bytes of its answer "
+                        "line, before its newline"));
+}
+
+TEST(VerifyLinesTest, ProtocolIsForCommandsOnly) {
+  const CliRun run = RunVerify("--engines all --protocol lines --runs 1");
+  EXPECT_EQ(run.exit_status, 2) << run.output;
+  EXPECT_EQ(run.output,
+            "kvprefix: verify: --protocol: applies to --cmd only (engines "
+            "run in process)\n");
+  EXPECT_EQ(RunVerify("--cmd true --protocol pipes --runs 1").exit_status, 2);
+}
+
+TEST(LineProcessTest, ExchangesLinesAndSeesExtraOutput) {
+  LineProcess cat("cat");
+  const LineExchange first = cat.Exchange("one\n", SubprocessOptions{});
+  EXPECT_EQ(first.kind, LineExchange::Kind::kAnswered);
+  EXPECT_EQ(first.line, "one\n");
+  EXPECT_TRUE(first.after.empty());
+  EXPECT_TRUE(cat.usable());
+  // A line far beyond a pipe buffer comes back whole: no deadlock.
+  const std::string big = std::string(1 << 20, 'x') + "\n";
+  EXPECT_EQ(cat.Exchange(big, SubprocessOptions{}).line, big);
+  const LineExchange two = cat.Exchange("a\nb\n", SubprocessOptions{});
+  EXPECT_EQ(two.line, "a\n");
+  EXPECT_EQ(two.after, "b\n");
+  EXPECT_FALSE(cat.usable());
+
+  // Output printed late, after the answer, is found before the next line.
+  LineProcess late("read line; echo \"$line\"; sleep 0.2; echo late; cat");
+  EXPECT_EQ(late.Exchange("x\n", SubprocessOptions{}).line, "x\n");
+  std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  const LineExchange next = late.Exchange("y\n", SubprocessOptions{});
+  EXPECT_EQ(next.before, "late\n");
+  EXPECT_EQ(next.line, "y\n");
+  EXPECT_FALSE(late.usable());
+}
+
+TEST(LineProcessTest, ReportsDeathTimeoutAndFlood) {
+  LineProcess dies("read line; echo oops >&2; exit 7");
+  const LineExchange death = dies.Exchange("x\n", SubprocessOptions{});
+  EXPECT_EQ(death.kind, LineExchange::Kind::kClosed);
+  EXPECT_EQ(death.exit, ExitKind::kExited);
+  EXPECT_EQ(death.exit_status, 7);
+  EXPECT_EQ(death.stderr_tail, "oops\n");
+  EXPECT_FALSE(dies.usable());
+
+  LineProcess killed("read line; kill -9 $$");
+  const LineExchange signal = killed.Exchange("x\n", SubprocessOptions{});
+  EXPECT_EQ(signal.kind, LineExchange::Kind::kClosed);
+  EXPECT_EQ(signal.exit, ExitKind::kSignaled);
+  EXPECT_EQ(signal.signal, 9);
+
+  // A silent command's group, its children included, is killed.
+  const auto start = std::chrono::steady_clock::now();
+  LineProcess silent("sleep 100 & cat > /dev/null");
+  const LineExchange timeout = silent.Exchange(
+      "x\n", SubprocessOptions{.timeout = std::chrono::milliseconds(200)});
+  EXPECT_EQ(timeout.kind, LineExchange::Kind::kTimedOut);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+
+  LineProcess flood("yes | tr -d '\\n'");
+  const LineExchange flooded =
+      flood.Exchange("x\n", SubprocessOptions{.max_output_bytes = 1 << 16});
+  EXPECT_EQ(flooded.kind, LineExchange::Kind::kOutputLimit);
+  EXPECT_FALSE(flood.usable());
+}
+
+// --- Answers without kvprefix's node IDs (--compare lengths) ---------------
+
+TEST(VerifyCompareTest, OwnNodeIdsFailByDefaultAndPassWithLengths) {
+  const CliRun wrong = ExpectCommandCaught(
+      Script("own_node_ids.py"), TempPath("own-ids.json"), "wrong-answer", "");
+  EXPECT_THAT(wrong.output, HasSubstr("cache_node 1001"));
+  const CliRun process = RunVerify("--cmd " + Quote(Script("own_node_ids.py")) +
+                                   " --compare lengths --runs 300 --seed 1");
+  EXPECT_EQ(process.exit_status, 0) << process.output;
+  EXPECT_THAT(process.output, HasSubstr("OK: 300 inputs agree"));
+  const CliRun lines =
+      RunVerify("--cmd " + Quote(LinesScript("own_node_ids.py")) +
+                " --protocol lines --compare lengths --runs 300 --seed 1");
+  EXPECT_EQ(lines.exit_status, 0) << lines.output;
+  EXPECT_THAT(lines.output, HasSubstr("OK: 300 inputs agree"));
+}
+
+TEST(VerifyCompareTest, WrongLengthFailsWithLengthsWithoutNodeIds) {
+  const CliRun run = ExpectCommandCaught(Script("off_by_one.py"),
+                                         TempPath("off-by-one-lengths.json"),
+                                         "wrong-answer", "--compare lengths");
+  EXPECT_THAT(run.output,
+              HasSubstr("expected matched_length 0, uncached_suffix [0]\n"
+                        "  actual   matched_length 1, uncached_suffix []\n"));
+  EXPECT_THAT(run.output, HasSubstr("--compare lengths --cases"));
+}
+
+TEST(OutputCheckTest, LengthsTakeAnyCacheNodeOrNone) {
+  const SequenceList requests = {{1, 2, 9}, {5}};
+  const std::vector<Match> expected = {{2, 2}, {0, 0}};
+  const std::string omitted =
+      "{\"matches\":[{\"matched_length\":2,\"uncached_suffix\":[9]},"
+      "{\"matched_length\":0,\"uncached_suffix\":[5]}]}\n";
+  const std::string any =
+      "{\"matches\":[{\"matched_length\":2,\"cache_node\":\"n-17\","
+      "\"uncached_suffix\":[9]},{\"matched_length\":0,\"cache_node\":null,"
+      "\"uncached_suffix\":[5]}]}\n";
+  const std::string wrong_id =
+      "{\"matches\":[{\"matched_length\":2,\"cache_node\":7,"
+      "\"uncached_suffix\":[9]},{\"matched_length\":0,\"cache_node\":0,"
+      "\"uncached_suffix\":[5]}]}\n";
+  for (const std::string& text : {omitted, any, wrong_id}) {
+    EXPECT_FALSE(CheckPrintedMatches(text, requests, expected, true,
+                                     checking::Comparison::kLengths))
+        << text;
+    EXPECT_TRUE(CheckPrintedMatches(text, requests, expected, true)) << text;
+  }
+  EXPECT_EQ(CheckPrintedMatches(omitted, requests, expected, true)->kind,
+            FailureKind::kWrongShape);
+  EXPECT_EQ(CheckPrintedMatches(wrong_id, requests, expected, true)->kind,
+            FailureKind::kWrongAnswer);
+  // The layout is still checked: the cache_node as printed, in its place.
+  const std::string spaced =
+      "{\"matches\":[{\"matched_length\":2,\"cache_node\": \"n-17\","
+      "\"uncached_suffix\":[9]},{\"matched_length\":0,"
+      "\"uncached_suffix\":[5]}]}\n";
+  EXPECT_EQ(CheckPrintedMatches(spaced, requests, expected, true,
+                                checking::Comparison::kLengths)
+                ->kind,
+            FailureKind::kFormat);
+  // A wrong length fails, shown without node IDs.
+  const std::string wrong_length =
+      "{\"matches\":[{\"matched_length\":1,\"cache_node\":2,"
+      "\"uncached_suffix\":[2,9]},{\"matched_length\":0,"
+      "\"uncached_suffix\":[5]}]}\n";
+  const auto failure = CheckPrintedMatches(
+      wrong_length, requests, expected, true, checking::Comparison::kLengths);
+  ASSERT_TRUE(failure);
+  EXPECT_EQ(failure->kind, FailureKind::kWrongAnswer);
+  EXPECT_THAT(failure->message,
+              HasSubstr("expected matched_length 2, uncached_suffix [9]\n"
+                        "  actual   matched_length 1, uncached_suffix [2,9]"));
+  EXPECT_THAT(failure->message, ::testing::Not(HasSubstr("cache_node")));
+  // matched_length and uncached_suffix stay required and typed.
+  EXPECT_EQ(CheckPrintedMatches("{\"matches\":[{\"matched_length\":2},"
+                                "{\"matched_length\":0}]}",
+                                requests, expected, true,
+                                checking::Comparison::kLengths)
+                ->kind,
+            FailureKind::kWrongShape);
+}
+
+// A correct cache with its own structure: the reference's answers, but its
+// own node IDs (offset by 1000) and counts, and no eviction listener.
+class OwnNodeIdsEngine final : public PrefixIndex {
+ public:
+  explicit OwnNodeIdsEngine(const CacheOptions& options)
+      : inner_(MakeEngine(ReferenceTrie::kName, options)) {}
+  std::string_view name() const override { return "own-node-ids"; }
+  NodeId Insert(TokenSpan sequence) override {
+    return Own(inner_->Insert(sequence));
+  }
+  Match MatchPrefix(TokenSpan request) const override {
+    return Own(inner_->MatchPrefix(request));
+  }
+  Match Access(TokenSpan request) override {
+    return Own(inner_->Access(request));
+  }
+  std::uint64_t node_count() const override { return inner_->node_count() + 1; }
+  std::uint64_t evicted_count() const override {
+    return inner_->evicted_count() + 1;
+  }
+  std::size_t memory_bytes() const override { return inner_->memory_bytes(); }
+  const CacheOptions& options() const override { return inner_->options(); }
+  void SetEvictionListener(EvictionListener) override {}
+
+ private:
+  static NodeId Own(NodeId node) { return node + 1000; }
+  static Match Own(Match match) {
+    return Match{match.matched_length, Own(match.cache_node)};
+  }
+  std::unique_ptr<PrefixIndex> inner_;
+};
+
+TEST(VerifyCompareTest, EngineWithOwnNodeIdsPassesWithLengthsOnly) {
+  const EngineFactory own = [](const CacheOptions& options) {
+    std::vector<std::unique_ptr<PrefixIndex>> engines;
+    engines.push_back(std::make_unique<OwnNodeIdsEngine>(options));
+    return engines;
+  };
+  const Checker all = MakeEngineChecker(own);
+  const Checker lengths =
+      MakeEngineChecker(own, checking::Comparison::kLengths);
+  const ReplayChecker replay_all = MakeReplayEngineChecker(own);
+  const ReplayChecker replay_lengths =
+      MakeReplayEngineChecker(own, checking::Comparison::kLengths);
+  int evicting = 0;
+  for (std::uint64_t run = 0; run < 200; ++run) {
+    const int size = GeneratorSize(run, 200, 100);
+    const BatchInput input = GeneratedInput(1, run, size).input;
+    EXPECT_FALSE(lengths(input)) << run;
+    const ReplayInput document = GeneratedReplayInput(1, run, size).input;
+    EXPECT_FALSE(replay_lengths(document)) << run;
+    if (!input.cached_sequences.empty()) {
+      const std::optional<Failure> failure = all(input);
+      ASSERT_TRUE(failure) << run;
+      EXPECT_THAT(failure->message,
+                  HasSubstr("actual (own-node-ids): insert returns node 1"));
+    }
+    if (!document.requests.empty()) {
+      EXPECT_TRUE(replay_all(document)) << run;
+    }
+    evicting += document.options.bounded() ? 1 : 0;
+  }
+  EXPECT_GT(evicting, 50);
+}
+
+// A wrong length fails under both comparisons; the lengths report shows no
+// node IDs.
+TEST(VerifyCompareTest, MutantEnginesFailUnderBothComparisons) {
+  int caught = 0;
+  for (std::string_view name : test::IndexMutantNames()) {
+    if (name == test::MutantName(test::MutantBug::kNone)) continue;
+    const EngineFactory mutant = [name](const CacheOptions&) {
+      std::vector<std::unique_ptr<PrefixIndex>> engines;
+      engines.push_back(test::MakeMutant(name));
+      return engines;
+    };
+    const Checker all = MakeEngineChecker(mutant);
+    const Checker lengths =
+        MakeEngineChecker(mutant, checking::Comparison::kLengths);
+    std::optional<Failure> failure;
+    for (std::uint64_t seed = 0; seed < 4000 && !failure; ++seed) {
+      const BatchInput input =
+          checking::RandomBatchInput(seed, static_cast<int>(seed % 101));
+      failure = lengths(input);
+      if (failure) {
+        EXPECT_TRUE(all(input)) << name;
+        EXPECT_THAT(failure->message, HasSubstr("(matched_length "));
+        EXPECT_THAT(failure->message, ::testing::Not(HasSubstr("cache_node")))
+            << name;
+      }
+    }
+    // Some mutants get only node IDs wrong: those are no finding here.
+    if (!failure) std::cout << name << ": right lengths throughout\n";
+    caught += failure ? 1 : 0;
+  }
+  EXPECT_GT(caught, 0);
 }
 
 // --- Replay documents (--format requests, SPEC §8) --------------------------

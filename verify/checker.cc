@@ -6,10 +6,13 @@
 #include <csignal>
 #include <cstring>
 #include <exception>
+#include <memory>
+#include <mutex>
 #include <new>
 #include <stdexcept>
 #include <type_traits>
 #include <utility>
+#include <variant>
 
 #include "checking/differential.h"
 #include "engines/registry.h"
@@ -65,8 +68,177 @@ std::optional<std::string> Apply(checking::DifferentialChecker& checker,
   return checker.ApplyReplay(input);
 }
 
+// " (from the shell: killed by signal N, NAME)" when an exit status is
+// /bin/sh's report of a child killed by signal N (128 + N), else "".
+std::string ShellSignalHint(int exit_status) {
+  const int signal = exit_status - 128;
+  return signal > 0 && signal < NSIG
+             ? fmt::format(" (from the shell: killed by signal {}, {})", signal,
+                           ::strsignal(signal))
+             : "";
+}
+
+std::string DescribeSignal(int signal) {
+  return fmt::format("killed by signal {} ({})", signal, ::strsignal(signal));
+}
+
+// How long a new process checking a failure again may print more after its
+// answer line: a second line written by a separate write(2) comes a few
+// microseconds after the first.
+constexpr std::chrono::milliseconds kLateOutputWait{50};
+
+// At most this many bytes of unexpected output are quoted.
+constexpr std::size_t kQuotedBytes = 60;
+
+// The command's answer (standard output, or its answer line), or the
+// failure that left none to check.
+using Answer = std::variant<std::string, Failure>;
+
+Failure OutputLimitFailure(std::size_t limit, std::size_t answer_bytes,
+                           std::string_view what) {
+  return Failure{FailureKind::kOutputLimit,
+                 fmt::format("printed more than {} bytes{} where the answer "
+                             "has {}; the process group was killed",
+                             limit, what, answer_bytes)};
+}
+
+// Protocol::kProcess: one process for this input.
+Answer RunOnce(const CommandOptions& options, std::string_view json,
+               const SubprocessOptions& run_options, std::size_t answer_bytes) {
+  SubprocessResult run = RunSubprocess(options.command, json, run_options);
+  switch (run.kind) {
+    case ExitKind::kTimedOut:
+      return Failure{FailureKind::kTimeout,
+                     fmt::format("no answer within {} ms; the process group "
+                                 "was killed",
+                                 options.timeout.count())};
+    case ExitKind::kOutputLimit:
+      return OutputLimitFailure(run_options.max_output_bytes, answer_bytes, "");
+    case ExitKind::kSignaled:
+      return Failure{FailureKind::kCrash,
+                     DescribeSignal(run.signal) + StderrTail(run.stderr_data)};
+    case ExitKind::kExited:
+      break;
+  }
+  if (run.exit_status != 0) {
+    return Failure{FailureKind::kCrash,
+                   fmt::format("exit status {}{}{}", run.exit_status,
+                               ShellSignalHint(run.exit_status),
+                               StderrTail(run.stderr_data))};
+  }
+  return std::move(run.stdout_data);
+}
+
+// Protocol::kLines: the long-lived processes of one checker and its copies,
+// one per concurrent call; a call takes an idle one or starts one.
+class LinePool {
+ public:
+  explicit LinePool(std::string command) : command_(std::move(command)) {}
+
+  std::unique_ptr<LineProcess> Take() {
+    {
+      const std::lock_guard<std::mutex> lock(mutex_);
+      if (!idle_.empty()) {
+        std::unique_ptr<LineProcess> process = std::move(idle_.back());
+        idle_.pop_back();
+        return process;
+      }
+    }
+    return std::make_unique<LineProcess>(command_);
+  }
+
+  // Keeps `process` for the next call if it can take another line; else it
+  // is stopped here.
+  void Give(std::unique_ptr<LineProcess> process) {
+    if (!process->usable()) return;
+    const std::lock_guard<std::mutex> lock(mutex_);
+    idle_.push_back(std::move(process));
+  }
+
+ private:
+  const std::string command_;
+  std::mutex mutex_;
+  std::vector<std::unique_ptr<LineProcess>> idle_;
+};
+
+// How a long-lived command ended before it answered (LineExchange::kClosed).
+std::string DescribeClosed(const LineExchange& exchange) {
+  const std::string how =
+      exchange.exit == ExitKind::kSignaled ? DescribeSignal(exchange.signal)
+      : exchange.exit == ExitKind::kTimedOut
+          ? std::string(
+                "closed its standard output and was still running at the "
+                "deadline (the process group was killed)")
+          : fmt::format("exited with status {}{}", exchange.exit_status,
+                        ShellSignalHint(exchange.exit_status));
+  const std::string when =
+      exchange.exited_before
+          ? "before this line was written (after answering the line "
+            "before, or at start-up)"
+      : exchange.line.empty()
+          ? "before answering this line"
+          : fmt::format(
+                "after {} bytes of its answer line, before its "
+                "newline",
+                exchange.line.size());
+  return fmt::format(
+      "{} {}: a long-lived command must answer every line "
+      "and keep running; a new one takes the next input{}",
+      how, when, StderrTail(exchange.stderr_tail));
+}
+
+Answer RunOnLine(LineProcess& process, const CommandOptions& options,
+                 std::string_view json, const SubprocessOptions& run_options,
+                 std::size_t answer_bytes,
+                 std::chrono::milliseconds late_output_wait) {
+  LineExchange exchange = process.Exchange(json, run_options, late_output_wait);
+  switch (exchange.kind) {
+    case LineExchange::Kind::kTimedOut:
+      return Failure{
+          FailureKind::kTimeout,
+          fmt::format("no answer line within {} ms; the process group was "
+                      "killed (with --protocol lines a command answers each "
+                      "line as it comes, without waiting for the end of its "
+                      "input)",
+                      options.timeout.count())};
+    case LineExchange::Kind::kOutputLimit:
+      return OutputLimitFailure(run_options.max_output_bytes, answer_bytes,
+                                " without ending its answer line");
+    case LineExchange::Kind::kClosed:
+      return Failure{FailureKind::kCrash, DescribeClosed(exchange)};
+    case LineExchange::Kind::kAnswered:
+      break;
+  }
+  const auto quote = [](std::string_view text) {
+    return fmt::format("{:?}", text.substr(0, kQuotedBytes));
+  };
+  if (!exchange.before.empty()) {
+    return Failure{
+        FailureKind::kNotJson,
+        fmt::format("before this line was written, standard output already "
+                    "held {} bytes printed after the answer to the line "
+                    "before, {}: one answer line per input line",
+                    exchange.before.size(), quote(exchange.before))};
+  }
+  if (!exchange.after.empty()) {
+    return Failure{
+        FailureKind::kNotJson,
+        fmt::format("more than one line answered this line: after the "
+                    "answer line came {} more bytes, {}",
+                    exchange.after.size(), quote(exchange.after))};
+  }
+  if (exchange.unwritten > 0) {
+    return Failure{
+        FailureKind::kNotJson,
+        fmt::format("answered before reading its whole line ({} of {} bytes "
+                    "unwritten), {}",
+                    exchange.unwritten, json.size(), quote(exchange.line))};
+  }
+  return std::move(exchange.line);
+}
+
 template <typename Input>
-std::optional<Failure> CheckRun(const CommandOptions& options,
+std::optional<Failure> CheckRun(const CommandOptions& options, LinePool* pool,
                                 const Input& input) {
   std::string json;
   AppendInputJson(input, json);
@@ -76,58 +248,61 @@ std::optional<Failure> CheckRun(const CommandOptions& options,
   SubprocessOptions run_options;
   run_options.timeout = options.timeout;
   run_options.max_output_bytes = 16 * canonical.size() + (1 << 20);
-  const SubprocessResult run =
-      RunSubprocess(options.command, json, run_options);
-  switch (run.kind) {
-    case ExitKind::kTimedOut:
-      return Failure{FailureKind::kTimeout,
-                     fmt::format("no answer within {} ms; the process group "
-                                 "was killed",
-                                 options.timeout.count())};
-    case ExitKind::kOutputLimit:
-      return Failure{
-          FailureKind::kOutputLimit,
-          fmt::format("printed more than {} bytes where the answer "
-                      "has {}; the process group was killed",
-                      run_options.max_output_bytes, canonical.size())};
-    case ExitKind::kSignaled:
-      return Failure{
-          FailureKind::kCrash,
-          fmt::format("killed by signal {} ({}){}", run.signal,
-                      ::strsignal(run.signal), StderrTail(run.stderr_data))};
-    case ExitKind::kExited:
-      break;
+  const auto check = [&](Answer answer) -> std::optional<Failure> {
+    if (auto* failure = std::get_if<Failure>(&answer)) return *failure;
+    return CheckPrintedMatches(std::get<std::string>(answer), input.requests,
+                               expected, options.check_format,
+                               options.comparison);
+  };
+  if (pool == nullptr) {
+    return check(RunOnce(options, json, run_options, canonical.size()));
   }
-  if (run.exit_status != 0) {
-    // /bin/sh reports a child killed by signal N as status 128 + N.
-    const int signal = run.exit_status - 128;
-    const std::string hint =
-        signal > 0 && signal < NSIG
-            ? fmt::format(" (from the shell: killed by signal {}, {})", signal,
-                          ::strsignal(signal))
-            : "";
-    return Failure{FailureKind::kCrash,
-                   fmt::format("exit status {}{}{}", run.exit_status, hint,
-                               StderrTail(run.stderr_data))};
+  std::unique_ptr<LineProcess> process = pool->Take();
+  std::optional<Failure> failure =
+      check(RunOnLine(*process, options, json, run_options, canonical.size(),
+                      std::chrono::milliseconds(0)));
+  if (!failure || failure->kind == FailureKind::kTimeout) {
+    // A timeout is not run again: that would cost the timeout twice.
+    pool->Give(std::move(process));
+    return failure;
   }
-  return CheckPrintedMatches(run.stdout_data, input.requests, expected,
-                             options.check_format);
+  // The input again, alone, on a new process (the old one is stopped), which
+  // is given time to print anything more after its answer: the report's
+  // input then fails by itself, whatever the lines before it left behind
+  // (a cache not emptied between lines, an extra line printed late).
+  process.reset();
+  process = std::make_unique<LineProcess>(options.command);
+  std::optional<Failure> confirmed = check(RunOnLine(
+      *process, options, json, run_options, canonical.size(), kLateOutputWait));
+  pool->Give(std::move(process));
+  if (confirmed) return confirmed;
+  failure->message +=
+      "\n(a new process answers this input right: the failure depends on "
+      "the lines before it, such as a cache not emptied between lines)";
+  failure->depends_on_earlier_input = true;
+  return failure;
 }
 
 template <typename Input>
 CheckerOf<Input> CommandChecker(CommandOptions options) {
-  return [options = std::move(options)](const Input& input) {
-    return CheckRun(options, input);
+  std::shared_ptr<LinePool> pool;
+  if (options.protocol == Protocol::kLines) {
+    pool = std::make_shared<LinePool>(options.command);
+  }
+  return [options = std::move(options), pool](const Input& input) {
+    return CheckRun(options, pool.get(), input);
   };
 }
 
 template <typename Input>
-CheckerOf<Input> EngineChecker(EngineFactory make_engines) {
-  return [make_engines = std::move(make_engines)](
-             const Input& input) -> std::optional<Failure> {
+CheckerOf<Input> EngineChecker(EngineFactory make_engines,
+                               checking::Comparison comparison) {
+  return [make_engines = std::move(make_engines),
+          comparison](const Input& input) -> std::optional<Failure> {
     try {
       const CacheOptions options = OptionsOf(input);
-      checking::DifferentialChecker checker(options, make_engines(options));
+      checking::DifferentialChecker checker(options, make_engines(options),
+                                            comparison);
       if (auto report = Apply(checker, input)) {
         Failure failure{FailureKind::kWrongAnswer, *std::move(report)};
         // A replay applies one operation per request, in order.
@@ -154,6 +329,10 @@ CheckerOf<Input> EngineChecker(EngineFactory make_engines) {
 
 }  // namespace
 
+std::string_view ProtocolName(Protocol protocol) {
+  return protocol == Protocol::kLines ? "lines" : "process";
+}
+
 std::vector<Match> ReferenceMatches(const BatchInput& input) {
   ReferenceTrie reference;
   return FindPrefixMatches(reference, input);
@@ -178,12 +357,14 @@ ReplayChecker MakeReplayCommandChecker(CommandOptions options) {
   return CommandChecker<ReplayInput>(std::move(options));
 }
 
-Checker MakeEngineChecker(EngineFactory make_engines) {
-  return EngineChecker<BatchInput>(std::move(make_engines));
+Checker MakeEngineChecker(EngineFactory make_engines,
+                          checking::Comparison comparison) {
+  return EngineChecker<BatchInput>(std::move(make_engines), comparison);
 }
 
-ReplayChecker MakeReplayEngineChecker(EngineFactory make_engines) {
-  return EngineChecker<ReplayInput>(std::move(make_engines));
+ReplayChecker MakeReplayEngineChecker(EngineFactory make_engines,
+                                      checking::Comparison comparison) {
+  return EngineChecker<ReplayInput>(std::move(make_engines), comparison);
 }
 
 EngineFactory EnginesByName(const std::vector<std::string>& names) {

@@ -10,8 +10,10 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "checking/differential.h"
 #include "kvprefix/batch.h"
 #include "kvprefix/cache.h"
 #include "kvprefix/prefix_index.h"
@@ -39,20 +41,53 @@ std::vector<Match> ReferenceMatches(const BatchInput& input);
 // eviction.
 std::vector<Match> ReferenceMatches(const ReplayInput& input);
 
-struct CommandOptions {
-  std::string command;  // run with /bin/sh -c, once per input
-  std::chrono::milliseconds timeout{10'000};
-  bool check_format = true;  // also require SPEC §5's exact bytes
+// How an external command is run (verify/README.md, "Check your own
+// cache").
+enum class Protocol {
+  // One process per input: the document on standard input, then end of
+  // file; the answer is all of standard output, once the process exited.
+  kProcess,
+  // Long-lived processes (JSON Lines): each reads one document per line
+  // and answers each with one line. A process that dies, hangs, floods or
+  // answers other than one line is reported on the input it was given, and
+  // a fresh one takes the next input.
+  kLines,
 };
 
-// A checker that runs `options.command` once per input, writes the input as a
-// SPEC §4 document to its standard input and checks its standard output with
-// CheckPrintedMatches. Failure kinds: kTimeout; kCrash (signal, or non-zero
-// exit status, with the tail of its standard error); kOutputLimit (more than
-// 16 times the expected answer's bytes plus 1 MiB); then those of
-// CheckPrintedMatches. Throws std::system_error only if the process cannot be
-// started at all (no pipes, no /bin/sh). Each call is independent, so the
-// checker may be called from several threads.
+// "process" or "lines", the names `kvprefix verify --protocol` takes.
+std::string_view ProtocolName(Protocol protocol);
+
+struct CommandOptions {
+  std::string command;  // run with /bin/sh -c
+  Protocol protocol = Protocol::kProcess;
+  std::chrono::milliseconds timeout{10'000};  // per input
+  bool check_format = true;  // also require SPEC §5's exact bytes
+  // kLengths: an answer's cache_node may be missing or any JSON value.
+  checking::Comparison comparison = checking::Comparison::kAll;
+};
+
+// A checker that gives `options.command` each input as a SPEC §4 document
+// (compact, one line) on its standard input and checks its answer with
+// CheckPrintedMatches: with kProcess it runs the command once per input, and
+// the answer is its whole standard output; with kLines it keeps one running
+// process per concurrent call (started on first use, the next call reusing
+// it), writes the document as one line and reads one answer line
+// (LineProcess). Failure kinds: kTimeout; kCrash (signal, or non-zero exit
+// status, with the tail of its standard error; with kLines also an exit or
+// closed output before the answer line, whatever the status); kOutputLimit
+// (more than 16 times the expected answer's bytes plus 1 MiB); with kLines
+// kNotJson for output beyond the answer line; then those of
+// CheckPrintedMatches. With kLines a failure other than a timeout is
+// checked again on a new process given only that input (and 50 ms to print
+// anything after its answer line), which then replaces the old one: its
+// result is the one returned, so a reported input fails by itself; if the
+// new process answers it right, the first failure is returned with
+// depends_on_earlier_input set (state kept between lines, output out of
+// step). Throws std::system_error only if the
+// process cannot be started at all (no pipes, no /bin/sh). The checker may
+// be called from several threads; its copies share the kLines processes,
+// which are stopped (end of input, then SIGKILL after 100 ms) when the last
+// copy goes.
 Checker MakeCommandChecker(CommandOptions options);
 
 // The same for replay documents: the command reads a SPEC §8 replay document
@@ -67,17 +102,22 @@ using EngineFactory = std::function<std::vector<std::unique_ptr<PrefixIndex>>(
     const CacheOptions&)>;
 
 // A checker that runs the batch job on fresh engines from `make_engines`
-// through checking::DifferentialChecker (the one comparison harness) and
-// reports its first disagreement as kWrongAnswer; an engine that throws
-// (CapacityError, ...) is kCrash, except std::bad_alloc, which the checker
-// rethrows: running out of memory is the machine's failure, not the
-// engine's.
-Checker MakeEngineChecker(EngineFactory make_engines);
+// through checking::DifferentialChecker (the one comparison harness,
+// comparing what `comparison` says) and reports its first disagreement as
+// kWrongAnswer; an engine that throws (CapacityError, ...) is kCrash, except
+// std::bad_alloc, which the checker rethrows: running out of memory is the
+// machine's failure, not the engine's.
+Checker MakeEngineChecker(
+    EngineFactory make_engines,
+    checking::Comparison comparison = checking::Comparison::kAll);
 
 // The same for replay documents: engines built with input.options replay
-// the requests (DifferentialChecker::ApplyReplay, which also compares node
-// and eviction counts and the evicted pages after every request).
-ReplayChecker MakeReplayEngineChecker(EngineFactory make_engines);
+// the requests (DifferentialChecker::ApplyReplay, which with kAll also
+// compares node and eviction counts and the evicted pages after every
+// request).
+ReplayChecker MakeReplayEngineChecker(
+    EngineFactory make_engines,
+    checking::Comparison comparison = checking::Comparison::kAll);
 
 // make_engines for MakeEngineChecker from registry names (see
 // engines/registry.h); "all" stands for every engine but the reference.

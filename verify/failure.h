@@ -34,6 +34,10 @@ struct Failure {
   // one is to blame: a wrong-answer, or an engine disagreeing on a replay
   // document's step. The report then describes the reference's cache there.
   std::optional<std::size_t> request = std::nullopt;
+  // True when the input passes on its own (checked again on a new
+  // long-lived process) and failed only after the inputs before it: shown
+  // as found, but never taken as a shrinking step.
+  bool depends_on_earlier_input = false;
 };
 
 }  // namespace kvprefix::verify

@@ -6,10 +6,12 @@
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <string>
 #include <string_view>
 #include <variant>
 #include <vector>
 
+#include "checking/differential.h"
 #include "kvprefix/sequence_list.h"
 #include "kvprefix/types.h"
 #include "verify/failure.h"
@@ -20,8 +22,11 @@ namespace kvprefix::verify {
 // value (a matched_length past the request, say) survives to the report.
 struct PrintedMatch {
   std::uint64_t matched_length = 0;
-  std::uint64_t cache_node = 0;
+  std::uint64_t cache_node = 0;  // 0 with Comparison::kLengths
   std::vector<Token> uncached_suffix;
+  // Comparison::kLengths only: the cache_node member's value as printed,
+  // minified (any JSON value), or nullopt when the member is missing.
+  std::optional<std::string> cache_node_json;
 };
 
 // Parses `text` as SPEC §5 {"matches":[...]} with exactly `request_count`
@@ -34,22 +39,28 @@ struct PrintedMatch {
 // number of matches, arrays and objects nested deeper than kMaxJsonDepth of
 // io/json_limits.h), whose message names the JSON location
 // ("$.matches[3].cache_node"). Throws std::bad_alloc when memory runs out:
-// that is the checker's failure, not the implementation's. O(text bytes)
-// time and memory, whatever the nesting. Thread-safe.
+// that is the checker's failure, not the implementation's. With
+// Comparison::kLengths the member cache_node may be missing or hold any
+// JSON value (a cache with no kvprefix node IDs). O(text bytes) time and
+// memory, whatever the nesting. Thread-safe.
 std::variant<std::vector<PrintedMatch>, Failure> ParsePrintedMatches(
-    std::string_view text, std::size_t request_count);
+    std::string_view text, std::size_t request_count,
+    checking::Comparison comparison = checking::Comparison::kAll);
 
 // Checks `text`, printed for `requests`, against the reference's `expected`
 // matches (expected.size() == requests.size()): ParsePrintedMatches, then
 // kWrongAnswer naming the first request whose match differs (request index
-// and tokens, expected versus actual), then, if `check_format`, kFormat when
-// the answers are right but the bytes differ from SPEC §5's compact form
-// (naming the first differing byte). nullopt when everything agrees.
-// O(text bytes + request tokens). Thread-safe.
-std::optional<Failure> CheckPrintedMatches(std::string_view text,
-                                           const SequenceList& requests,
-                                           std::span<const Match> expected,
-                                           bool check_format);
+// and tokens, expected versus actual; with Comparison::kLengths only
+// matched_length and the uncached suffix are compared and shown), then, if
+// `check_format`, kFormat when the answers are right but the bytes differ
+// from SPEC §5's compact form (naming the first differing byte; with
+// kLengths the cache_node member as printed, or none, is part of that
+// form). nullopt when everything agrees. O(text bytes + request tokens).
+// Thread-safe.
+std::optional<Failure> CheckPrintedMatches(
+    std::string_view text, const SequenceList& requests,
+    std::span<const Match> expected, bool check_format,
+    checking::Comparison comparison = checking::Comparison::kAll);
 
 }  // namespace kvprefix::verify
 

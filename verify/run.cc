@@ -71,12 +71,19 @@ std::string FormatCase(const ReplayInput& input,
 
 // What is under test, as flags, for replay lines and case-file sources.
 std::string TargetFlags(const RunOptions& options) {
-  const std::string format =
+  std::string flags =
       options.format == InputFormat::kRequests ? " --format requests" : "";
-  if (!options.command.empty()) {
-    return "--cmd " + ShellQuote(options.command) + format;
+  if (options.comparison != checking::Comparison::kAll) {
+    flags += fmt::format(" --compare {}",
+                         checking::ComparisonName(options.comparison));
   }
-  return fmt::format("--engines {}{}", fmt::join(options.engines, ","), format);
+  if (!options.command.empty()) {
+    if (options.protocol != Protocol::kProcess) {
+      flags += fmt::format(" --protocol {}", ProtocolName(options.protocol));
+    }
+    return "--cmd " + ShellQuote(options.command) + flags;
+  }
+  return fmt::format("--engines {}{}", fmt::join(options.engines, ","), flags);
 }
 
 template <typename Input>
@@ -84,8 +91,10 @@ CheckerOf<Input> MakeChecker(const RunOptions& options) {
   constexpr bool kBatch = std::is_same_v<Input, BatchInput>;
   if (!options.command.empty()) {
     CommandOptions command{.command = options.command,
+                           .protocol = options.protocol,
                            .timeout = Milliseconds(options.timeout),
-                           .check_format = options.check_format};
+                           .check_format = options.check_format,
+                           .comparison = options.comparison};
     if constexpr (kBatch) {
       return MakeCommandChecker(std::move(command));
     } else {
@@ -93,9 +102,11 @@ CheckerOf<Input> MakeChecker(const RunOptions& options) {
     }
   }
   if constexpr (kBatch) {
-    return MakeEngineChecker(EnginesByName(options.engines));
+    return MakeEngineChecker(EnginesByName(options.engines),
+                             options.comparison);
   } else {
-    return MakeReplayEngineChecker(EnginesByName(options.engines));
+    return MakeReplayEngineChecker(EnginesByName(options.engines),
+                                   options.comparison);
   }
 }
 
@@ -140,7 +151,8 @@ std::string DescribeState(const ReplayInput& input, const Failure& failure) {
   return DescribeReferenceCache(input, *failure.request);
 }
 
-// Shrinks (unless it timed out: every attempt would cost the timeout),
+// Shrinks (unless it timed out: every attempt would cost the timeout; or
+// passes alone),
 // writes the case file, prints the report, and throws (exit status 1).
 template <typename Input>
 [[noreturn]] void ReportFailure(const RunOptions& options,
@@ -150,8 +162,11 @@ template <typename Input>
   fmt::print("FAILED: {} on {}\n", FailureKindName(failure.kind), failing.name);
   ShrinkResultOf<Input> shrunk{failing.input, failure, 0};
   // A command that times out usually does on every input, each attempt
-  // costing the timeout; a plugin hangs on some inputs only.
-  if (failure.kind != FailureKind::kTimeout || options.command.empty()) {
+  // costing the timeout (a plugin hangs on some inputs only); an input that
+  // passes alone (it failed only after the lines before it) has no smaller
+  // candidate that fails alone to shrink to.
+  if ((failure.kind != FailureKind::kTimeout || options.command.empty()) &&
+      !failure.depends_on_earlier_input) {
     shrunk = WhileDoing("shrinking the failure", [&] {
       return Shrink(
           failing.input, failure, check,
@@ -382,6 +397,10 @@ void Run(const RunOptions& options) {
   if (options.command.empty() == options.engines.empty()) {
     throw std::invalid_argument(
         "verify: give exactly one of --cmd COMMAND and --engines NAMES");
+  }
+  if (options.command.empty() && options.protocol != Protocol::kProcess) {
+    throw std::invalid_argument(
+        "verify: --protocol: applies to --cmd only (engines run in process)");
   }
   // A bad --out is found before the checks and the shrinking, not after.
   if (options.out.empty()) {

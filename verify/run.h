@@ -12,6 +12,9 @@
 #include <string>
 #include <vector>
 
+#include "checking/differential.h"
+#include "verify/checker.h"
+
 namespace kvprefix::verify {
 
 // The longest duration accepted, in seconds (11.6 days): far beyond any real
@@ -37,10 +40,14 @@ enum class InputFormat {
 
 struct RunOptions {
   // What is checked: exactly one of an external command (run with
-  // /bin/sh -c once per input) and built-in engines (registry names or
-  // "all").
+  // /bin/sh -c once per input, or kept running with Protocol::kLines) and
+  // built-in engines (registry names or "all").
   std::string command;
   std::vector<std::string> engines;
+  Protocol protocol = Protocol::kProcess;  // for `command` only
+  // kLengths: compare matched_length and the uncached suffix only (for the
+  // command and the engines alike).
+  checking::Comparison comparison = checking::Comparison::kAll;
   InputFormat format = InputFormat::kBatch;
   // Given inputs: SPEC §4 files (replay documents with kRequests), a case
   // file or folder of them (replay case files with kRequests), a Mooncake

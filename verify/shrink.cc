@@ -136,7 +136,10 @@ class Shrinker {
   bool Try(EditableInput candidate) {
     ++attempts_;
     std::optional<Failure> failure = check_(FromEditable<Input>(candidate));
-    if (!failure || failure->kind != failure_.kind) return false;
+    if (!failure || failure->kind != failure_.kind ||
+        failure->depends_on_earlier_input) {
+      return false;
+    }
     current_ = std::move(candidate);
     failure_ = *std::move(failure);
     return true;

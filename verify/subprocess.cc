@@ -174,16 +174,24 @@ ssize_t WriteWithoutSigpipe(int fd, const char* data, std::size_t size) {
   return n;
 }
 
-// Writes what the pipe accepts of input[written..]; closes `fd` when all is
-// written or the reader is gone (EPIPE).
-void Feed(Fd& fd, std::string_view input, std::size_t& written) {
+// Writes what the pipe accepts of input[written..]; closes `fd` when the
+// reader is gone (EPIPE), and when all is written if `close_at_end`.
+void Feed(Fd& fd, std::string_view input, std::size_t& written,
+          bool close_at_end = true) {
   const std::size_t count = std::min(kChunkBytes, input.size() - written);
   const ssize_t n =
       WriteWithoutSigpipe(fd.get(), input.data() + written, count);
   if (n > 0) written += static_cast<std::size_t>(n);
-  if (written == input.size() || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+  if ((close_at_end && written == input.size()) ||
+      (n < 0 && errno != EAGAIN && errno != EINTR)) {
     fd.Close();
   }
+}
+
+// Keeps standard error's tail: trims `data` to kMaxStderrBytes once it has
+// grown to twice that (so that trimming costs O(1) per byte read).
+void TrimStderr(std::string& data, std::size_t limit = 2 * kMaxStderrBytes) {
+  if (data.size() > limit) data.erase(0, data.size() - kMaxStderrBytes);
 }
 
 // True once `pid` has exited. It is not reaped (WNOWAIT): until it is, its
@@ -271,10 +279,7 @@ SubprocessResult RunSubprocess(const std::string& command,
         Drain(out.read_end, result.stdout_data);
       } else {
         Drain(err.read_end, result.stderr_data);
-        if (result.stderr_data.size() > 2 * kMaxStderrBytes) {
-          result.stderr_data.erase(0,
-                                   result.stderr_data.size() - kMaxStderrBytes);
-        }
+        TrimStderr(result.stderr_data);
       }
     }
     if (result.stdout_data.size() > options.max_output_bytes) {
@@ -298,9 +303,7 @@ SubprocessResult RunSubprocess(const std::string& command,
   int status = 0;
   KillGroupAndReap(pid, status);
   result.elapsed = Clock::now() - start;
-  if (result.stderr_data.size() > kMaxStderrBytes) {
-    result.stderr_data.erase(0, result.stderr_data.size() - kMaxStderrBytes);
-  }
+  TrimStderr(result.stderr_data, kMaxStderrBytes);
   if (result.kind == ExitKind::kExited) {
     if (WIFSIGNALED(status)) {
       result.kind = ExitKind::kSignaled;
@@ -309,6 +312,184 @@ SubprocessResult RunSubprocess(const std::string& command,
       result.exit_status = WEXITSTATUS(status);
     }
   }
+  return result;
+}
+
+struct LineProcess::State {
+  explicit State(const std::string& command)
+      : in(MakePipe()), out(MakePipe()), err(MakePipe()) {
+    pid = Spawn(command, in, out, err);
+    in.read_end.Close();
+    out.write_end.Close();
+    err.write_end.Close();
+    SetNonBlocking(in.write_end);
+    SetNonBlocking(out.read_end);
+    SetNonBlocking(err.read_end);
+  }
+
+  // Reads what `fd` holds now, without waiting, into `data`.
+  static void DrainNow(Fd& fd, std::string& data) {
+    while (fd.is_open()) {
+      const std::size_t before = data.size();
+      Drain(fd, data);
+      if (data.size() == before) break;  // nothing more (EAGAIN) or closed
+    }
+  }
+
+  // Kills what is left of the group and reaps the command, once.
+  int KillAndReap() {
+    int status = 0;
+    if (!reaped) KillGroupAndReap(pid, status);
+    reaped = true;
+    usable = false;
+    return status;
+  }
+
+  Pipe in;
+  Pipe out;
+  Pipe err;
+  pid_t pid = -1;
+  bool usable = true;
+  bool reaped = false;
+  std::string stderr_data;
+};
+
+LineProcess::LineProcess(const std::string& command)
+    : state_(std::make_unique<State>(command)) {}
+
+LineProcess::~LineProcess() {
+  State& state = *state_;
+  if (state.reaped) return;
+  // End of input is the polite way to stop; a command that ignores it is
+  // killed after the grace period.
+  state.in.write_end.Close();
+  const Clock::time_point deadline = Clock::now() + kExitGrace;
+  try {
+    while (!HasExited(state.pid) && Clock::now() < deadline) {
+      ::poll(nullptr, 0, 1);
+    }
+  } catch (const std::system_error&) {
+    // waitid failed: the kill below still ends the group.
+  }
+  state.KillAndReap();
+}
+
+bool LineProcess::usable() const { return state_->usable; }
+
+LineExchange LineProcess::Exchange(std::string_view line,
+                                   const SubprocessOptions& options,
+                                   std::chrono::milliseconds late_output_wait) {
+  State& state = *state_;
+  LineExchange result;
+  const Clock::time_point deadline = Clock::now() + options.timeout;
+  // A command that exited after its last answer is not this line's fault.
+  result.exited_before = HasExited(state.pid);
+  // Anything on standard output now was printed after the last answer.
+  State::DrainNow(state.out.read_end, result.before);
+  State::DrainNow(state.err.read_end, state.stderr_data);
+  std::string output;       // standard output read for this line
+  std::size_t scanned = 0;  // bytes of `output` without a newline
+  std::size_t newline = std::string::npos;
+  std::size_t written = 0;
+  bool exited = false;  // the command itself (not its children) has exited
+  Clock::time_point pipes_deadline = deadline;
+  while (state.out.read_end.is_open()) {
+    std::vector<pollfd> fds;
+    std::vector<Fd*> owners;
+    for (auto [fd, events] : {std::pair{&state.in.write_end, POLLOUT},
+                              std::pair{&state.out.read_end, POLLIN},
+                              std::pair{&state.err.read_end, POLLIN}}) {
+      if (!fd->is_open()) continue;
+      if (fd == &state.in.write_end && written == line.size()) continue;
+      fds.push_back(pollfd{fd->get(), static_cast<short>(events), 0});
+      owners.push_back(fd);
+    }
+    if (!exited && HasExited(state.pid)) {
+      exited = true;
+      pipes_deadline = std::min(deadline, Clock::now() + kExitGrace);
+    }
+    int timeout_ms = MillisecondsUntil(pipes_deadline);
+    if (timeout_ms == 0) break;
+    if (!exited) timeout_ms = std::min(timeout_ms, kExitCheckMilliseconds);
+    if (::poll(fds.data(), fds.size(), timeout_ms) < 0) {
+      if (errno == EINTR) continue;
+      ThrowErrno(errno, "poll");
+    }
+    for (std::size_t i = 0; i < fds.size(); ++i) {
+      if (fds[i].revents == 0) continue;
+      if (owners[i] == &state.in.write_end) {
+        Feed(state.in.write_end, line, written, /*close_at_end=*/false);
+      } else if (owners[i] == &state.out.read_end) {
+        Drain(state.out.read_end, output);
+      } else {
+        Drain(state.err.read_end, state.stderr_data);
+        TrimStderr(state.stderr_data);
+      }
+    }
+    newline = output.find('\n', scanned);
+    if (newline != std::string::npos) break;
+    scanned = output.size();
+    if (output.size() > options.max_output_bytes) {
+      result.kind = LineExchange::Kind::kOutputLimit;
+      break;
+    }
+  }
+  if (newline != std::string::npos) {
+    result.line = output.substr(0, newline + 1);
+    result.after = output.substr(newline + 1);
+    result.unwritten = line.size() - written;
+    // Whatever came with the answer belongs to this exchange, and so does
+    // what comes within late_output_wait.
+    State::DrainNow(state.out.read_end, result.after);
+    const Clock::time_point late_deadline = Clock::now() + late_output_wait;
+    while (result.after.empty() && state.out.read_end.is_open()) {
+      const int wait_ms = MillisecondsUntil(late_deadline);
+      if (wait_ms == 0) break;
+      pollfd out{state.out.read_end.get(), POLLIN, 0};
+      if (::poll(&out, 1, wait_ms) < 0) {
+        if (errno == EINTR) continue;
+        ThrowErrno(errno, "poll");
+      }
+      if (out.revents != 0) Drain(state.out.read_end, result.after);
+    }
+    if (!result.before.empty() || !result.after.empty() ||
+        result.unwritten > 0) {
+      state.usable = false;  // out of step with its input: start afresh
+    }
+  } else {
+    result.line = std::move(output);
+    if (result.kind != LineExchange::Kind::kOutputLimit) {
+      // Output closed, or the command exited and its children kept the
+      // output past the grace period: it ended. Else the deadline passed.
+      const bool ended = !state.out.read_end.is_open() || exited;
+      result.kind =
+          ended ? LineExchange::Kind::kClosed : LineExchange::Kind::kTimedOut;
+    }
+    if (result.kind == LineExchange::Kind::kClosed) {
+      // Its output is closed; wait for the exit itself, still bounded by
+      // the deadline (it may close its output and then hang).
+      while (!HasExited(state.pid)) {
+        if (MillisecondsUntil(deadline) == 0) {
+          result.exit = ExitKind::kTimedOut;
+          break;
+        }
+        ::poll(nullptr, 0, 1);
+      }
+    }
+    State::DrainNow(state.err.read_end, state.stderr_data);
+    const int status = state.KillAndReap();
+    if (result.kind == LineExchange::Kind::kClosed &&
+        result.exit == ExitKind::kExited) {
+      if (WIFSIGNALED(status)) {
+        result.exit = ExitKind::kSignaled;
+        result.signal = WTERMSIG(status);
+      } else {
+        result.exit_status = WEXITSTATUS(status);
+      }
+    }
+  }
+  TrimStderr(state.stderr_data, kMaxStderrBytes);
+  result.stderr_tail = state.stderr_data;
   return result;
 }
 

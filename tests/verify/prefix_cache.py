@@ -3,7 +3,9 @@
 
 Reads one SPEC §4 document ({"cached_sequences": [...], "requests": [...]})
 from standard input and prints the SPEC §5 answer ({"matches": [...]},
-compact, one trailing newline). `kvprefix verify --cmd` must pass it; the
+compact, one trailing newline). With --lines it stays running: one document
+per line in, one answer line each out (`kvprefix verify --protocol lines`).
+`kvprefix verify --cmd` must pass it; the
 deliberately wrong implementations beside it subclass PrefixTrie and change
 one method each, so each carries exactly one bug.
 """
@@ -61,8 +63,19 @@ def write_answer(answer):
     sys.stdout.write(json.dumps(answer, separators=(",", ":")) + "\n")
 
 
+def serve(answer):
+    """Prints answer(document) for the document on standard input, or with
+    --lines for each line of it, flushed at once (JSON Lines)."""
+    if sys.argv[1:] == ["--lines"]:
+        for line in sys.stdin:
+            write_answer(answer(json.loads(line)))
+            sys.stdout.flush()
+    else:
+        write_answer(answer(json.load(sys.stdin)))
+
+
 def main(trie_class=PrefixTrie):
-    write_answer(find_prefix_matches(json.load(sys.stdin), trie_class))
+    serve(lambda document: find_prefix_matches(document, trie_class))
 
 
 if __name__ == "__main__":

@@ -6,13 +6,12 @@ Reads one SPEC §8 replay document ({"requests": [...], "capacity": C,
 "policy": "lru", "page_size": P}; all but "requests" optional) from standard
 input, replays it (each request: match, insert, touch, evict) and prints
 each request's match at step 1 as SPEC §5 does ({"matches": [...]},
-compact, one trailing newline). `kvprefix verify --cmd ... --format
-requests` must pass it; the deliberately wrong implementations beside it
+compact, one trailing newline); with --lines, one document per line
+(`--protocol lines`). `kvprefix verify --cmd ... --format requests` must
+pass it; the deliberately wrong implementations beside it
 subclass ReplayCache and change one method each, so each carries exactly one
 bug. Eviction scans the leaves (O(nodes) per eviction): clear, not fast.
 """
-import json
-import sys
 
 import prefix_cache  # SPEC §5's answer, shared with the batch job
 
@@ -112,7 +111,7 @@ def replay(document, cache_class=ReplayCache):
 
 
 def main(cache_class=ReplayCache):
-    prefix_cache.write_answer(replay(json.load(sys.stdin), cache_class))
+    prefix_cache.serve(lambda document: replay(document, cache_class))
 
 
 if __name__ == "__main__":
