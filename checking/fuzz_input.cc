@@ -179,8 +179,8 @@ std::optional<FuzzInput> DecodeFuzzInput(std::span<const std::uint8_t> bytes) {
 
 std::optional<std::string> CheckOperations(
     const CacheOptions& options, std::span<const Operation> operations,
-    const EngineFactory& make_engines) {
-  DifferentialChecker checker(options, make_engines(options));
+    const EngineFactory& make_engines, Comparison comparison) {
+  DifferentialChecker checker(options, make_engines(options), comparison);
   for (const Operation& operation : operations) {
     const auto report = checker.Apply(operation);
     if (!report) continue;
@@ -205,7 +205,7 @@ std::optional<std::string> CheckFuzzInput(std::span<const std::uint8_t> bytes,
   const std::optional<FuzzInput> input = DecodeFuzzInput(bytes);
   if (!input) return std::nullopt;
   return CheckOperations(check.unbounded ? CacheOptions{} : input->options,
-                         input->operations, make_engines);
+                         input->operations, make_engines, check.comparison);
 }
 
 std::vector<std::string> ParseEngineList(std::string_view list) {

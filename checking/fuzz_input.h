@@ -131,6 +131,9 @@ struct FuzzCheckOptions {
   // for engines that are only PrefixIndexEngines, which never evict (an
   // EngineAdapter of one answers CacheOptions{} for its options).
   bool unbounded = false;
+  // What is compared (checking/differential.h): kLengths for a cache with
+  // node IDs of its own (matched lengths only).
+  Comparison comparison = Comparison::kAll;
 };
 
 // Builds a DifferentialChecker with `options` and make_engines(options),
@@ -144,18 +147,20 @@ struct FuzzCheckOptions {
 // that replayed the operations before the last: so that a report names
 // every engine that is wrong, not only the first. O(operations' tokens)
 // times the engines' costs. Passes on what make_engines and the engines
-// throw. Thread-safe if make_engines is.
+// throw. Thread-safe if make_engines is. `comparison` as
+// DifferentialChecker's.
 std::optional<std::string> CheckOperations(
     const CacheOptions& options, std::span<const Operation> operations,
-    const EngineFactory& make_engines);
+    const EngineFactory& make_engines,
+    Comparison comparison = Comparison::kAll);
 
 // Decodes `bytes` (DecodeFuzzInput) and checks the input (CheckOperations),
 // with CacheOptions{} instead of the decoded options if
-// `check.unbounded`. Returns nullopt for an input that every engine answers
-// as the reference does and for one longer than kMaxFuzzInputBytes (not
-// decoded), else the report of CheckOperations. A libFuzzer target calls
-// it from LLVMFuzzerTestOneInput and aborts on a report (top comment).
-// Thread-safe if make_engines is.
+// `check.unbounded`, comparing as `check.comparison`. Returns nullopt for an
+// input that every engine answers as the reference does and for one longer than
+// kMaxFuzzInputBytes (not decoded), else the report of CheckOperations. A
+// libFuzzer target calls it from LLVMFuzzerTestOneInput and aborts on a report
+// (top comment). Thread-safe if make_engines is.
 std::optional<std::string> CheckFuzzInput(std::span<const std::uint8_t> bytes,
                                           const EngineFactory& make_engines,
                                           const FuzzCheckOptions& check = {});

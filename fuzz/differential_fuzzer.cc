@@ -17,9 +17,11 @@
 //    tries: for them the cache byte is read but the cache is always
 //    unbounded with page size 1. Any other value, e.g. "list", prints the
 //    mutant names on a last line "mutants: ..." and exits with status 2.
-// A bad KVPREFIX_FUZZ_ENGINES (an empty or unknown name), or both variables
-// set, is one line on stderr and exit status 2, at the first input. On a
-// disagreement the target prints the report of checking::CheckFuzzInput
+// KVPREFIX_FUZZ_COMPARE=lengths compares matched lengths only (a cache with
+// node IDs of its own; checking::Comparison). A bad KVPREFIX_FUZZ_ENGINES (an
+// empty or unknown name), a bad KVPREFIX_FUZZ_COMPARE, or both engine
+// variables set, is one line on stderr and exit status 2, at the first input.
+// On a disagreement the target prints the report of checking::CheckFuzzInput
 // (the harness report with the cache options, then every engine's answer
 // to the last operation), then aborts.
 #include <fmt/format.h>
@@ -115,6 +117,19 @@ checking::EngineFactory ChooseEngines() {
   return checking::NamedEngines(std::move(names));
 }
 
+// What is compared: KVPREFIX_FUZZ_COMPARE "all" (the default) or "lengths"
+// (matched lengths only, for a cache with node IDs of its own).
+checking::Comparison ChooseComparison() {
+  const std::string name = Environment("KVPREFIX_FUZZ_COMPARE");
+  if (name.empty()) return checking::Comparison::kAll;
+  const auto comparison = checking::ParseComparison(name);
+  if (!comparison) {
+    UsageError(fmt::format(
+        "KVPREFIX_FUZZ_COMPARE: expected all or lengths, found '{}'", name));
+  }
+  return *comparison;
+}
+
 }  // namespace
 }  // namespace kvprefix
 
@@ -137,8 +152,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data,
                                       std::size_t size) {
   using namespace kvprefix;
   static const checking::EngineFactory make_engines = ChooseEngines();
-  static const checking::FuzzCheckOptions check{.unbounded =
-                                                    MutantIsIndexOnly()};
+  static const checking::FuzzCheckOptions check{
+      .unbounded = MutantIsIndexOnly(), .comparison = ChooseComparison()};
   if (auto failure =
           checking::CheckFuzzInput({data, size}, make_engines, check)) {
     std::fputs(failure->c_str(), stderr);

@@ -16,6 +16,7 @@
 
 #include "engines/registry.h"
 #include "testing/mutants.h"
+#include "testing/own_node_ids_engine.h"
 
 namespace kvprefix {
 namespace {
@@ -134,6 +135,31 @@ TEST(FuzzInputTest, CheckPassesCorrectEngines) {
   EXPECT_EQ(CheckFuzzInput(kToken16BitInput,
                            checking::NamedEngines({"hash", "radix"})),
             std::nullopt);
+}
+
+TEST(FuzzInputTest, LengthsComparisonTakesACachesOwnNodeIds) {
+  const checking::EngineFactory own_ids = [](const CacheOptions& options) {
+    std::vector<std::unique_ptr<PrefixIndex>> engines;
+    engines.push_back(std::make_unique<test::OwnNodeIdsEngine>(options));
+    return engines;
+  };
+  const auto report = CheckFuzzInput(kToken16BitInput, own_ids);
+  ASSERT_TRUE(report.has_value());
+  EXPECT_THAT(*report, HasSubstr("actual (own-node-ids): insert returns node "
+                                 "1001"));
+  EXPECT_EQ(CheckFuzzInput(kToken16BitInput, own_ids,
+                           {.comparison = checking::Comparison::kLengths}),
+            std::nullopt);
+  // A wrong length is still caught.
+  const checking::EngineFactory wrong = [](const CacheOptions& options) {
+    std::vector<std::unique_ptr<PrefixIndex>> engines;
+    engines.push_back(test::MakeMutant(
+        test::MutantName(test::MutantBug::kToken16Bit), options));
+    return engines;
+  };
+  EXPECT_TRUE(CheckFuzzInput(kToken16BitInput, wrong,
+                             {.comparison = checking::Comparison::kLengths})
+                  .has_value());
 }
 
 TEST(FuzzInputTest, UnboundedCheckIgnoresCacheByte) {

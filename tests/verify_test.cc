@@ -33,6 +33,7 @@
 #include "kvprefix/batch.h"
 #include "reference/reference_trie.h"
 #include "testing/mutants.h"
+#include "testing/own_node_ids_engine.h"
 #include "testing/shared_cases.h"
 #include "verify/cache_state.h"
 #include "verify/checker.h"
@@ -559,42 +560,10 @@ TEST(OutputCheckTest, LengthsTakeAnyCacheNodeOrNone) {
             FailureKind::kWrongShape);
 }
 
-// A correct cache with its own structure: the reference's answers, but its
-// own node IDs (offset by 1000) and counts, and no eviction listener.
-class OwnNodeIdsEngine final : public PrefixIndex {
- public:
-  explicit OwnNodeIdsEngine(const CacheOptions& options)
-      : inner_(MakeEngine(ReferenceTrie::kName, options)) {}
-  std::string_view name() const override { return "own-node-ids"; }
-  NodeId Insert(TokenSpan sequence) override {
-    return Own(inner_->Insert(sequence));
-  }
-  Match MatchPrefix(TokenSpan request) const override {
-    return Own(inner_->MatchPrefix(request));
-  }
-  Match Access(TokenSpan request) override {
-    return Own(inner_->Access(request));
-  }
-  std::uint64_t node_count() const override { return inner_->node_count() + 1; }
-  std::uint64_t evicted_count() const override {
-    return inner_->evicted_count() + 1;
-  }
-  std::size_t memory_bytes() const override { return inner_->memory_bytes(); }
-  const CacheOptions& options() const override { return inner_->options(); }
-  void SetEvictionListener(EvictionListener) override {}
-
- private:
-  static NodeId Own(NodeId node) { return node + 1000; }
-  static Match Own(Match match) {
-    return Match{match.matched_length, Own(match.cache_node)};
-  }
-  std::unique_ptr<PrefixIndex> inner_;
-};
-
 TEST(VerifyCompareTest, EngineWithOwnNodeIdsPassesWithLengthsOnly) {
   const EngineFactory own = [](const CacheOptions& options) {
     std::vector<std::unique_ptr<PrefixIndex>> engines;
-    engines.push_back(std::make_unique<OwnNodeIdsEngine>(options));
+    engines.push_back(std::make_unique<test::OwnNodeIdsEngine>(options));
     return engines;
   };
   const Checker all = MakeEngineChecker(own);
