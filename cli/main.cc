@@ -25,12 +25,10 @@ extern "C" void RemoveTemporaryFileAndDie(int signal_number) {
   std::raise(signal_number);  // delivered with the default action on return
 }
 
-// The signals of a crash. One raised inside a plugin's function is the
+// A crash (a signal of InstallCrashHandler) inside a plugin's function is the
 // plugin's fault and says so on stderr, naming the call
 // (DescribePluginCallInFlight), before the default action (a core dump).
 // Async-signal-safe: strlen, write, unlink, signal and raise.
-constexpr int kCrashSignals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
-
 constexpr const char* CrashSignalName(int signal_number) {
   switch (signal_number) {
     case SIGSEGV:
@@ -60,25 +58,9 @@ extern "C" void ReportPluginCrashAndDie(int signal_number) {
   std::raise(signal_number);
 }
 
-void InstallCrashHandlers() {
-  // An alternate stack, so that a plugin's stack overflow is reported too.
-  static char stack[64 * 1024];
-  stack_t alternate = {};
-  alternate.ss_sp = stack;
-  alternate.ss_size = sizeof(stack);
-  sigaltstack(&alternate, nullptr);
-  for (const int signal_number : kCrashSignals) {
-    struct sigaction action = {};
-    action.sa_handler = ReportPluginCrashAndDie;
-    action.sa_flags = SA_ONSTACK | SA_RESETHAND;
-    sigemptyset(&action.sa_mask);
-    sigaction(signal_number, &action, nullptr);
-  }
-}
-
 // The tool owns the process's signals; the libraries install no handler.
 void InstallSignalHandlers() {
-  InstallCrashHandlers();
+  kvprefix::InstallCrashHandler(ReportPluginCrashAndDie);
   // A closed output pipe (`kvprefix match ... | head -c 10`) becomes a write
   // error reported as "Broken pipe" with exit status 1, not a silent death.
   std::signal(SIGPIPE, SIG_IGN);

@@ -2,6 +2,7 @@
 #include "plugin/plugin_engine.h"
 
 #include <dlfcn.h>
+#include <signal.h>
 
 #include <atomic>
 #include <cstdint>
@@ -384,6 +385,21 @@ bool DescribePluginCallInFlight(char* buffer, std::size_t size) {
   Append(buffer, size, &used, label.data(), label.size());
   buffer[used] = '\0';
   return true;
+}
+
+void InstallCrashHandler(void (*handler)(int signal_number)) {
+  static char stack[64 * 1024];
+  stack_t alternate = {};
+  alternate.ss_sp = stack;
+  alternate.ss_size = sizeof(stack);
+  sigaltstack(&alternate, nullptr);
+  for (const int signal_number : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) {
+    struct sigaction action = {};
+    action.sa_handler = handler;
+    action.sa_flags = SA_ONSTACK | SA_RESETHAND;
+    sigemptyset(&action.sa_mask);
+    sigaction(signal_number, &action, nullptr);
+  }
 }
 
 }  // namespace kvprefix

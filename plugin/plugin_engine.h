@@ -69,6 +69,15 @@ std::unique_ptr<PrefixIndex> MakePluginEngine(std::string_view path,
 // thread-local record set around each call, formats without allocating).
 bool DescribePluginCallInFlight(char* buffer, std::size_t size);
 
+// Installs `handler` for the signals of a crash (SIGSEGV, SIGBUS, SIGFPE,
+// SIGILL, SIGABRT), each once (SA_RESETHAND: a crash inside the handler
+// takes the default action), on a 64 KiB alternate stack of the calling
+// thread, so that a plugin's stack overflow reaches it too. For a program's
+// main() or a child process it forks to report plugin crashes
+// (DescribePluginCallInFlight); kvprefix's libraries never call it on their
+// own. `handler` must be async-signal-safe. Not thread-safe.
+void InstallCrashHandler(void (*handler)(int signal_number));
+
 }  // namespace kvprefix
 
 #endif  // KVPREFIX_PLUGIN_PLUGIN_ENGINE_H_

@@ -474,18 +474,6 @@ Compare ParseCompare(const std::string& compare) {
                         compare + "'");
 }
 
-std::string Describe(const BatchInput& input) {
-  return fmt::format(
-      "{} sequences ({} tokens)",
-      input.cached_sequences.size() + input.requests.size(),
-      input.cached_sequences.total_tokens() + input.requests.total_tokens());
-}
-std::string Describe(const ReplayInput& input) {
-  return fmt::format("{} requests ({} tokens; {})", input.requests.size(),
-                     input.requests.total_tokens(),
-                     checking::FormatCacheOptions(input.options));
-}
-
 std::string DocumentJson(const BatchInput& input) {
   std::string json;
   AppendBatchInputJson(input, json);
@@ -568,8 +556,8 @@ py::dict Report(const Target& target, const InputType& failing,
   report["message"] =
       finding.failure.message + "\n" + CacheState(shrunk, finding.failure);
   report["shrink_attempts"] = attempts;
-  report["original_description"] = Describe(failing);
-  report["description"] = Describe(shrunk);
+  report["original_description"] = verify::DescribeSize(failing);
+  report["description"] = verify::DescribeSize(shrunk);
   report["original_document"] = DocumentJson(failing);
   report["document"] = DocumentJson(shrunk);
   report["case"] =

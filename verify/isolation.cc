@@ -99,8 +99,6 @@ void SharedMapping::End(std::size_t slot) {
   thread_input = 0;
 }
 
-constexpr int kCrashSignals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
-
 // Records the input and the plugin call, then dies by the signal's default
 // action. Async-signal-safe: atomic stores, DescribePluginCallInFlight,
 // signal and raise.
@@ -116,19 +114,7 @@ extern "C" void RecordCrashAndDie(int signal_number) {
 
 void InstallChildCrashHandlers(SharedHeader& header) {
   child_header = &header;
-  // An alternate stack, so that a plugin's stack overflow is recorded too.
-  static char stack[64 * 1024];
-  stack_t alternate = {};
-  alternate.ss_sp = stack;
-  alternate.ss_size = sizeof(stack);
-  sigaltstack(&alternate, nullptr);
-  for (const int signal_number : kCrashSignals) {
-    struct sigaction action = {};
-    action.sa_handler = RecordCrashAndDie;
-    action.sa_flags = SA_ONSTACK | SA_RESETHAND;
-    sigemptyset(&action.sa_mask);
-    sigaction(signal_number, &action, nullptr);
-  }
+  InstallCrashHandler(RecordCrashAndDie);
 }
 
 void WriteAll(int fd, std::string_view bytes) {

@@ -45,19 +45,6 @@ std::chrono::milliseconds Milliseconds(double seconds) {
       std::chrono::duration<double>(seconds));
 }
 
-std::string Describe(const BatchInput& input) {
-  return fmt::format(
-      "{} sequences ({} tokens)",
-      input.cached_sequences.size() + input.requests.size(),
-      input.cached_sequences.total_tokens() + input.requests.total_tokens());
-}
-
-std::string Describe(const ReplayInput& input) {
-  return fmt::format("{} requests ({} tokens; {})", input.requests.size(),
-                     input.requests.total_tokens(),
-                     checking::FormatCacheOptions(input.options));
-}
-
 std::string FormatCase(const BatchInput& input, std::span<const Match> expected,
                        std::string_view source) {
   return FormatCaseFile(input, expected, source);
@@ -176,7 +163,7 @@ template <typename Input>
     });
     if (shrunk.attempts > 0) {
       fmt::print("shrunk in {} checks from {} to {}\n", shrunk.attempts,
-                 Describe(failing.input), Describe(shrunk.input));
+                 DescribeSize(failing.input), DescribeSize(shrunk.input));
     }
   }
   fmt::print("{}\n", shrunk.failure.message);

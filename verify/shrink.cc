@@ -1,12 +1,16 @@
 // Greedy delta debugging of batch inputs: see shrink.h.
 #include "verify/shrink.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <array>
 #include <cstdint>
 #include <set>
 #include <utility>
 #include <vector>
+
+#include "checking/differential.h"
 
 namespace kvprefix::verify {
 namespace {
@@ -269,6 +273,19 @@ ReplayShrinkResult Shrink(const ReplayInput& failing, const Failure& failure,
                           const ReplayChecker& check,
                           const ShrinkOptions& options) {
   return Shrinker<ReplayInput>(failing, failure, check, options).Run();
+}
+
+std::string DescribeSize(const BatchInput& input) {
+  return fmt::format(
+      "{} sequences ({} tokens)",
+      input.cached_sequences.size() + input.requests.size(),
+      input.cached_sequences.total_tokens() + input.requests.total_tokens());
+}
+
+std::string DescribeSize(const ReplayInput& input) {
+  return fmt::format("{} requests ({} tokens; {})", input.requests.size(),
+                     input.requests.total_tokens(),
+                     checking::FormatCacheOptions(input.options));
 }
 
 }  // namespace kvprefix::verify

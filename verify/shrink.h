@@ -23,6 +23,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <string>
 
 #include "kvprefix/batch.h"
 #include "kvprefix/replay.h"
@@ -58,6 +59,12 @@ ShrinkResult Shrink(const BatchInput& failing, const Failure& failure,
 ReplayShrinkResult Shrink(const ReplayInput& failing, const Failure& failure,
                           const ReplayChecker& check,
                           const ShrinkOptions& options);
+
+// The size of an input as shrink reports state it: "3 sequences (7
+// tokens)" (cached sequences and requests together), "5 requests (10
+// tokens; capacity 3, lru, page size 2)". O(1). Thread-safe.
+std::string DescribeSize(const BatchInput& input);
+std::string DescribeSize(const ReplayInput& input);
 
 }  // namespace kvprefix::verify
 
