@@ -77,6 +77,16 @@ void AddCacheOptions(CLI::App& command, CacheArguments& cache, bool bounded) {
       "and a unit B, KB, MB, GB, TB, KiB, MiB, GiB or TiB, holding "
       "floor(size / KV bytes of one node) nodes at the page size the replay "
       "runs on; default: unbounded (nothing is evicted)");
+  AddPolicyOption(command, cache, "");
+  AddKvBytesPerTokenOption(
+      command, cache,
+      "KV-cache bytes of one token (e.g. 131072 for Llama-3-8B in fp16: 2 x "
+      "32 layers x 8 KV heads x 128 dims x 2 bytes), for capacities given as "
+      "sizes");
+}
+
+void AddPolicyOption(CLI::App& command, CacheArguments& cache,
+                     std::string_view more_help) {
   std::vector<std::string> policies;
   std::string policy_help = "Eviction policy:";
   for (const EvictionPolicyEntry& entry : kEvictionPolicies) {
@@ -85,15 +95,11 @@ void AddCacheOptions(CLI::App& command, CacheArguments& cache, bool bounded) {
         fmt::format("{} {} evicts {}", policies.size() == 1 ? "" : ",",
                     entry.name, entry.victim);
   }
+  policy_help += more_help;
   cache.policy_option =
       command.add_option("--policy", cache.policy, policy_help)
           ->check(CLI::IsMember(policies))
           ->capture_default_str();
-  AddKvBytesPerTokenOption(
-      command, cache,
-      "KV-cache bytes of one token (e.g. 131072 for Llama-3-8B in fp16: 2 x "
-      "32 layers x 8 KV heads x 128 dims x 2 bytes), for capacities given as "
-      "sizes");
 }
 
 void AddKvBytesPerTokenOption(CLI::App& command, CacheArguments& cache,

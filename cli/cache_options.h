@@ -37,6 +37,12 @@ inline constexpr std::uint64_t kMaxKvBytesPerToken = std::uint64_t{1} << 40;
 // and --kv-bytes-per-token.
 void AddCacheOptions(CLI::App& command, CacheArguments& cache, bool bounded);
 
+// Adds --policy, one of kEvictionPolicies' names (a usage error otherwise),
+// default lru; its help lists each policy and what it evicts, then
+// `more_help` (e.g. ". For curve: ...", or "").
+void AddPolicyOption(CLI::App& command, CacheArguments& cache,
+                     std::string_view more_help);
+
 // Adds --kv-bytes-per-token (1 to kMaxKvBytesPerToken) with `description`.
 void AddKvBytesPerTokenOption(CLI::App& command, CacheArguments& cache,
                               const std::string& description);

@@ -1,29 +1,39 @@
-// `kvprefix curve`: the exact LRU hit ratio of a trace at many capacities,
-// in one pass (SPEC §8, "The LRU curve"; kvprefix/lru_curve.h), on the radix
-// engine, which reports whole runs; optionally drawn with matplotlib.
+// `kvprefix curve`: the hit ratio of a trace at many capacities: for LRU
+// exactly in one pass (SPEC §8, "The LRU curve"; kvprefix/lru_curve.h), on
+// the radix engine, which reports whole runs; for any other policy, which is
+// not a stack algorithm, by one bounded replay per capacity, as `replay`
+// runs it, on every core. Optionally drawn with matplotlib.
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <atomic>
+#include <cctype>
 #include <charconv>
 #include <cstdio>
+#include <exception>
 #include <filesystem>
 #include <limits>
 #include <memory>
 #include <optional>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <string_view>
 #include <system_error>
+#include <thread>
 #include <vector>
 
 #include "cli/cache_options.h"
 #include "cli/commands.h"
 #include "cli/plot.h"
 #include "cli/progress.h"
+#include "engines/registry.h"
 #include "io/json_output.h"
 #include "io/json_strings.h"
 #include "io/replay_document.h"
 #include "kvprefix/lru_curve.h"
 #include "kvprefix/paged_index.h"
+#include "kvprefix/replay.h"
 #include "optimized/radix_trie.h"
 
 namespace kvprefix::cli {
@@ -33,17 +43,21 @@ constexpr std::size_t kDefaultPoints = 32;
 // The points of the line --plot draws unless --points says: enough for a
 // smooth line on a log axis, still O(points) to evaluate.
 constexpr std::size_t kPlotPoints = 256;
+// The most --jobs.
+constexpr unsigned kMaxJobs = 1024;
 
 struct CurveOptions {
   TraceArguments trace;
   std::string input_format = "mooncake";
-  CacheArguments cache;  // --page-size and --kv-bytes-per-token
+  CacheArguments cache;  // --policy, --page-size and --kv-bytes-per-token
   std::string capacities;
   std::size_t points = kDefaultPoints;
   std::string target_hit_ratios;
   std::string format = "jsonl";
   std::string output = "-";
   std::string plot;
+  // Replays at once for a policy that is not a stack algorithm.
+  unsigned jobs = std::max(1u, std::thread::hardware_concurrency());
   CLI::Option* capacities_option = nullptr;
   CLI::Option* points_option = nullptr;
   CLI::Option* target_option = nullptr;
@@ -115,9 +129,73 @@ std::string NodeUnit(bool block_mode, std::uint64_t block_tokens,
   return unit;
 }
 
-// One pass over the requests: a Mooncake trace is streamed (StreamTrace),
-// so memory holds the trie and a window of the trace; a replay document is
-// read whole first, as its page size comes with it.
+// For each of `capacities`, the matched tokens of `replay --capacity C
+// --policy <policy>` of `requests` (the default engine, over pages of
+// page_size tokens): one bounded replay per capacity, on min(jobs,
+// capacities) threads, each taking the next capacity and replaying it on an
+// engine of its own; `requests` is shared, read-only. Progress counts the
+// requests replayed at all capacities together, shown from this thread.
+// Rethrows the first exception of any thread (std::bad_alloc: the caller's
+// WhileDoing names it) once all have ended.
+std::vector<std::uint64_t> ReplayEachCapacity(
+    const SequenceList& requests, std::span<const std::uint64_t> capacities,
+    EvictionPolicy policy, std::uint64_t page_size, unsigned jobs,
+    Progress& progress) {
+  std::vector<std::uint64_t> matched(capacities.size());
+  std::atomic<std::size_t> next_capacity = 0;
+  std::atomic<std::uint64_t> replayed = 0;
+  std::exception_ptr failure;
+  std::atomic<bool> failed = false;
+  const auto work = [&](bool shows_progress) {
+    try {
+      for (std::size_t i;
+           !failed && (i = next_capacity++) < capacities.size();) {
+        const auto engine = MakeEngine(DefaultEngineName(),
+                                       CacheOptions{.capacity = capacities[i],
+                                                    .policy = policy,
+                                                    .page_size = page_size});
+        matched[i] =
+            Replay(*engine, requests,
+                   [&](std::size_t, TokenSpan, const Match&) {
+                     const std::uint64_t done =
+                         replayed.fetch_add(1, std::memory_order_relaxed) + 1;
+                     if (shows_progress) progress.Count("replayed", done);
+                   })
+                .matched_tokens;
+      }
+    } catch (...) {
+      if (!failed.exchange(true)) failure = std::current_exception();
+    }
+  };
+  std::vector<std::jthread> workers;
+  for (std::size_t t = 1; t < std::min<std::size_t>(jobs, capacities.size());
+       ++t) {
+    try {
+      workers.emplace_back(work, false);
+    } catch (const std::system_error&) {
+      break;  // no room for another stack: the threads started do the rest
+    }
+  }
+  work(true);
+  workers.clear();  // joins
+  if (failure) std::rethrow_exception(failure);
+  return matched;
+}
+
+// "LRU" for lru: how the plot's axis names the policy.
+std::string UpperCase(std::string_view name) {
+  std::string upper(name);
+  for (char& c : upper) {
+    c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  }
+  return upper;
+}
+
+// For lru, one pass over the requests: a Mooncake trace is streamed
+// (StreamTrace), so memory holds the trie and a window of the trace; a
+// replay document is read whole first, as its page size comes with it. For
+// any other policy the requests are read whole, once, and replayed once per
+// capacity (ReplayEachCapacity).
 void RunCurve(const CurveOptions& options) {
   const bool given_capacities = options.capacities_option->count() > 0;
   const bool given_points = options.points_option->count() > 0;
@@ -148,12 +226,25 @@ void RunCurve(const CurveOptions& options) {
   const std::vector<double> targets =
       given_targets ? ParseHitRatioList(options.target_hit_ratios)
                     : std::vector<double>{};
+  // Checked before the pass: a Mooncake trace's policy before it is read.
+  const auto check_targets = [&](EvictionPolicy policy) {
+    if (given_targets && policy != EvictionPolicy::kLru) {
+      throw std::invalid_argument(fmt::format(
+          "--target-hit-ratio needs --policy lru, a stack algorithm, whose "
+          "hit ratio never falls as the capacity grows; {} is not one",
+          EvictionPolicyName(policy)));
+    }
+  };
+  EvictionPolicy policy = ToCacheOptions(cache, symbol_tokens).policy;
   if (requests) {
     document = ReadNamed(options.trace.path, [](const std::string& path) {
       return ReadReplayDocumentFile(path);
     });
     cache = ForReplayDocument(options.cache, document->options);
+    // The document's policy unless --policy is given.
+    policy = ReplayDocumentCache(options.cache, document->options).policy;
   }
+  check_targets(policy);
   const UInt128 node_bytes = NodeBytes(cache, symbol_tokens);
   // Checked before the pass, so that a typo costs nothing.
   // Given, even as "": an empty list is a mistake, not the default points.
@@ -161,23 +252,80 @@ void RunCurve(const CurveOptions& options) {
       given_capacities ? ParseCapacityList(options.capacities, node_bytes)
                        : std::vector<std::uint64_t>{};
 
-  LruCurve<PagedIndex<RadixTrie>> curve(cache.page_size);
-  const auto add_all = [&](const SequenceList& requests) {
-    WhileDoing("computing the curve", [&] {
-      for (const TokenSpan request : requests) {
-        curve.Add(request);
-        progress.Count("replayed", curve.requests());
-      }
-    });
+  // LRU's curve comes from its stack distances (LruCurve); no other
+  // policy is a stack algorithm, so each capacity is replayed.
+  const bool one_pass = policy == EvictionPolicy::kLru;
+  std::optional<LruCurve<PagedIndex<RadixTrie>>> curve;
+  SequenceList whole_trace;  // another policy's Mooncake trace, read once
+  const SequenceList* replayed = nullptr;  // what another policy replays
+  std::uint64_t request_count = 0;
+  std::uint64_t request_tokens = 0;
+  std::uint64_t distinct_prefixes = 0;
+  const auto note_totals = [&] {
+    progress.Note(fmt::format("{} requests, {} tokens; {} distinct prefixes",
+                              request_count, request_tokens,
+                              distinct_prefixes));
   };
-  if (document) {
-    add_all(document->requests);
+  if (one_pass) {
+    curve.emplace(cache.page_size);
+    const auto add_all = [&](const SequenceList& requests) {
+      WhileDoing("computing the curve", [&] {
+        for (const TokenSpan request : requests) {
+          curve->Add(request);
+          progress.Count("replayed", curve->requests());
+        }
+      });
+    };
+    if (document) {
+      add_all(document->requests);
+    } else {
+      StreamTrace(options.trace, add_all);
+    }
+    request_count = curve->requests();
+    request_tokens = curve->request_tokens();
+    distinct_prefixes = curve->distinct_prefixes();
+    note_totals();
   } else {
-    StreamTrace(options.trace, add_all);
+    if (!document) whole_trace = ReadTrace(options.trace);
+    replayed = document ? &document->requests : &whole_trace;
+    request_count = replayed->size();
+    request_tokens = replayed->total_tokens();
+    // The unbounded trie's nodes: where --points' capacities end, and the
+    // plot's title. One more replay, so only when wanted.
+    if (!given_capacities || !options.plot.empty()) {
+      WhileDoing("computing the curve", [&] {
+        const auto unbounded = MakeEngine(
+            DefaultEngineName(),
+            CacheOptions{.policy = policy, .page_size = cache.page_size});
+        Replay(*unbounded, *replayed,
+               [&](std::size_t i, TokenSpan, const Match&) {
+                 progress.Count("replayed", i + 1);
+               });
+        distinct_prefixes = unbounded->node_count();
+      });
+      note_totals();
+    }
   }
-  progress.Note(fmt::format("{} requests, {} tokens; {} distinct prefixes",
-                            curve.requests(), curve.request_tokens(),
-                            curve.distinct_prefixes()));
+  const auto hit_ratio = [&](std::uint64_t matched) {
+    return ReplaySummary{.request_tokens = request_tokens,
+                         .matched_tokens = matched}
+        .hit_ratio();
+  };
+  // The matched tokens at each of `capacities`, as `replay --capacity C
+  // --policy <policy>` finds them.
+  const auto matched_tokens = [&](std::span<const std::uint64_t> capacities) {
+    if (one_pass) return curve->MatchedTokens(capacities);
+    const std::size_t threads =
+        std::min<std::size_t>(options.jobs, capacities.size());
+    fmt::print(stderr,
+               "kvprefix: curve: {} is not a stack algorithm: replaying once "
+               "per capacity ({} capacit{} on {} thread{})\n",
+               EvictionPolicyName(policy), capacities.size(),
+               capacities.size() == 1 ? "y" : "ies", threads,
+               threads == 1 ? "" : "s");
+    return ReplayEachCapacity(*replayed, capacities, policy, cache.page_size,
+                              options.jobs, progress);
+  };
 
   // Each row: capacity,capacity_bytes,matched_tokens,request_tokens,
   // hit_ratio, after target_hit_ratio in target rows. `mark` says what the
@@ -196,10 +344,10 @@ void RunCurve(const CurveOptions& options) {
     const std::string bytes_text = bytes ? std::to_string(*bytes) : "";
     const std::string target_text =
         target ? fmt::format("{}", *target) : std::string();
-    const double ratio = curve.HitRatio(matched);
+    const double ratio = hit_ratio(matched);
     const std::string fields =
         fmt::format("{},{},{},{},{}", capacity_text, bytes_text, matched,
-                    curve.request_tokens(), ratio);
+                    request_tokens, ratio);
     plot_csv += fmt::format("{},{},{}\n", fields, mark, target_text);
     const bool printed =
         targets.empty() ? mark == "point" || mark == "capacity" : bool(target);
@@ -210,7 +358,7 @@ void RunCurve(const CurveOptions& options) {
         "\"request_tokens\":{},\"hit_ratio\":{}}}\n",
         target ? fmt::format("\"target_hit_ratio\":{},", target_text) : "",
         capacity ? capacity_text : "null", bytes ? bytes_text : "null", matched,
-        curve.request_tokens(), ratio);
+        request_tokens, ratio);
   };
   // Said on stderr once the output is written.
   std::vector<std::string> notes;
@@ -222,8 +370,7 @@ void RunCurve(const CurveOptions& options) {
         "mark,target_hit_ratio\n";
     std::vector<std::uint64_t> capacities = requested;
     if (!given_capacities && (targets.empty() || given_points)) {
-      capacities =
-          LogSpacedCapacities(curve.distinct_prefixes(), options.points);
+      capacities = LogSpacedCapacities(distinct_prefixes, options.points);
       if (capacities.size() < options.points) {
         notes.push_back(fmt::format(
             "--points {}: {} line{}: only {} distinct capacities lie from 1 "
@@ -231,37 +378,42 @@ void RunCurve(const CurveOptions& options) {
             "much",
             options.points, capacities.size(),
             capacities.size() == 1 ? "" : "s", capacities.size(),
-            curve.distinct_prefixes()));
+            distinct_prefixes));
       }
     }
-    const std::vector<std::uint64_t> matched = curve.MatchedTokens(capacities);
+    const std::vector<std::uint64_t> matched = matched_tokens(capacities);
     const std::string_view mark =
         given_capacities || given_points ? "capacity" : "point";
     for (std::size_t i = 0; i < capacities.size(); ++i) {
       append_row(capacities[i], matched[i], mark, std::nullopt);
     }
     if (!options.plot.empty()) {
+      // Another policy's line joins the capacities replayed: 256 more
+      // replays would cost more than the curve itself.
       const std::vector<std::uint64_t> line =
-          LogSpacedCapacities(curve.distinct_prefixes(), kPlotPoints);
-      const std::vector<std::uint64_t> line_matched = curve.MatchedTokens(line);
+          one_pass ? LogSpacedCapacities(distinct_prefixes, kPlotPoints)
+                   : capacities;
+      const std::vector<std::uint64_t> line_matched =
+          one_pass ? matched_tokens(line) : matched;
       for (std::size_t i = 0; i < line.size(); ++i) {
         append_row(line[i], line_matched[i], "line", std::nullopt);
       }
     }
-    const std::uint64_t unbounded[] = {kUnbounded};
-    const std::uint64_t best = curve.MatchedTokens(unbounded)[0];
+    // Targets come with lru only (check_targets).
     for (const double target : targets) {
+      const std::uint64_t unbounded[] = {kUnbounded};
+      const std::uint64_t best = curve->MatchedTokens(unbounded)[0];
       const std::optional<std::uint64_t> capacity =
-          curve.SmallestCapacityReaching(target);
+          curve->SmallestCapacityReaching(target);
       const std::uint64_t at[] = {capacity.value_or(kUnbounded)};
-      append_row(capacity, curve.MatchedTokens(at)[0], "target", target);
+      append_row(capacity, curve->MatchedTokens(at)[0], "target", target);
       if (!capacity) {
         const std::uint64_t reached =
-            curve.SmallestCapacityReaching(curve.HitRatio(best)).value_or(0);
+            curve->SmallestCapacityReaching(hit_ratio(best)).value_or(0);
         notes.push_back(fmt::format(
             "--target-hit-ratio {}: unreachable: no capacity hits more than "
             "the unbounded cache's {} (reached from {} on)",
-            target, curve.HitRatio(best),
+            target, hit_ratio(best),
             reached == 1 ? "1 node" : fmt::format("{} nodes", reached)));
       }
     }
@@ -281,8 +433,9 @@ void RunCurve(const CurveOptions& options) {
         fmt::format(
             "{}, {}, page size {}: {} requests, {} distinct prefixes",
             std::filesystem::path(options.trace.path).filename().string(), mode,
-            cache.page_size, curve.requests(), curve.distinct_prefixes()),
-        fmt::format("LRU capacity (nodes = {})",
+            cache.page_size, request_count, distinct_prefixes),
+        fmt::format("{} capacity (nodes = {})",
+                    UpperCase(EvictionPolicyName(policy)),
                     NodeUnit(block_mode, symbol_tokens, cache.page_size)));
     // Neither file is left new when the other cannot be written.
     WritePlotWithOutput(options.plot, image, write_output);
@@ -298,17 +451,20 @@ void RegisterCurveCommand(CLI::App& app) {
   auto options = std::make_shared<CurveOptions>();
   CLI::App* command = app.add_subcommand(
       "curve",
-      "The exact LRU hit ratio at many capacities in one pass (SPEC §8, "
-      "\"The LRU curve\"): for each capacity C, the matched and request "
-      "tokens and the hit ratio that `replay --capacity C --policy lru` "
-      "gives. One line per capacity (jsonl: {\"capacity\":C,"
+      "The hit ratio at many capacities: for each capacity C, the matched "
+      "and request tokens and the hit ratio that `replay --capacity C "
+      "--policy P` gives; exact for lru in one pass (SPEC §8, \"The LRU "
+      "curve\"), for any other --policy (not a stack algorithm) by one "
+      "replay per capacity, --jobs at a time, said on stderr. One line per "
+      "capacity (jsonl: {\"capacity\":C,"
       "\"capacity_bytes\":B|null,\"matched_tokens\":M,\"request_tokens\":R,"
       "\"hit_ratio\":M/R}; csv: the same columns).\n"
       "With --target-hit-ratio, one line per target instead, in the order "
       "given: the smallest capacity whose hit ratio is at least the target, "
       "exact from every stack distance ({\"target_hit_ratio\":T,"
       "\"capacity\":C,...} with the columns above; csv: a first column "
-      "target_hit_ratio). A target above the unbounded cache's hit ratio "
+      "target_hit_ratio; lru only). A target above the unbounded cache's hit "
+      "ratio "
       "is unreachable: capacity and capacity_bytes null (empty in csv), "
       "matched_tokens and hit_ratio the unbounded cache's, a note on "
       "stderr, and exit status 0.");
@@ -317,11 +473,19 @@ void RegisterCurveCommand(CLI::App& app) {
   command
       ->add_option("--input-format", options->input_format,
                    "What TRACE holds: mooncake (a Mooncake trace) or "
-                   "requests (a SPEC §8 replay document; its capacity and "
-                   "policy are ignored, its page size used)")
+                   "requests (a SPEC §8 replay document; its capacity is "
+                   "ignored, its policy and page size used unless --policy "
+                   "or --page-size is given)")
       ->check(CLI::IsMember({"mooncake", "requests"}))
       ->capture_default_str();
   AddCacheOptions(*command, options->cache, /*bounded=*/false);
+  AddPolicyOption(*command, options->cache,
+                  ". lru's curve is exact in one pass; any other policy "
+                  "replays the trace once per capacity");
+  AddIntegerOption(*command, "--jobs", options->jobs,
+                   "Replays run at once, each on its own thread, for a "
+                   "--policy other than lru (default: one per core)",
+                   1u, kMaxJobs);
   AddKvBytesPerTokenOption(
       *command, options->cache,
       "KV-cache bytes of one token (e.g. 131072 for Llama-3-8B in fp16): "

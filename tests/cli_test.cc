@@ -842,6 +842,153 @@ TEST_F(CliTest, CurvePrintsEveryCapacityAsReplayWould) {
   }
 }
 
+// The text of member `name` in the one-line JSON object `line` (a number or
+// null), or "" if it is missing.
+std::string JsonMember(const std::string& line, const std::string& name) {
+  const std::string key = "\"" + name + "\":";
+  const std::size_t at = line.find(key);
+  if (at == std::string::npos) return "";
+  const std::size_t begin = at + key.size();
+  return line.substr(begin, line.find_first_of(",}", begin) - begin);
+}
+
+// FIFO is not a stack algorithm: curve replays each capacity, and every row
+// is what `replay --capacity C --policy fifo` prints, at page size 1 and 2.
+TEST_F(CliTest, CurveOfFifoIsReplayAtEachCapacity) {
+  const std::string trace =
+      KVPREFIX_SOURCE_DIR "/data/mooncake/synthetic_trace.jsonl";
+  const std::vector<std::string> capacities = {"0",    "100",   "1000",
+                                               "5000", "20000", "100000"};
+  for (const std::string page_size : {"1", "2"}) {
+    const RunResult fifo =
+        Run({"curve", trace, "--policy", "fifo", "--page-size", page_size,
+             "--capacities", "0,100,1000,5000,20000,100000", "--jobs", "3"});
+    ASSERT_EQ(fifo.status, 0) << fifo.err;
+    EXPECT_EQ(fifo.err,
+              "kvprefix: curve: fifo is not a stack algorithm: replaying once "
+              "per capacity (6 capacities on 3 threads)\n");
+    const RunResult lru = Run({"curve", trace, "--page-size", page_size,
+                               "--capacities", "0,100,1000,5000,20000,100000"});
+    ASSERT_EQ(lru.status, 0) << lru.err;
+    EXPECT_EQ(lru.err, "");
+    std::istringstream fifo_lines(fifo.out);
+    std::istringstream lru_lines(lru.out);
+    std::size_t rows = 0;
+    std::size_t differing = 0;
+    for (std::string line, lru_line;
+         std::getline(fifo_lines, line) && std::getline(lru_lines, lru_line);) {
+      ASSERT_LT(rows, capacities.size());
+      const std::string& capacity = capacities[rows++];
+      EXPECT_EQ(JsonMember(line, "capacity"), capacity);
+      EXPECT_EQ(JsonMember(lru_line, "capacity"), capacity);
+      const RunResult replay =
+          Run({"replay", trace, "--capacity", capacity, "--policy", "fifo",
+               "--page-size", page_size});
+      ASSERT_EQ(replay.status, 0) << replay.err;
+      for (const char* member :
+           {"matched_tokens", "request_tokens", "hit_ratio"}) {
+        EXPECT_EQ(JsonMember(line, member), JsonMember(replay.out, member))
+            << member << " at " << capacity << ", page size " << page_size;
+      }
+      differing += JsonMember(line, "matched_tokens") !=
+                   JsonMember(lru_line, "matched_tokens");
+    }
+    EXPECT_EQ(rows, capacities.size());
+    // LRU keeps the shared prefixes FIFO evicts: the curves differ between
+    // the empty and the unbounded cache.
+    EXPECT_GE(differing, 2u) << page_size;
+  }
+}
+
+// A replay document's policy is curve's unless --policy is given. By hand:
+// at capacity 2, LRU evicts [2] for [3] (keeping [1], just touched) and
+// hits [1] twice; FIFO evicts [1], the oldest, and hits it once; capacity 1
+// keeps nothing for the next request and 3 evicts nothing.
+TEST_F(CliTest, CurveOfAReplayDocumentTakesItsPolicy) {
+  WriteFile(Path("doc.json"),
+            R"({"requests":[[1],[2],[1],[3],[1]],"capacity":2,)"
+            R"("policy":"fifo"})");
+  const RunResult fifo =
+      Run({"curve", Path("doc.json"), "--input-format", "requests",
+           "--capacities", "1,2,3", "--jobs", "2"});
+  ASSERT_EQ(fifo.status, 0) << fifo.err;
+  EXPECT_EQ(fifo.out,
+            R"({"capacity":1,"capacity_bytes":null,"matched_tokens":0,)"
+            R"("request_tokens":5,"hit_ratio":0})"
+            "\n"
+            R"({"capacity":2,"capacity_bytes":null,"matched_tokens":1,)"
+            R"("request_tokens":5,"hit_ratio":0.2})"
+            "\n"
+            R"({"capacity":3,"capacity_bytes":null,"matched_tokens":2,)"
+            R"("request_tokens":5,"hit_ratio":0.4})"
+            "\n");
+  EXPECT_EQ(fifo.err,
+            "kvprefix: curve: fifo is not a stack algorithm: replaying once "
+            "per capacity (3 capacities on 2 threads)\n");
+  // Each row is the document's own replay at that capacity.
+  std::istringstream lines(fifo.out);
+  std::string line;
+  for (const char* capacity : {"1", "2", "3"}) {
+    ASSERT_TRUE(std::getline(lines, line));
+    const RunResult replay = Run({"replay", Path("doc.json"), "--input-format",
+                                  "requests", "--capacity", capacity});
+    ASSERT_EQ(replay.status, 0) << replay.err;
+    std::uint64_t matched = 0;
+    for (std::size_t at = 0;
+         (at = replay.out.find("\"matched_length\":", at)) != std::string::npos;
+         ++at) {
+      matched += std::stoull(replay.out.substr(at + 17));
+    }
+    EXPECT_EQ(JsonMember(line, "matched_tokens"), std::to_string(matched))
+        << capacity;
+  }
+  // --policy replaces the document's, in one pass with no note; csv and
+  // the plot have the same shape for both.
+  const RunResult lru =
+      Run({"curve", Path("doc.json"), "--input-format", "requests", "--policy",
+           "lru", "--capacities", "2", "--format", "csv"});
+  ASSERT_EQ(lru.status, 0) << lru.err;
+  EXPECT_EQ(lru.err, "");
+  EXPECT_EQ(lru.out,
+            "capacity,capacity_bytes,matched_tokens,request_tokens,hit_ratio\n"
+            "2,,2,5,0.4\n");
+  const RunResult csv = Run({"curve", Path("doc.json"), "--input-format",
+                             "requests", "--capacities", "2", "--format", "csv",
+                             "--plot", Path("fifo.svg"), "--jobs", "1"});
+  ASSERT_EQ(csv.status, 0) << csv.err;
+  EXPECT_EQ(csv.out,
+            "capacity,capacity_bytes,matched_tokens,request_tokens,hit_ratio\n"
+            "2,,1,5,0.2\n");
+  EXPECT_THAT(csv.err, HasSubstr("(1 capacity on 1 thread)\n"));
+  EXPECT_THAT(ReadFile(Path("fifo.svg")), HasSubstr("FIFO capacity"));
+}
+
+TEST_F(CliTest, CurvePolicyMistakesAreUsageErrors) {
+  WriteFile(Path("t.jsonl"), kTinyTrace);
+  const RunResult bad = Run({"curve", Path("t.jsonl"), "--policy", "LRU"});
+  EXPECT_EQ(bad.status, 2);
+  EXPECT_EQ(bad.out, "");
+  EXPECT_THAT(bad.err, StartsWith("kvprefix: --policy: "));
+  EXPECT_EQ(std::count(bad.err.begin(), bad.err.end(), '\n'), 1) << bad.err;
+  // Only a stack algorithm's hit ratio grows with the capacity, so that the
+  // smallest capacity reaching a target can be found.
+  WriteFile(Path("doc.json"), R"({"requests":[[1]],"policy":"fifo"})");
+  for (const std::vector<std::string>& input :
+       {std::vector<std::string>{Path("t.jsonl"), "--policy", "fifo"},
+        std::vector<std::string>{Path("doc.json"), "--input-format",
+                                 "requests"}}) {
+    std::vector<std::string> args = {"curve", "--target-hit-ratio", "0.5"};
+    args.insert(args.end(), input.begin(), input.end());
+    const RunResult target = Run(args);
+    EXPECT_EQ(target.status, 2);
+    EXPECT_EQ(target.out, "");
+    EXPECT_EQ(target.err,
+              "kvprefix: --target-hit-ratio needs --policy lru, a stack "
+              "algorithm, whose hit ratio never falls as the capacity grows; "
+              "fifo is not one\n");
+  }
+}
+
 TEST_F(CliTest, CurveCsvPointsSizesAndPlot) {
   WriteFile(Path("t.jsonl"), kTinyTrace);
   // Block mode at 128 KiB a token: a node is 64 MiB, so 128MiB is 2 nodes.
