@@ -124,7 +124,10 @@ class DifferentialChecker {
   // Checks the given engines, all built with `options`, against the
   // reference built with the same options (SPEC §8; PagedIndex when the page
   // size is not 1). With a finite capacity every engine's eviction listener
-  // is taken over (SetEvictionListener) to compare what each evicts.
+  // is taken over (SetEvictionListener) to compare what each evicts. An
+  // engine built with other options is held to the same reference: e.g. a
+  // cache whose capacity no workload reaches against the unbounded
+  // reference, which it must equal (SPEC §8).
   DifferentialChecker(const CacheOptions& options,
                       std::vector<std::unique_ptr<PrefixIndex>> engines);
   // The same, comparing what `comparison` says. With kLengths no eviction

@@ -166,21 +166,23 @@ inline constexpr std::size_t kMaxBytesPerNode = 64;
 inline constexpr std::size_t kMaxTimesRadix = 4;
 inline constexpr std::size_t kMemoryMinNodes = 2000;
 
-// The per-node bound an engine is held to: kMaxBytesPerNode, except where
-// an engine does not meet it yet; there the bound is a ceiling just above
-// the worst measured on GenAdversarialWorkload() (400 cases), so that any
-// growth still fails. Not met yet (still to do):
-//  - radix, unbounded: up to 89.3 bytes per node where every edge is one
-//    token (fan-outs of 16 to 300 under many parents): a 24-byte Edge and a
-//    16-byte Swiss-table slot plus its control byte per node, each table
-//    just doubled (2,054 nodes in 4,096 edges and 4,095 slots);
+// The per-node bound an engine is held to: kMaxBytesPerNode (64), except
+// where an engine does not meet it yet; there the bound is a ceiling just
+// above the worst measured on GenAdversarialWorkload() (400 cases), so that
+// any growth still fails. Not met yet (still to do):
+//  - radix, unbounded, held to 96: up to 89.3 bytes per node where every
+//    edge is one token (fan-outs of 16 to 300 under many parents): a
+//    24-byte Edge and a 16-byte Swiss-table slot plus its control byte per
+//    node, each table just doubled (2,054 nodes in 4,096 edges and 4,095
+//    slots);
 //  - every engine as a capacity-bounded cache: per present node the
-//    recency state and leaf order come on top (radix: 16-byte EdgeState and
-//    16-byte heap entries per edge, up to 162.8; hash up to 93.7;
+//    recency state and leaf order come on top, the tables sized for the
+//    capacity plus slack. Radix (16-byte EdgeState and 16-byte heap entries
+//    per edge) up to 162.8, held to 176; hash up to 93.7, held to 104;
 //    double-array up to 91.6 with an exactly sized leaf heap, which was
-//    quadratic to grow; grown geometrically, up to 105.7, held to 120:
-//    one spare 16-byte entry per leaf), the tables sized for the capacity
-//    plus slack.
+//    quadratic to grow; grown geometrically, up to 105.7, held to 120 (one
+//    spare 16-byte entry per leaf). Any other engine (a mutant) is held to
+//    104 as a cache, 64 unbounded.
 std::size_t BytesPerNodeBound(std::string_view engine, bool bounded);
 
 // The engines held to those bounds: every registered engine but the

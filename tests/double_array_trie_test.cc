@@ -6,7 +6,13 @@
 // adversarial token distributions, the capacity-bounded cache (SPEC §8:
 // hand-worked cases, slot reuse, memory proportional to the nodes present)
 // and seeded randomized differential tests against the reference, bounded
-// and paged too. The behaviour shared by all engines is in the typed suite.
+// and paged too. The behaviour shared by all engines, the capacity case
+// documents included, is in the typed suites.
+//
+// Every comparison with the reference goes through the differential
+// harness (checking/differential.h, via testing/engine_checker.h). The
+// randomized tests print their seed; rerun one with
+// KVPREFIX_TEST_SEED=<seed>.
 #include "optimized/double_array_trie.h"
 
 #include <gtest/gtest.h>
@@ -15,27 +21,24 @@
 #include <algorithm>
 #include <climits>
 #include <cstdio>
-#include <cstdlib>
-#include <filesystem>
-#include <fstream>
 #include <memory>
-#include <nlohmann/json.hpp>
 #include <numeric>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "checking/differential.h"
-#include "kvprefix/paged_index.h"
 #include "optimized/radix_trie.h"
-#include "reference/reference_trie.h"
+#include "testing/engine_checker.h"
 #include "testing/shared_prefix_sequences.h"
 
 namespace kvprefix {
 namespace {
 
 using checking::DifferentialChecker;
+using checking::EvictedPages;
 using checking::Operation;
+using test::Agrees;
 
 Match MatchOf(const DoubleArrayTrie& trie, std::vector<Token> request) {
   return trie.MatchPrefix(request);
@@ -43,19 +46,6 @@ Match MatchOf(const DoubleArrayTrie& trie, std::vector<Token> request) {
 
 NodeId InsertOf(DoubleArrayTrie& trie, std::vector<Token> sequence) {
   return trie.Insert(sequence);
-}
-
-// A checker comparing only this engine with the reference.
-DifferentialChecker MakeChecker() {
-  std::vector<std::unique_ptr<PrefixIndex>> engines;
-  engines.push_back(std::make_unique<EngineAdapter<DoubleArrayTrie>>());
-  return DifferentialChecker(std::move(engines));
-}
-
-void ExpectAgrees(DifferentialChecker& checker, Operation::Kind kind,
-                  std::vector<Token> tokens) {
-  const auto mismatch = checker.Apply({kind, std::move(tokens)});
-  ASSERT_FALSE(mismatch.has_value()) << *mismatch;
 }
 
 TEST(DoubleArrayTrieTest, SeedExample) {
@@ -107,15 +97,16 @@ TEST(DoubleArrayTrieTest, RelocationMovesEverySiblingAndFixesTheirChildren) {
               (Match{1, static_cast<NodeId>(root_child - 1)}));
   }
   // Still consistent with the reference after many more relocations.
-  DifferentialChecker checker = MakeChecker();
+  DifferentialChecker checker = test::CheckerOf<DoubleArrayTrie>();
   for (const auto& sequence : before) {
-    ExpectAgrees(checker, Operation::Kind::kInsert, sequence);
+    ASSERT_TRUE(Agrees(checker.Apply({Operation::Kind::kInsert, sequence})));
   }
   for (Token t = 20; t < 600; ++t) {
-    ExpectAgrees(checker, Operation::Kind::kInsert, {0, t % 37, t});
-    ExpectAgrees(checker, Operation::Kind::kInsert, {t % 23, t});
+    ASSERT_TRUE(
+        Agrees(checker.Apply({Operation::Kind::kInsert, {0, t % 37, t}})));
+    ASSERT_TRUE(Agrees(checker.Apply({Operation::Kind::kInsert, {t % 23, t}})));
     for (const auto& sequence : before) {
-      ExpectAgrees(checker, Operation::Kind::kMatch, sequence);
+      ASSERT_TRUE(Agrees(checker.Apply({Operation::Kind::kMatch, sequence})));
     }
   }
 }
@@ -144,8 +135,8 @@ TEST(DoubleArrayTrieTest, BranchingEveryStepDoesNotLeaveVocabularyWideHoles) {
     }
   }
   const std::vector<Token> problem = tokens(512);
-  DoubleArrayTrie trie;
-  DifferentialChecker checker = MakeChecker();
+  DifferentialChecker checker = test::CheckerOf<DoubleArrayTrie>();
+  const DoubleArrayTrie& trie = test::EngineOf<DoubleArrayTrie>(checker);
   std::size_t leaves = 1;
   for (std::size_t level = 0; level < kDepth; ++level) leaves *= kBranching;
   for (std::size_t leaf = 0; leaf < leaves; ++leaf) {
@@ -156,9 +147,8 @@ TEST(DoubleArrayTrieTest, BranchingEveryStepDoesNotLeaveVocabularyWideHoles) {
       path.insert(path.end(), steps[level][node].begin(),
                   steps[level][node].end());
     }
-    trie.Insert(path);
-    ExpectAgrees(checker, Operation::Kind::kInsert, path);
-    ExpectAgrees(checker, Operation::Kind::kMatch, path);
+    ASSERT_TRUE(Agrees(checker.Apply({Operation::Kind::kInsert, path})));
+    ASSERT_TRUE(Agrees(checker.Apply({Operation::Kind::kMatch, path})));
   }
   ASSERT_GT(trie.node_count(), 60000u);
   const double bytes_per_node = static_cast<double>(trie.memory_bytes()) /
@@ -172,27 +162,31 @@ TEST(DoubleArrayTrieTest, ExtremeTokensAndCodesBeyondTheDirectRange) {
   const std::vector<Token> extremes = {
       INT32_MIN,   INT32_MIN + 1, -2,       -1, 0, 1, kDirect - 1, kDirect,
       kDirect + 1, INT32_MAX - 1, INT32_MAX};
-  DifferentialChecker checker = MakeChecker();
+  DifferentialChecker checker = test::CheckerOf<DoubleArrayTrie>();
   for (Token a : extremes) {
     for (Token b : extremes) {
-      ExpectAgrees(checker, Operation::Kind::kInsert, {a, b, a});
+      ASSERT_TRUE(Agrees(checker.Apply({Operation::Kind::kInsert, {a, b, a}})));
     }
   }
   // Thousands of codes beyond the direct range, as siblings and as chains.
   std::mt19937_64 random(7);
   for (int i = 0; i < 3000; ++i) {
     const Token wild = static_cast<Token>(random());
-    ExpectAgrees(checker, Operation::Kind::kInsert, {-1, wild, wild});
-    ExpectAgrees(checker, Operation::Kind::kInsert, {wild, 5});
+    ASSERT_TRUE(
+        Agrees(checker.Apply({Operation::Kind::kInsert, {-1, wild, wild}})));
+    ASSERT_TRUE(Agrees(checker.Apply({Operation::Kind::kInsert, {wild, 5}})));
   }
   for (Token a : extremes) {
     for (Token b : extremes) {
-      ExpectAgrees(checker, Operation::Kind::kMatch, {a, b, a, b});
+      ASSERT_TRUE(
+          Agrees(checker.Apply({Operation::Kind::kMatch, {a, b, a, b}})));
     }
   }
   // A token that was never inserted has no code: the match stops there.
-  ExpectAgrees(checker, Operation::Kind::kMatch, {-1, 123456789, 5});
-  ExpectAgrees(checker, Operation::Kind::kMatch, {INT32_MIN, -12345});
+  ASSERT_TRUE(
+      Agrees(checker.Apply({Operation::Kind::kMatch, {-1, 123456789, 5}})));
+  ASSERT_TRUE(
+      Agrees(checker.Apply({Operation::Kind::kMatch, {INT32_MIN, -12345}})));
 }
 
 TEST(DoubleArrayTrieTest, UnknownTokenStopsTheMatch) {
@@ -244,16 +238,19 @@ TEST(DoubleArrayTrieTest, HundredThousandRootChildren) {
 }
 
 TEST(DoubleArrayTrieTest, FiveThousandChildrenAtOneNode) {
-  DifferentialChecker checker = MakeChecker();
+  DifferentialChecker checker = test::CheckerOf<DoubleArrayTrie>();
   std::mt19937_64 random(11);
   for (Token t = 0; t < 6000; ++t) {
     // Interleave deep siblings with chains elsewhere so slots conflict.
-    ExpectAgrees(checker, Operation::Kind::kInsert, {1, 2, t * 37 % 200000});
-    ExpectAgrees(checker, Operation::Kind::kInsert,
-                 {static_cast<Token>(random() % 50), t, t});
+    ASSERT_TRUE(Agrees(
+        checker.Apply({Operation::Kind::kInsert, {1, 2, t * 37 % 200000}})));
+    ASSERT_TRUE(
+        Agrees(checker.Apply({Operation::Kind::kInsert,
+                              {static_cast<Token>(random() % 50), t, t}})));
   }
   for (Token t = 0; t < 6000; ++t) {
-    ExpectAgrees(checker, Operation::Kind::kMatch, {1, 2, t * 37 % 200000, 4});
+    ASSERT_TRUE(Agrees(
+        checker.Apply({Operation::Kind::kMatch, {1, 2, t * 37 % 200000, 4}})));
   }
 }
 
@@ -272,22 +269,6 @@ TEST(DoubleArrayTrieTest, DeepChainAndLongSequence) {
   EXPECT_EQ(trie.MatchPrefix(longer), (Match{150000, 250000}));
 }
 
-std::uint64_t TestSeed() {
-  if (const char* env = std::getenv("KVPREFIX_TEST_SEED")) {
-    return std::strtoull(env, nullptr, 10);
-  }
-  return std::random_device{}();
-}
-
-// TestSeed(), printed so that a failure can be rerun with it.
-std::uint64_t PrintedTestSeed() {
-  const std::uint64_t seed = TestSeed();
-  std::printf("KVPREFIX_TEST_SEED=%llu\n",
-              static_cast<unsigned long long>(seed));
-  return seed;
-}
-
-// Seeded: rerun a failure with KVPREFIX_TEST_SEED=<printed seed>.
 // Minor page faults of this process so far.
 long MinorFaults() {
   rusage usage{};
@@ -318,14 +299,14 @@ TEST(DoubleArrayTrieTest, GrowingTheArraysDoesNotFaultThemInAgain) {
 }
 
 TEST(DoubleArrayTrieTest, RandomizedDifferentialAgainstTheReference) {
-  const std::uint64_t seed = PrintedTestSeed();
+  const std::uint64_t seed = test::TestSeed();
   std::mt19937_64 random(seed);
   for (int round = 0; round < 40; ++round) {
     // Alphabets from tiny (deep sharing, many relocations) to wide.
     const std::uint32_t alphabet = round % 2 ? 2 + random() % 6 : 300000;
     const SequenceList base = test::SharedPrefixSequences(
         random(), 1 + random() % 300, 1 + random() % 60, alphabet);
-    DifferentialChecker checker = MakeChecker();
+    DifferentialChecker checker = test::CheckerOf<DoubleArrayTrie>();
     for (TokenSpan sequence : base) {
       const auto kind = random() % 3 == 0 ? Operation::Kind::kMatch
                                           : Operation::Kind::kInsert;
@@ -333,15 +314,12 @@ TEST(DoubleArrayTrieTest, RandomizedDifferentialAgainstTheReference) {
       if (random() % 8 == 0 && !tokens.empty()) {
         tokens[random() % tokens.size()] = static_cast<Token>(random());
       }
-      const auto mismatch = checker.Apply({kind, tokens});
-      ASSERT_FALSE(mismatch.has_value()) << "seed " << seed << "\n"
-                                         << *mismatch;
+      ASSERT_TRUE(Agrees(checker.Apply({kind, tokens}))) << "seed " << seed;
     }
     for (TokenSpan sequence : base) {
-      const auto mismatch = checker.Apply(
-          {Operation::Kind::kMatch, {sequence.begin(), sequence.end()}});
-      ASSERT_FALSE(mismatch.has_value()) << "seed " << seed << "\n"
-                                         << *mismatch;
+      ASSERT_TRUE(Agrees(checker.Apply(
+          {Operation::Kind::kMatch, {sequence.begin(), sequence.end()}})))
+          << "seed " << seed;
     }
   }
 }
@@ -469,31 +447,33 @@ std::vector<MemoryCase> AdversarialMemoryCases() {
 }
 
 TEST(DoubleArrayTrieTest, MemoryBoundedOnAdversarialTokenDistributions) {
-  for (const MemoryCase& test : AdversarialMemoryCases()) {
-    DoubleArrayTrie trie;
+  for (const MemoryCase& memory_case : AdversarialMemoryCases()) {
+    const char* name = memory_case.name;
+    // Built through the harness, so every insert's node and the node
+    // counts are the reference's.
+    DifferentialChecker checker = test::CheckerOf<DoubleArrayTrie>();
+    const DoubleArrayTrie& trie = test::EngineOf<DoubleArrayTrie>(checker);
     RadixTrie radix;
-    for (const auto& sequence : test.sequences) {
-      trie.Insert(sequence);
+    for (const auto& sequence : memory_case.sequences) {
+      ASSERT_TRUE(Agrees(checker.Apply({Operation::Kind::kInsert, sequence})))
+          << name;
       radix.Insert(sequence);
     }
-    ASSERT_EQ(trie.node_count(), radix.node_count()) << test.name;
-    ASSERT_GT(trie.node_count(), 80000u) << test.name;
+    ASSERT_GT(trie.node_count(), 80000u) << name;
     const double per_node = static_cast<double>(trie.memory_bytes()) /
                             static_cast<double>(trie.node_count());
     const double to_radix = static_cast<double>(trie.memory_bytes()) /
                             static_cast<double>(radix.memory_bytes());
-    std::printf("%-40s %8llu nodes %6.1f bytes/node %5.2fx radix\n", test.name,
+    std::printf("%-40s %8llu nodes %6.1f bytes/node %5.2fx radix\n", name,
                 static_cast<unsigned long long>(trie.node_count()), per_node,
                 to_radix);
-    EXPECT_LE(per_node, 64.0) << test.name;
-    EXPECT_LE(to_radix, 4.0) << test.name;
-    // Answers still right: every sequence matches in full.
-    for (std::size_t i = 0; i < test.sequences.size(); i += 97) {
-      const auto& sequence = test.sequences[i];
-      EXPECT_EQ(trie.MatchPrefix(sequence).matched_length, sequence.size())
-          << test.name;
-      EXPECT_EQ(trie.MatchPrefix(sequence), radix.MatchPrefix(sequence))
-          << test.name;
+    EXPECT_LE(per_node, 64.0) << name;
+    EXPECT_LE(to_radix, 4.0) << name;
+    // Answers still right.
+    for (std::size_t i = 0; i < memory_case.sequences.size(); i += 97) {
+      ASSERT_TRUE(Agrees(
+          checker.Apply({Operation::Kind::kMatch, memory_case.sequences[i]})))
+          << name;
     }
   }
 }
@@ -507,22 +487,6 @@ CacheOptions Bounded(std::uint64_t capacity,
   return CacheOptions{
       .capacity = capacity, .policy = policy, .page_size = page_size};
 }
-
-// Collects what an engine's eviction listener reports.
-struct Evicted {
-  std::vector<Token> tokens;
-  EvictionListener Listener() {
-    return [this](TokenSpan evicted) {
-      tokens.insert(tokens.end(), evicted.begin(), evicted.end());
-    };
-  }
-  std::vector<Token> TakeSorted() {
-    std::vector<Token> out = std::move(tokens);
-    tokens.clear();
-    std::sort(out.begin(), out.end());
-    return out;
-  }
-};
 
 TEST(DoubleArrayTrieBoundedTest, OptionsAndConstruction) {
   EXPECT_THROW(DoubleArrayTrie(Bounded(3, EvictionPolicy::kLru, 2)),
@@ -544,16 +508,16 @@ TEST(DoubleArrayTrieBoundedTest, OptionsAndConstruction) {
 // and reported.
 TEST(DoubleArrayTrieBoundedTest, CapacityZero) {
   DoubleArrayTrie trie(Bounded(0));
-  Evicted evicted;
-  trie.SetEvictionListener(evicted.Listener());
+  EvictedPages evicted;
+  trie.SetEvictionListener(evicted.Listener(1));
   EXPECT_EQ(InsertOf(trie, {1, 2, 3}), kRootNode);
   EXPECT_EQ(trie.node_count(), 0u);
   EXPECT_EQ(trie.evicted_count(), 3u);
-  EXPECT_EQ(evicted.TakeSorted(), (std::vector<Token>{1, 2, 3}));
+  EXPECT_EQ(test::TakeSorted(evicted), "evicted {[1],[2],[3]}");
   const std::vector<Token> request = {1, 2};
   EXPECT_EQ(trie.Access(request), (Match{0, kRootNode}));
   EXPECT_EQ(trie.evicted_count(), 5u);
-  EXPECT_EQ(evicted.TakeSorted(), (std::vector<Token>{1, 2}));
+  EXPECT_EQ(test::TakeSorted(evicted), "evicted {[1],[2]}");
   EXPECT_EQ(InsertOf(trie, {}), kRootNode);
   EXPECT_EQ(MatchOf(trie, {1}), (Match{0, kRootNode}));
   // IDs were used up: with C = 1 the next node would be 6. Check on a
@@ -572,13 +536,13 @@ TEST(DoubleArrayTrieBoundedTest, RequestLongerThanCapacity) {
   for (const EvictionPolicy policy :
        {EvictionPolicy::kLru, EvictionPolicy::kFifo}) {
     DoubleArrayTrie trie(Bounded(3, policy));
-    Evicted evicted;
-    trie.SetEvictionListener(evicted.Listener());
+    EvictedPages evicted;
+    trie.SetEvictionListener(evicted.Listener(1));
     EXPECT_EQ(InsertOf(trie, {9}), 1u);
     EXPECT_EQ(InsertOf(trie, {1, 2, 3, 4, 5}), 4u);  // IDs 2..6, keeps 2..4
     EXPECT_EQ(trie.node_count(), 3u);
     EXPECT_EQ(trie.evicted_count(), 3u);
-    EXPECT_EQ(evicted.TakeSorted(), (std::vector<Token>{4, 5, 9}));
+    EXPECT_EQ(test::TakeSorted(evicted), "evicted {[4],[5],[9]}");
     EXPECT_EQ(MatchOf(trie, {1, 2, 3, 4}), (Match{3, 4}));
     EXPECT_EQ(MatchOf(trie, {9}), (Match{0, kRootNode}));
     // Fully matched but longer than C: only the tail beyond C is new.
@@ -614,24 +578,24 @@ TEST(DoubleArrayTrieBoundedTest, LruAndFifoDiffer) {
 // it, and the parent, now a leaf, is evicted by its own key later.
 TEST(DoubleArrayTrieBoundedTest, EvictingAChildOfANodeWithAChildrenEntry) {
   DoubleArrayTrie trie(Bounded(5, EvictionPolicy::kLru));
-  Evicted evicted;
-  trie.SetEvictionListener(evicted.Listener());
+  EvictedPages evicted;
+  trie.SetEvictionListener(evicted.Listener(1));
   InsertOf(trie, {1, 2});  // [1] = 1, [1,2] = 2 (at slot [1] + 1)
   InsertOf(trie, {1, 3});  // [1,3] = 3: [1] now has an entry
   InsertOf(trie, {1, 4});  // [1,4] = 4
   InsertOf(trie, {1, 2});  // touch [1,2]
   EXPECT_EQ(InsertOf(trie, {7}), 5u);
   EXPECT_EQ(InsertOf(trie, {8}), 6u);  // evicts [1,3] (stamp 2)
-  EXPECT_EQ(evicted.TakeSorted(), (std::vector<Token>{3}));
+  EXPECT_EQ(test::TakeSorted(evicted), "evicted {[3]}");
   EXPECT_EQ(MatchOf(trie, {1, 3}), (Match{1, 1}));
   EXPECT_EQ(MatchOf(trie, {1, 2}), (Match{2, 2}));
   EXPECT_EQ(MatchOf(trie, {1, 4}), (Match{2, 4}));
   EXPECT_EQ(InsertOf(trie, {9}), 7u);   // evicts [1,4] (stamp 3)
   EXPECT_EQ(InsertOf(trie, {10}), 8u);  // evicts [1,2] (stamp 4): [1] a leaf
-  EXPECT_EQ(evicted.TakeSorted(), (std::vector<Token>{2, 4}));
+  EXPECT_EQ(test::TakeSorted(evicted), "evicted {[2],[4]}");
   EXPECT_EQ(MatchOf(trie, {1, 2}), (Match{1, 1}));
   EXPECT_EQ(InsertOf(trie, {11}), 9u);  // evicts [1] (stamp 4)
-  EXPECT_EQ(evicted.TakeSorted(), (std::vector<Token>{1}));
+  EXPECT_EQ(test::TakeSorted(evicted), "evicted {[1]}");
   EXPECT_EQ(MatchOf(trie, {1}), (Match{0, 0}));
   EXPECT_EQ(InsertOf(trie, {1, 3}), 11u);  // new IDs 10, 11
   EXPECT_EQ(trie.node_count(), 5u);
@@ -666,80 +630,6 @@ TEST(DoubleArrayTrieBoundedTest, HashNodeChildrenEvictedUntilItIsALeaf) {
   EXPECT_EQ(MatchOf(trie, chain), (Match{101, 202}));
   EXPECT_EQ(trie.evicted_count(), 101u);
 }
-
-// Runs the same requests on a double-array cache and on the reference,
-// comparing every answer, the counts after every request and the multiset
-// of tokens each listener reported for the request.
-template <typename Engine, typename Reference>
-class BoundedDifferential {
- public:
-  explicit BoundedDifferential(const CacheOptions& options)
-      : engine_(options), reference_(options) {
-    engine_.SetEvictionListener(engine_evicted_.Listener());
-    reference_.SetEvictionListener(reference_evicted_.Listener());
-  }
-  BoundedDifferential(const BoundedDifferential&) = delete;
-
-  // Access (or, if `insert_only`, Insert) of `request` on both.
-  ::testing::AssertionResult Step(const std::vector<Token>& request,
-                                  bool insert_only = false) {
-    ++steps_;
-    if (insert_only) {
-      const NodeId expected = reference_.Insert(request);
-      const NodeId actual = engine_.Insert(request);
-      if (expected != actual) {
-        return Fail(request)
-               << "Insert returned " << actual << ", expected " << expected;
-      }
-    } else {
-      const Match expected = reference_.Access(request);
-      const Match actual = engine_.Access(request);
-      if (!(expected == actual)) {
-        return Fail(request) << "Access matched (" << actual.matched_length
-                             << ", node " << actual.cache_node
-                             << "), expected (" << expected.matched_length
-                             << ", node " << expected.cache_node << ")";
-      }
-    }
-    if (engine_.node_count() != reference_.node_count() ||
-        engine_.evicted_count() != reference_.evicted_count()) {
-      return Fail(request) << "nodes/evicted " << engine_.node_count() << "/"
-                           << engine_.evicted_count() << ", expected "
-                           << reference_.node_count() << "/"
-                           << reference_.evicted_count();
-    }
-    if (engine_evicted_.TakeSorted() != reference_evicted_.TakeSorted()) {
-      return Fail(request) << "the listener reported other tokens";
-    }
-    return ::testing::AssertionSuccess();
-  }
-
-  // Compares MatchPrefix of `request` (which never touches).
-  ::testing::AssertionResult SameMatch(const std::vector<Token>& request) {
-    if (engine_.MatchPrefix(request) == reference_.MatchPrefix(request)) {
-      return ::testing::AssertionSuccess();
-    }
-    return Fail(request) << "MatchPrefix differs";
-  }
-
-  const Engine& engine() const { return engine_; }
-
- private:
-  ::testing::AssertionResult Fail(const std::vector<Token>& request) const {
-    ::testing::AssertionResult result = ::testing::AssertionFailure();
-    result << "step " << steps_ << ", request [";
-    for (std::size_t i = 0; i < request.size(); ++i) {
-      result << (i ? "," : "") << request[i];
-    }
-    return result << "]: ";
-  }
-
-  Engine engine_;
-  Reference reference_;
-  Evicted engine_evicted_;
-  Evicted reference_evicted_;
-  std::size_t steps_ = 0;
-};
 
 // Requests sharing prefixes heavily: most extend a random prefix of an
 // earlier request by 0..max_tail tokens of `alphabet`.
@@ -784,7 +674,7 @@ std::vector<Token> WideAlphabet(std::mt19937_64& random) {
 
 // Seeded: rerun a failure with KVPREFIX_TEST_SEED=<printed seed>.
 TEST(DoubleArrayTrieBoundedTest, RandomizedDifferentialAgainstTheReference) {
-  const std::uint64_t seed = PrintedTestSeed();
+  const std::uint64_t seed = test::TestSeed();
   std::mt19937_64 random(seed);
   std::vector<std::uint64_t> capacities(65);
   std::iota(capacities.begin(), capacities.end(), 0);
@@ -799,14 +689,17 @@ TEST(DoubleArrayTrieBoundedTest, RandomizedDifferentialAgainstTheReference) {
           : kind == 2 ? AdversarialAlphabet()
                       : WideAlphabet(random);
       const std::size_t count = capacity >= 1000 ? 1500 : 300;
-      BoundedDifferential<DoubleArrayTrie, ReferenceTrie> check(
-          Bounded(capacity, policy));
+      DifferentialChecker checker =
+          test::CheckerOf<DoubleArrayTrie>(Bounded(capacity, policy));
       for (const auto& request :
            SharingRequests(random, count, alphabet, 4 + random() % 40)) {
-        ASSERT_TRUE(check.Step(request, random() % 8 == 0))
-            << "seed " << seed << ", capacity " << capacity << ", "
-            << EvictionPolicyName(policy) << ", alphabet kind " << kind;
-        ASSERT_TRUE(check.SameMatch(request)) << "seed " << seed;
+        const Operation::Kind operation = random() % 8 == 0
+                                              ? Operation::Kind::kInsert
+                                              : Operation::Kind::kAccess;
+        ASSERT_TRUE(Agrees(checker.Apply({operation, request})))
+            << "seed " << seed << ", alphabet kind " << kind;
+        ASSERT_TRUE(Agrees(checker.Apply({Operation::Kind::kMatch, request})))
+            << "seed " << seed;
       }
     }
   }
@@ -815,7 +708,7 @@ TEST(DoubleArrayTrieBoundedTest, RandomizedDifferentialAgainstTheReference) {
 // The same through PagedIndex: pages of 2 and 3 tokens, each page one
 // symbol of the engine, released through the eviction listener.
 TEST(DoubleArrayTrieBoundedTest, PagedDifferentialAgainstTheReference) {
-  const std::uint64_t seed = PrintedTestSeed();
+  const std::uint64_t seed = test::TestSeed();
   std::mt19937_64 random(seed);
   for (const std::uint64_t page_size : {2, 3}) {
     for (const std::uint64_t capacity : {0, 1, 2, 3, 5, 8, 13, 40, 200}) {
@@ -823,15 +716,17 @@ TEST(DoubleArrayTrieBoundedTest, PagedDifferentialAgainstTheReference) {
            {EvictionPolicy::kLru, EvictionPolicy::kFifo}) {
         const std::vector<Token> alphabet =
             random() % 2 ? SmallAlphabet(2) : AdversarialAlphabet();
-        BoundedDifferential<PagedIndex<DoubleArrayTrie>,
-                            PagedIndex<ReferenceTrie>>
-            check(Bounded(capacity, policy, page_size));
+        DifferentialChecker checker = test::CheckerOf<DoubleArrayTrie>(
+            Bounded(capacity, policy, page_size));
         for (const auto& request :
              SharingRequests(random, 400, alphabet, 3 * page_size * 4)) {
-          ASSERT_TRUE(check.Step(request, random() % 8 == 0))
-              << "seed " << seed << ", page size " << page_size << ", capacity "
-              << capacity << ", " << EvictionPolicyName(policy);
-          ASSERT_TRUE(check.SameMatch(request)) << "seed " << seed;
+          const Operation::Kind operation = random() % 8 == 0
+                                                ? Operation::Kind::kInsert
+                                                : Operation::Kind::kAccess;
+          ASSERT_TRUE(Agrees(checker.Apply({operation, request})))
+              << "seed " << seed;
+          ASSERT_TRUE(Agrees(checker.Apply({Operation::Kind::kMatch, request})))
+              << "seed " << seed;
         }
       }
     }
@@ -844,16 +739,19 @@ TEST(DoubleArrayTrieBoundedTest, PagedDifferentialAgainstTheReference) {
 TEST(DoubleArrayTrieBoundedTest, RelocationsUnderEvictionKeepStampsAndIds) {
   for (const EvictionPolicy policy :
        {EvictionPolicy::kLru, EvictionPolicy::kFifo}) {
-    BoundedDifferential<DoubleArrayTrie, ReferenceTrie> check(
-        Bounded(300, policy));
+    DifferentialChecker checker =
+        test::CheckerOf<DoubleArrayTrie>(Bounded(300, policy));
     std::mt19937_64 random(14);
+    const auto access = [&](std::vector<Token> request) {
+      return Agrees(checker.Apply({Operation::Kind::kAccess, request}));
+    };
     for (Token t = 20; t < 3000; ++t) {
-      ASSERT_TRUE(check.Step({0, static_cast<Token>(t % 37), t}));
-      ASSERT_TRUE(check.Step({static_cast<Token>(t % 23), t}));
-      ASSERT_TRUE(check.Step({static_cast<Token>(random() % 4), 10,
-                              static_cast<Token>(random() % 8)}));
+      ASSERT_TRUE(access({0, static_cast<Token>(t % 37), t}));
+      ASSERT_TRUE(access({static_cast<Token>(t % 23), t}));
+      ASSERT_TRUE(access({static_cast<Token>(random() % 4), 10,
+                          static_cast<Token>(random() % 8)}));
     }
-    EXPECT_GT(check.engine().relocated_nodes(), 100u);
+    EXPECT_GT(test::EngineOf<DoubleArrayTrie>(checker).relocated_nodes(), 100u);
   }
 }
 
@@ -898,46 +796,6 @@ TEST(DoubleArrayTrieBoundedTest, LongStreamMemoryStaysProportional) {
     EXPECT_LE(bytes, 200u * kCapacity);
     EXPECT_LE(bytes, early_bytes + early_bytes / 4);
   }
-}
-
-// The replay documents of tests/data/cases/capacity (answers computed by an
-// independent plain implementation of SPEC §8), through PagedIndex.
-TEST(DoubleArrayTrieBoundedTest, CapacityCaseDocuments) {
-  const std::filesystem::path dir =
-      std::filesystem::path(KVPREFIX_SOURCE_DIR) / "tests/data/cases/capacity";
-  int documents = 0;
-  for (const auto& file : std::filesystem::directory_iterator(dir)) {
-    if (file.path().extension() != ".json") continue;
-    std::ifstream in(file.path());
-    const nlohmann::json test = nlohmann::json::parse(in);
-    const nlohmann::json& document = test.at("document");
-    CacheOptions options;
-    if (document.contains("capacity")) {
-      options.capacity = document.at("capacity").get<std::uint64_t>();
-    }
-    if (document.contains("policy")) {
-      options.policy =
-          *ParseEvictionPolicy(document.at("policy").get<std::string>());
-    }
-    if (document.contains("page_size")) {
-      options.page_size = document.at("page_size").get<std::uint64_t>();
-    }
-    PagedIndex<DoubleArrayTrie> index(options);
-    const nlohmann::json& expected = test.at("expected").at("matches");
-    const nlohmann::json& requests = document.at("requests");
-    ASSERT_EQ(requests.size(), expected.size()) << file.path();
-    for (std::size_t i = 0; i < requests.size(); ++i) {
-      const auto request = requests[i].get<std::vector<Token>>();
-      const Match match = index.Access(request);
-      ASSERT_EQ(match.matched_length,
-                expected[i].at("matched_length").get<std::size_t>())
-          << file.path() << " request " << i;
-      ASSERT_EQ(match.cache_node, expected[i].at("cache_node").get<NodeId>())
-          << file.path() << " request " << i;
-    }
-    ++documents;
-  }
-  EXPECT_EQ(documents, 14);
 }
 
 }  // namespace

@@ -4,12 +4,14 @@
 // chunk boundaries, deep chains, wide fan-out, extreme tokens and the edge
 // capacity limit; and, as a bounded cache (SPEC §8), run-tail eviction,
 // recency splits, fresh IDs after eviction, requests longer than the
-// capacity, arena compaction, memory proportional to the capacity, a
-// randomized differential against ReferenceTrie (tokens and pages), the
-// LRU curve from radix's per-edge runs, and the capacity case documents.
-// The behaviour shared by all engines is in the typed suites.
+// capacity, arena compaction, memory proportional to the capacity,
+// randomized differential tests against the reference (tokens and pages)
+// and the LRU curve from radix's per-edge runs. The behaviour shared by all
+// engines, the capacity case documents included, is in the typed suites.
 //
-// The randomized tests print their seed; rerun one with
+// Every comparison with the reference goes through the differential
+// harness (checking/differential.h, via testing/engine_checker.h). The
+// randomized tests print their seed; rerun one with
 // KVPREFIX_TEST_SEED=<seed>.
 #include "optimized/radix_trie.h"
 
@@ -18,27 +20,27 @@
 
 #include <algorithm>
 #include <climits>
-#include <cstdlib>
-#include <iostream>
 #include <memory>
 #include <numeric>
 #include <random>
-#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "checking/differential.h"
-#include "io/case_file.h"
-#include "kvprefix/lru_curve.h"
+#include "checking/recipe.h"
 #include "kvprefix/paged_index.h"
+#include "kvprefix/replay.h"
 #include "reference/reference_trie.h"
+#include "testing/engine_checker.h"
+#include "testing/property_checks.h"
 
 namespace kvprefix {
 namespace {
 
 using checking::DifferentialChecker;
 using checking::Operation;
+using test::Agrees;
 
 // A braced token list as a span argument: trie.Insert(Tokens{1, 2}).
 using Tokens = std::vector<Token>;
@@ -266,17 +268,10 @@ TEST(RadixTrieTest, MemoryBytesCountsArenaPerNode) {
 // runs are split at every depth, extended in place or by child edges, cross
 // arena chunks, and compares stop at every SIMD offset.
 TEST(RadixTrieTest, RandomizedDifferentialAgainstReference) {
-  std::uint64_t seed = std::random_device{}();
-  if (const char* env = std::getenv("KVPREFIX_TEST_SEED")) {
-    seed = std::strtoull(env, nullptr, 10);
-  }
-  std::cout << "seed " << seed << " (rerun with KVPREFIX_TEST_SEED=" << seed
-            << ")\n";
+  const std::uint64_t seed = test::TestSeed();
   std::mt19937_64 random(seed);
   for (int round = 0; round < 20; ++round) {
-    std::vector<std::unique_ptr<PrefixIndex>> engines;
-    engines.push_back(std::make_unique<EngineAdapter<RadixTrie>>());
-    DifferentialChecker checker(std::move(engines));
+    DifferentialChecker checker = test::CheckerOf<RadixTrie>();
     std::vector<std::vector<Token>> seen = {{}};
     const Token alphabet[] = {0, 1, -1, INT32_MIN, INT32_MAX};
     const std::size_t letters = 1 + random() % 5;
@@ -292,8 +287,8 @@ TEST(RadixTrieTest, RandomizedDifferentialAgainstReference) {
       const auto kind = random() % 3 == 0 ? Operation::Kind::kMatch
                                           : Operation::Kind::kInsert;
       if (kind == Operation::Kind::kInsert) seen.push_back(tokens);
-      const auto report = checker.Apply(Operation{kind, std::move(tokens)});
-      ASSERT_FALSE(report.has_value()) << "seed " << seed << "\n" << *report;
+      ASSERT_TRUE(Agrees(checker.Apply(Operation{kind, std::move(tokens)})))
+          << "seed " << seed;
     }
   }
 }
@@ -519,7 +514,7 @@ class RequestStream {
       : random_(random), letters_(1 + random() % 5) {}
 
   // The next request: tails up to `long_tail` tokens, one time in eight.
-  const Tokens& Next(std::size_t long_tail) {
+  Tokens Next(std::size_t long_tail) {
     const Tokens& base = seen_[random_() % seen_.size()];
     Tokens tokens(base.begin(), base.begin() + random_() % (base.size() + 1));
     const std::size_t tail =
@@ -529,46 +524,15 @@ class RequestStream {
     }
     seen_.push_back(tokens);
     if (seen_.size() > 64) seen_.erase(seen_.begin() + 1);  // keep {} first
-    history_.push_back(std::move(tokens));
-    return history_.back();
+    return tokens;
   }
-  // Every request so far, in order.
-  const std::vector<Tokens>& history() const { return history_; }
 
  private:
   static constexpr Token kAlphabet[] = {0, 1, -1, INT32_MIN, INT32_MAX};
   std::mt19937_64& random_;
   std::size_t letters_;
   std::vector<Tokens> seen_ = {{}};
-  std::vector<Tokens> history_;
 };
-
-std::uint64_t TestSeed() {
-  std::uint64_t seed = std::random_device{}();
-  if (const char* env = std::getenv("KVPREFIX_TEST_SEED")) {
-    seed = std::strtoull(env, nullptr, 10);
-  }
-  std::cout << "seed " << seed << " (rerun with KVPREFIX_TEST_SEED=" << seed
-            << ")\n";
-  return seed;
-}
-
-std::string Describe(const CacheOptions& options, std::uint64_t seed, int round,
-                     const std::vector<Tokens>& history) {
-  std::ostringstream out;
-  out << "seed " << seed << " round " << round << " capacity "
-      << options.capacity << " policy " << EvictionPolicyName(options.policy)
-      << " page size " << options.page_size << "; last requests:";
-  const std::size_t from = history.size() > 8 ? history.size() - 8 : 0;
-  for (std::size_t i = from; i < history.size(); ++i) {
-    out << "\n  #" << i << " [";
-    for (std::size_t j = 0; j < history[i].size(); ++j) {
-      out << (j == 0 ? "" : ",") << history[i][j];
-    }
-    out << "]";
-  }
-  return out.str();
-}
 
 CacheOptions RandomOptions(std::mt19937_64& random) {
   static constexpr std::uint64_t kLarge[] = {200, 1000, 100000, kUnbounded - 1};
@@ -577,83 +541,64 @@ CacheOptions RandomOptions(std::mt19937_64& random) {
   return random() % 2 == 0 ? Lru(capacity) : Fifo(capacity);
 }
 
-// SPEC §8 against the oracle: Access (SPEC §8 steps 1-4), Insert (its
-// returned node) and MatchPrefix on random streams, with node_count,
-// evicted_count and the evicted tokens compared after every step.
+// SPEC §8 against the oracle, through the harness: Access (SPEC §8 steps
+// 1-4), Insert (its returned node) and MatchPrefix on random streams, with
+// node_count, evicted_count and the evicted pages compared after every step.
 TEST(RadixTrieCacheTest, RandomizedDifferentialAgainstReference) {
-  const std::uint64_t seed = TestSeed();
+  const std::uint64_t seed = test::TestSeed();
   std::mt19937_64 random(seed);
   std::uint64_t compactions = 0;
   for (int round = 0; round < 300; ++round) {
     const CacheOptions options = RandomOptions(random);
-    Recorded<ReferenceTrie> expected(options);
-    Recorded<RadixTrie> actual(options);
+    DifferentialChecker checker = test::CheckerOf<RadixTrie>(options);
     RequestStream stream(random);
     for (int step = 0; step < 200; ++step) {
-      const Tokens& request = stream.Next(/*long_tail=*/100);
-      const auto where = [&] {
-        return Describe(options, seed, round, stream.history());
-      };
-      switch (random() % 6) {
-        case 0:
-          ASSERT_EQ(actual->Insert(request), expected->Insert(request))
-              << "Insert\n"
-              << where();
-          break;
-        case 1:
-          ASSERT_EQ(actual->MatchPrefix(request),
-                    expected->MatchPrefix(request))
-              << "MatchPrefix\n"
-              << where();
-          break;
-        default:
-          ASSERT_EQ(actual->Access(request), expected->Access(request))
-              << "Access\n"
-              << where();
-      }
-      ASSERT_EQ(actual->node_count(), expected->node_count()) << where();
-      ASSERT_EQ(actual->evicted_count(), expected->evicted_count()) << where();
-      ASSERT_EQ(Multiset(actual.TakeCalls()), Multiset(expected.TakeCalls()))
-          << "evicted tokens\n"
-          << where();
-      ASSERT_LE(actual->node_count(), options.capacity) << where();
+      Tokens request = stream.Next(/*long_tail=*/100);
+      const std::uint64_t kind = random() % 6;
+      const Operation::Kind operation = kind == 0   ? Operation::Kind::kInsert
+                                        : kind == 1 ? Operation::Kind::kMatch
+                                                    : Operation::Kind::kAccess;
+      ASSERT_TRUE(Agrees(checker.Apply({operation, std::move(request)})))
+          << "seed " << seed << " round " << round;
     }
-    compactions += actual->compactions();
+    compactions += test::EngineOf<RadixTrie>(checker).compactions();
   }
   EXPECT_GT(compactions, 0u);  // the stream reaches arena compaction
 }
 
 // Access(request, on_run) reports whole edges as runs: the one-pass LRU
-// curve over radix equals the curve over the reference (one run per node)
-// and direct LRU replays of radix, at every capacity, for tokens and pages.
+// curve over radix equals the curve over the reference (one run per node,
+// both through test::CurveMatchedTokens) at every capacity, for tokens and
+// pages; at sampled capacities radix's direct LRU replay agrees with the
+// reference's through the harness, and the curve gives its matched tokens.
 TEST(RadixTrieCacheTest, LruCurveRunsMatchReferenceAndReplay) {
-  const std::uint64_t seed = TestSeed();
+  const std::uint64_t seed = test::TestSeed();
   std::mt19937_64 random(seed);
   for (int round = 0; round < 30; ++round) {
     const std::uint64_t page_size = 1 + round % 2;
-    LruCurve<PagedIndex<ReferenceTrie>> expected(page_size);
-    LruCurve<PagedIndex<RadixTrie>> actual(page_size);
     RequestStream stream(random);
+    SequenceList trace;
     for (int step = 0; step < 120; ++step) {
-      const Tokens& request = stream.Next(/*long_tail=*/60);
-      ASSERT_EQ(actual.Add(request), expected.Add(request))
-          << "seed " << seed << " round " << round << " step " << step;
+      trace.Append(stream.Next(/*long_tail=*/60));
     }
-    const std::uint64_t distinct = expected.distinct_prefixes();
-    ASSERT_EQ(actual.distinct_prefixes(), distinct);
+    const std::uint64_t distinct = checking::DistinctPrefixes(trace, page_size);
     std::vector<std::uint64_t> capacities(distinct + 2);
     std::iota(capacities.begin(), capacities.end(), 0);
-    const std::vector<std::uint64_t> curve = actual.MatchedTokens(capacities);
-    ASSERT_EQ(curve, expected.MatchedTokens(capacities)) << "seed " << seed;
+    const std::vector<std::uint64_t> curve = test::CurveMatchedTokens(
+        RadixTrie::kName, trace, page_size, capacities);
+    ASSERT_EQ(curve, test::CurveMatchedTokens(ReferenceTrie::kName, trace,
+                                              page_size, capacities))
+        << "seed " << seed << " round " << round;
     for (std::uint64_t capacity = 0; capacity < capacities.size();
          capacity += 1 + distinct / 7) {
-      PagedIndex<RadixTrie> replay(
-          CacheOptions{.capacity = capacity, .page_size = page_size});
-      std::uint64_t matched = 0;
-      for (const Tokens& request : stream.history()) {
-        matched += replay.Access(request).matched_length;
-      }
-      ASSERT_EQ(curve[capacity], matched)
+      const CacheOptions options{.capacity = capacity,
+                                 .policy = EvictionPolicy::kLru,
+                                 .page_size = page_size};
+      DifferentialChecker checker = test::CheckerOf<RadixTrie>(options);
+      ASSERT_TRUE(Agrees(checker.ApplyReplay({trace, options})))
+          << "seed " << seed << " round " << round;
+      PagedIndex<RadixTrie> replay(options);
+      ASSERT_EQ(curve[capacity], Replay(replay, trace).matched_tokens)
           << "seed " << seed << " capacity " << capacity;
     }
   }
@@ -668,39 +613,24 @@ struct CollidingPageHash {
   std::size_t operator()(TokenSpan) const { return 42; }
 };
 
-// PagedIndex over radix against PagedIndex over the reference, pages of 2
-// and 3 tokens with trailing partial pages; radix's pages all collide.
+// PagedIndex over radix against the reference through the harness, pages
+// of 2 and 3 tokens with trailing partial pages; radix's pages all collide.
 TEST(RadixTrieCacheTest, PagedRandomizedDifferentialAgainstReference) {
-  const std::uint64_t seed = TestSeed();
+  const std::uint64_t seed = test::TestSeed();
   std::mt19937_64 random(seed);
   for (int round = 0; round < 200; ++round) {
     CacheOptions options = RandomOptions(random);
     options.page_size = 2 + random() % 2;
-    PagedIndex<ReferenceTrie> expected(options);
-    PagedIndex<RadixTrie, CollidingPageHash> actual(options);
-    std::vector<Tokens> expected_pages, actual_pages;
-    expected.SetEvictionListener([&](TokenSpan page) {
-      expected_pages.emplace_back(page.begin(), page.end());
-    });
-    actual.SetEvictionListener([&](TokenSpan page) {
-      actual_pages.emplace_back(page.begin(), page.end());
-    });
+    DifferentialChecker checker =
+        test::CheckerOf<RadixTrie, CollidingPageHash>(options);
     RequestStream stream(random);
     for (int step = 0; step < 150; ++step) {
-      const Tokens& request = stream.Next(/*long_tail=*/150);
-      const auto where = [&] {
-        return Describe(options, seed, round, stream.history());
-      };
-      if (random() % 5 == 0) {
-        ASSERT_EQ(actual.Insert(request), expected.Insert(request)) << where();
-      } else {
-        ASSERT_EQ(actual.Access(request), expected.Access(request)) << where();
-      }
-      ASSERT_EQ(actual.node_count(), expected.node_count()) << where();
-      ASSERT_EQ(actual.evicted_count(), expected.evicted_count()) << where();
-      std::sort(expected_pages.begin(), expected_pages.end());
-      std::sort(actual_pages.begin(), actual_pages.end());
-      ASSERT_EQ(actual_pages, expected_pages) << "evicted pages\n" << where();
+      Tokens request = stream.Next(/*long_tail=*/150);
+      const Operation::Kind operation = random() % 5 == 0
+                                            ? Operation::Kind::kInsert
+                                            : Operation::Kind::kAccess;
+      ASSERT_TRUE(Agrees(checker.Apply({operation, std::move(request)})))
+          << "seed " << seed << " round " << round;
     }
   }
 }
@@ -711,8 +641,8 @@ TEST(RadixTrieCacheTest, PagedRandomizedDifferentialAgainstReference) {
 TEST(RadixTrieCacheTest, ArenaCompactionPreservesAnswers) {
   std::mt19937_64 random(7);
   for (const CacheOptions& options : {Lru(1500), Fifo(1500)}) {
-    ReferenceTrie expected(options);
-    RadixTrie actual(options);
+    DifferentialChecker checker = test::CheckerOf<RadixTrie>(options);
+    const RadixTrie& actual = test::EngineOf<RadixTrie>(checker);
     Tokens shared(700);
     for (Token& token : shared) token = static_cast<Token>(random() % 3);
     for (int step = 0; step < 400; ++step) {
@@ -722,15 +652,15 @@ TEST(RadixTrieCacheTest, ArenaCompactionPreservesAnswers) {
       for (std::size_t i = 0; i < tail; ++i) {
         request.push_back(static_cast<Token>(random() % 3));
       }
-      ASSERT_EQ(actual.Access(request), expected.Access(request))
+      ASSERT_TRUE(Agrees(checker.Apply({Operation::Kind::kAccess, request})))
           << "step " << step;
-      ASSERT_EQ(actual.node_count(), expected.node_count()) << "step " << step;
       if (step % 50 == 49) {
         // Continue the newest run: one more node, in place.
         const std::uint64_t edges = actual.edge_count();
         request.push_back(5);
         if (request.size() <= options.capacity) {
-          ASSERT_EQ(actual.Insert(request), expected.Insert(request));
+          ASSERT_TRUE(
+              Agrees(checker.Apply({Operation::Kind::kInsert, request})));
           EXPECT_LE(actual.edge_count(), edges);
         }
       }
@@ -738,7 +668,8 @@ TEST(RadixTrieCacheTest, ArenaCompactionPreservesAnswers) {
     EXPECT_GE(actual.compactions(), 20u);
     for (std::size_t length = 0; length <= shared.size(); ++length) {
       const TokenSpan prefix = TokenSpan(shared).first(length);
-      ASSERT_EQ(actual.MatchPrefix(prefix), expected.MatchPrefix(prefix));
+      ASSERT_TRUE(Agrees(checker.Apply(
+          {Operation::Kind::kMatch, {prefix.begin(), prefix.end()}})));
     }
   }
 }
@@ -811,22 +742,6 @@ TEST(RadixTrieCacheTest, MemoryBytesIsHonestWhenBounded) {
                 1.0, 0.15)
         << "memory_bytes() " << cache->memory_bytes() << " vs heap growth "
         << growth;
-  }
-}
-
-// The replay documents of tests/data/cases/capacity/ (SPEC §8), whose
-// answers an independent implementation computed.
-TEST(RadixTrieCacheTest, CapacityCaseDocuments) {
-  const std::vector<ReplayCaseFile> cases =
-      ReadReplayCaseFolder(KVPREFIX_SOURCE_DIR "/tests/data/cases/capacity");
-  ASSERT_GE(cases.size(), 14u);
-  for (const ReplayCaseFile& file : cases) {
-    SCOPED_TRACE(file.name);
-    PagedIndex<RadixTrie> cache(file.input.options);
-    for (std::size_t i = 0; i < file.input.requests.size(); ++i) {
-      EXPECT_EQ(cache.Access(file.input.requests[i]), file.expected[i])
-          << "request " << i;
-    }
   }
 }
 
