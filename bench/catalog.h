@@ -18,12 +18,14 @@ enum Ops : unsigned {
   kMatch = 2,   // BM_Match: warm match of the requests
   kReplay = 4,  // BM_Replay: match-then-insert over cached + requests
   kIo = 8,      // BM_ParseJson / BM_WriteJson and the end-to-end input
-  // BM_Replay with a capacity of 10% and 50% of the distinct prefixes, LRU
-  // and FIFO (SPEC §8), and BM_Curve, the one-pass LRU curve (radix only)
+  // BM_Replay with a capacity of 10% and 50% of the distinct prefixes under
+  // every policy of kEvictionPolicies (SPEC §8), and BM_Curve, the one-pass
+  // LRU curve (radix only)
   kCapacity = 16,
   // BM_Replay with a capacity of 10^9 nodes, above any workload's distinct
-  // prefixes, LRU and FIFO: a bounded cache that never fills, so its leaf
-  // bookkeeping holds every leaf (suffix "lru-huge", "fifo-huge")
+  // prefixes, under every policy: a bounded cache that never fills, so its
+  // leaf bookkeeping holds every leaf (suffix "<policy>-huge": "lru-huge",
+  // "fifo-huge")
   kHugeCapacity = 32,
 };
 

@@ -6,12 +6,14 @@ Usage: bench/curves.py --build BUILD_DIR --data-dir DIR --img-dir DIR
 
 For each Mooncake trace in block and in token mode: the exact LRU curve at N
 log-spaced capacities (`kvprefix curve`, one pass), then `kvprefix replay`
-with FIFO, and with LRU as a check of the curve, at a few of those
-capacities. Capacities get a second axis in GiB for Llama-3-8B in fp16
-(128 KiB of KV cache a token: 2 x 32 layers x 8 KV heads x 128 dims x 2
-bytes). Writes DIR/curve_<trace>_<mode>.csv (the curve) and
-..._replays.csv (the replays), and draws docs/img/curve_<trace>_<mode>.png
-with cli/plot_curve.py. Fails if an LRU replay differs from the curve.
+with every policy of `kvprefix policies` at a few of those capacities: LRU's
+as a check of the curve, the others (FIFO) as points beside it. Capacities
+get a second axis in GiB for Llama-3-8B in fp16 (128 KiB of KV cache a
+token: 2 x 32 layers x 8 KV heads x 128 dims x 2 bytes). Writes
+DIR/curve_<trace>_<mode>.csv (the curve) and ..._replays.csv (the replays,
+in the order of `kvprefix policies` at each capacity), and draws
+docs/img/curve_<trace>_<mode>.png with cli/plot_curve.py. Fails if an LRU
+replay differs from the curve.
 """
 
 import argparse
@@ -25,11 +27,18 @@ import sys
 KV_BYTES_PER_TOKEN = 131072  # Llama-3-8B, fp16
 TRACES = {"conversation": "conversation_trace.jsonl",
           "synthetic": "synthetic_trace.jsonl"}
-REPLAYS = 5  # capacities replayed with FIFO (and LRU) per curve
+REPLAYS = 5  # capacities replayed with every policy per curve
+CURVE_POLICY = "lru"  # the policy whose hit ratios `kvprefix curve` gives
 
 
 def run(command):
     return subprocess.run(command, check=True, capture_output=True, text=True).stdout
+
+
+def policies(cli):
+    """The eviction policies, in the tool's order: `kvprefix policies`."""
+    return [line.split()[0] for line in run([cli, "policies"]).splitlines()
+            if line.strip()]
 
 
 def main():
@@ -46,6 +55,9 @@ def main():
                         "plot_curve.py")
     os.makedirs(args.data_dir, exist_ok=True)
     os.makedirs(args.img_dir, exist_ok=True)
+    all_policies = policies(cli)
+    if CURVE_POLICY not in all_policies:
+        sys.exit(f"curves: {cli} policies has no {CURVE_POLICY}: {all_policies}")
     for name, file in TRACES.items():
         trace = os.path.join(args.mooncake_dir, file)
         for mode in ("block", "token"):
@@ -56,12 +68,12 @@ def main():
                              str(KV_BYTES_PER_TOKEN), "--format", "csv"])
             rows = list(csv.DictReader(io.StringIO(curve_csv)))
             # A few capacities spread over the curve, the largest excluded
-            # (there FIFO and LRU both keep everything).
+            # (there every policy keeps everything).
             step = max(1, (len(rows) - 1) // REPLAYS)
             chosen = rows[step - 1:len(rows) - 1:step][:REPLAYS]
             replays = []
             for row in chosen:
-                for policy in ("fifo", "lru"):
+                for policy in all_policies:
                     summary = json.loads(run([
                         cli, "replay", trace, "--mode", mode, "--capacity",
                         row["capacity"], "--policy", policy,
@@ -71,29 +83,38 @@ def main():
                                     "matched_tokens": summary["matched_tokens"],
                                     "request_tokens": summary["request_tokens"],
                                     "hit_ratio": summary["hit_ratio"]})
-                    if policy == "lru" and str(summary["matched_tokens"]) != row["matched_tokens"]:
+                    if (policy == CURVE_POLICY
+                            and str(summary["matched_tokens"]) != row["matched_tokens"]):
                         sys.exit(f"curves: {stem}: LRU replay at {row['capacity']} matched "
                                  f"{summary['matched_tokens']}, the curve says "
                                  f"{row['matched_tokens']}")
             with open(os.path.join(args.data_dir, stem + ".csv"), "w") as f:
                 f.write(curve_csv)
-            fifo_path = os.path.join(args.data_dir, stem + "_replays.csv")
-            with open(fifo_path, "w", newline="") as f:
+            replays_path = os.path.join(args.data_dir, stem + "_replays.csv")
+            with open(replays_path, "w", newline="") as f:
                 writer = csv.DictWriter(f, fieldnames=list(replays[0]))
                 writer.writeheader()
                 writer.writerows(replays)
-            fifo_only = os.path.join(args.data_dir, stem + "_fifo.tmp.csv")
-            with open(fifo_only, "w", newline="") as f:
-                writer = csv.DictWriter(f, fieldnames=list(replays[0]))
-                writer.writeheader()
-                writer.writerows(r for r in replays if r["policy"] == "fifo")
+            # Each policy but the curve's is a set of points on the chart.
+            extras = {}
+            for policy in all_policies:
+                if policy == CURVE_POLICY:
+                    continue
+                extras[policy] = os.path.join(args.data_dir, f"{stem}_{policy}.tmp.csv")
+                with open(extras[policy], "w", newline="") as f:
+                    writer = csv.DictWriter(f, fieldnames=list(replays[0]))
+                    writer.writeheader()
+                    writer.writerows(r for r in replays if r["policy"] == policy)
             unit = "512-token blocks" if mode == "block" else "tokens"
             image = subprocess.run(
                 ["/usr/bin/python3", plot, "--format", "png", "--title",
                  f"{file}, {mode} mode: hit ratio against capacity ({unit}; "
-                 "GiB for Llama-3-8B fp16)", "--extra", f"FIFO (replay)={fifo_only}"],
+                 "GiB for Llama-3-8B fp16)"]
+                + [argument for policy, path in extras.items()
+                   for argument in ("--extra", f"{policy.upper()} (replay)={path}")],
                 input=curve_csv.encode(), check=True, capture_output=True).stdout
-            os.remove(fifo_only)
+            for path in extras.values():
+                os.remove(path)
             with open(os.path.join(args.img_dir, stem + ".png"), "wb") as f:
                 f.write(image)
 

@@ -915,6 +915,9 @@ def charts_section(results, engines, img_dir, out_dir):
 
 # The Mooncake paper's Table 2: prefix-cache hit ratio with an unbounded cache.
 PAPER_RATIOS = {"conversation": "~40%", "synthetic": "~66%"}
+# The policy whose hit ratios `kvprefix curve` computes (SPEC §8, "The LRU
+# curve"); the other policies' columns come from the replays CSVs.
+CURVE_POLICY = "lru"
 
 
 def read_csv(path):
@@ -931,10 +934,20 @@ def curves_section(data_dir, img_dir, out_dir):
                if os.path.exists(os.path.join(data_dir, f"curve_{t}_{m}.csv"))]
     if not present:
         return []
+    replays = {(t, m): read_csv(os.path.join(data_dir, f"curve_{t}_{m}_replays.csv"))
+               for t, m in present}
+    # The policies replayed, in the order bench/curves.py wrote them (that of
+    # `kvprefix policies`): the curve's own first, then the others.
+    policies = [CURVE_POLICY]
+    for rows in replays.values():
+        for r in rows:
+            if r["policy"] not in policies:
+                policies.append(r["policy"])
+    others = ", ".join(f"`--policy {p}`" for p in policies[1:]) or "no other policy"
     lines = ["## Hit ratio against capacity (SPEC §8)", "",
              "The exact LRU hit ratio at 40 log-spaced capacities from one pass "
              "over each whole trace (`kvprefix curve`: Mattson's stack algorithm "
-             "on radix runs), with `kvprefix replay --policy fifo` at five "
+             f"on radix runs), with `kvprefix replay` ({others}) at five "
              "capacities as points; at each of those capacities an LRU replay was "
              "run too and matched exactly what the curve says (bench/curves.py "
              "fails otherwise). A node is a 512-token block in block mode and a "
@@ -955,18 +968,19 @@ def curves_section(data_dir, img_dir, out_dir):
               "block (a request that is a prefix of a longer one) counts the "
               "tokens it shares, where block mode counts whole blocks: hence "
               "token mode's slightly higher ratios.",
-              "", "| trace | mode | capacity (nodes) | KV cache | LRU | FIFO |",
-              "| --- | --- | ---: | ---: | ---: | ---: |"]
+              "", "| trace | mode | capacity (nodes) | KV cache | "
+              + " | ".join(p.upper() for p in policies) + " |",
+              "| --- | --- | ---: | ---: |" + " ---: |" * len(policies)]
     for trace, mode in present:
-        replays = read_csv(os.path.join(data_dir, f"curve_{trace}_{mode}_replays.csv"))
         by_capacity = collections.OrderedDict()
-        for r in replays:
+        for r in replays[trace, mode]:
             by_capacity.setdefault(r["capacity"], {})[r["policy"]] = r
-        for capacity, policies in by_capacity.items():
-            gib = int(policies["lru"]["capacity_bytes"]) / 2**30
+        for capacity, by_policy in by_capacity.items():
+            gib = int(next(iter(by_policy.values()))["capacity_bytes"]) / 2**30
+            ratios = [f"{float(by_policy[p]['hit_ratio']):.2%}" if p in by_policy
+                      else "–" for p in policies]
             lines.append(f"| {trace} | {mode} | {int(capacity):,} | {gib:,.1f} GiB | "
-                         f"{float(policies['lru']['hit_ratio']):.2%} | "
-                         f"{float(policies['fifo']['hit_ratio']):.2%} |")
+                         + " | ".join(ratios) + " |")
     lines.append("")
     rel = os.path.relpath(img_dir, out_dir)
     for trace, mode in present:

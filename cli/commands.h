@@ -30,6 +30,8 @@ void RegisterConvertCommand(CLI::App& app);  // kvprefix convert mooncake
 void RegisterEnginesCommand(CLI::App& app);  // kvprefix engines
 void RegisterVerifyCommand(CLI::App& app);   // kvprefix verify (verify/run.h)
 void RegisterCurveCommand(CLI::App& app);    // kvprefix curve
+// kvprefix policies (beside engines, in engines_command.cc)
+void RegisterPoliciesCommand(CLI::App& app);
 
 // Bad input in a named file: what() is "<file>: <location>: <problem>".
 class FileInputError : public std::runtime_error {

@@ -87,6 +87,7 @@ int main(int argc, char** argv) {
   static constexpr cli::RegisterCommand kCommands[] = {
       cli::RegisterMatchCommand,   cli::RegisterReplayCommand,
       cli::RegisterCurveCommand,   cli::RegisterConvertCommand,
-      cli::RegisterEnginesCommand, cli::RegisterVerifyCommand};
+      cli::RegisterEnginesCommand, cli::RegisterPoliciesCommand,
+      cli::RegisterVerifyCommand};
   return cli::RunCommandLine(argc, argv, kCommands);
 }

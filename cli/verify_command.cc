@@ -50,8 +50,9 @@ void RegisterVerifyCommand(CLI::App& app) {
       ->add_option("--format", flags->format,
                    "what the implementation reads: batch (SPEC §4 input, "
                    "the batch job) or requests (SPEC §8 replay documents: "
-                   "a cache with a capacity, LRU or FIFO eviction and a page "
-                   "size; about three generated ones in four evict)")
+                   "a cache with a capacity, an eviction policy of `kvprefix "
+                   "policies` and a page size; about three generated ones in "
+                   "four evict)")
       ->check(CLI::IsMember({"batch", "requests"}))
       ->capture_default_str();
   verify->add_option("--cmd", options.command,

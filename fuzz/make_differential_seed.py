@@ -12,12 +12,16 @@ OUT_DIR/<file stem>:
     capacity (unbounded when absent), policy and page size, access every
     request in order.
 The byte format is the one checking/fuzz_input.h's first comment describes;
-keep the two in step.
+keep the two in step. A policy's number is its position in the tool's list,
+read from `KVPREFIX policies` (kEvictionPolicies' order, as the decoder's).
 
-Usage: make_differential_seed.py OUT_DIR DOCUMENT.json...
+Usage: make_differential_seed.py [--kvprefix KVPREFIX] OUT_DIR DOCUMENT.json...
+  KVPREFIX: the kvprefix tool (default: build/kvprefix of this tree)
 """
+import argparse
 import json
 import pathlib
+import subprocess
 import sys
 
 INT32_MIN = -(2**31)
@@ -28,7 +32,7 @@ FIRST_EXTREME_BYTE = 0xE0
 RAW_TOKEN_BYTE = 0xFF
 # The cache byte.
 MAX_PAGE_SIZE = 4
-POLICIES = ["lru", "fifo"]  # kEvictionPolicies (kvprefix/cache.h), in order
+DEFAULT_POLICY_NUMBER = 0  # kEvictionPolicies[0], the default (kvprefix/cache.h)
 POLICY_LOW_SHIFT = 2  # bit 2: the policy number's low bit
 BOUNDED_BIT = 1 << 3
 POLICY_HIGH_SHIFT = 4  # bits 4-7: the rest of it
@@ -52,13 +56,18 @@ def token_bytes(token, alphabet_size):
     return [RAW_TOKEN_BYTE] + [(raw >> shift) & 0xFF for shift in (24, 16, 8, 0)]
 
 
-def cache_bytes(capacity, policy, page_size):
-    """The cache byte and, bounded, the capacity bytes."""
+def policies(kvprefix):
+    """The policy names in the tool's order: `kvprefix policies`."""
+    listing = subprocess.run([kvprefix, "policies"], check=True, capture_output=True,
+                             text=True).stdout
+    return [line.split()[0] for line in listing.splitlines() if line.strip()]
+
+
+def cache_bytes(capacity, number, page_size):
+    """The cache byte and, bounded, the capacity bytes; `number` is the
+    policy's position in the tool's list."""
     if not 1 <= page_size <= MAX_PAGE_SIZE:
         sys.exit(f"page size {page_size} outside 1..{MAX_PAGE_SIZE}")
-    if policy not in POLICIES:
-        sys.exit(f"policy {policy!r} is not one of {POLICIES}")
-    number = POLICIES.index(policy)
     byte = (page_size - 1 | (number & 1) << POLICY_LOW_SHIFT
             | number >> 1 << POLICY_HIGH_SHIFT)
     if capacity is None:
@@ -102,23 +111,32 @@ def encode(options, operations, alphabet_size):
 
 
 def main():
-    out_dir = pathlib.Path(sys.argv[1])
-    out_dir.mkdir(parents=True, exist_ok=True)
-    for name in sys.argv[2:]:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--kvprefix", default=str(
+        pathlib.Path(__file__).resolve().parent.parent / "build" / "kvprefix"))
+    parser.add_argument("out_dir", type=pathlib.Path)
+    parser.add_argument("documents", nargs="+")
+    args = parser.parse_args()
+    names = policies(args.kvprefix)
+    args.out_dir.mkdir(parents=True, exist_ok=True)
+    for name in args.documents:
         document = json.loads(pathlib.Path(name).read_text())
         document = document.get("document", document)
         if "cached_sequences" in document:
-            options = (None, "lru", 1)
+            options = (None, DEFAULT_POLICY_NUMBER, 1)
             operations = [(INSERT, s) for s in document["cached_sequences"]]
             operations += [(MATCH, r) for r in document["requests"]]
         else:
-            options = (document.get("capacity"), document.get("policy", "lru"),
+            policy = document.get("policy", names[DEFAULT_POLICY_NUMBER])
+            if policy not in names:
+                sys.exit(f"{name}: policy {policy!r} is not one of {names}")
+            options = (document.get("capacity"), names.index(policy),
                        document.get("page_size", 1))
             operations = [(ACCESS, r) for r in document["requests"]]
         tokens = [t for _, s in operations for t in s]
         small = [t for t in tokens if 0 <= t < 8]
         alphabet_size = max(small, default=0) + 1
-        (out_dir / pathlib.Path(name).stem).write_bytes(
+        (args.out_dir / pathlib.Path(name).stem).write_bytes(
             encode(options, operations, alphabet_size))
 
 

@@ -91,8 +91,9 @@ typedef struct kvprefix_error {
 typedef struct kvprefix_cache_options {
   /* Nodes kept besides the root; UINT64_MAX is unbounded: never evict. */
   uint64_t capacity;
-  /* The eviction policy's name, NUL-terminated: "lru" or "fifo" (SPEC §8;
-   * new policies are new names, not a new ABI). */
+  /* The eviction policy's name, NUL-terminated: one `kvprefix policies`
+   * lists, "lru" or "fifo" today (SPEC §8; new policies are new names, not
+   * a new ABI, so a cache refuses a name it does not implement). */
   const char* policy;
   /* Tokens per node, 1 to 2^31 - 1. A cache that keeps pages matches whole
    * pages only; one that does not refuses page sizes but 1. */

@@ -21,6 +21,7 @@
 //
 // The GIL is released while the engine inserts and matches; it is held while
 // reading Python objects and building the result.
+#include <fmt/format.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
@@ -333,8 +334,14 @@ std::uint64_t ToUint(py::handle value, const char* name, std::uint64_t min,
   return number.cast<std::uint64_t>();
 }
 
+// The name of the policy a cache has when none is given: "lru".
+std::string DefaultPolicyName() {
+  return std::string(EvictionPolicyName(CacheOptions{}.policy));
+}
+
 // The cache of SPEC §8 from Python arguments: capacity None (unbounded) or
-// an int >= 0, policy "lru" or "fifo", page_size an int from 1 to 2^31 - 1.
+// an int >= 0, policy a name of kEvictionPolicies, page_size an int from 1
+// to 2^31 - 1.
 // Raises ValueError naming the argument, TypeError for a wrong type.
 CacheOptions ToCacheOptions(py::handle capacity, const std::string& policy,
                             py::handle page_size) {
@@ -648,8 +655,8 @@ int RunCommandLinePy(const std::vector<std::string>& arguments) {
 
 py::dict FindPrefixMatchesPy(py::handle cached_sequences, py::handle requests,
                              const std::string& engine, py::handle page_size) {
-  std::unique_ptr<PrefixIndex> index =
-      MakeEngineOrRaise(engine, ToCacheOptions(py::none(), "lru", page_size));
+  std::unique_ptr<PrefixIndex> index = MakeEngineOrRaise(
+      engine, ToCacheOptions(py::none(), DefaultPolicyName(), page_size));
   BatchInput input;
   input.cached_sequences =
       ConvertSequences(cached_sequences, "cached_sequences").tokens;
@@ -770,6 +777,29 @@ PYBIND11_MODULE(_kvprefix, m) {
       "default_engine",
       [] { return std::string(kvprefix::DefaultEngineName()); },
       "The engine used when none is named.");
+  m.def(
+      "policies",
+      [] {
+        std::vector<std::string> names;
+        for (const kvprefix::EvictionPolicyEntry& entry :
+             kvprefix::kEvictionPolicies) {
+          names.emplace_back(entry.name);
+        }
+        return names;
+      },
+      "Names of the eviction policies a capacity-bounded cache takes (the "
+      "`policy` arguments, `kvprefix policies`), the default first.");
+  m.def("default_policy", &kvprefix::DefaultPolicyName,
+        "The eviction policy used when none is named.");
+  // What each policy evicts, for the docstrings: "'lru' evicts the least
+  // recently used leaf; 'fifo' evicts the oldest created leaf".
+  std::string victims;
+  for (const kvprefix::EvictionPolicyEntry& entry :
+       kvprefix::kEvictionPolicies) {
+    victims += victims.empty() ? "" : "; ";
+    victims += fmt::format("'{}' evicts {}", entry.name, entry.victim);
+  }
+  const std::string choices = kvprefix::EvictionPolicyChoices('\'');
 
   m.def(
       "find_prefix_matches", &kvprefix::FindPrefixMatchesPy,
@@ -791,15 +821,18 @@ out of range), kvprefix.CapacityError (the engine ran out of node IDs; a
 MemoryError). The GIL is released while the engine inserts and matches.)doc");
 
   m.def("replay", &kvprefix::ReplayPy, py::arg("requests"), py::kw_only(),
-        py::arg("capacity") = py::none(), py::arg("policy") = "lru",
+        py::arg("capacity") = py::none(),
+        py::arg("policy") = kvprefix::DefaultPolicyName(),
         py::arg("page_size") = 1, py::arg("engine") = default_engine,
-        R"doc(Replays requests on a prefix cache as a serving system does.
+        (R"doc(Replays requests on a prefix cache as a serving system does.
 
 Each request is matched, then inserted (SPEC section 3); with a capacity C
 (nodes besides the root; None: unbounded) the request's path is then touched
-and leaves are evicted by `policy` ('lru': least recently used, 'fifo':
-oldest created) until at most C nodes remain (SPEC section 8). page_size P
-builds the trie over pages of P tokens.
+and leaves are evicted by `policy` until at most C nodes remain (SPEC
+section 8); policies() lists the policies:
+)doc" + victims +
+         R"doc(.
+page_size P builds the trie over pages of P tokens.
 Returns a dict: "matches", a list as find_prefix_matches returns, each
 request's match taken before its insert; and the summary `kvprefix replay`
 prints for a trace, under the same names: "engine", "capacity" (None if
@@ -810,7 +843,9 @@ for no tokens), "nodes" (at the end, root excluded), "peak_nodes" (the most
 after any request), "evictions" and "memory_bytes" (the engine's heap bytes
 at the end).
 Raises as find_prefix_matches, and ValueError for a capacity below 0 or a
-policy other than 'lru' and 'fifo'.)doc");
+policy other than )doc" +
+         choices + ".")
+            .c_str());
 
   m.def(
       "curve", &kvprefix::CurvePy, py::arg("requests"), py::kw_only(),
@@ -854,7 +889,9 @@ number.)doc");
         }
         std::unique_ptr<kvprefix::PrefixIndex> index =
             kvprefix::MakeEngineOrRaise(
-                engine, kvprefix::ToCacheOptions(py::none(), "lru", page_size));
+                engine,
+                kvprefix::ToCacheOptions(
+                    py::none(), kvprefix::DefaultPolicyName(), page_size));
         std::string json;
         try {
           py::gil_scoped_release release;
@@ -924,11 +961,15 @@ is released while the command runs.)doc");
       .def(py::init<const std::string&, py::handle, const std::string&,
                     py::handle>(),
            py::arg("engine") = default_engine, py::kw_only(),
-           py::arg("capacity") = py::none(), py::arg("policy") = "lru",
+           py::arg("capacity") = py::none(),
+           py::arg("policy") = kvprefix::DefaultPolicyName(),
            py::arg("page_size") = 1,
-           "A prefix index of `engine`; with a capacity (nodes besides the "
-           "root) a cache that evicts leaves by `policy` ('lru' or 'fifo'); "
-           "page_size P builds it over pages of P tokens (SPEC section 8).")
+           ("A prefix index of `engine`; with a capacity (nodes besides the "
+            "root) a cache that evicts leaves by `policy` (" +
+            choices +
+            "); page_size P builds it over pages of P tokens (SPEC section "
+            "8).")
+               .c_str())
       .def("insert", &PyPrefixIndex::Insert, py::arg("sequence"),
            "Inserts a token sequence; returns the ID of the node its last "
            "token reaches (0 for an empty sequence).")
@@ -946,7 +987,7 @@ is released while the command runs.)doc");
       .def_property_readonly("capacity", &PyPrefixIndex::capacity,
                              "The capacity in nodes, or None if unbounded.")
       .def_property_readonly("policy", &PyPrefixIndex::policy,
-                             "'lru' or 'fifo'.")
+                             ("The eviction policy: " + choices + ".").c_str())
       .def_property_readonly("page_size", &PyPrefixIndex::page_size,
                              "Tokens per node.")
       .def_property_readonly("memory_bytes", &PyPrefixIndex::memory_bytes,

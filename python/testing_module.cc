@@ -733,7 +733,8 @@ void DefineTestingModule(py::module_& parent) {
         if (policy) {
           overrides.policy = ParseEvictionPolicy(*policy);
           if (!overrides.policy) {
-            throw py::value_error("policy: expected 'lru' or 'fifo', got '" +
+            throw py::value_error("policy: expected " +
+                                  EvictionPolicyChoices('\'') + ", got '" +
                                   *policy + "'");
           }
         }

@@ -216,8 +216,9 @@ std::string MemoryBoundProblem(const std::vector<MemoryFigure>& figures,
 
 // On GenAdversarialWorkload() (at least kMemoryMinNodes nodes present), half
 // the cases unbounded and half a cache of 10% to 90% of the nodes (at least
-// kMemoryMinNodes, LRU or FIFO: it evicts, up to 9 nodes in 10 created, so
-// memory that grows with the nodes created rather than present shows):
+// kMemoryMinNodes, any policy of kEvictionPolicies: it evicts, up to 9 nodes
+// in 10 created, so memory that grows with the nodes created rather than
+// present shows):
 // every engine keeps the bounds. Tags each case with its spread and whether
 // it is bounded.
 void CheckMemoryBoundedPerNode(const EngineNameList& engines,

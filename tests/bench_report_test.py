@@ -4,8 +4,9 @@
 Checks what the report says about a comparison (a U test that cannot reach
 significance with too few repetitions is named as such, not counted as "0
 benchmarks changed"), noisy rows and their reruns, integer node counts,
-paths, and a plugin's rows (kvprefix_bench --kvprefix_engine=plugin:PATH) in
-the tables, the charts and the overhead table. Exits 77 (skipped, saying so) without Google Benchmark's compare.py,
+paths, a plugin's rows (kvprefix_bench --kvprefix_engine=plugin:PATH) in
+the tables, the charts and the overhead table, and a column or row for each
+eviction policy the data holds. Exits 77 (skipped, saying so) without Google Benchmark's compare.py,
 scipy or matplotlib (scripts/dev.sh installs them).
 """
 
@@ -221,6 +222,39 @@ def plugin_rows(folder):
           f"{memory}")
 
 
+def policy_columns(folder):
+    """The policies come from the data, never from a fixed pair: the curves
+    section's replay table has a column for each policy bench/curves.py
+    replayed (every one of `kvprefix policies`; "clock" here stands for one
+    added later), the curve's LRU first, and the capacity section a row for
+    each BM_Replay cache, fifo's as lru's."""
+    times = dict(TIMES)
+    times.update({"BM_Replay/radix/wide/100": 4.0,
+                  "BM_Replay/radix/wide/100/lru10": 5.0,
+                  "BM_Replay/radix/wide/100/fifo10": 4.5})
+    run = write(folder, "run.json", run_json(times, 1))
+    with open(os.path.join(folder, "curve_conversation_block.csv"), "w") as f:
+        f.write("capacity,capacity_bytes,matched_tokens,request_tokens,hit_ratio\n"
+                "10,1073741824,25,100,0.25\n20,2147483648,40,100,0.4\n")
+    with open(os.path.join(folder, "curve_conversation_block_replays.csv"), "w") as f:
+        f.write("policy,capacity,capacity_bytes,matched_tokens,request_tokens,"
+                "hit_ratio\nfifo,10,1073741824,20,100,0.2\n"
+                "lru,10,1073741824,25,100,0.25\nclock,10,1073741824,22,100,0.22\n"
+                "fifo,20,2147483648,30,100,0.3\nlru,20,2147483648,40,100,0.4\n"
+                "clock,20,2147483648,35,100,0.35\n")
+    text = report(folder, [run])
+    check("| trace | mode | capacity (nodes) | KV cache | LRU | FIFO | CLOCK |\n"
+          "| --- | --- | ---: | ---: | ---: | ---: | ---: |\n"
+          "| conversation | block | 10 | 1.0 GiB | 25.00% | 20.00% | 22.00% |\n"
+          "| conversation | block | 20 | 2.0 GiB | 40.00% | 30.00% | 35.00% |\n"
+          in text, "the replay table lacks a column per replayed policy", text)
+    check("with `kvprefix replay` (`--policy fifo`, `--policy clock`) at five"
+          in text, "the curves section does not name the replayed policies", text)
+    check("| wide/100 | lru10 | radix | 5.00 |" in text
+          and "| wide/100 | fifo10 | radix | 4.50 |" in text,
+          "the capacity section lacks the lru or the fifo row", text)
+
+
 def main():
     missing = [what for what, present in (
         (COMPARE, os.path.exists(COMPARE)),
@@ -231,7 +265,7 @@ def main():
               "libbenchmark-tools, python3-scipy, python3-matplotlib)")
         return 77
     for test in (too_few_repetitions, enough_repetitions, noisy_rows_and_reruns,
-                 counts_and_paths, plugin_rows):
+                 counts_and_paths, plugin_rows, policy_columns):
         before = len(failures)
         with tempfile.TemporaryDirectory() as folder:
             test(folder)

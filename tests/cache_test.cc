@@ -379,8 +379,8 @@ void CheckEveryList(const std::vector<Tokens>& sequences, int count,
   std::vector<std::size_t> list(count, 0);
   for (;;) {
     for (std::uint64_t capacity = 0; capacity <= 6; ++capacity) {
-      for (const EvictionPolicy policy :
-           {EvictionPolicy::kLru, EvictionPolicy::kFifo}) {
+      for (const EvictionPolicyEntry& entry : kEvictionPolicies) {
+        const EvictionPolicy policy = entry.policy;
         const CacheOptions options{capacity, policy, page_size};
         PagedIndex<E> cache(options);
         CacheModel model(options);

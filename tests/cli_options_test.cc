@@ -171,7 +171,7 @@ TEST(CliOptionsTest, UnknownCommandIsNamed) {
   EXPECT_EQ(run.out, "");
   EXPECT_EQ(run.err,
             "kvprefix: unknown command 'bogus' (commands: match, replay, "
-            "curve, convert, engines, verify)\n");
+            "curve, convert, engines, policies, verify)\n");
   run = Kvprefix({"convert", "bogus", "trace.jsonl"});
   EXPECT_EQ(run.status, 2);
   EXPECT_EQ(
@@ -181,12 +181,12 @@ TEST(CliOptionsTest, UnknownCommandIsNamed) {
   EXPECT_EQ(run.status, 2);
   EXPECT_EQ(run.err,
             "kvprefix: unknown option '--bogus' (commands: match, replay, "
-            "curve, convert, engines, verify)\n");
+            "curve, convert, engines, policies, verify)\n");
   run = Kvprefix({});
   EXPECT_EQ(run.status, 2);
   EXPECT_EQ(run.err,
             "kvprefix: a command is required (commands: match, replay, "
-            "curve, convert, engines, verify)\n");
+            "curve, convert, engines, policies, verify)\n");
   run = Kvprefix({"convert"});
   EXPECT_EQ(run.status, 2);
   EXPECT_EQ(run.err,
@@ -210,7 +210,7 @@ TEST(CliOptionsTest, UnknownConvertCommandIsNamedAfterConvert) {
   EXPECT_EQ(run.status, 2);
   EXPECT_EQ(run.err,
             "kvprefix: unknown command 'bo\\ngus' (commands: match, replay, "
-            "curve, convert, engines, verify)\n");
+            "curve, convert, engines, policies, verify)\n");
   run = Kvprefix({"convert", "--x\ty"});
   EXPECT_EQ(run.status, 2);
   EXPECT_EQ(run.err,

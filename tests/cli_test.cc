@@ -23,6 +23,7 @@
 #include "io/case_file.h"
 #include "io/json_input.h"
 #include "io/json_output.h"
+#include "kvprefix/cache.h"
 #include "testing/bad_inputs.h"
 #include "testing/seed_examples.h"
 #include "testing/shared_cases.h"
@@ -249,6 +250,29 @@ TEST_F(CliTest, EnginesListsTheRegistryAndMarksTheDefault) {
   EXPECT_THAT(result.out, HasSubstr("reference"));
 }
 
+// `kvprefix policies`: kEvictionPolicies in its order, the default of
+// CacheOptions marked, and in the help each policy's victim.
+TEST_F(CliTest, PoliciesListsThePolicyListAndMarksTheDefault) {
+  std::string expected;
+  for (const EvictionPolicyEntry& entry : kEvictionPolicies) {
+    expected += std::string(entry.name) +
+                (entry.policy == CacheOptions{}.policy ? " (default)" : "") +
+                "\n";
+  }
+  const RunResult result = Run({"policies"});
+  EXPECT_EQ(result.status, 0);
+  EXPECT_EQ(result.out, expected);
+  EXPECT_THAT(result.out, StartsWith("lru (default)\nfifo\n"));
+  const RunResult help = Run({"policies", "--help"});
+  EXPECT_THAT(help.out,
+              HasSubstr("SPEC §8 step 4: lru evicts the least recently used "
+                        "leaf; fifo evicts the oldest created leaf."));
+  const RunResult to_file = Run({"policies", "-o", Path("policies.txt")});
+  EXPECT_EQ(to_file.status, 0);
+  EXPECT_EQ(to_file.out, "");
+  EXPECT_EQ(ReadFile(Path("policies.txt")), expected);
+}
+
 TEST_F(CliTest, SharedCasesAreExactForEveryEngine) {
   const auto cases = test::LoadSharedCases();
   ASSERT_GE(cases.size(), 19u);
@@ -353,6 +377,7 @@ TEST_F(CliTest, HelpOfEverySubcommandExitsZero) {
                                              {"convert", "--help"},
                                              {"convert", "mooncake", "--help"},
                                              {"engines", "--help"},
+                                             {"policies", "--help"},
                                              {"verify", "--help"}}) {
     const RunResult result = Run(args);
     EXPECT_EQ(result.status, 0) << args[0];
@@ -475,6 +500,7 @@ TEST_F(CliTest, FullStdoutIsAnIoFailureForEveryCommand) {
        std::vector<std::vector<std::string>>{
            {"verify", "--engines", "all", "--runs", "3", "--seed", "1"},
            {"engines"},
+           {"policies"},
            {"--version"},
            {"--help"},
            {"match", "--help"}}) {

@@ -533,8 +533,8 @@ TEST(DoubleArrayTrieBoundedTest, CapacityZero) {
 // "A request longer than C keeps only its first C nodes", after every other
 // node has gone; the rest get IDs and are reported, never stored.
 TEST(DoubleArrayTrieBoundedTest, RequestLongerThanCapacity) {
-  for (const EvictionPolicy policy :
-       {EvictionPolicy::kLru, EvictionPolicy::kFifo}) {
+  for (const EvictionPolicyEntry& entry : kEvictionPolicies) {
+    const EvictionPolicy policy = entry.policy;
     DoubleArrayTrie trie(Bounded(3, policy));
     EvictedPages evicted;
     trie.SetEvictionListener(evicted.Listener(1));
@@ -680,8 +680,8 @@ TEST(DoubleArrayTrieBoundedTest, RandomizedDifferentialAgainstTheReference) {
   std::iota(capacities.begin(), capacities.end(), 0);
   capacities.insert(capacities.end(), {100, 257, 1000, 4000});
   for (const std::uint64_t capacity : capacities) {
-    for (const EvictionPolicy policy :
-         {EvictionPolicy::kLru, EvictionPolicy::kFifo}) {
+    for (const EvictionPolicyEntry& entry : kEvictionPolicies) {
+      const EvictionPolicy policy = entry.policy;
       const int kind = static_cast<int>(random() % 4);
       const std::vector<Token> alphabet =
           kind == 0   ? SmallAlphabet(2 + random() % 3)
@@ -712,8 +712,8 @@ TEST(DoubleArrayTrieBoundedTest, PagedDifferentialAgainstTheReference) {
   std::mt19937_64 random(seed);
   for (const std::uint64_t page_size : {2, 3}) {
     for (const std::uint64_t capacity : {0, 1, 2, 3, 5, 8, 13, 40, 200}) {
-      for (const EvictionPolicy policy :
-           {EvictionPolicy::kLru, EvictionPolicy::kFifo}) {
+      for (const EvictionPolicyEntry& entry : kEvictionPolicies) {
+        const EvictionPolicy policy = entry.policy;
         const std::vector<Token> alphabet =
             random() % 2 ? SmallAlphabet(2) : AdversarialAlphabet();
         DifferentialChecker checker = test::CheckerOf<DoubleArrayTrie>(
@@ -737,10 +737,9 @@ TEST(DoubleArrayTrieBoundedTest, PagedDifferentialAgainstTheReference) {
 // move with them and the leaf heap must follow. Many families over a small
 // alphabet under a capacity relocate often; every step is checked.
 TEST(DoubleArrayTrieBoundedTest, RelocationsUnderEvictionKeepStampsAndIds) {
-  for (const EvictionPolicy policy :
-       {EvictionPolicy::kLru, EvictionPolicy::kFifo}) {
+  for (const EvictionPolicyEntry& entry : kEvictionPolicies) {
     DifferentialChecker checker =
-        test::CheckerOf<DoubleArrayTrie>(Bounded(300, policy));
+        test::CheckerOf<DoubleArrayTrie>(Bounded(300, entry.policy));
     std::mt19937_64 random(14);
     const auto access = [&](std::vector<Token> request) {
       return Agrees(checker.Apply({Operation::Kind::kAccess, request}));
@@ -759,8 +758,8 @@ TEST(DoubleArrayTrieBoundedTest, RelocationsUnderEvictionKeepStampsAndIds) {
 // the array, and all memory, proportional to the nodes present.
 TEST(DoubleArrayTrieBoundedTest, LongStreamMemoryStaysProportional) {
   constexpr std::uint64_t kCapacity = 1000;
-  for (const EvictionPolicy policy :
-       {EvictionPolicy::kLru, EvictionPolicy::kFifo}) {
+  for (const EvictionPolicyEntry& entry : kEvictionPolicies) {
+    const EvictionPolicy policy = entry.policy;
     DoubleArrayTrie trie(Bounded(kCapacity, policy));
     std::mt19937_64 random(100000);
     std::vector<std::vector<Token>> recent;

@@ -402,8 +402,8 @@ void Differential(const CacheOptions& options, std::uint64_t seed,
 TEST(HashTrieTest, DifferentialSmallCapacities) {
   std::uint64_t seed = 1;
   for (std::uint64_t capacity = 0; capacity <= 64; ++capacity) {
-    for (EvictionPolicy policy :
-         {EvictionPolicy::kLru, EvictionPolicy::kFifo}) {
+    for (const EvictionPolicyEntry& entry : kEvictionPolicies) {
+      const EvictionPolicy policy = entry.policy;
       for (const auto& alphabet : Alphabets()) {
         Differential(CacheOptions{.capacity = capacity, .policy = policy},
                      seed++, alphabet, 8, 150);
@@ -416,8 +416,8 @@ TEST(HashTrieTest, DifferentialSmallCapacities) {
 TEST(HashTrieTest, DifferentialLargerCapacitiesAndLongStreams) {
   std::uint64_t seed = 1000;
   for (std::uint64_t capacity : {100, 257, 1000, 5000}) {
-    for (EvictionPolicy policy :
-         {EvictionPolicy::kLru, EvictionPolicy::kFifo}) {
+    for (const EvictionPolicyEntry& entry : kEvictionPolicies) {
+      const EvictionPolicy policy = entry.policy;
       for (const auto& alphabet : Alphabets()) {
         Differential(CacheOptions{.capacity = capacity, .policy = policy},
                      seed++, alphabet, 24, 1500);
@@ -433,8 +433,8 @@ TEST(HashTrieTest, DifferentialPaged) {
   std::uint64_t seed = 5000;
   for (std::uint64_t page_size : {2, 3}) {
     for (std::uint64_t capacity : {0, 1, 2, 3, 5, 8, 13, 40, 200}) {
-      for (EvictionPolicy policy :
-           {EvictionPolicy::kLru, EvictionPolicy::kFifo}) {
+      for (const EvictionPolicyEntry& entry : kEvictionPolicies) {
+        const EvictionPolicy policy = entry.policy;
         for (const auto& alphabet : Alphabets()) {
           Differential(CacheOptions{.capacity = capacity,
                                     .policy = policy,
@@ -472,7 +472,8 @@ std::size_t HeapInUse() {
 // given, and memory_bytes() stays honest (within 15% of the heap growth).
 TEST(HashTrieTest, MemoryProportionalToCapacityOverALongStream) {
   constexpr std::uint64_t kCapacity = 1000;
-  for (EvictionPolicy policy : {EvictionPolicy::kLru, EvictionPolicy::kFifo}) {
+  for (const EvictionPolicyEntry& entry : kEvictionPolicies) {
+    const EvictionPolicy policy = entry.policy;
     SCOPED_TRACE(EvictionPolicyName(policy));
     RequestStream stream(77, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}, 20);
     std::vector<Tokens> requests(100000);

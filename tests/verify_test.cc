@@ -655,13 +655,14 @@ TEST(VerifyRequestsTest, CorrectPythonCachePassesCapacityCases) {
 
 // The documents verify generates exercise eviction: about three in four
 // evict (a capacity below the requests' distinct prefixes; the rest check
-// that a large capacity evicts nothing), both policies and page sizes 1 to 3
-// each come often. Runs 0-999 of seed 1: 760 evict, 516 LRU, page sizes
-// 495/258/247.
-TEST(VerifyRequestsTest, GeneratedDocumentsEvictWithBothPoliciesAndPages) {
+// that a large capacity evicts nothing), every policy of kEvictionPolicies
+// and page sizes 1 to 3 each come often. Runs 0-999 of seed 1: 760 evict,
+// 516 lru and 484 fifo, page sizes 495/258/247.
+TEST(VerifyRequestsTest, GeneratedDocumentsEvictWithEveryPolicyAndPages) {
   constexpr int kRuns = 1000;
+  constexpr int kPolicies = kEvictionPolicies.size();
   int evicting = 0;
-  int lru = 0;
+  std::array<int, kEvictionPolicies.size()> policies{};
   std::array<int, 4> page_sizes{};
   for (int run = 0; run < kRuns; ++run) {
     const ReplayInput input =
@@ -669,18 +670,22 @@ TEST(VerifyRequestsTest, GeneratedDocumentsEvictWithBothPoliciesAndPages) {
     const std::uint64_t distinct =
         checking::DistinctPrefixes(input.requests, input.options.page_size);
     evicting += input.options.capacity < distinct ? 1 : 0;
-    lru += input.options.policy == EvictionPolicy::kLru ? 1 : 0;
+    ++policies[EvictionPolicyIndex(input.options.policy)];
     ASSERT_GE(input.options.page_size, 1u);
     ASSERT_LE(input.options.page_size, 3u);
     ++page_sizes[input.options.page_size];
   }
-  std::cout << "evicting " << evicting << ", lru " << lru << ", page sizes "
-            << page_sizes[1] << "/" << page_sizes[2] << "/" << page_sizes[3]
-            << " of " << kRuns << "\n";
+  std::cout << "evicting " << evicting << ", page sizes " << page_sizes[1]
+            << "/" << page_sizes[2] << "/" << page_sizes[3] << " of " << kRuns
+            << "\n";
   EXPECT_GT(evicting, kRuns * 4 / 10);
   EXPECT_LT(evicting, kRuns * 9 / 10);
-  EXPECT_GT(lru, kRuns * 4 / 10);
-  EXPECT_LT(lru, kRuns * 6 / 10);
+  for (const EvictionPolicyEntry& entry : kEvictionPolicies) {
+    const int count = policies[EvictionPolicyIndex(entry.policy)];
+    std::cout << entry.name << " " << count << "\n";
+    EXPECT_GT(count, kRuns * 8 / 10 / kPolicies) << entry.name;
+    EXPECT_LT(count, kRuns * 12 / 10 / kPolicies) << entry.name;
+  }
   EXPECT_GT(page_sizes[1], kRuns * 4 / 10);
   EXPECT_GT(page_sizes[2], kRuns * 2 / 10);
   EXPECT_GT(page_sizes[3], kRuns * 2 / 10);
@@ -1038,7 +1043,33 @@ TEST(VerifyCliTest, OkRunPrintsWhatTheInputsExercised) {
               HasSubstr(" s)\nexercised: 6 requests: 50.0% empty matches, "
                         "16.7% full hits, 16.7% end inside an edge\n"
                         "exercised: 2 replay documents: 50.0% evict (3 "
-                        "nodes), lru 50.0%, page size 1 50.0% 2 50.0%\n"));
+                        "nodes), policy lru 50.0% fifo 50.0%, page size 1 "
+                        "50.0% 2 50.0%\n"));
+}
+
+// Every policy of kEvictionPolicies gets its share of the documents, a
+// policy no document used too (0.0%), and Merge adds them up: one lru
+// document here and two fifo ones there, each of two requests on an
+// unbounded cache of page size 1 (so nothing evicts).
+TEST(InputStatisticsTest, CountsEveryPolicyOfTheList) {
+  InputStatistics lru, fifo, merged;
+  lru.Add(ReplayInput{{{1}, {1}}, {}});
+  ASSERT_EQ(lru.Format().substr(lru.Format().find("policy")),
+            "policy lru 100.0% fifo 0.0%, page size 1 100.0%\n");
+  for (int i = 0; i < 2; ++i) {
+    fifo.Add(ReplayInput{{{1}, {2}}, {.policy = EvictionPolicy::kFifo}});
+  }
+  merged.Merge(lru);
+  merged.Merge(fifo);
+  EXPECT_EQ(merged.policy_documents[EvictionPolicyIndex(EvictionPolicy::kLru)],
+            1u);
+  EXPECT_EQ(merged.policy_documents[EvictionPolicyIndex(EvictionPolicy::kFifo)],
+            2u);
+  EXPECT_EQ(merged.Format(),
+            "exercised: 6 requests: 83.3% empty matches, 16.7% full hits, "
+            "0.0% end inside an edge\n"
+            "exercised: 3 replay documents: 0.0% evict (0 nodes), policy lru "
+            "33.3% fifo 66.7%, page size 1 100.0%\n");
 }
 
 // Sizes step from 0 to --max-size over the first runs, then cycle; they
@@ -1479,6 +1510,34 @@ TEST(ShrinkTest, CacheMutantsShrinkToSmallDocuments) {
               << " requests, capacity " << shrunk.input.options.capacity
               << ", page size " << shrunk.input.options.page_size << "\n";
   }
+}
+
+// The shrinker brings the policy toward the first of kEvictionPolicies (the
+// default) when the failure stays: the mutant that keeps C + 1 nodes fails
+// under every policy, so a failing fifo document shrinks to an lru one.
+TEST(ShrinkTest, PolicyShrinksTowardTheFirstOfTheList) {
+  const ReplayChecker check =
+      MakeReplayEngineChecker([](const CacheOptions& options) {
+        std::vector<std::unique_ptr<PrefixIndex>> engines;
+        engines.push_back(test::MakeMutant(
+            test::MutantCacheName(test::MutantCacheBug::kKeepsOneExtra),
+            options));
+        return engines;
+      });
+  std::optional<Failure> failure;
+  ReplayInput input;
+  for (std::uint64_t run = 0; run < 2000 && !failure; ++run) {
+    input =
+        GeneratedReplayInput(1, run, GeneratorSize(run, UINT64_MAX, 100)).input;
+    if (input.options.policy == kEvictionPolicies[0].policy) continue;
+    failure = check(input);
+  }
+  ASSERT_TRUE(failure) << "no failing document under another policy";
+  const ReplayShrinkResult shrunk = Shrink(input, *failure, check, {});
+  EXPECT_EQ(shrunk.failure.kind, failure->kind);
+  EXPECT_EQ(shrunk.input.options.policy, kEvictionPolicies[0].policy)
+      << EvictionPolicyName(shrunk.input.options.policy);
+  EXPECT_TRUE(check(shrunk.input));
 }
 
 // RunInChild (verify/isolation.h): how a child ends, as the parent sees it.

@@ -244,13 +244,28 @@ class Shrinker {
     return false;
   }
 
-  // A batch input's options are the default (unbounded, page size 1): this
-  // pass tries nothing there.
+  // Tries each policy listed before the current one in kEvictionPolicies,
+  // the default first, and keeps the first that still fails: a bug that
+  // shows under every policy is then reported under the default one.
+  bool ShrinkPolicy() {
+    const std::size_t current = EvictionPolicyIndex(current_.options.policy);
+    for (std::size_t i = 0; i < current; ++i) {
+      if (OutOfBudget()) return false;
+      EditableInput candidate = current_;
+      candidate.options.policy = kEvictionPolicies[i].policy;
+      if (Try(std::move(candidate))) return true;
+    }
+    return false;
+  }
+
+  // A batch input's options are the default (unbounded, lru, page size 1):
+  // this pass tries nothing there.
   bool ShrinkCache() {
     bool progress = false;
     if (current_.options.bounded()) {
       progress |= ShrinkOption(&CacheOptions::capacity, 0);
     }
+    progress |= ShrinkPolicy();
     progress |= ShrinkOption(&CacheOptions::page_size, 1);
     return progress;
   }

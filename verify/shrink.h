@@ -13,7 +13,8 @@
 //   4. rename token values toward 0 (every occurrence of a value at once, so
 //      the prefix structure survives): 0, 1, 2, 3, v/2, v-1 (|.| < |v|);
 //   5. a replay document's cache (SPEC §8): a finite capacity toward 0
-//      (0, C/2, C-1), the page size toward 1 (1, P-1).
+//      (0, C/2, C-1), the policy toward the default (each one listed
+//      before it in kEvictionPolicies), the page size toward 1 (1, P-1).
 // A replay document has only requests; passes 1-4 treat them as a batch
 // input's lists.
 // Every candidate is accepted only if the checker reports the same

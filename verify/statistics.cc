@@ -52,7 +52,7 @@ void InputStatistics::Add(const ReplayInput& input) {
   ++documents;
   evicting_documents += reference.evicted_count() > 0 ? 1 : 0;
   evicted_nodes += reference.evicted_count();
-  lru_documents += input.options.policy == EvictionPolicy::kLru ? 1 : 0;
+  ++policy_documents[EvictionPolicyIndex(input.options.policy)];
   ++page_sizes[input.options.page_size];
 }
 
@@ -64,7 +64,9 @@ void InputStatistics::Merge(const InputStatistics& other) {
   documents += other.documents;
   evicting_documents += other.evicting_documents;
   evicted_nodes += other.evicted_nodes;
-  lru_documents += other.lru_documents;
+  for (std::size_t i = 0; i < policy_documents.size(); ++i) {
+    policy_documents[i] += other.policy_documents[i];
+  }
   for (const auto& [page_size, count] : other.page_sizes) {
     page_sizes[page_size] += count;
   }
@@ -81,10 +83,15 @@ std::string InputStatistics::Format() const {
   }
   if (documents > 0) {
     text += fmt::format(
-        "exercised: {} replay documents: {:.1f}% evict ({} nodes), lru "
-        "{:.1f}%, page size",
-        documents, Percent(evicting_documents, documents), evicted_nodes,
-        Percent(lru_documents, documents));
+        "exercised: {} replay documents: {:.1f}% evict ({} nodes), policy",
+        documents, Percent(evicting_documents, documents), evicted_nodes);
+    for (const EvictionPolicyEntry& entry : kEvictionPolicies) {
+      text += fmt::format(
+          " {} {:.1f}%", entry.name,
+          Percent(policy_documents[EvictionPolicyIndex(entry.policy)],
+                  documents));
+    }
+    text += ", page size";
     for (const auto& [page_size, count] : page_sizes) {
       text += fmt::format(" {} {:.1f}%", page_size, Percent(count, documents));
     }

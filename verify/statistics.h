@@ -7,11 +7,13 @@
 #ifndef KVPREFIX_VERIFY_STATISTICS_H_
 #define KVPREFIX_VERIFY_STATISTICS_H_
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <string>
 
 #include "kvprefix/batch.h"
+#include "kvprefix/cache.h"
 #include "kvprefix/replay.h"
 
 namespace kvprefix::verify {
@@ -34,7 +36,8 @@ struct InputStatistics {
   std::uint64_t documents = 0;
   std::uint64_t evicting_documents = 0;  // evicted at least one node
   std::uint64_t evicted_nodes = 0;
-  std::uint64_t lru_documents = 0;                    // the rest are fifo
+  // Documents per policy, at the policy's position in kEvictionPolicies.
+  std::array<std::uint64_t, kEvictionPolicies.size()> policy_documents{};
   std::map<std::uint64_t, std::uint64_t> page_sizes;  // page size -> documents
 
   // Adds the input's requests: the reference trie holding its cached
@@ -50,9 +53,10 @@ struct InputStatistics {
   // nothing was added):
   //   "exercised: 2345 requests: 31.2% empty matches, 12.0% full hits,
   //    40.1% end inside an edge\n"
-  //   "exercised: 100 replay documents: 76.0% evict (1234 nodes), lru
-  //    51.0%, page size 1 52.0% 2 24.0% 3 24.0%\n"
-  // Percentages with one decimal. O(page sizes).
+  //   "exercised: 100 replay documents: 76.0% evict (1234 nodes), policy
+  //    lru 51.0% fifo 49.0%, page size 1 52.0% 2 24.0% 3 24.0%\n"
+  // Every policy of kEvictionPolicies is listed, in its order, 0.0% too.
+  // Percentages with one decimal. O(policies + page sizes).
   std::string Format() const;
 };
 

@@ -8,6 +8,7 @@ import os
 import pytest
 
 import kvprefix
+import kvprefix.testing
 
 ENGINES = kvprefix.engines()
 CASES = sorted(glob.glob(os.path.join(os.path.dirname(os.path.abspath(__file__)),
@@ -58,6 +59,26 @@ def test_fifo_and_lru_differ(engine):
     assert [m["matched_length"] for m in lru["matches"]] == [0, 0, 2, 0, 2, 0]
     # FIFO evicts (1,2), the oldest leaf, for [4], then 3 for the new (1,2).
     assert [m["matched_length"] for m in fifo["matches"]] == [0, 0, 2, 0, 1, 0]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("policy", kvprefix.policies())
+def test_every_policy_is_accepted_and_reported(engine, policy):
+    requests = [[1, 2], [3], [1, 2], [4], [1, 2], [3]]
+    result = kvprefix.replay(requests, capacity=3, policy=policy, engine=engine)
+    assert result["policy"] == policy and result["evictions"] > 0
+    index = kvprefix.PrefixIndex(engine, capacity=3, policy=policy)
+    assert index.policy == policy
+    assert [index.access(r)["matched_length"] for r in requests] == [
+        m["matched_length"] for m in result["matches"]]
+
+
+def test_an_unknown_policy_error_lists_every_policy():
+    expected = " or ".join(", ".join(f"'{p}'" for p in kvprefix.policies()).rsplit(", ", 1))
+    with pytest.raises(ValueError, match=f"^policy must be {expected}, not 'LRU'$"):
+        kvprefix.replay([[1]], capacity=1, policy="LRU")
+    with pytest.raises(ValueError, match="^policy: expected one of 'lru', 'fifo'"):
+        kvprefix.testing.check(lambda options: None, runs=1, policy="LRU")
 
 
 @pytest.mark.parametrize("engine", ENGINES)

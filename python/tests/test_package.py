@@ -1,7 +1,8 @@
 """The package around the extension: its version is the CMake project's,
-and `python3 -m kvprefix match|replay|curve` prints the very bytes, error
-line and exit status of the tool's `kvprefix match|replay|curve` (the tool
-is $KVPREFIX_CLI, which ctest sets, or build/kvprefix)."""
+its policies() the tool's `kvprefix policies`, and `python3 -m kvprefix
+match|replay|curve` prints the very bytes, error line and exit status of
+the tool's `kvprefix match|replay|curve` (the tool is $KVPREFIX_CLI, which
+ctest sets, or build/kvprefix)."""
 import glob
 import json
 import os
@@ -12,6 +13,7 @@ import sys
 import pytest
 
 import kvprefix
+import kvprefix.testing
 
 REPOSITORY = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 CLI = os.environ.get("KVPREFIX_CLI", os.path.join(REPOSITORY, "build", "kvprefix"))
@@ -49,6 +51,17 @@ def test_version_flags_print_the_same_line(cli):
     expected = f"kvprefix {cmake_project_version()}\n".encode()
     assert run([cli, "--version"]).stdout == expected
     assert python_m_kvprefix("--version").stdout == expected
+
+
+def test_policies_are_the_clis_list_with_its_default(cli):
+    lines = run([cli, "policies"]).stdout.decode().splitlines()
+    assert kvprefix.policies() == [line.split()[0] for line in lines]
+    assert [line for line in lines if line.endswith(" (default)")] == [
+        kvprefix.default_policy() + " (default)"]
+    assert kvprefix.policies()[:2] == ["lru", "fifo"]
+    assert kvprefix.default_policy() == "lru"
+    assert kvprefix.PrefixIndex(capacity=1).policy == kvprefix.default_policy()
+    assert kvprefix.testing.CacheOptions().policy == kvprefix.default_policy()
 
 
 def inputs():

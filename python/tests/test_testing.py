@@ -267,7 +267,7 @@ def test_forced_options_reach_make_cache():
     seen.clear()
     check(make, runs=100, seed=10, format="requests", capacity=None)
     assert {o.capacity for o in seen} == {None}
-    assert {o.policy for o in seen} == {"lru", "fifo"}
+    assert {o.policy for o in seen} == set(kvprefix.policies())
     assert {o.page_size for o in seen} == {1, 2, 3}
     seen.clear()
     check(make, runs=20, seed=10, format="requests", capacity=2)
@@ -352,7 +352,7 @@ def test_assert_matches_reference_takes_a_cache_or_a_factory():
 @given(strategies.replay_documents())
 def test_replay_documents_are_valid_documents(document):
     assert set(document) <= {"requests", "capacity", "policy", "page_size"}
-    assert document["policy"] in ("lru", "fifo") and document["page_size"] in (1, 2, 3)
+    assert document["policy"] in kvprefix.policies() and document["page_size"] in (1, 2, 3)
     assert 1 <= len(document["requests"]) <= 20
     assert all(-2 ** 31 <= t < 2 ** 31 for r in document["requests"] for t in r)
     answer = reference_answer(document)  # parsed by the strict reader

@@ -16,12 +16,19 @@ bug. Eviction scans the leaves (O(nodes) per eviction): clear, not fast.
 import prefix_cache  # SPEC §5's answer, shared with the batch job
 
 
+# What SPEC §8 step 4 orders leaves by, per policy: a policy this model does
+# not know is a KeyError (verify reports a crash), never a silent other rule.
+KEYS = {"lru": lambda cache, node: cache.stamp[node],  # least recently used
+        "fifo": lambda cache, node: node}  # oldest created
+
+
 class ReplayCache:
     """Nodes are pages (tuples of page_size tokens); the root is node 0."""
 
     def __init__(self, capacity=None, policy="lru", page_size=1):
         self.capacity = capacity  # None: unbounded
         self.policy = policy
+        self.key_of = KEYS[policy]
         self.page_size = page_size
         self.children = {0: {}}  # node -> {page: child}
         self.parent = {}  # node -> (parent, page), the root excluded
@@ -74,7 +81,7 @@ class ReplayCache:
         return [node for node in self.stamp if not self.children[node]]
 
     def key(self, node):
-        return self.stamp[node] if self.policy == "lru" else node
+        return self.key_of(self, node)
 
     def remove(self, node):
         parent, page = self.parent.pop(node)

@@ -1,8 +1,8 @@
 """Check your own prefix cache, written in Python, against kvprefix's reference.
 
 `check(make_cache)` runs the inputs `kvprefix verify` generates (batch
-inputs, SPEC section 4, and replay documents with capacities, LRU and FIFO
-eviction and page sizes, SPEC section 8) and your own documents on a fresh
+inputs, SPEC section 4, and replay documents with capacities, every
+eviction policy of kvprefix.policies() and page sizes, SPEC section 8) and your own documents on a fresh
 cache each, in this process, compares every answer with the reference
 engine's, and on the first disagreement shrinks the input with verify's
 shrinker and raises CheckFailure, an AssertionError carrying the minimal
@@ -66,18 +66,20 @@ class CacheOptions(NamedTuple):
     """The cache make_cache(options) is asked for (SPEC section 8).
 
     capacity: nodes kept besides the root (pages when page_size > 1), or
-    None for an unbounded cache; policy: "lru" or "fifo"; page_size: tokens
-    per node (a trailing partial page is neither inserted nor matched).
-    A batch input (SPEC section 4) always asks for CacheOptions(None, "lru", 1).
+    None for an unbounded cache; policy: one of kvprefix.policies(), by
+    default kvprefix.default_policy() ("lru"); page_size: tokens per node (a
+    trailing partial page is neither inserted nor matched). A batch input
+    (SPEC section 4) always asks for CacheOptions(None, "lru", 1).
     """
     capacity: Optional[int] = None
-    policy: str = "lru"
+    policy: str = _kvprefix.default_policy()
     page_size: int = 1
 
     @classmethod
     def from_document(cls, document):
         """The options of a SPEC section 4 or 8 document (a dict)."""
-        return cls(document.get("capacity"), document.get("policy", "lru"),
+        return cls(document.get("capacity"),
+                   document.get("policy", cls._field_defaults["policy"]),
                    document.get("page_size", 1))
 
 
@@ -250,15 +252,15 @@ def check(make_cache, *, runs=1000, seed=None, max_size=100, format="both",
     --runs RUNS --seed SEED --max-size MAX_SIZE` generates (with `--format
     requests` for replay documents): sizes from 0 to max_size, shared
     prefixes, duplicates, empty sequences, extreme int32 tokens, capacities
-    that make about three documents in four evict, lru and fifo, page sizes
-    1 to 3. seed None draws one (CheckResult.seed and the failure's
-    input_name tell it).
+    that make about three documents in four evict, every policy of
+    kvprefix.policies(), page sizes 1 to 3. seed None draws one
+    (CheckResult.seed and the failure's input_name tell it).
 
     capacity, policy and page_size replace what the generated replay
     documents draw (not what given documents say), for a cache that supports
     less: capacity None (never evict) or an int (nodes besides the root),
-    policy "lru" or "fifo", page_size an int from 1; GENERATED keeps the
-    drawn value (a forced page size scales a drawn capacity by the
+    policy one of kvprefix.policies(), page_size an int from 1; GENERATED
+    keeps the drawn value (a forced page size scales a drawn capacity by the
     documents' distinct prefixes at each page size, so that as many evict).
 
     compare "all" or "lengths": see the module's doc.
@@ -266,9 +268,9 @@ def check(make_cache, *, runs=1000, seed=None, max_size=100, format="both",
     The first input whose answers differ is shrunk (unless shrink is False)
     with `kvprefix verify`'s shrinker, within max_shrink_attempts checks and
     shrink_seconds: requests, tokens and token values dropped or brought
-    toward 0, the capacity toward 0 and the page size toward 1, each step
-    kept only if the cache still fails the same way. Then CheckFailure is
-    raised with the minimal case.
+    toward 0, the capacity toward 0, the policy toward the default and the
+    page size toward 1, each step kept only if the cache still fails the
+    same way. Then CheckFailure is raised with the minimal case.
 
     Returns a CheckResult when every answer agreed. Raises CheckFailure
     (an AssertionError); ValueError for a bad argument; TypeError when the
@@ -290,7 +292,7 @@ def check(make_cache, *, runs=1000, seed=None, max_size=100, format="both",
     if override_capacity and capacity is not None:
         _count("capacity", capacity, 0, 2 ** 64 - 2)
     if policy != GENERATED:
-        _check_choice("policy", policy, ("lru", "fifo"))
+        _check_choice("policy", policy, _kvprefix.policies())
     if page_size != GENERATED:
         _count("page_size", page_size, 1, 2 ** 31 - 1)
     given = load_documents(documents)

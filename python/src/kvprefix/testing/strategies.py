@@ -23,6 +23,8 @@ short sequences over the token 0.
 """
 from hypothesis import strategies as st
 
+from kvprefix import _kvprefix
+
 __all__ = ["DISTINCT_PERCENT", "TOKENS", "batch_documents", "replay_documents", "sequences",
            "token_lists"]
 
@@ -106,13 +108,13 @@ def batch_documents(draw, *, tokens=None, max_cached=10, max_requests=10,
 
 @st.composite
 def replay_documents(draw, *, capacity=DISTINCT_PERCENT,
-                     policy=st.sampled_from(("lru", "fifo")),
+                     policy=st.sampled_from(_kvprefix.policies()),
                      page_size=st.sampled_from((1, 2, 3)), tokens=None,
                      min_requests=1, max_requests=20, max_fresh=3):
     """SPEC section 8 replay documents {"requests": [...], "capacity": C,
-    "policy": "lru" or "fifo", "page_size": P} ("capacity" left out when
-    None: unbounded). capacity, policy and page_size are each a value or a
-    strategy; by default either policy, pages of 1 to 3 tokens, and a
+    "policy": one of kvprefix.policies(), "page_size": P} ("capacity" left
+    out when None: unbounded). capacity, policy and page_size are each a
+    value or a strategy; by default any policy, pages of 1 to 3 tokens, and a
     capacity of DISTINCT_PERCENT: 0 to 99 % of the requests' distinct
     prefixes D in pages (they must evict) four times in five, else None
     (unbounded). The min_requests to max_requests requests are a
