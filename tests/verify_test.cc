@@ -168,6 +168,20 @@ TEST(VerifyCliTest, OffByOneAtMatchEndIsWrongAnswerShrunk) {
       0);
 }
 
+// An input no candidate can replace (dropping the request or its token
+// passes) was reported "shrunk in 3 checks from 1 sequences (1 tokens) to
+// 1 sequences (1 tokens)".
+TEST(VerifyCliTest, MinimalFailingInputIsReportedNotShrunk) {
+  const std::string input = TempPath("minimal.json");
+  std::ofstream(input) << R"({"cached_sequences":[],"requests":[[0]]})";
+  const CliRun run =
+      ExpectCommandCaught(Script("off_by_one.py"),
+                          TempPath("minimal.case.json"), "wrong-answer", input);
+  EXPECT_THAT(run.output, HasSubstr("\nnot shrunk: no smaller input fails "
+                                    "(3 checks)\n"));
+  EXPECT_THAT(run.output, ::testing::Not(HasSubstr("shrunk in")));
+}
+
 // A bad --out was found only after the whole check and the shrinking: the
 // FAILED report came first, then "the output path is empty" (exit 2) or
 // the write error. Now verify stops before it generates anything, and a
