@@ -617,8 +617,6 @@ Input Generated(const std::string& format, std::uint64_t seed,
   if (format == "requests") {
     verify::NamedReplayInput named =
         verify::GeneratedReplayInput(seed, run, size);
-    named.name.replace(0, std::string_view("generated input").size(),
-                       "generated replay document");
     return Input{std::move(named.name), std::move(named.input)};
   }
   throw py::value_error("format: expected 'batch' or 'requests', got '" +

@@ -711,7 +711,8 @@ CliRun ExpectReplayBugCaughtAndShrunk(const std::string& script) {
   const CliRun run =
       RunVerify(RequestsFlags(script) + " --seed 1 --out " + out + " --jobs 2");
   EXPECT_EQ(run.exit_status, 1) << run.output;
-  EXPECT_THAT(run.output, HasSubstr("FAILED: wrong-answer on generated input"));
+  EXPECT_THAT(run.output,
+              HasSubstr("FAILED: wrong-answer on generated replay document"));
   EXPECT_THAT(run.output, HasSubstr("case: {\"document\":{\"requests\":"));
   EXPECT_THAT(run.output, HasSubstr("kvprefix: verify failed: wrong-answer"));
   std::cout << run.output;
@@ -1074,6 +1075,14 @@ TEST(InputsTest, GeneratorSizesSpanZeroToMaxSize) {
   EXPECT_EQ(GeneratorSize(5, 10, 0), 0);
   EXPECT_EQ(GeneratedInput(1, 9, GeneratorSize(9, 10, 100)).name,
             "generated input 9 (--seed 1, size 100)");
+}
+
+// verify named it "generated input 47 (...)", kvprefix.testing "generated
+// replay document 47 (...)"; verify's own progress line says "generating
+// replay documents".
+TEST(InputsTest, GeneratedReplayDocumentsAreNamedAsInPython) {
+  EXPECT_EQ(GeneratedReplayInput(1, 47, 47).name,
+            "generated replay document 47 (--seed 1, size 47)");
 }
 
 // full_node_table.py drops inserts past 500 nodes; of the first 10 inputs
