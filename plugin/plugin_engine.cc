@@ -24,6 +24,8 @@ struct Library {
   const kvprefix_plugin* table;
   // "plugin 'name' (path)", the prefix of every message about it.
   std::string label;
+  // "plugin:name", its engine's name().
+  std::string engine_name;
 };
 
 // The calls DescribePluginCallInFlight names.
@@ -129,7 +131,8 @@ const Library& Load(const std::string& path) {
   }
   Library& library = (*libraries)[path];
   library = {path, table,
-             "plugin '" + std::string(table->name) + "' (" + path + ")"};
+             "plugin '" + std::string(table->name) + "' (" + path + ")",
+             std::string(kPluginPrefix) + table->name};
   return library;
 }
 
@@ -172,7 +175,7 @@ class PluginEngine final : public PrefixIndex {
   PluginEngine(const PluginEngine&) = delete;
   PluginEngine& operator=(const PluginEngine&) = delete;
 
-  std::string_view name() const override { return table_.name; }
+  std::string_view name() const override { return library_.engine_name; }
 
   NodeId Insert(TokenSpan sequence) override {
     std::uint64_t node = 0;
