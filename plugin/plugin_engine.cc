@@ -95,26 +95,30 @@ const Library& Load(const std::string& path) {
   if (handle == nullptr) {
     throw PluginError(where + ": cannot load: " + dlerror());
   }
+  // A refused library is closed again: only accepted ones stay loaded
+  // (for good: their tables and code outlive every engine made from them).
+  const auto refuse = [&where, handle](const std::string& problem) {
+    dlclose(handle);
+    return PluginError(where + ": " + problem);
+  };
   void* entry = dlsym(handle, KVPREFIX_PLUGIN_ENTRY_SYMBOL);
   if (entry == nullptr) {
-    dlclose(handle);
-    throw PluginError(where + ": no " KVPREFIX_PLUGIN_ENTRY_SYMBOL
-                              " symbol (not a kvprefix plugin, or one built "
-                              "for another plugin ABI version than 1)");
+    throw refuse("no " KVPREFIX_PLUGIN_ENTRY_SYMBOL
+                 " symbol (not a kvprefix plugin, or one built for another "
+                 "plugin ABI version than 1)");
   }
   const kvprefix_plugin* table =
       reinterpret_cast<kvprefix_plugin_entry>(entry)();
   if (table == nullptr) {
-    throw PluginError(where + ": " KVPREFIX_PLUGIN_ENTRY_SYMBOL
-                              "() returned NULL");
+    throw refuse(KVPREFIX_PLUGIN_ENTRY_SYMBOL "() returned NULL");
   }
   if (table->abi_version != KVPREFIX_PLUGIN_ABI_VERSION) {
-    throw PluginError(where + ": table of ABI version " +
-                      std::to_string(table->abi_version) + ", expected 1");
+    throw refuse("table of ABI version " + std::to_string(table->abi_version) +
+                 ", expected 1");
   }
   if (table->size < offsetof(kvprefix_plugin, access)) {
-    throw PluginError(where + ": table of " + std::to_string(table->size) +
-                      " bytes, too small for ABI version 1");
+    throw refuse("table of " + std::to_string(table->size) +
+                 " bytes, too small for ABI version 1");
   }
   const std::pair<bool, const char*> required[] = {
       {table->name != nullptr && table->name[0] != '\0', "name"},
@@ -125,8 +129,8 @@ const Library& Load(const std::string& path) {
       {Has(*table, &kvprefix_plugin::node_count), "node_count"}};
   for (const auto& [present, member] : required) {
     if (!present) {
-      throw PluginError(where + ": the table's required member '" + member +
-                        "' is NULL");
+      throw refuse(std::string("the table's required member '") + member +
+                   "' is NULL");
     }
   }
   Library& library = (*libraries)[path];

@@ -43,7 +43,8 @@ bool IsPluginName(std::string_view name);
 // A new, empty cache of the plugin at `path` (a file path; as dlopen reads
 // it, so a name without '/' is searched on the library path) built with
 // `options`. The library is loaded once per path and process and never
-// unloaded. Thread-safe.
+// unloaded; one refused (see below) is closed again, and a later call
+// opens and refuses it anew. Thread-safe.
 //
 // Throws PluginError if the library cannot be loaded, lacks the entry
 // symbol (KVPREFIX_PLUGIN_ENTRY_SYMBOL: e.g. built for another ABI

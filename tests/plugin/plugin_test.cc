@@ -113,6 +113,25 @@ TEST(PluginTest, LoadFailuresNameThePluginAndTheProblem) {
       HasSubstr("plugin libc.so.6: no kvprefix_plugin_v1 symbol"));
 }
 
+// A refused plugin stayed loaded (dlopen'ed, never closed) for the rest of
+// the process; it is closed, and refused the same way each time.
+TEST(PluginTest, ARefusedPluginIsUnloadedAndRefusedAgain) {
+  for (const char* path : {KVPREFIX_FAULTY_PLUGIN_abi_version,
+                           KVPREFIX_FAULTY_PLUGIN_no_node_count}) {
+    const std::string first =
+        ThrownMessage<PluginError>([&] { MakeEngine(Faulty(path)); });
+    EXPECT_THAT(first, HasSubstr(path));
+    EXPECT_EQ(dlopen(path, RTLD_NOW | RTLD_NOLOAD), nullptr) << path;
+    EXPECT_EQ(ThrownMessage<PluginError>([&] { MakeEngine(Faulty(path)); }),
+              first);
+  }
+  // An accepted one stays loaded (plugin_engine.h).
+  EXPECT_NE(MakeEngine(Faulty(KVPREFIX_FAULTY_PLUGIN_none)), nullptr);
+  void* handle = dlopen(KVPREFIX_FAULTY_PLUGIN_none, RTLD_NOW | RTLD_NOLOAD);
+  EXPECT_NE(handle, nullptr);
+  if (handle != nullptr) dlclose(handle);  // the reference NOLOAD added
+}
+
 TEST(PluginTest, RefusedOptionsAreInvalidArguments) {
   const std::string name = Faulty(KVPREFIX_FAULTY_PLUGIN_pages_only_1);
   EXPECT_EQ(ThrownMessage<std::invalid_argument>(
