@@ -195,30 +195,14 @@ class PluginEngine final : public PrefixIndex {
   }
 
   Match MatchPrefix(TokenSpan request) const override {
-    kvprefix_match match{};
-    kvprefix_error error;
-    kvprefix_status status;
-    {
-      CallScope scope(Counted(Call::kMatch));
-      status =
-          table_.match(cache_, request.data(), request.size(), &match, &error);
-    }
-    return Checked(status, error, "match", match, request.size());
+    return CallMatching(Call::kMatch, table_.match, request);
   }
 
   Match Access(TokenSpan request) override {
     if (!has_access_) [[unlikely]] {
       return MatchThenInsert(request);
     }
-    kvprefix_match match{};
-    kvprefix_error error;
-    kvprefix_status status;
-    {
-      CallScope scope(Counted(Call::kAccess));
-      status =
-          table_.access(cache_, request.data(), request.size(), &match, &error);
-    }
-    return Checked(status, error, "access", match, request.size());
+    return CallMatching(Call::kAccess, table_.access, request);
   }
 
   std::uint64_t node_count() const override {
@@ -313,17 +297,26 @@ class PluginEngine final : public PrefixIndex {
     }
   }
 
-  Match Checked(kvprefix_status status, kvprefix_error& error, const char* call,
-                const kvprefix_match& match, std::size_t length) const {
-    Check(status, error, call);
-    if (match.matched_length > length) [[unlikely]] {
-      TooLong(call, match.matched_length, length);
+  // Calls `function`, the table's match or access (`call`), on `request`
+  // and returns its answer, checked. Inline: the boundary's hot path.
+  template <typename Function>
+  Match CallMatching(Call call, Function function, TokenSpan request) const {
+    kvprefix_match match{};
+    kvprefix_error error;
+    kvprefix_status status;
+    {
+      CallScope scope(Counted(call));
+      status = function(cache_, request.data(), request.size(), &match, &error);
+    }
+    Check(status, error, CallName(call));
+    if (match.matched_length > request.size()) [[unlikely]] {
+      TooLong(CallName(call), match.matched_length, request.size());
     }
     return Match{static_cast<std::size_t>(match.matched_length),
                  match.cache_node};
   }
 
-  // Checked's failure: a matched length longer than the request.
+  // CallMatching's failure: a matched length longer than the request.
   [[noreturn, gnu::noinline, gnu::cold]] void TooLong(
       const char* call, std::uint64_t matched_length,
       std::size_t length) const {
