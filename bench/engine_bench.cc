@@ -349,15 +349,18 @@ RuntimeEngine ResolveRuntimeEngine(std::string_view name) {
     MakeEngine(name);  // throws, listing the valid names, if unknown
     return {std::string(name), "virtual:" + std::string(name)};
   }
-  const std::string table_name(MakeEngine(name)->name());
+  // "plugin:" and the table's name (MakePluginEngine).
+  const std::string label(MakeEngine(name)->name());
+  const std::string_view table_name =
+      std::string_view(label).substr(kPluginPrefix.size());
   if (table_name.find_first_of("/ ") != std::string::npos) {
     throw std::invalid_argument("plugin " +
                                 std::string(name.substr(kPluginPrefix.size())) +
-                                ": its name '" + table_name +
+                                ": its name '" + std::string(table_name) +
                                 "' holds a '/' or a space, which benchmark "
                                 "names cannot");
   }
-  return {std::string(name), "plugin:" + table_name};
+  return {std::string(name), label};
 }
 
 void RegisterRuntimeEngineBenchmarks(const std::vector<WorkloadSpec>& catalog,

@@ -24,6 +24,8 @@ struct Library {
   const kvprefix_plugin* table;
   // "plugin 'name' (path)", the prefix of every message about it.
   std::string label;
+  // "plugin:name", its engine's name().
+  std::string engine_name;
 };
 
 // The calls DescribePluginCallInFlight names.
@@ -93,26 +95,30 @@ const Library& Load(const std::string& path) {
   if (handle == nullptr) {
     throw PluginError(where + ": cannot load: " + dlerror());
   }
+  // A refused library is closed again: only accepted ones stay loaded
+  // (for good: their tables and code outlive every engine made from them).
+  const auto refuse = [&where, handle](const std::string& problem) {
+    dlclose(handle);
+    return PluginError(where + ": " + problem);
+  };
   void* entry = dlsym(handle, KVPREFIX_PLUGIN_ENTRY_SYMBOL);
   if (entry == nullptr) {
-    dlclose(handle);
-    throw PluginError(where + ": no " KVPREFIX_PLUGIN_ENTRY_SYMBOL
-                              " symbol (not a kvprefix plugin, or one built "
-                              "for another plugin ABI version than 1)");
+    throw refuse("no " KVPREFIX_PLUGIN_ENTRY_SYMBOL
+                 " symbol (not a kvprefix plugin, or one built for another "
+                 "plugin ABI version than 1)");
   }
   const kvprefix_plugin* table =
       reinterpret_cast<kvprefix_plugin_entry>(entry)();
   if (table == nullptr) {
-    throw PluginError(where + ": " KVPREFIX_PLUGIN_ENTRY_SYMBOL
-                              "() returned NULL");
+    throw refuse(KVPREFIX_PLUGIN_ENTRY_SYMBOL "() returned NULL");
   }
   if (table->abi_version != KVPREFIX_PLUGIN_ABI_VERSION) {
-    throw PluginError(where + ": table of ABI version " +
-                      std::to_string(table->abi_version) + ", expected 1");
+    throw refuse("table of ABI version " + std::to_string(table->abi_version) +
+                 ", expected 1");
   }
   if (table->size < offsetof(kvprefix_plugin, access)) {
-    throw PluginError(where + ": table of " + std::to_string(table->size) +
-                      " bytes, too small for ABI version 1");
+    throw refuse("table of " + std::to_string(table->size) +
+                 " bytes, too small for ABI version 1");
   }
   const std::pair<bool, const char*> required[] = {
       {table->name != nullptr && table->name[0] != '\0', "name"},
@@ -123,13 +129,14 @@ const Library& Load(const std::string& path) {
       {Has(*table, &kvprefix_plugin::node_count), "node_count"}};
   for (const auto& [present, member] : required) {
     if (!present) {
-      throw PluginError(where + ": the table's required member '" + member +
-                        "' is NULL");
+      throw refuse(std::string("the table's required member '") + member +
+                   "' is NULL");
     }
   }
   Library& library = (*libraries)[path];
   library = {path, table,
-             "plugin '" + std::string(table->name) + "' (" + path + ")"};
+             "plugin '" + std::string(table->name) + "' (" + path + ")",
+             std::string(kPluginPrefix) + table->name};
   return library;
 }
 
@@ -172,7 +179,7 @@ class PluginEngine final : public PrefixIndex {
   PluginEngine(const PluginEngine&) = delete;
   PluginEngine& operator=(const PluginEngine&) = delete;
 
-  std::string_view name() const override { return table_.name; }
+  std::string_view name() const override { return library_.engine_name; }
 
   NodeId Insert(TokenSpan sequence) override {
     std::uint64_t node = 0;
@@ -188,30 +195,14 @@ class PluginEngine final : public PrefixIndex {
   }
 
   Match MatchPrefix(TokenSpan request) const override {
-    kvprefix_match match{};
-    kvprefix_error error;
-    kvprefix_status status;
-    {
-      CallScope scope(Counted(Call::kMatch));
-      status =
-          table_.match(cache_, request.data(), request.size(), &match, &error);
-    }
-    return Checked(status, error, "match", match, request.size());
+    return CallMatching(Call::kMatch, table_.match, request);
   }
 
   Match Access(TokenSpan request) override {
     if (!has_access_) [[unlikely]] {
       return MatchThenInsert(request);
     }
-    kvprefix_match match{};
-    kvprefix_error error;
-    kvprefix_status status;
-    {
-      CallScope scope(Counted(Call::kAccess));
-      status =
-          table_.access(cache_, request.data(), request.size(), &match, &error);
-    }
-    return Checked(status, error, "access", match, request.size());
+    return CallMatching(Call::kAccess, table_.access, request);
   }
 
   std::uint64_t node_count() const override {
@@ -306,17 +297,26 @@ class PluginEngine final : public PrefixIndex {
     }
   }
 
-  Match Checked(kvprefix_status status, kvprefix_error& error, const char* call,
-                const kvprefix_match& match, std::size_t length) const {
-    Check(status, error, call);
-    if (match.matched_length > length) [[unlikely]] {
-      TooLong(call, match.matched_length, length);
+  // Calls `function`, the table's match or access (`call`), on `request`
+  // and returns its answer, checked. Inline: the boundary's hot path.
+  template <typename Function>
+  Match CallMatching(Call call, Function function, TokenSpan request) const {
+    kvprefix_match match{};
+    kvprefix_error error;
+    kvprefix_status status;
+    {
+      CallScope scope(Counted(call));
+      status = function(cache_, request.data(), request.size(), &match, &error);
+    }
+    Check(status, error, CallName(call));
+    if (match.matched_length > request.size()) [[unlikely]] {
+      TooLong(CallName(call), match.matched_length, request.size());
     }
     return Match{static_cast<std::size_t>(match.matched_length),
                  match.cache_node};
   }
 
-  // Checked's failure: a matched length longer than the request.
+  // CallMatching's failure: a matched length longer than the request.
   [[noreturn, gnu::noinline, gnu::cold]] void TooLong(
       const char* call, std::uint64_t matched_length,
       std::size_t length) const {

@@ -43,7 +43,8 @@ bool IsPluginName(std::string_view name);
 // A new, empty cache of the plugin at `path` (a file path; as dlopen reads
 // it, so a name without '/' is searched on the library path) built with
 // `options`. The library is loaded once per path and process and never
-// unloaded. Thread-safe.
+// unloaded; one refused (see below) is closed again, and a later call
+// opens and refuses it anew. Thread-safe.
 //
 // Throws PluginError if the library cannot be loaded, lacks the entry
 // symbol (KVPREFIX_PLUGIN_ENTRY_SYMBOL: e.g. built for another ABI
@@ -54,7 +55,9 @@ bool IsPluginName(std::string_view name);
 //
 // The engine's calls throw CapacityError for KVPREFIX_CAPACITY_EXCEEDED,
 // std::bad_alloc for KVPREFIX_OUT_OF_MEMORY, and PluginError for any other
-// failure or impossible answer. name() is the plugin's table name.
+// failure or impossible answer. name() is "plugin:" and the plugin's table
+// name, e.g. "plugin:mycache" (as the benchmarks' rows name it), so that
+// reports tell it from a built-in engine of the same name.
 // memory_bytes() is 0 and evicted_count() 0 when the plugin omits them.
 // Thread safety: as the plugin's (kvprefix/prefix_index.h's rules when the
 // plugin keeps to its header's).

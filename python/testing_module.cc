@@ -512,6 +512,7 @@ py::dict Report(const Target& target, const InputType& failing,
                 const ShrinkBudget& budget) {
   InputType shrunk = failing;
   std::size_t attempts = 0;
+  std::string shrink_report;  // verify's line; "" when not shrinking
   if (budget.shrink) {
     const verify::CheckerOf<InputType> check =
         [&target](const InputType& input) -> std::optional<Failure> {
@@ -528,7 +529,8 @@ py::dict Report(const Target& target, const InputType& failing,
                 std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                     std::chrono::duration<double>(budget.seconds))});
     attempts = result.attempts;
-    if (attempts > 0) {
+    if (attempts > 0) shrink_report = verify::DescribeShrink(failing, result);
+    if (result.accepted > 0) {
       shrunk = std::move(result.input);
       // The shrinker kept a failure of the same kind; its details are read
       // again from the shrunk input. A cache that does not fail the same
@@ -537,6 +539,10 @@ py::dict Report(const Target& target, const InputType& failing,
         finding = *std::move(again);
       } else {
         shrunk = failing;
+        shrink_report = fmt::format(
+            "not shrunk: the shrunk input passed when checked again ({} "
+            "checks)",
+            attempts);
       }
     }
   }
@@ -556,8 +562,7 @@ py::dict Report(const Target& target, const InputType& failing,
   report["message"] =
       finding.failure.message + "\n" + CacheState(shrunk, finding.failure);
   report["shrink_attempts"] = attempts;
-  report["original_description"] = verify::DescribeSize(failing);
-  report["description"] = verify::DescribeSize(shrunk);
+  report["shrink_report"] = shrink_report;
   report["original_document"] = DocumentJson(failing);
   report["document"] = DocumentJson(shrunk);
   report["case"] =
@@ -612,8 +617,6 @@ Input Generated(const std::string& format, std::uint64_t seed,
   if (format == "requests") {
     verify::NamedReplayInput named =
         verify::GeneratedReplayInput(seed, run, size);
-    named.name.replace(0, std::string_view("generated input").size(),
-                       "generated replay document");
     return Input{std::move(named.name), std::move(named.input)};
   }
   throw py::value_error("format: expected 'batch' or 'requests', got '" +

@@ -75,6 +75,10 @@
 //   verify/README.md called the 69-line prefix_cache.py "40-line" and the 119-line replay_cache.py "120-line" -- VerifyDocsTest.ReadmeLineCountsAreTheScripts
 //   a failure whose case-file source held bytes that are not UTF-8 (a --cmd, a file name) made nlohmann's dump() throw: no case file was written -- FormerBugsTest.CaseFileSourceNeedNotBeUtf8, CaseFileTest.FormatReadsBackWithAnySource
 //   `verify --engines plugin:PATH` died with a plugin that crashed (SIGSEGV, no case file) or hung (forever) -- PluginTest.VerifyReportsACrashingPluginWithItsShrunkInput, PluginTest.VerifyReportsAHangingPluginWithItsShrunkInput
+//   an input the shrinker could not make smaller was reported "shrunk in 3 checks from 1 sequences (1 tokens) to 1 sequences (1 tokens)", by verify and by kvprefix.testing -- VerifyCliTest.MinimalFailingInputIsReportedNotShrunk, pytest test_a_minimal_failing_document_is_reported_not_shrunk
+//   verify named a generated replay document "generated input 47 (--seed 1, size 47)" and kvprefix.testing the same document "generated replay document 47 (...)" -- InputsTest.GeneratedReplayDocumentsAreNamedAsInPython
+//   `replay --engine plugin:PATH` printed the plugin's table name as "engine" ("radix" for the radix plugin), as the built-in engine of that name -- PluginTest.ReplayNamesThePluginPluginColonItsName
+//   a plugin refused at load (another ABI version, a NULL required member) stayed dlopen'ed for the rest of the process -- PluginTest.ARefusedPluginIsUnloadedAndRefusedAgain
 // Benchmark reports
 //   a comparison with too few repetitions for the U test to reach p < 0.05 (3 against 3) reported "0 benchmarks changed" beside a +52% geometric mean -- ctest bench_report
 //   node counts below 100,000 were printed with decimals (3,072.00), and the report showed the maintainer's absolute trace folder -- ctest bench_report

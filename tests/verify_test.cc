@@ -168,6 +168,20 @@ TEST(VerifyCliTest, OffByOneAtMatchEndIsWrongAnswerShrunk) {
       0);
 }
 
+// An input no candidate can replace (dropping the request or its token
+// passes) was reported "shrunk in 3 checks from 1 sequences (1 tokens) to
+// 1 sequences (1 tokens)".
+TEST(VerifyCliTest, MinimalFailingInputIsReportedNotShrunk) {
+  const std::string input = TempPath("minimal.json");
+  std::ofstream(input) << R"({"cached_sequences":[],"requests":[[0]]})";
+  const CliRun run =
+      ExpectCommandCaught(Script("off_by_one.py"),
+                          TempPath("minimal.case.json"), "wrong-answer", input);
+  EXPECT_THAT(run.output, HasSubstr("\nnot shrunk: no smaller input fails "
+                                    "(3 checks)\n"));
+  EXPECT_THAT(run.output, ::testing::Not(HasSubstr("shrunk in")));
+}
+
 // A bad --out was found only after the whole check and the shrinking: the
 // FAILED report came first, then "the output path is empty" (exit 2) or
 // the write error. Now verify stops before it generates anything, and a
@@ -702,7 +716,8 @@ CliRun ExpectReplayBugCaughtAndShrunk(const std::string& script) {
   const CliRun run =
       RunVerify(RequestsFlags(script) + " --seed 1 --out " + out + " --jobs 2");
   EXPECT_EQ(run.exit_status, 1) << run.output;
-  EXPECT_THAT(run.output, HasSubstr("FAILED: wrong-answer on generated input"));
+  EXPECT_THAT(run.output,
+              HasSubstr("FAILED: wrong-answer on generated replay document"));
   EXPECT_THAT(run.output, HasSubstr("case: {\"document\":{\"requests\":"));
   EXPECT_THAT(run.output, HasSubstr("kvprefix: verify failed: wrong-answer"));
   std::cout << run.output;
@@ -1091,6 +1106,14 @@ TEST(InputsTest, GeneratorSizesSpanZeroToMaxSize) {
   EXPECT_EQ(GeneratorSize(5, 10, 0), 0);
   EXPECT_EQ(GeneratedInput(1, 9, GeneratorSize(9, 10, 100)).name,
             "generated input 9 (--seed 1, size 100)");
+}
+
+// verify named it "generated input 47 (...)", kvprefix.testing "generated
+// replay document 47 (...)"; verify's own progress line says "generating
+// replay documents".
+TEST(InputsTest, GeneratedReplayDocumentsAreNamedAsInPython) {
+  EXPECT_EQ(GeneratedReplayInput(1, 47, 47).name,
+            "generated replay document 47 (--seed 1, size 47)");
 }
 
 // full_node_table.py drops inserts past 500 nodes; of the first 10 inputs

@@ -176,24 +176,26 @@ int GeneratorSize(std::uint64_t run, std::uint64_t runs, int max_size) {
 
 namespace {
 
-// Generated input number `run` of `seed` with generate(seed, size).
+// Generated `what` number `run` of `seed` with generate(seed, size).
 template <typename Input, typename Generate>
-NamedInputOf<Input> Generated(std::uint64_t seed, std::uint64_t run, int size,
-                              Generate generate) {
-  return NamedInputOf<Input>{
-      fmt::format("generated input {} (--seed {}, size {})", run, seed, size),
-      generate(seed + run, size), std::nullopt};
+NamedInputOf<Input> Generated(std::string_view what, std::uint64_t seed,
+                              std::uint64_t run, int size, Generate generate) {
+  return NamedInputOf<Input>{fmt::format("generated {} {} (--seed {}, size {})",
+                                         what, run, seed, size),
+                             generate(seed + run, size), std::nullopt};
 }
 
 }  // namespace
 
 NamedInput GeneratedInput(std::uint64_t seed, std::uint64_t run, int size) {
-  return Generated<BatchInput>(seed, run, size, checking::RandomBatchInput);
+  return Generated<BatchInput>("input", seed, run, size,
+                               checking::RandomBatchInput);
 }
 
 NamedReplayInput GeneratedReplayInput(std::uint64_t seed, std::uint64_t run,
                                       int size) {
-  return Generated<ReplayInput>(seed, run, size, checking::RandomReplayInput);
+  return Generated<ReplayInput>("replay document", seed, run, size,
+                                checking::RandomReplayInput);
 }
 
 }  // namespace kvprefix::verify

@@ -73,9 +73,10 @@ int GeneratorSize(std::uint64_t run, std::uint64_t runs, int max_size);
 NamedInput GeneratedInput(std::uint64_t seed, std::uint64_t run, int size);
 
 // Generated replay document number `run`: checking::RandomReplayInput(seed +
-// run, size), named as above. About three in four evict (a capacity below
-// the requests' distinct prefixes; 760 of runs 0-999 of seed 1 at sizes
-// cycling 0 to 100), under either policy and page sizes 1 to 3.
+// run, size), named as above but "generated replay document 47 (--seed 1,
+// size 47)" (Python's kvprefix.testing names it the same). About three in four
+// evict (a capacity below the requests' distinct prefixes; 760 of runs 0-999 of
+// seed 1 at sizes cycling 0 to 100), under either policy and page sizes 1 to 3.
 NamedReplayInput GeneratedReplayInput(std::uint64_t seed, std::uint64_t run,
                                       int size);
 

@@ -162,8 +162,7 @@ template <typename Input>
               .deadline = Clock::now() + Milliseconds(options.shrink_time)});
     });
     if (shrunk.attempts > 0) {
-      fmt::print("shrunk in {} checks from {} to {}\n", shrunk.attempts,
-                 DescribeSize(failing.input), DescribeSize(shrunk.input));
+      fmt::print("{}\n", DescribeShrink(failing.input, shrunk));
     }
   }
   fmt::print("{}\n", shrunk.failure.message);

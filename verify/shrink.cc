@@ -127,7 +127,7 @@ class Shrinker {
       progress |= ShrinkCache();
     }
     return ShrinkResultOf<Input>{FromEditable<Input>(current_), failure_,
-                                 attempts_};
+                                 attempts_, accepted_};
   }
 
  private:
@@ -146,6 +146,7 @@ class Shrinker {
     }
     current_ = std::move(candidate);
     failure_ = *std::move(failure);
+    ++accepted_;
     return true;
   }
 
@@ -275,7 +276,19 @@ class Shrinker {
   const CheckerOf<Input>& check_;
   ShrinkOptions options_;
   std::size_t attempts_ = 0;
+  std::size_t accepted_ = 0;
 };
+
+template <typename Input>
+std::string DescribeShrinkOf(const Input& failing,
+                             const ShrinkResultOf<Input>& result) {
+  if (result.accepted == 0) {
+    return fmt::format("not shrunk: no smaller input fails ({} checks)",
+                       result.attempts);
+  }
+  return fmt::format("shrunk in {} checks from {} to {}", result.attempts,
+                     DescribeSize(failing), DescribeSize(result.input));
+}
 
 }  // namespace
 
@@ -301,6 +314,16 @@ std::string DescribeSize(const ReplayInput& input) {
   return fmt::format("{} requests ({} tokens; {})", input.requests.size(),
                      input.requests.total_tokens(),
                      checking::FormatCacheOptions(input.options));
+}
+
+std::string DescribeShrink(const BatchInput& failing,
+                           const ShrinkResult& result) {
+  return DescribeShrinkOf(failing, result);
+}
+
+std::string DescribeShrink(const ReplayInput& failing,
+                           const ReplayShrinkResult& result) {
+  return DescribeShrinkOf(failing, result);
 }
 
 }  // namespace kvprefix::verify

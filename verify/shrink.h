@@ -46,6 +46,9 @@ struct ShrinkResultOf {
   Input input;           // fails with failure.kind
   Failure failure;       // the checker's report on `input`
   std::size_t attempts;  // checker calls made
+  // Candidates kept (each failing the same way); 0: `input` is the failing
+  // input itself, which no candidate could replace.
+  std::size_t accepted = 0;
 };
 using ShrinkResult = ShrinkResultOf<BatchInput>;
 using ReplayShrinkResult = ShrinkResultOf<ReplayInput>;
@@ -66,6 +69,16 @@ ReplayShrinkResult Shrink(const ReplayInput& failing, const Failure& failure,
 // tokens; capacity 3, lru, page size 2)". O(1). Thread-safe.
 std::string DescribeSize(const BatchInput& input);
 std::string DescribeSize(const ReplayInput& input);
+
+// The shrink report's line (no newline) for `result`, of shrinking
+// `failing`: "shrunk in 11 checks from 2 sequences (7 tokens) to 1
+// sequences (1 tokens)" (DescribeSize's), or "not shrunk: no smaller input
+// fails (2 checks)" when no candidate was kept. verify's and Python's
+// kvprefix.testing reports print it. O(1). Thread-safe.
+std::string DescribeShrink(const BatchInput& failing,
+                           const ShrinkResult& result);
+std::string DescribeShrink(const ReplayInput& failing,
+                           const ReplayShrinkResult& result);
 
 }  // namespace kvprefix::verify
 

@@ -299,6 +299,20 @@ def test_given_documents_are_checked_first():
     assert failure.actual["matched_length"] == 2
 
 
+def test_a_minimal_failing_document_is_reported_not_shrunk():
+    # Dropping the request or its token passes: the report said "shrunk in 3
+    # checks from 1 sequences (1 tokens) to 1 sequences (1 tokens)".
+    document = {"cached_sequences": [], "requests": [[0]]}
+    with pytest.raises(CheckFailure) as caught:
+        check(lambda options: off_by_one.OffByOneTrie(), runs=0,
+              documents=[document])
+    failure = caught.value
+    assert failure.shrink_attempts == 3
+    assert failure.document == document
+    assert "\nnot shrunk: no smaller input fails (3 checks)\n" in str(failure)
+    assert "shrunk in" not in str(failure)
+
+
 def test_bad_documents_and_arguments():
     make = engine_cache("radix")
     with pytest.raises(kvprefix.InputError, match=r"^document 0: \$\.requests\[0\]\[0\]"):

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "checking/differential.h"
@@ -50,7 +51,7 @@ TEST(PluginTest, RadixPluginAgreesWithTheReferenceUnboundedAndBounded) {
     const BatchInput batch = checking::RandomBatchInput(seed, 60);
     std::vector<std::unique_ptr<PrefixIndex>> unbounded;
     unbounded.push_back(MakeEngine(kRadix));
-    EXPECT_EQ(unbounded.back()->name(), "radix");
+    EXPECT_EQ(unbounded.back()->name(), "plugin:radix");
     checking::DifferentialChecker batch_checker(std::move(unbounded));
     EXPECT_EQ(batch_checker.ApplyBatch(batch), std::nullopt) << seed;
 
@@ -71,10 +72,10 @@ TEST(PluginTest, APluginThatCachesNothingIsCaught) {
   checking::DifferentialChecker checker(std::move(engines));
   const std::vector<Token> sequence = {5, 6};
   EXPECT_EQ(checker.Apply({checking::Operation::Kind::kInsert, sequence}),
-            "engine 'faulty' disagrees with the reference after 1 operations "
-            "(unbounded, page size 1)\n  #0 insert [5,6]\n  expected "
-            "(reference): insert returns node 2\n  actual (faulty): insert "
-            "returns node 0\n");
+            "engine 'plugin:faulty' disagrees with the reference after 1 "
+            "operations (unbounded, page size 1)\n  #0 insert [5,6]\n  "
+            "expected (reference): insert returns node 2\n  actual "
+            "(plugin:faulty): insert returns node 0\n");
 }
 
 TEST(PluginTest, MemoryAndEvictionsComeThroughTheBoundary) {
@@ -110,6 +111,25 @@ TEST(PluginTest, LoadFailuresNameThePluginAndTheProblem) {
   EXPECT_THAT(
       ThrownMessage<PluginError>([] { MakeEngine("plugin:libc.so.6"); }),
       HasSubstr("plugin libc.so.6: no kvprefix_plugin_v1 symbol"));
+}
+
+// A refused plugin stayed loaded (dlopen'ed, never closed) for the rest of
+// the process; it is closed, and refused the same way each time.
+TEST(PluginTest, ARefusedPluginIsUnloadedAndRefusedAgain) {
+  for (const char* path : {KVPREFIX_FAULTY_PLUGIN_abi_version,
+                           KVPREFIX_FAULTY_PLUGIN_no_node_count}) {
+    const std::string first =
+        ThrownMessage<PluginError>([&] { MakeEngine(Faulty(path)); });
+    EXPECT_THAT(first, HasSubstr(path));
+    EXPECT_EQ(dlopen(path, RTLD_NOW | RTLD_NOLOAD), nullptr) << path;
+    EXPECT_EQ(ThrownMessage<PluginError>([&] { MakeEngine(Faulty(path)); }),
+              first);
+  }
+  // An accepted one stays loaded (plugin_engine.h).
+  EXPECT_NE(MakeEngine(Faulty(KVPREFIX_FAULTY_PLUGIN_none)), nullptr);
+  void* handle = dlopen(KVPREFIX_FAULTY_PLUGIN_none, RTLD_NOW | RTLD_NOLOAD);
+  EXPECT_NE(handle, nullptr);
+  if (handle != nullptr) dlclose(handle);  // the reference NOLOAD added
 }
 
 TEST(PluginTest, RefusedOptionsAreInvalidArguments) {
@@ -202,6 +222,24 @@ TEST(PluginTest, TheToolRunsAPluginWhereverItTakesAnEngine) {
       {"verify", "--engines", kRadix, "--runs", "200", "--seed", "3"});
   EXPECT_EQ(verify.status, 0) << verify.err;
   EXPECT_THAT(verify.out, HasSubstr("OK: 200 inputs agree with the reference"));
+}
+
+// replay's summary named a plugin by its table's name alone: "radix" for
+// the radix plugin, as the built-in radix engine.
+TEST(PluginTest, ReplayNamesThePluginPluginColonItsName) {
+  test::ScratchDir dir;
+  const std::string trace = dir.Path("trace.jsonl");
+  test::WriteTextFile(trace,
+                      "{\"input_length\":1000,\"hash_ids\":[1,2]}\n"
+                      "{\"input_length\":1000,\"hash_ids\":[1,3]}\n");
+  const std::pair<std::string, std::string> engines[] = {
+      {kRadix, "plugin:radix"}, {"radix", "radix"}};
+  for (const auto& [engine, name] : engines) {
+    const test::ProgramRun replay =
+        test::RunProgram(KVPREFIX_CLI, {"replay", trace, "--engine", engine});
+    EXPECT_EQ(replay.status, 0) << replay.err;
+    EXPECT_THAT(replay.out, HasSubstr("{\"engine\":\"" + name + "\","));
+  }
 }
 
 // `kvprefix verify --engines PLUGIN --runs 200 --seed 1` with `more`

@@ -125,7 +125,8 @@ class CheckFailure(AssertionError):
         (actual's cache_node None when the answer had none), ints for an
         insert's node ID; actual is the returned object as it was when its
         shape is wrong, None for a crash.
-      shrink_attempts: checks the shrinker made (0: not shrunk).
+      shrink_attempts: checks the shrinker made (0: shrinking was off);
+        the message says "not shrunk: ..." when no smaller input failed.
       message: the report (also str(error)).
     """
 
@@ -146,10 +147,8 @@ class CheckFailure(AssertionError):
         self.document = json.loads(report["document"])
         self.original_document = json.loads(report["original_document"])
         lines = [f"{self.kind} on {self.input_name}"]
-        if self.shrink_attempts:
-            lines.append(f"shrunk in {self.shrink_attempts} checks from "
-                         f"{report['original_description']} to "
-                         f"{report['description']}")
+        if report["shrink_report"]:
+            lines.append(report["shrink_report"])
         lines.append(report["message"].rstrip("\n"))
         lines.append("case: " + self.case_json.rstrip("\n"))
         self.message = "\n".join(lines)
