@@ -10,7 +10,6 @@
 #include <cctype>
 #include <charconv>
 #include <cstdio>
-#include <exception>
 #include <filesystem>
 #include <limits>
 #include <memory>
@@ -19,12 +18,12 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
-#include <system_error>
 #include <thread>
 #include <vector>
 
 #include "cli/cache_options.h"
 #include "cli/commands.h"
+#include "cli/parallel.h"
 #include "cli/plot.h"
 #include "cli/progress.h"
 #include "engines/registry.h"
@@ -142,43 +141,22 @@ std::vector<std::uint64_t> ReplayEachCapacity(
     EvictionPolicy policy, std::uint64_t page_size, unsigned jobs,
     Progress& progress) {
   std::vector<std::uint64_t> matched(capacities.size());
-  std::atomic<std::size_t> next_capacity = 0;
   std::atomic<std::uint64_t> replayed = 0;
-  std::exception_ptr failure;
-  std::atomic<bool> failed = false;
-  const auto work = [&](bool shows_progress) {
-    try {
-      for (std::size_t i;
-           !failed && (i = next_capacity++) < capacities.size();) {
-        const auto engine = MakeEngine(DefaultEngineName(),
-                                       CacheOptions{.capacity = capacities[i],
-                                                    .policy = policy,
-                                                    .page_size = page_size});
-        matched[i] =
-            Replay(*engine, requests,
-                   [&](std::size_t, TokenSpan, const Match&) {
-                     const std::uint64_t done =
-                         replayed.fetch_add(1, std::memory_order_relaxed) + 1;
-                     if (shows_progress) progress.Count("replayed", done);
-                   })
-                .matched_tokens;
-      }
-    } catch (...) {
-      if (!failed.exchange(true)) failure = std::current_exception();
-    }
-  };
-  std::vector<std::jthread> workers;
-  for (std::size_t t = 1; t < std::min<std::size_t>(jobs, capacities.size());
-       ++t) {
-    try {
-      workers.emplace_back(work, false);
-    } catch (const std::system_error&) {
-      break;  // no room for another stack: the threads started do the rest
-    }
-  }
-  work(true);
-  workers.clear();  // joins
-  if (failure) std::rethrow_exception(failure);
+  const std::thread::id progress_thread = std::this_thread::get_id();
+  ForEachInParallel(capacities.size(), jobs, [&](std::size_t i) {
+    const auto engine =
+        MakeEngine(DefaultEngineName(), CacheOptions{.capacity = capacities[i],
+                                                     .policy = policy,
+                                                     .page_size = page_size});
+    matched[i] =
+        Replay(*engine, requests, [&](std::size_t, TokenSpan, const Match&) {
+          const std::uint64_t done =
+              replayed.fetch_add(1, std::memory_order_relaxed) + 1;
+          if (std::this_thread::get_id() == progress_thread) {
+            progress.Count("replayed", done);
+          }
+        }).matched_tokens;
+  });
   return matched;
 }
 

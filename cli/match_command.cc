@@ -7,16 +7,14 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <atomic>
-#include <exception>
 #include <memory>
 #include <string>
-#include <system_error>
 #include <thread>
 #include <vector>
 
 #include "cli/cache_options.h"
 #include "cli/commands.h"
+#include "cli/parallel.h"
 #include "cli/progress.h"
 #include "engines/registry.h"
 #include "io/json_input.h"
@@ -67,46 +65,28 @@ std::vector<std::string> MatchAndFormat(const PrefixIndex& index,
   std::vector<std::string> pieces(starts.size() + 1);
   pieces.front() = "{\"matches\":[";
   pieces.back() = "]}\n";
-  std::atomic<std::size_t> next_chunk = 0;
-  std::exception_ptr failure;
-  std::atomic<bool> failed = false;
-  const auto work = [&] {
-    try {
-      std::vector<Match> matches;
-      for (std::size_t c; (c = next_chunk++) + 1 < starts.size();) {
-        // Match the chunk first: its answers' size is then known closely
-        // enough to format into one buffer on huge pages, where growing by
-        // doubling would copy and fault in 4 KiB pages (~22k faults for an
-        // 89 MB answer).
-        matches.clear();
-        std::size_t suffix_tokens = 0;
-        for (std::size_t i = starts[c]; i < starts[c + 1]; ++i) {
-          matches.push_back(index.MatchPrefix(requests[i]));
-          suffix_tokens += requests[i].size() - matches.back().matched_length;
-        }
-        std::string& out = pieces[c + 1];
-        out.reserve(MatchJsonBytesEstimate(matches.size(), suffix_tokens));
-        AdviseHugePages(out.data(), out.capacity());
-        for (std::size_t i = starts[c]; i < starts[c + 1]; ++i) {
-          if (i != 0) out += ',';
-          AppendMatchJson(requests[i], matches[i - starts[c]], out);
-        }
-      }
-    } catch (...) {  // std::bad_alloc: main() reports it once the threads end
-      if (!failed.exchange(true)) failure = std::current_exception();
+  // Matches are const and thread-safe; each chunk writes only its piece.
+  // std::bad_alloc propagates: main() reports it once the threads end.
+  ForEachInParallel(starts.size() - 1, threads, [&](std::size_t c) {
+    // Match the chunk first: its answers' size is then known closely
+    // enough to format into one buffer on huge pages, where growing by
+    // doubling would copy and fault in 4 KiB pages (~22k faults for an
+    // 89 MB answer).
+    std::vector<Match> matches;
+    matches.reserve(starts[c + 1] - starts[c]);
+    std::size_t suffix_tokens = 0;
+    for (std::size_t i = starts[c]; i < starts[c + 1]; ++i) {
+      matches.push_back(index.MatchPrefix(requests[i]));
+      suffix_tokens += requests[i].size() - matches.back().matched_length;
     }
-  };
-  std::vector<std::jthread> workers;
-  for (unsigned t = 1; t < std::min<std::size_t>(threads, starts.size()); ++t) {
-    try {
-      workers.emplace_back(work);
-    } catch (const std::system_error&) {
-      break;  // no room for another stack: the threads started do the rest
+    std::string& out = pieces[c + 1];
+    out.reserve(MatchJsonBytesEstimate(matches.size(), suffix_tokens));
+    AdviseHugePages(out.data(), out.capacity());
+    for (std::size_t i = starts[c]; i < starts[c + 1]; ++i) {
+      if (i != 0) out += ',';
+      AppendMatchJson(requests[i], matches[i - starts[c]], out);
     }
-  }
-  work();
-  workers.clear();  // joins
-  if (failure) std::rethrow_exception(failure);
+  });
   return pieces;
 }
 
