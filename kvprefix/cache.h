@@ -10,6 +10,7 @@
 #include <functional>
 #include <limits>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 
@@ -138,6 +139,24 @@ struct CacheOptions {
 
   bool bounded() const { return capacity != kUnbounded; }
   friend bool operator==(const CacheOptions&, const CacheOptions&) = default;
+};
+
+// Thrown by a bounded engine that must evict (more than its capacity C of
+// nodes present) but finds no evictable leaf: SPEC §8 step 4 is undefined
+// there. With lru and fifo it cannot happen (the nodes off the request's
+// path hold the leaves evicted first, SPEC §8), so it reports a broken
+// engine invariant, or a policy that can pin every leaf, instead of reading
+// past the end of the leaf set. The message names the engine, the nodes
+// present (or about to be) and C, e.g. "radix: no leaf is evictable with 5
+// nodes present over capacity 4". Thread-safe (an ordinary exception).
+class NoEvictableLeafError : public std::logic_error {
+ public:
+  NoEvictableLeafError(std::string_view engine, std::uint64_t nodes,
+                       std::uint64_t capacity)
+      : std::logic_error(std::string(engine) + ": no leaf is evictable with " +
+                         std::to_string(nodes) +
+                         " nodes present over capacity " +
+                         std::to_string(capacity)) {}
 };
 
 // Called by a bounded engine with the tokens (edge labels) of the nodes it

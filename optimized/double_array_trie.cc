@@ -42,11 +42,6 @@ std::size_t ArrayHeapBytes(std::size_t capacity) {
   return capacity == 0 ? 0 : MallocChunkBytes(capacity * sizeof(T));
 }
 
-// Orders the leaf heap so that its front is the smallest key.
-constexpr auto kLaterLeaf = [](const auto& a, const auto& b) {
-  return a.key > b.key || (a.key == b.key && a.slot > b.slot);
-};
-
 }  // namespace
 
 template <typename T>
@@ -536,7 +531,7 @@ NodeId DoubleArrayTrie::InsertBounded(TokenSpan sequence) {
     // record the leaf it leaves (every leaf must have an entry). Growing
     // geometrically: reserving exactly one more copied the whole heap on
     // every insert, quadratic while leaves pile up (CHANGELOG).
-    ReserveGeometric(leaves_, leaves_.size() + 1);
+    leaves_.Reserve(leaves_.size() + 1);
     const std::uint64_t stored_before = stored_;
     try {
       s = AddChild<true>(s, sequence[i]);
@@ -563,55 +558,43 @@ NodeId DoubleArrayTrie::InsertBounded(TokenSpan sequence) {
 }
 
 void DoubleArrayTrie::PushLeaf(std::int64_t s) {
-  leaves_.push_back(LeafEntry{LeafKey(s), static_cast<std::int32_t>(s)});
-  std::push_heap(leaves_.begin(), leaves_.end(), kLaterLeaf);
+  leaves_.Push(LeafKey(s), static_cast<std::int32_t>(s));
 }
 
 bool DoubleArrayTrie::IsLiveLeaf(const LeafEntry& entry) const {
-  const std::int64_t s = entry.slot;
+  const std::int64_t s = entry.handle;
   return !free_.Test(s) && LeafKey(s) == entry.key && ChildCount(s) == 0;
 }
 
 void DoubleArrayTrie::CompactLeaves() {
-  if (leaves_.size() <= 2 * stored_ + 64) return;
-  std::erase_if(leaves_,
-                [&](const LeafEntry& entry) { return !IsLiveLeaf(entry); });
-  // A leaf that became a leaf again under fifo keeps its key: duplicates.
-  std::sort(leaves_.begin(), leaves_.end(), [](const auto& a, const auto& b) {
-    return a.key < b.key || (a.key == b.key && a.slot < b.slot);
+  // Every slot >= used_end_ is free, so the leaves are below it.
+  leaves_.RebuildIfOverfull(stored_, [&](auto add) {
+    for (std::size_t s = 1; s < used_end_; ++s) {
+      if (!free_.Test(s) && ChildCount(static_cast<std::int64_t>(s)) == 0) {
+        add(LeafKey(static_cast<std::int64_t>(s)),
+            static_cast<std::int32_t>(s));
+      }
+    }
   });
-  leaves_.erase(std::unique(leaves_.begin(), leaves_.end(),
-                            [](const auto& a, const auto& b) {
-                              return a.key == b.key && a.slot == b.slot;
-                            }),
-                leaves_.end());
-  std::make_heap(leaves_.begin(), leaves_.end(), kLaterLeaf);
 }
 
 void DoubleArrayTrie::EvictSmallest() {
   // Every leaf present has an entry with its current key (pushed when it
   // became a leaf, was touched or moved), so the first live entry is the
-  // leaf SPEC §8 step 4 names; stale entries are dropped on the way.
-  std::int64_t t = -1;
-  while (t < 0) {
-    if (leaves_.empty()) {
-      throw std::logic_error("double-array: over capacity with no leaf");
-    }
-    std::pop_heap(leaves_.begin(), leaves_.end(), kLaterLeaf);
-    const LeafEntry entry = leaves_.back();
-    leaves_.pop_back();
-    if (IsLiveLeaf(entry)) t = entry.slot;
-  }
+  // leaf SPEC §8 step 4 names; stale entries are dropped on the way, and
+  // PopCurrent throws NoEvictableLeafError should no leaf be left.
+  std::int64_t t = leaves_.PopCurrent(
+      [this](const LeafEntry& entry) { return IsLiveLeaf(entry); }, kName,
+      stored_, options_.capacity);
   // A parent left childless is usually next (the rest of a chain: under
   // fifo its ID is smaller than its child's, under lru its stamp is the
-  // child's unless a request ended at it). If its key is below every entry
-  // it is the smallest leaf: evict it without a round trip through the
+  // child's unless a request ended at it). If no entry's key is below its
+  // key it is the smallest leaf: evict it without a round trip through the
   // heap.
   for (;;) {
     const std::int64_t parent = Evict(t);
     if (parent <= 0) return;
-    if (stored_ <= options_.capacity ||
-        (!leaves_.empty() && LeafKey(parent) >= leaves_.front().key)) {
+    if (stored_ <= options_.capacity || !leaves_.NoneBelow(LeafKey(parent))) {
       PushLeaf(parent);
       return;
     }
@@ -686,16 +669,15 @@ Match DoubleArrayTrie::MatchPrefix(TokenSpan request) const {
 }
 
 std::size_t DoubleArrayTrie::memory_bytes() const {
-  std::size_t bytes = ArrayHeapBytes<Cell>(cells_.capacity()) +
-                      ArrayHeapBytes<std::uint32_t>(ids_.capacity()) +
-                      ArrayHeapBytes<std::uint64_t>(ids64_.capacity()) +
-                      ArrayHeapBytes<std::uint64_t>(stamps_.capacity()) +
-                      ArrayHeapBytes<Token>(tokens_.capacity()) +
-                      free_.memory_bytes() + FlatHashTableBytes(children_) +
-                      FlatHashTableBytes(edges_) +
-                      FlatHashTableBytes(hash_children_) +
-                      VectorHeapBytes<LeafEntry>(leaves_.capacity()) +
-                      VectorHeapBytes<Token>(evicted_tokens_.capacity());
+  std::size_t bytes =
+      ArrayHeapBytes<Cell>(cells_.capacity()) +
+      ArrayHeapBytes<std::uint32_t>(ids_.capacity()) +
+      ArrayHeapBytes<std::uint64_t>(ids64_.capacity()) +
+      ArrayHeapBytes<std::uint64_t>(stamps_.capacity()) +
+      ArrayHeapBytes<Token>(tokens_.capacity()) + free_.memory_bytes() +
+      FlatHashTableBytes(children_) + FlatHashTableBytes(edges_) +
+      FlatHashTableBytes(hash_children_) + leaves_.memory_bytes() +
+      VectorHeapBytes<Token>(evicted_tokens_.capacity());
   for (const auto& [slot, codes] : children_) {
     if (codes.capacity() > kInlineCodes) {
       bytes += VectorHeapBytes<std::uint32_t>(codes.capacity());

@@ -116,18 +116,22 @@
 // free-slot search is never quadratic.
 //
 // A cache with a capacity (SPEC §8). Bounded mode keeps, besides the
-// layout above, the leaves in a lazy min-heap `leaves_` of (key, slot),
+// layout above, the leaves in `leaves_`, a LeafHeap (kvprefix/leaf_heap.h,
+// the lazy binary min-heap the optimized engines share) of (key, slot),
 // key = the stamp (lru) or the ID (fifo). An entry is live while its slot
 // holds a leaf whose key is still that key; every leaf has a live entry,
 // pushed when it becomes a leaf (the deepest new node of an insert, a
 // parent whose last child goes), when its stamp changes while it is a leaf
 // (a request ending at it), and when relocation moves it (MoveNode moves
 // IDs, stamps and labels with the node, and the old entry dies with the old
-// slot). So the first live entry is exactly the leaf §8 step 4 names; stale
-// entries are dropped when popped, and all of them once they outnumber
-// twice the nodes. Room for the new leaf's entry is made before an insert
-// creates anything (so a throw still leaves every leaf an entry), doubling
-// the heap's vector when full (ReserveGeometric: amortized O(1) per entry;
+// slot). So the first live entry is exactly the leaf §8 step 4 names
+// (LeafHeap::PopCurrent; NoEvictableLeafError should the heap run empty);
+// stale entries are dropped when popped, and all of them once the heap
+// holds more than 2 * nodes + 64 entries after an insert
+// (LeafHeap::EntryBound): the heap is then rebuilt from the slots below
+// used_end_. Room for the new leaf's entry is made before an insert creates
+// anything (so a throw still leaves every leaf an entry), doubling the
+// heap's vector when full (LeafHeap::Reserve: amortized O(1) per entry;
 // reserving exactly one more would copy the whole heap on every insert).
 // Insert = walk (writing the stamp of every node on the
 // path), create, push the new leaf, evict while over capacity. An evicted
@@ -135,15 +139,15 @@
 // the parent's children_ entry, or edges_ entry for a hash node; a parent
 // left childless is usually the next victim (the rest of the chain: its
 // fifo ID is smaller, its lru stamp the same unless a request ended at it),
-// so it is evicted directly when its key is below the heap's top, without
-// a heap round trip. A request longer than C keeps only its first C nodes
-// and every other node goes first under both policies (the path holds the
-// newest stamp, and under fifo its new tail the largest IDs), so only those
-// C are stored; the rest get their IDs, count as evicted and are reported
-// to the listener, never stored. The unbounded index runs separate
-// instantiations of the hot paths (kBounded = false) and keeps no stamps,
-// 64-bit IDs, labels or heap: its only costs are a compare when a new node
-// would extend the used slots and one when a match step misses.
+// so it is evicted directly when no entry's key is below its key
+// (LeafHeap::NoneBelow), without a heap round trip. A request longer than C
+// keeps only its first C nodes and every other node goes first under both
+// policies (the path holds the newest stamp, and under fifo its new tail the
+// largest IDs), so only those C are stored; the rest get their IDs, count as
+// evicted and are reported to the listener, never stored. The unbounded index
+// runs separate instantiations of the hot paths (kBounded = false) and keeps no
+// stamps, 64-bit IDs, labels or heap: its only costs are a compare when a new
+// node would extend the used slots and one when a match step misses.
 //
 // Complexity. Match: O(matched length), two array reads per token (plus a
 // label read past the direct range, and one hash probe per hash node on the
@@ -179,6 +183,7 @@
 #include "absl/container/inlined_vector.h"
 #include "kvprefix/cache.h"
 #include "kvprefix/huge_pages.h"
+#include "kvprefix/leaf_heap.h"
 #include "kvprefix/types.h"
 
 namespace kvprefix {
@@ -218,8 +223,10 @@ class DoubleArrayTrie {
   // O(log leaves) per eviction. Throws CapacityError when a slot beyond
   // the limit would be needed, std::bad_alloc on memory exhaustion; nodes
   // created before a throw stay (the trie stays valid, but a bounded cache may
-  // then hold more than `capacity` nodes until the next Insert). Requires
-  // exclusive access.
+  // then hold more than `capacity` nodes until the next Insert). Throws
+  // NoEvictableLeafError (kvprefix/cache.h) if it must evict and finds no
+  // leaf, which lru and fifo never reach (SPEC §8). Requires exclusive
+  // access.
   NodeId Insert(TokenSpan sequence);
 
   // The longest cached prefix of `request` and the node it ends at. Never
@@ -351,12 +358,10 @@ class DoubleArrayTrie {
     }
   };
 
-  // A leaf and its key under the policy (stamp or ID) when it was pushed;
-  // stale once the slot holds no leaf with that key.
-  struct LeafEntry {
-    std::uint64_t key;
-    std::int32_t slot;
-  };
+  // The leaves by the policy's key (stamp or ID) when pushed, lazily; an
+  // entry is stale once its slot holds no leaf with that key.
+  using LeafOrder = LeafHeap<std::uint64_t, std::int32_t>;
+  using LeafEntry = LeafOrder::Entry;
 
   // The code of `token`: token + 1 in the direct range (exact), else a hash
   // in [kDirectTokens + 1, kDirectTokens + 1 + 2^29) that any number of
@@ -474,7 +479,8 @@ class DoubleArrayTrie {
   void PushLeaf(std::int64_t s);
   // Bounded: whether `entry` still names a leaf with that key.
   bool IsLiveLeaf(const LeafEntry& entry) const;
-  // Bounded: drops stale and duplicate entries once they dominate.
+  // Bounded: rebuilds leaves_ from the slots once stale and duplicate
+  // entries dominate (LeafHeap::RebuildIfOverfull).
   void CompactLeaves();
   // Bounded: evicts the leaf with the smallest key (SPEC §8 step 4), and
   // then the parents it leaves childless while they are the smallest and
@@ -511,7 +517,7 @@ class DoubleArrayTrie {
   HugePageHashMap<std::int32_t, Codes> children_;  // see the essay
   HugePageHashMap<EdgeKey, std::int32_t> edges_;   // hash nodes' edges
   HugePageHashMap<std::int32_t, std::uint32_t> hash_children_;
-  std::vector<LeafEntry> leaves_;  // bounded: min-heap on key
+  LeafOrder leaves_;  // bounded: every leaf, by key, lazily
   EvictionListener listener_;
   std::vector<Token> evicted_tokens_;  // bounded: this Insert's, for listener_
 };

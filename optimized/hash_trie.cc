@@ -2,7 +2,6 @@
 #include "optimized/hash_trie.h"
 
 #include <algorithm>
-#include <cassert>
 #include <limits>
 #include <stdexcept>
 #include <string>
@@ -11,14 +10,6 @@
 
 namespace kvprefix {
 namespace {
-
-// Min-heap order for std::push_heap and friends (a max-heap of `greater`).
-struct KeyGreater {
-  template <typename Entry>
-  bool operator()(const Entry& a, const Entry& b) const {
-    return a.key > b.key;
-  }
-};
 
 // A WalkPath visitor that does nothing: a plain match.
 struct NoVisit {
@@ -178,6 +169,14 @@ HashTrie::BoundedResult HashTrie::InsertBounded(TokenSpan sequence) {
   const std::uint64_t never_stored = missing - stored;
   next_id_ += never_stored;
   evicted_ += never_stored;
+  // Drop the stale leaf entries once they pile up (kvprefix/leaf_heap.h).
+  leaves_.RebuildIfOverfull(node_count(), [&](auto add) {
+    for (std::size_t slot = 1; slot < ids_.size(); ++slot) {
+      if (ids_[slot] != 0 && children_[slot] == 0) {
+        add(LeafKey<kPolicy>(static_cast<Slot>(slot)), static_cast<Slot>(slot));
+      }
+    }
+  });
   const BoundedResult result{match, ids_[deepest]};
   Notify(sequence.subspan(sequence.size() - never_stored));
   return result;
@@ -201,16 +200,23 @@ void HashTrie::ReserveSlots(std::uint64_t appended) {
 
 template <EvictionPolicy kPolicy>
 void HashTrie::EvictLeaves(std::uint64_t count) {
+  // Called only while a leaf off the request's path exists (SPEC §8:
+  // evicting never needs more than the nodes off the path); PopCurrent
+  // throws NoEvictableLeafError should none be left.
+  const auto is_current = [this](const LeafOrder::Entry& entry) {
+    return ids_[entry.handle] != 0 && children_[entry.handle] == 0 &&
+           LeafKey<kPolicy>(entry.handle) == entry.key;
+  };
   while (count > 0) {
-    Slot leaf = PopLeaf<kPolicy>();
+    Slot leaf = leaves_.PopCurrent(is_current, kName, options_.capacity + count,
+                                   options_.capacity);
     while (true) {
       const Slot parent = Remove(leaf);
       --count;
       if (--children_[parent] != 0 || parent == 0) break;
       // The parent just became a leaf. If nothing in the heap is smaller it
       // is the next victim: evict it without a push and a pop.
-      if (count > 0 && (leaves_.empty() ||
-                        LeafKey<kPolicy>(parent) <= leaves_.front().key)) {
+      if (count > 0 && leaves_.NoneBelow(LeafKey<kPolicy>(parent))) {
         leaf = parent;
         continue;
       }
@@ -268,39 +274,7 @@ HashTrie::Slot HashTrie::CreateChain(Slot parent, TokenSpan tokens,
 
 template <EvictionPolicy kPolicy>
 void HashTrie::PushLeaf(Slot slot) {
-  // Stale entries beyond twice the nodes: rebuild (no allocation: the
-  // leaves are fewer than the entries).
-  if (leaves_.size() >= 2 * node_count() + 64) RebuildLeaves<kPolicy>();
-  leaves_.push_back(LeafEntry{LeafKey<kPolicy>(slot), slot});
-  std::push_heap(leaves_.begin(), leaves_.end(), KeyGreater{});
-}
-
-template <EvictionPolicy kPolicy>
-HashTrie::Slot HashTrie::PopLeaf() {
-  while (true) {
-    // Called only while a leaf off the request's path exists (SPEC §8:
-    // evicting never needs more than the nodes off the path).
-    assert(!leaves_.empty());
-    const LeafEntry top = leaves_.front();
-    std::pop_heap(leaves_.begin(), leaves_.end(), KeyGreater{});
-    leaves_.pop_back();
-    if (ids_[top.slot] != 0 && children_[top.slot] == 0 &&
-        LeafKey<kPolicy>(top.slot) == top.key) {
-      return top.slot;
-    }
-  }
-}
-
-template <EvictionPolicy kPolicy>
-void HashTrie::RebuildLeaves() {
-  leaves_.clear();
-  for (std::size_t slot = 1; slot < ids_.size(); ++slot) {
-    if (ids_[slot] != 0 && children_[slot] == 0) {
-      leaves_.push_back(LeafEntry{LeafKey<kPolicy>(static_cast<Slot>(slot)),
-                                  static_cast<Slot>(slot)});
-    }
-  }
-  std::make_heap(leaves_.begin(), leaves_.end(), KeyGreater{});
+  leaves_.Push(LeafKey<kPolicy>(slot), slot);
 }
 
 void HashTrie::Notify(TokenSpan never_stored) {
@@ -317,8 +291,7 @@ std::size_t HashTrie::memory_bytes() const {
          VectorHeapBytes<Slot>(parents_.capacity()) +
          VectorHeapBytes<Slot>(children_.capacity()) +
          VectorHeapBytes<std::uint64_t>(stamps_.capacity()) +
-         VectorHeapBytes<Slot>(free_.capacity()) +
-         VectorHeapBytes<LeafEntry>(leaves_.capacity()) +
+         VectorHeapBytes<Slot>(free_.capacity()) + leaves_.memory_bytes() +
          VectorHeapBytes<Token>(evicted_tokens_.capacity());
 }
 

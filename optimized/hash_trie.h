@@ -36,8 +36,10 @@
 //   children_[s]   the node's child count: 0 means a leaf (4 + 4 bytes);
 //   stamps_[s]     LRU only: the last request that touched it (8 bytes);
 //   free_          freed slots, reused last-freed-first;
-//   leaves_        a lazy binary min-heap of (policy key, slot): stamp for
-//                  LRU, ID for FIFO (16 bytes an entry).
+//   leaves_        the leaves as a LeafHeap (kvprefix/leaf_heap.h, the lazy
+//                  binary min-heap the optimized engines share) of (policy
+//                  key, slot): stamp for LRU, ID for FIFO (16 bytes an
+//                  entry).
 //
 // Invariants
 //   * every node except the root has exactly one incoming edge, stored
@@ -84,13 +86,16 @@
 //      Freed slots are reused last-freed-first, and a chain is evicted
 //      deepest first, so a new chain usually gets ascending consecutive
 //      slots and keeps its implicit next-node edges.
-// Eviction pops the heap until an entry is valid. When the victim's parent
-// becomes a leaf whose key is <= the heap's smallest entry it is evicted at
-// once, without touching the heap: for FIFO that is always so (a parent's ID
-// is smaller than its child's), and for LRU it is so along a chain touched by
-// the same requests. So evicting a chain of k nodes costs one heap pop and k
-// O(1) removals. The heap is rebuilt from the slots (O(slots)) when it holds
-// more than 2 * nodes + 64 entries, which bounds it at O(nodes) amortized.
+// Eviction pops the heap until an entry is valid (LeafHeap::PopCurrent,
+// which throws NoEvictableLeafError should the heap run empty). When the
+// victim's parent becomes a leaf whose key is <= the heap's smallest entry
+// (LeafHeap::NoneBelow) it is evicted at once, without touching the heap:
+// for FIFO that is always so (a parent's ID is smaller than its child's),
+// and for LRU it is so along a chain touched by the same requests. So
+// evicting a chain of k nodes costs one heap pop and k O(1) removals. At the
+// end of every bounded insert the heap is rebuilt from the slots (O(slots))
+// if it holds more than 2 * nodes + 64 entries (LeafHeap::EntryBound), which
+// bounds it at O(nodes) amortized.
 //
 // Complexity: Insert and MatchPrefix are O(length) expected; a step costs an
 // array read, plus one hash probe at branch points. Bounded Insert adds
@@ -100,10 +105,10 @@
 // a branch, at most ~47 bytes a node when every node is a branch (the
 // memory property, testing/property_checks.h, asks <= 64). Bounded adds 16
 // (FIFO) or 24 (LRU) bytes a slot and 16 bytes a heap entry (<= 2 * nodes +
-// 64), and reused slots make more branches: 30-45 bytes a node on the
-// Mooncake conversation trace in block mode. All of it follows min(capacity,
-// nodes ever created) (the slot arrays stop growing at capacity + 1), never the
-// IDs given.
+// 64 between inserts), and reused slots make more branches: 30-45 bytes a node
+// on the Mooncake conversation trace in block mode. All of it follows
+// min(capacity, nodes ever created) (the slot arrays stop growing at capacity +
+// 1), never the IDs given.
 //
 // Limits: slots are 32-bit. Unbounded, slot == ID, so Insert throws
 // CapacityError, before changing anything, when the trie would exceed
@@ -123,6 +128,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "kvprefix/cache.h"
 #include "kvprefix/huge_pages.h"
+#include "kvprefix/leaf_heap.h"
 #include "kvprefix/types.h"
 
 namespace kvprefix {
@@ -159,8 +165,9 @@ class HashTrie {
   // std::bad_alloc on memory exhaustion, after which the trie must not be
   // used: Abseil's table (20220623) is itself left inconsistent when its
   // growth fails, so no weaker guarantee is attempted. An exception from the
-  // eviction listener propagates after the cache is complete. Not
-  // thread-safe.
+  // eviction listener propagates after the cache is complete. Throws
+  // NoEvictableLeafError (kvprefix/cache.h) if it must evict and finds no
+  // leaf, which lru and fifo never reach (SPEC §8). Not thread-safe.
   NodeId Insert(TokenSpan sequence);
 
   // Longest cached prefix of `request` among the nodes present (SPEC §1):
@@ -201,11 +208,8 @@ class HashTrie {
 
  private:
   using Slot = std::uint32_t;
-  // A lazy min-heap entry of leaves_: the policy's key when pushed.
-  struct LeafEntry {
-    std::uint64_t key;
-    Slot slot;
-  };
+  // The leaves by the policy's key (stamp or ID), lazily.
+  using LeafOrder = LeafHeap<std::uint64_t, Slot>;
   // The end of a walk from the root: tokens followed and the slot reached.
   struct Walk {
     std::size_t length = 0;
@@ -257,12 +261,9 @@ class HashTrie {
     }
     return 0;  // not reached: every policy has a case
   }
+  // Records that the leaf in `slot` has its current key.
   template <EvictionPolicy kPolicy>
   void PushLeaf(Slot slot);
-  template <EvictionPolicy kPolicy>
-  Slot PopLeaf();
-  template <EvictionPolicy kPolicy>
-  void RebuildLeaves();
   void Notify(TokenSpan never_stored);
 
   static std::uint64_t BranchKey(Slot parent, Token token) {
@@ -280,7 +281,7 @@ class HashTrie {
   HugePageVector<Slot> children_;         // children_[slot]: child count
   HugePageVector<std::uint64_t> stamps_;  // stamps_[slot], LRU only
   std::vector<Slot> free_;                // free slots, last freed at the back
-  std::vector<LeafEntry> leaves_;         // lazy min-heap by key
+  LeafOrder leaves_;                      // every leaf, by key, lazily
   std::vector<Token> evicted_tokens_;     // this Insert's, for the listener
   NodeId next_id_ = 1;                    // "the next unused one" (SPEC §1)
   std::uint64_t stamp_ = 0;               // requests inserted so far (LRU)

@@ -58,14 +58,6 @@ HWY_EXPORT(CommonPrefixLength);
 
 namespace {
 
-// Orders a std heap of leaf entries smallest key first.
-struct LaterKey {
-  template <typename Entry>
-  bool operator()(const Entry& a, const Entry& b) const {
-    return a.key > b.key;
-  }
-};
-
 // Tokens of a fresh chunk that will hold `live` more tokens: a power of two
 // between the first and the largest chunk size.
 std::size_t ChunkTokensFor(std::size_t live) {
@@ -221,7 +213,7 @@ NodeId RadixTrie::InsertBounded(TokenSpan sequence, Position position) {
   }
   // Step 4.
   EvictOverflow();
-  if (heap_.size() > 2 * edges_.size() + 64) RebuildHeap();
+  if (heap_.Overfull(edges_.size())) RebuildHeap();
   MaybeCompact();
   return reached;
 }
@@ -361,24 +353,22 @@ std::uint64_t RadixTrie::LeafKey(EdgeIndex edge) const {
 }
 
 bool RadixTrie::IsCurrent(const LeafEntry& entry) const {
-  return edges_[entry.edge].length > 0 && states_[entry.edge].children == 0 &&
-         LeafKey(entry.edge) == entry.key;
+  return edges_[entry.handle].length > 0 &&
+         states_[entry.handle].children == 0 &&
+         LeafKey(entry.handle) == entry.key;
 }
 
-void RadixTrie::PushLeaf(EdgeIndex edge) {
-  heap_.push_back(LeafEntry{LeafKey(edge), edge});
-  std::push_heap(heap_.begin(), heap_.end(), LaterKey());
-}
+void RadixTrie::PushLeaf(EdgeIndex edge) { heap_.Push(LeafKey(edge), edge); }
 
 void RadixTrie::RebuildHeap() {
   heap_stale_ = true;  // until every leaf is back in
-  heap_.clear();
-  for (EdgeIndex edge = 1; edge < edges_.size(); ++edge) {
-    if (edges_[edge].length > 0 && states_[edge].children == 0) {
-      heap_.push_back(LeafEntry{LeafKey(edge), edge});
+  heap_.Rebuild([&](auto add) {
+    for (EdgeIndex edge = 1; edge < edges_.size(); ++edge) {
+      if (edges_[edge].length > 0 && states_[edge].children == 0) {
+        add(LeafKey(edge), edge);
+      }
     }
-  }
-  std::make_heap(heap_.begin(), heap_.end(), LaterKey());
+  });
   heap_stale_ = false;
 }
 
@@ -395,15 +385,15 @@ void RadixTrie::EvictOverflow() {
   if (heap_stale_) RebuildHeap();
   // "evict while more than C nodes are present, one leaf at a time": the
   // policy's leaf and then the rest of its run's tail (see the header).
-  // Nodes are present, so a leaf edge is, and its entry is in the heap.
+  // Nodes are present, so a leaf edge is, and its entry is in the heap
+  // (PopCurrent throws NoEvictableLeafError should none be left).
   while (node_count_ > options_.capacity) {
-    const LeafEntry top = heap_.front();
-    std::pop_heap(heap_.begin(), heap_.end(), LaterKey());
-    heap_.pop_back();
-    if (!IsCurrent(top)) continue;  // stale
+    const EdgeIndex edge = heap_.PopCurrent(
+        [this](const LeafEntry& entry) { return IsCurrent(entry); }, kName,
+        node_count_, options_.capacity);
     const std::uint64_t excess = node_count_ - options_.capacity;
-    EvictTail(top.edge, static_cast<std::uint32_t>(std::min<std::uint64_t>(
-                            excess, edges_[top.edge].length)));
+    EvictTail(edge, static_cast<std::uint32_t>(
+                        std::min<std::uint64_t>(excess, edges_[edge].length)));
   }
 }
 
@@ -496,8 +486,7 @@ std::size_t RadixTrie::memory_bytes() const {
   return chunk_bytes_ + FlatHashTableBytes(children_) +
          VectorHeapBytes<Edge>(edges_.capacity()) +
          VectorHeapBytes<std::unique_ptr<Token[]>>(chunks_.capacity()) +
-         VectorHeapBytes<EdgeState>(states_.capacity()) +
-         VectorHeapBytes<LeafEntry>(heap_.capacity()) +
+         VectorHeapBytes<EdgeState>(states_.capacity()) + heap_.memory_bytes() +
          VectorHeapBytes<EdgeIndex>(free_edges_.capacity()) +
          VectorHeapBytes<EdgeIndex>(path_.capacity());
 }

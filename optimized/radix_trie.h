@@ -87,9 +87,10 @@
 // Bounded, the engine adds:
 //   states_       per edge {stamp, parent edge, child count} (16 bytes), a
 //                 vector parallel to edges_;
-//   heap_         a lazy binary min-heap of leaf edges {key, edge} (16 bytes
-//                 an entry): key = stamp (lru) or the ID of the edge's last
-//                 node (fifo);
+//   heap_         the leaf edges as a LeafHeap (kvprefix/leaf_heap.h, the
+//                 lazy binary min-heap the optimized engines share) of {key,
+//                 edge} (16 bytes an entry): key = stamp (lru) or the ID of
+//                 the edge's last node (fifo);
 //   free_edges_   indices of removed edges, given again before edges_ grows;
 //   last_id_      the largest ID given, separate from node_count_ (present).
 //
@@ -144,9 +145,13 @@
 // whenever an edge becomes a leaf or a leaf's key changes (the deepest edge
 // of each insert; the rest of a tail-evicted edge; a parent left without
 // children). Keys among leaves are unique, so the smallest valid entry is
-// the policy's leaf. Stale entries are dropped when popped, and the heap is
-// rebuilt from edges_ when it holds more than twice as many entries as
-// edges_ has slots, so it stays proportional to the edges.
+// the policy's leaf. Stale entries are dropped when popped
+// (LeafHeap::PopCurrent, which throws NoEvictableLeafError should the heap
+// run empty while nodes are over capacity), and after every bounded insert
+// the heap is rebuilt from edges_ when it holds more than 2 * slots + 64
+// entries (LeafHeap::EntryBound over edges_'s slots), so it stays
+// proportional to the edges. An insert that throws midway marks the heap
+// stale (a new leaf may lack an entry) and the next eviction rebuilds it.
 //
 // Memory stays proportional to the nodes present, not to the nodes ever
 // created: removed edge indices are reused (edges_, children_ and the heap keep
@@ -187,6 +192,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "kvprefix/cache.h"
 #include "kvprefix/huge_pages.h"
+#include "kvprefix/leaf_heap.h"
 #include "kvprefix/types.h"
 
 namespace kvprefix {
@@ -228,7 +234,9 @@ class RadixTrie {
   // exhaustion; the trie then stays valid and holds some prefix of
   // `sequence` (as ReferenceTrie does), possibly more than `capacity` nodes
   // until the next Insert evicts. Exceptions from the listener propagate
-  // after the eviction they report is complete. Not thread-safe.
+  // after the eviction they report is complete. Throws NoEvictableLeafError
+  // (kvprefix/cache.h) if it must evict and finds no leaf edge, which lru
+  // and fifo never reach (SPEC §8). Not thread-safe.
   NodeId Insert(TokenSpan sequence);
 
   // Longest cached prefix of `request`: matched length (tokens) and the node
@@ -320,11 +328,10 @@ class RadixTrie {
     std::uint32_t children = 0;  // child edges present
   };
 
-  // A leaf edge and its policy key when pushed; see IsCurrent.
-  struct LeafEntry {
-    std::uint64_t key;
-    EdgeIndex edge;
-  };
+  // The leaf edges by the policy's key, lazily; an entry is current as
+  // IsCurrent says.
+  using LeafOrder = LeafHeap<std::uint64_t, EdgeIndex>;
+  using LeafEntry = LeafOrder::Entry;
 
   // Where a walk from the root stops: `offset` tokens into `edge` (the
   // whole edge when the walk went past it), `matched` request tokens in all.
@@ -405,7 +412,7 @@ class RadixTrie {
   std::uint64_t compactions_ = 0;
   bool heap_stale_ = false;           // some leaf may lack an entry: rebuild
   HugePageVector<EdgeState> states_;  // parallel to edges_
-  std::vector<LeafEntry> heap_;       // min-heap by key
+  LeafOrder heap_;                    // every leaf edge, by key, lazily
   std::vector<EdgeIndex> free_edges_;
   std::vector<EdgeIndex> path_;  // scratch: Access's path, deepest first
   EvictionListener listener_;

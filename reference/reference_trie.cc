@@ -99,7 +99,12 @@ void ReferenceTrie::Touch(const std::vector<NodeId>& path) {
 
 void ReferenceTrie::EvictLeaf() {
   // "one leaf at a time (a node with no children; the root is never
-  // evicted), by the policy": the leaf whose key is smallest.
+  // evicted), by the policy": the leaf whose key is smallest. Its own check,
+  // not the optimized engines' (kvprefix/leaf_heap.h): with none, SPEC §8
+  // names no victim, so say so rather than read past the end.
+  if (leaves_.empty()) {
+    throw NoEvictableLeafError(kName, node_count(), options_.capacity);
+  }
   const NodeId id = leaves_.begin()->second;
   leaves_.erase(leaves_.begin());
   const Node& node = nodes_[id];

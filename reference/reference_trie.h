@@ -46,7 +46,9 @@ class ReferenceTrie {
   // when nothing on it was evicted), kRootNode for an empty sequence.
   // O(length * log(nodes)), plus O(log(nodes)) per eviction. Throws
   // std::bad_alloc; the trie then holds the nodes created before the
-  // failure, still a valid trie (and possibly above capacity).
+  // failure, still a valid trie (and possibly above capacity). Throws
+  // NoEvictableLeafError (kvprefix/cache.h) if it must evict and no leaf
+  // is left, which lru and fifo never reach (SPEC §8).
   NodeId Insert(TokenSpan sequence);
 
   // The longest prefix of `request` that is a path from the root, and the
