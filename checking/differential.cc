@@ -123,6 +123,16 @@ EvictionListener EvictedPages::Listener(std::size_t page_size) {
 std::optional<std::string> DifferentialChecker::Apply(
     const Operation& operation) {
   history_.push_back(operation);
+  return ApplyLast();
+}
+
+std::optional<std::string> DifferentialChecker::Apply(Operation&& operation) {
+  history_.push_back(std::move(operation));
+  return ApplyLast();
+}
+
+std::optional<std::string> DifferentialChecker::ApplyLast() {
+  const Operation& operation = history_.back();
   const TokenSpan tokens(operation.tokens);
   if (evicted_) {
     for (EvictedPages& evicted : *evicted_) evicted.Clear();

@@ -147,8 +147,11 @@ class DifferentialChecker {
   //    multiset of pages (P tokens each) the step evicted;
   // with Comparison::kLengths only the matches' matched_length.
   // Returns a report of the first disagreement, or nullopt. After a
-  // disagreement the checker should be discarded.
+  // disagreement the checker should be discarded. The operation is copied
+  // into history().
   std::optional<std::string> Apply(const Operation& operation);
+  // The same, moving the operation into history() instead of copying it.
+  std::optional<std::string> Apply(Operation&& operation);
 
   // Applies an insert for each cached sequence, then a match for each
   // request (the batch job, SPEC §2).
@@ -169,6 +172,8 @@ class DifferentialChecker {
   Comparison comparison() const { return comparison_; }
 
  private:
+  // Apply's work on the operation just appended to history_.
+  std::optional<std::string> ApplyLast();
   // Compares engine `engine_index`'s counts and evicted pages with the
   // reference's after an insert or access.
   std::optional<std::string> CompareAfterStep(std::size_t engine_index);

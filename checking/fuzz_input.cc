@@ -98,14 +98,20 @@ Operation ReadOperation(TailReader& reader, Token alphabet_size,
       Operation::Kind::kInsert, Operation::Kind::kMatch,
       Operation::Kind::kAccess, Operation::Kind::kAccess};
   Operation operation{kKinds[op & kKindBits], {}};
+  const int fresh = op >> kFreshShift;
   if ((op & kDerivedBit) != 0 && !history.empty()) {
     const std::vector<Token>& earlier =
         history[reader.InRange<std::size_t>(0, history.size() - 1)].tokens;
     const std::size_t keep =
         reader.Integral<std::uint8_t>() % (earlier.size() + 1);
+    // One allocation per operation, not one per doubling (each costs a
+    // stack trace under ASan).
+    operation.tokens.reserve(keep + fresh);
     operation.tokens.assign(earlier.begin(), earlier.begin() + keep);
+  } else {
+    operation.tokens.reserve(fresh);
   }
-  for (int i = op >> kFreshShift; i > 0; --i) {
+  for (int i = fresh; i > 0; --i) {
     operation.tokens.push_back(ReadToken(reader, alphabet_size));
   }
   if (operation.tokens.size() > kMaxFuzzSequenceTokens) {
@@ -159,6 +165,34 @@ std::string AnswerToLast(PrefixIndex& engine,
   return "";
 }
 
+// CheckOperations on `operations`, a range of Operations: each is handed
+// to the checker with std::move, so a vector's operations are moved into
+// its history (CheckFuzzInput's decoded input, needed no more) and a span
+// of const ones is copied.
+template <typename Operations>
+std::optional<std::string> CheckEach(const CacheOptions& options,
+                                     Operations&& operations,
+                                     const EngineFactory& make_engines,
+                                     Comparison comparison) {
+  DifferentialChecker checker(options, make_engines(options), comparison);
+  for (auto& operation : operations) {
+    const auto report = checker.Apply(std::move(operation));
+    if (!report) continue;
+    const std::vector<Operation>& history = checker.history();
+    std::string text =
+        *report + "every engine's answer to the last operation:\n";
+    auto reference = MakeEngine(ReferenceTrie::kName, options);
+    text += fmt::format("  {}: {}\n", reference->name(),
+                        AnswerToLast(*reference, history));
+    for (auto& engine : make_engines(options)) {
+      text += fmt::format("  {}: {}\n", engine->name(),
+                          AnswerToLast(*engine, history));
+    }
+    return text;
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::optional<FuzzInput> DecodeFuzzInput(std::span<const std::uint8_t> bytes) {
@@ -180,32 +214,16 @@ std::optional<FuzzInput> DecodeFuzzInput(std::span<const std::uint8_t> bytes) {
 std::optional<std::string> CheckOperations(
     const CacheOptions& options, std::span<const Operation> operations,
     const EngineFactory& make_engines, Comparison comparison) {
-  DifferentialChecker checker(options, make_engines(options), comparison);
-  for (const Operation& operation : operations) {
-    const auto report = checker.Apply(operation);
-    if (!report) continue;
-    const std::vector<Operation>& history = checker.history();
-    std::string text =
-        *report + "every engine's answer to the last operation:\n";
-    auto reference = MakeEngine(ReferenceTrie::kName, options);
-    text += fmt::format("  {}: {}\n", reference->name(),
-                        AnswerToLast(*reference, history));
-    for (auto& engine : make_engines(options)) {
-      text += fmt::format("  {}: {}\n", engine->name(),
-                          AnswerToLast(*engine, history));
-    }
-    return text;
-  }
-  return std::nullopt;
+  return CheckEach(options, operations, make_engines, comparison);
 }
 
 std::optional<std::string> CheckFuzzInput(std::span<const std::uint8_t> bytes,
                                           const EngineFactory& make_engines,
                                           const FuzzCheckOptions& check) {
-  const std::optional<FuzzInput> input = DecodeFuzzInput(bytes);
+  std::optional<FuzzInput> input = DecodeFuzzInput(bytes);
   if (!input) return std::nullopt;
-  return CheckOperations(check.unbounded ? CacheOptions{} : input->options,
-                         input->operations, make_engines, check.comparison);
+  return CheckEach(check.unbounded ? CacheOptions{} : input->options,
+                   input->operations, make_engines, check.comparison);
 }
 
 std::vector<std::string> ParseEngineList(std::string_view list) {

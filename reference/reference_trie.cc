@@ -19,7 +19,8 @@ ReferenceTrie::ReferenceTrie(const CacheOptions& options) : options_(options) {
 NodeId ReferenceTrie::Insert(TokenSpan sequence) {
   // "Inserting a sequence walks from the root token by token"
   NodeId current = kRootNode;
-  std::vector<NodeId> path;
+  std::vector<NodeId> path;  // bounded only: what step 3 touches
+  if (options_.bounded()) path.reserve(sequence.size());
   for (Token token : sequence) {
     auto& children = nodes_[current].children;
     auto edge = children.find(token);
@@ -36,14 +37,21 @@ NodeId ReferenceTrie::Insert(TokenSpan sequence) {
       nodes_[current].children.emplace(token, created);  // after the push
       ++present_;
       if (options_.bounded()) {
-        leaves_.emplace(LeafKey(created), created);
+        // The new node is a leaf; its parent, if it was one, is no longer,
+        // and the parent's entry in leaves_ is reused for it (here, in
+        // Touch and in EvictLeaf entries move by extract and insert, so
+        // that a step allocates no set node).
         if (current != kRootNode && nodes_[current].children.size() == 1) {
-          leaves_.erase({LeafKey(current), current});  // no longer a leaf
+          auto entry = leaves_.extract({LeafKey(current), current});
+          entry.value() = {LeafKey(created), created};
+          leaves_.insert(std::move(entry));
+        } else {
+          leaves_.emplace(LeafKey(created), created);
         }
       }
       current = created;
     }
-    path.push_back(current);
+    if (options_.bounded()) path.push_back(current);
   }
   if (!options_.bounded()) return current;
   Touch(path);
@@ -90,10 +98,15 @@ void ReferenceTrie::Touch(const std::vector<NodeId>& path) {
   // "3. touch: every node on the request's path gets stamp r"
   const std::uint64_t stamp = ++stamp_;
   for (NodeId id : path) {
-    const bool leaf = nodes_[id].children.empty();
-    if (leaf) leaves_.erase({LeafKey(id), id});
+    if (!nodes_[id].children.empty()) {
+      nodes_[id].stamp = stamp;
+      continue;
+    }
+    // A leaf: its key in leaves_ may change with the stamp.
+    auto entry = leaves_.extract({LeafKey(id), id});
     nodes_[id].stamp = stamp;
-    if (leaf) leaves_.emplace(LeafKey(id), id);
+    entry.value().first = LeafKey(id);
+    leaves_.insert(std::move(entry));
   }
 }
 
@@ -105,8 +118,8 @@ void ReferenceTrie::EvictLeaf() {
   if (leaves_.empty()) {
     throw NoEvictableLeafError(kName, node_count(), options_.capacity);
   }
-  const NodeId id = leaves_.begin()->second;
-  leaves_.erase(leaves_.begin());
+  auto entry = leaves_.extract(leaves_.begin());
+  const NodeId id = entry.value().second;
   const Node& node = nodes_[id];
   const Token token = node.token;
   const NodeId parent = node.parent;
@@ -114,7 +127,8 @@ void ReferenceTrie::EvictLeaf() {
   --present_;
   ++evicted_;
   if (parent != kRootNode && nodes_[parent].children.empty()) {
-    leaves_.emplace(LeafKey(parent), parent);
+    entry.value() = {LeafKey(parent), parent};  // the parent is a leaf now
+    leaves_.insert(std::move(entry));
   }
   if (listener_) listener_(TokenSpan(&token, 1));
 }
