@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <csignal>
+#include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -836,6 +837,27 @@ TEST_F(CliTest, MatchWithAPageSize) {
       "\n");
 }
 
+// One row of curve's jsonl output for a capacity given in nodes.
+struct CurveRow {
+  std::uint64_t capacity;
+  std::uint64_t matched_tokens;
+  std::uint64_t request_tokens;
+  std::string hit_ratio;  // as printed
+};
+
+// The jsonl lines curve prints for `rows`, in order.
+std::string CurveLines(const std::vector<CurveRow>& rows) {
+  std::string lines;
+  for (const CurveRow& row : rows) {
+    lines += "{\"capacity\":" + std::to_string(row.capacity) +
+             ",\"capacity_bytes\":null,\"matched_tokens\":" +
+             std::to_string(row.matched_tokens) +
+             ",\"request_tokens\":" + std::to_string(row.request_tokens) +
+             ",\"hit_ratio\":" + row.hit_ratio + "}\n";
+  }
+  return lines;
+}
+
 TEST_F(CliTest, CurvePrintsEveryCapacityAsReplayWould) {
   WriteFile(Path("doc.json"),
             R"({"requests":[[1,2,3],[1,2,4],[5],[1,2,3]],"capacity":7})");
@@ -844,22 +866,11 @@ TEST_F(CliTest, CurvePrintsEveryCapacityAsReplayWould) {
   const RunResult result = Run({"curve", Path("doc.json"), "--input-format",
                                 "requests", "--capacities", "0,1,2,3,5"});
   EXPECT_EQ(result.status, 0) << result.err;
-  EXPECT_EQ(result.out,
-            R"({"capacity":0,"capacity_bytes":null,"matched_tokens":0,)"
-            R"("request_tokens":10,"hit_ratio":0})"
-            "\n"
-            R"({"capacity":1,"capacity_bytes":null,"matched_tokens":1,)"
-            R"("request_tokens":10,"hit_ratio":0.1})"
-            "\n"
-            R"({"capacity":2,"capacity_bytes":null,"matched_tokens":3,)"
-            R"("request_tokens":10,"hit_ratio":0.3})"
-            "\n"
-            R"({"capacity":3,"capacity_bytes":null,"matched_tokens":4,)"
-            R"("request_tokens":10,"hit_ratio":0.4})"
-            "\n"
-            R"({"capacity":5,"capacity_bytes":null,"matched_tokens":5,)"
-            R"("request_tokens":10,"hit_ratio":0.5})"
-            "\n");
+  EXPECT_EQ(result.out, CurveLines({{0, 0, 10, "0"},
+                                    {1, 1, 10, "0.1"},
+                                    {2, 3, 10, "0.3"},
+                                    {3, 4, 10, "0.4"},
+                                    {5, 5, 10, "0.5"}}));
   for (const char* capacity : {"2", "3"}) {
     const RunResult replayed =
         Run({"replay", Path("doc.json"), "--input-format", "requests",
@@ -939,15 +950,7 @@ TEST_F(CliTest, CurveOfAReplayDocumentTakesItsPolicy) {
            "--capacities", "1,2,3", "--jobs", "2"});
   ASSERT_EQ(fifo.status, 0) << fifo.err;
   EXPECT_EQ(fifo.out,
-            R"({"capacity":1,"capacity_bytes":null,"matched_tokens":0,)"
-            R"("request_tokens":5,"hit_ratio":0})"
-            "\n"
-            R"({"capacity":2,"capacity_bytes":null,"matched_tokens":1,)"
-            R"("request_tokens":5,"hit_ratio":0.2})"
-            "\n"
-            R"({"capacity":3,"capacity_bytes":null,"matched_tokens":2,)"
-            R"("request_tokens":5,"hit_ratio":0.4})"
-            "\n");
+            CurveLines({{1, 0, 5, "0"}, {2, 1, 5, "0.2"}, {3, 2, 5, "0.4"}}));
   EXPECT_EQ(fifo.err,
             "kvprefix: curve: fifo is not a stack algorithm: replaying once "
             "per capacity (3 capacities on 2 threads)\n");
