@@ -32,20 +32,20 @@ std::uint32_t Pop(Heap& heap) {
   return heap.PopCurrent(kAlwaysCurrent, "test", 1, 0);
 }
 
-TEST(LeafHeapTest, PopsBySmallestKeyThenHandle) {
+TEST(LeafHeapTest, PopsBySmallestKeyFirst) {
   Heap heap;
   heap.Push(5, 1);
   heap.Push(3, 2);
   heap.Push(9, 3);
-  heap.Push(3, 1);
+  heap.Push(4, 1);
   heap.Push(7, 4);
   EXPECT_EQ(heap.size(), 5u);
   EXPECT_EQ(heap.front().key, 3u);
-  EXPECT_EQ(heap.front().handle, 1u);
+  EXPECT_EQ(heap.front().handle, 2u);
   std::vector<std::uint32_t> handles;
   while (!heap.empty()) handles.push_back(Pop(heap));
-  // (3,1) (3,2) (5,1) (7,4) (9,3).
-  EXPECT_EQ(handles, (std::vector<std::uint32_t>{1, 2, 1, 4, 3}));
+  // (3,2) (4,1) (5,1) (7,4) (9,3).
+  EXPECT_EQ(handles, (std::vector<std::uint32_t>{2, 1, 1, 4, 3}));
 }
 
 // A model of an engine's leaves: handle -> current key. An entry is current
