@@ -203,7 +203,7 @@ test_plugin() {
   [ "$status" -eq 1 ] || fail "verify of libmycache_wrong.so: status $status"
   [ "$(tail -n 1 wrong.err)" = "kvprefix: verify failed: wrong-answer" ] ||
     fail "verify of libmycache_wrong.so: $(cat wrong.err)"
-  grep -qx "  actual (mycache): evicted {\[0,0\]}" wrong.out ||
+  grep -qx "  actual (plugin:mycache): evicted {\[0,0\]}" wrong.out ||
     fail "verify of libmycache_wrong.so: $(cat wrong.out)"
   local expected
   expected='{"document":{"requests":[[0,0],[1,0],[0,2],[0,0],[0,1]],"capacity":3,'
@@ -214,7 +214,7 @@ test_plugin() {
   expected+='{"matched_length":2,"cache_node":1,"uncached_suffix":[]},'
   expected+='{"matched_length":0,"cache_node":0,"uncached_suffix":[0,1]}]},'
   expected+='"source":"kvprefix verify --engines plugin:./libmycache_wrong.so --format '
-  expected+='requests: wrong-answer on generated input 25 (--seed 1, size 25)"}'
+  expected+='requests: wrong-answer on generated replay document 25 (--seed 1, size 25)"}'
   [ "$(cat wrong.json)" = "$expected" ] || fail "wrong.json: $(cat wrong.json)"
   # The case replays through the plugin: a failure again, with the same case.
   status=0
