@@ -5,7 +5,7 @@
 # runs it:
 #
 #   scripts/dev.sh demo    builds only the tool (build/kvprefix: 61 of the
-#                          170 build steps), then runs the batch job on the
+#                          172 build steps), then runs the batch job on the
 #                          bundled examples, a block-mode replay of the real
 #                          Mooncake trace, unbounded and with a capacity, and
 #                          its LRU curve with the smallest capacity (nodes and
