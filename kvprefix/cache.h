@@ -13,7 +13,10 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <tuple>
 
+#include "kvprefix/policies/fifo.h"
+#include "kvprefix/policies/lru.h"
 #include "kvprefix/types.h"
 
 namespace kvprefix {
@@ -104,19 +107,15 @@ inline std::string EvictionPolicyChoices(char quote) {
   return choices;
 }
 
-// True if a bounded cache under `policy` has to keep a stamp per node, set
-// on every touch (SPEC §8 step 3), to order its leaves: lru. Engines skip
-// the stamps, and the touches, for the other policies, whose order does not
-// read them. O(1). Thread-safe.
-constexpr bool KeepsStamps(EvictionPolicy policy) {
-  switch (policy) {
-    case EvictionPolicy::kLru:
-      return true;
-    case EvictionPolicy::kFifo:
-      return false;
-  }
-  return true;  // not reached: every enumerator has a case
-}
+// The policy types of the cache model (kvprefix/cache_model.h), one per
+// entry of kEvictionPolicies, in the same order: what the engines run for
+// each policy. A new policy is an enumerator, an entry above, a type here
+// (its own file under kvprefix/policies/) and its lines in the reference.
+using EvictionPolicyTypes = std::tuple<LruPolicy, FifoPolicy>;
+static_assert(std::tuple_size_v<EvictionPolicyTypes> ==
+                  kEvictionPolicies.size(),
+              "EvictionPolicyTypes has one type per entry of "
+              "kEvictionPolicies");
 
 // A capacity no trie can reach: the cache never evicts, and replay gives
 // SPEC §3's answers. Also the value of a replay document's largest capacity,

@@ -184,7 +184,7 @@ void DoubleArrayTrie::EnsureSize(std::size_t size) {
   cells_.Reallocate(capacity);
   if (bounded_) {
     ids64_.Reallocate(capacity);
-    if (KeepsStamps(options_.policy)) stamps_.Reallocate(capacity);
+    if (KeepsNodeState(options_.policy)) stamps_.Reallocate(capacity);
   } else {
     ids_.Reallocate(capacity);
   }
@@ -287,7 +287,7 @@ std::int64_t DoubleArrayTrie::CreateNode(std::int64_t t, std::int64_t parent,
   ++stored_;
   if constexpr (kBounded) {
     ids64_[t] = ++next_id_;
-    if (KeepsStamps(options_.policy)) stamps_[t] = stamp_;
+    if (KeepsNodeState(options_.policy)) stamps_[t] = stamp_;
   } else {
     ids_[t] = static_cast<std::uint32_t>(stored_);
   }
@@ -450,7 +450,7 @@ void DoubleArrayTrie::MoveNode(std::int64_t from, std::int64_t to,
   cells_[to] = Cell{base, static_cast<std::int32_t>(parent)};
   if constexpr (kBounded) {
     ids64_[to] = ids64_[from];
-    if (KeepsStamps(options_.policy)) stamps_[to] = stamps_[from];
+    if (KeepsNodeState(options_.policy)) stamps_[to] = stamps_[from];
   } else {
     ids_[to] = ids_[from];
   }
@@ -513,7 +513,7 @@ NodeId DoubleArrayTrie::InsertBounded(TokenSpan sequence) {
   const std::size_t keep = capacity < sequence.size()
                                ? static_cast<std::size_t>(capacity)
                                : sequence.size();
-  const bool stamps = KeepsStamps(options_.policy);
+  const bool stamps = KeepsNodeState(options_.policy);
   const std::uint64_t stamp = ++stamp_;
   evicted_tokens_.clear();
   // Steps 2 and 3: walk, touching the nodes present (the match is at most

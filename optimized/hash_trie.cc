@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <limits>
+#include <optional>
+#include <utility>
 #include <stdexcept>
 #include <string>
 
@@ -34,7 +36,9 @@ HashTrie::HashTrie(const CacheOptions& options, std::uint64_t max_nodes)
     ids_.assign(1, kRootNode);  // the root's slot holds ID 0 and is never free
     parents_.assign(1, 0);
     children_.assign(1, 0);
-    if (KeepsStamps(options.policy)) stamps_.assign(1, 0);
+    states_ = PolicyStates<HugePageVector<std::uint64_t>>(options.policy);
+    states_.words().assign(states_.words_per_handle(), 0);  // the root's
+    leaves_ = PolicyLeafHeap<Slot>(options.policy);
   }
 }
 
@@ -61,13 +65,9 @@ NodeId HashTrie::Insert(TokenSpan sequence) {
   if (!options_.bounded()) {
     return InsertUnbounded(WalkPath(sequence, NoVisit{}), sequence);
   }
-  switch (options_.policy) {
-    case EvictionPolicy::kLru:
-      return InsertBounded<EvictionPolicy::kLru>(sequence).deepest;
-    case EvictionPolicy::kFifo:
-      return InsertBounded<EvictionPolicy::kFifo>(sequence).deepest;
-  }
-  return kRootNode;  // not reached: every policy has a case
+  return VisitPolicy(options_.policy, [&]<typename Policy>(Policy) {
+    return InsertBounded<Policy>(sequence).deepest;
+  });
 }
 
 Match HashTrie::Access(TokenSpan request) {
@@ -76,13 +76,9 @@ Match HashTrie::Access(TokenSpan request) {
     InsertUnbounded(existing, request);
     return Match{existing.length, existing.slot};
   }
-  switch (options_.policy) {
-    case EvictionPolicy::kLru:
-      return InsertBounded<EvictionPolicy::kLru>(request).match;
-    case EvictionPolicy::kFifo:
-      return InsertBounded<EvictionPolicy::kFifo>(request).match;
-  }
-  return Match{};  // not reached: every policy has a case
+  return VisitPolicy(options_.policy, [&]<typename Policy>(Policy) {
+    return InsertBounded<Policy>(request).match;
+  });
 }
 
 // --- Unbounded: slot == ID ---------------------------------------------------
@@ -108,21 +104,34 @@ NodeId HashTrie::InsertUnbounded(Walk existing, TokenSpan sequence) {
 
 // --- Bounded (SPEC §8) -------------------------------------------------------
 
+template <typename Policy>
+std::uint64_t HashTrie::StoredNodes(std::size_t walked,
+                                    std::size_t length) const {
+  const std::uint64_t missing = length - walked;
+  if constexpr (Policy::kKeepsFirstCapacityNodes) {
+    // The path's nodes present are <= C, so only new ones can fall beyond
+    // depth C, and those would be evicted at once.
+    return std::min<std::uint64_t>(missing, options_.capacity - walked);
+  } else {
+    return missing;
+  }
+}
+
+template <typename Policy>
 void HashTrie::CheckBoundedLimits(TokenSpan sequence) const {
   // IDs: 2^64 - 1 of them cannot run out in practice, but a wrap would be
   // silent, so say it (conservatively: as if the whole sequence were new).
   if (sequence.size() > std::numeric_limits<NodeId>::max() - next_id_) {
     throw CapacityError("hash engine: node IDs would exceed 2^64 - 1");
   }
-  // Slots: after the insert min(present + stored, capacity) nodes are
-  // stored; only a capacity above max_nodes_ can overflow them.
-  if (options_.capacity <= max_nodes_ ||
-      sequence.size() <= max_nodes_ - node_count()) {
-    return;
+  // Slots: a sequence this short cannot overflow them.
+  if (sequence.size() <= max_nodes_ - node_count()) return;
+  if (Policy::kKeepsFirstCapacityNodes && options_.capacity <= max_nodes_) {
+    return;  // at most min(present + stored, capacity) are ever stored
   }
   const Walk walk = WalkPath(sequence, NoVisit{});
-  const std::uint64_t stored = std::min<std::uint64_t>(
-      sequence.size() - walk.length, options_.capacity - walk.length);
+  const std::uint64_t stored =
+      StoredNodes<Policy>(walk.length, sequence.size());
   if (stored > max_nodes_ - node_count()) {
     throw CapacityError("hash engine: storing " + std::to_string(stored) +
                         " more nodes would exceed its limit of " +
@@ -131,27 +140,27 @@ void HashTrie::CheckBoundedLimits(TokenSpan sequence) const {
   }
 }
 
-template <EvictionPolicy kPolicy>
+template <typename Policy>
 HashTrie::BoundedResult HashTrie::InsertBounded(TokenSpan sequence) {
-  constexpr bool kStamps = KeepsStamps(kPolicy);
-  CheckBoundedLimits(sequence);
+  CheckBoundedLimits<Policy>(sequence);
   evicted_tokens_.clear();
 
   // §8 step 1 (the match) and step 3 (touch) for the nodes already present.
-  const std::uint64_t stamp = kStamps ? ++stamp_ : 0;
-  const Walk walk = WalkPath(sequence, [&](Slot slot) {
-    if constexpr (kStamps) stamps_[slot] = stamp;
-  });
+  const std::uint64_t request = ++requests_;
+  const Walk walk = WalkPath(
+      sequence, [&](Slot slot) { states_.Touch<Policy>(slot, request); });
   const Match match{walk.length, ids_[walk.slot]};
 
-  // Step 2: the missing nodes. The path's nodes present are <= C, so only
-  // new ones can fall beyond depth C, and those would be evicted at once.
+  // Step 2: the missing nodes, of which `stored` get a slot.
   const std::uint64_t present = node_count();
   const std::uint64_t missing = sequence.size() - walk.length;
-  const std::uint64_t stored =
-      std::min<std::uint64_t>(missing, options_.capacity - walk.length);
+  const std::uint64_t stored = StoredNodes<Policy>(walk.length, sequence.size());
   Slot deepest = walk.slot;
-  if (stored > 0) {
+  if (stored == 0) {
+    if (kKeepsState<Policy> && walk.slot != 0 && children_[walk.slot] == 0) {
+      PushLeaf<Policy>(walk.slot);  // a leaf touched: its key changed
+    }
+  } else if constexpr (Policy::kKeepsFirstCapacityNodes) {
     const std::uint64_t excess = present + stored > options_.capacity
                                      ? present + stored - options_.capacity
                                      : 0;
@@ -159,21 +168,27 @@ HashTrie::BoundedResult HashTrie::InsertBounded(TokenSpan sequence) {
     // Step 4 before creating: pin the deepest matched node so that only
     // leaves off the path are evicted (it gets a child below anyway).
     ++children_[walk.slot];
-    EvictLeaves<kPolicy>(excess);
+    EvictLeaves<Policy>(excess);
     --children_[walk.slot];
-    deepest = CreateChain<kPolicy>(
-        walk.slot, sequence.subspan(walk.length, stored), stamp);
-  } else if (kStamps && walk.slot != 0 && children_[walk.slot] == 0) {
-    PushLeaf<kPolicy>(walk.slot);  // a leaf touched: its key changed
+    deepest = CreateChain<Policy>(
+        walk.slot, sequence.subspan(walk.length, stored), request);
+  } else {
+    // Steps 2 and 4 as SPEC §8 writes them: the path's own nodes may go.
+    ReserveSlots(stored - std::min<std::uint64_t>(stored, free_.size()));
+    CreateChain<Policy>(walk.slot, sequence.subspan(walk.length), request);
+    if (node_count() > options_.capacity) {
+      EvictLeaves<Policy>(node_count() - options_.capacity);
+      deepest = WalkPath(sequence, NoVisit{}).slot;  // what is left of it
+    }
   }
   const std::uint64_t never_stored = missing - stored;
   next_id_ += never_stored;
   evicted_ += never_stored;
   // Drop the stale leaf entries once they pile up (kvprefix/leaf_heap.h).
-  leaves_.RebuildIfOverfull(node_count(), [&](auto add) {
+  leaves_.Get<Policy>().RebuildIfOverfull(node_count(), [&](auto add) {
     for (std::size_t slot = 1; slot < ids_.size(); ++slot) {
       if (ids_[slot] != 0 && children_[slot] == 0) {
-        add(LeafKey<kPolicy>(static_cast<Slot>(slot)), static_cast<Slot>(slot));
+        add(LeafKey<Policy>(static_cast<Slot>(slot)), static_cast<Slot>(slot));
       }
     }
   });
@@ -193,37 +208,45 @@ void HashTrie::ReserveSlots(std::uint64_t appended) {
   ReserveGeometric(ids_, slots, limit);
   ReserveGeometric(parents_, slots, limit);
   ReserveGeometric(children_, slots, limit);
-  if (KeepsStamps(options_.policy)) {
-    ReserveGeometric(stamps_, slots, limit);
-  }
+  const std::size_t words = states_.words_per_handle();
+  if (words > 0) ReserveGeometric(states_.words(), slots * words, limit * words);
 }
 
-template <EvictionPolicy kPolicy>
-void HashTrie::EvictLeaves(std::uint64_t count) {
-  // Called only while a leaf off the request's path exists (SPEC §8:
-  // evicting never needs more than the nodes off the path); PopCurrent
-  // throws NoEvictableLeafError should none be left.
-  const auto is_current = [this](const LeafOrder::Entry& entry) {
-    return ids_[entry.handle] != 0 && children_[entry.handle] == 0 &&
-           LeafKey<kPolicy>(entry.handle) == entry.key;
-  };
-  while (count > 0) {
-    Slot leaf = leaves_.PopCurrent(is_current, kName, options_.capacity + count,
-                                   options_.capacity);
-    while (true) {
-      const Slot parent = Remove(leaf);
-      --count;
-      if (--children_[parent] != 0 || parent == 0) break;
-      // The parent just became a leaf. If nothing in the heap is smaller it
-      // is the next victim: evict it without a push and a pop.
-      if (count > 0 && leaves_.NoneBelow(LeafKey<kPolicy>(parent))) {
-        leaf = parent;
-        continue;
-      }
-      PushLeaf<kPolicy>(parent);
-      break;
-    }
+// What EvictLeaves (kvprefix/cache_model.h) needs of the slots.
+template <typename Policy>
+class HashTrie::Leaves {
+ public:
+  using Entry = typename LeafHeap<typename Policy::Key, Slot>::Entry;
+  explicit Leaves(HashTrie& trie) : trie_(trie) {}
+
+  bool IsCurrent(const Entry& entry) const {
+    return trie_.ids_[entry.handle] != 0 &&
+           trie_.children_[entry.handle] == 0 &&
+           trie_.LeafKey<Policy>(entry.handle) == entry.key;
   }
+  typename Policy::Key LeafKey(Slot slot) const {
+    return trie_.LeafKey<Policy>(slot);
+  }
+  // Removes one node: the parent, if it is a leaf now, is next.
+  std::pair<std::uint64_t, std::optional<Slot>> RemoveTail(Slot leaf,
+                                                           std::uint64_t) {
+    const Slot parent = trie_.Remove(leaf);
+    if (--trie_.children_[parent] != 0 || parent == 0) return {1, {}};
+    return {1, parent};
+  }
+
+ private:
+  HashTrie& trie_;
+};
+
+template <typename Policy>
+void HashTrie::EvictLeaves(std::uint64_t count) {
+  // With the shortcut, called only while a leaf off the request's path
+  // exists (SPEC §8: evicting never needs more than the nodes off the path);
+  // EvictLeaves throws NoEvictableLeafError should none be left.
+  Leaves<Policy> leaves(*this);
+  kvprefix::EvictLeaves(leaves_.Get<Policy>(), leaves, count, kName,
+                        options_.capacity);
 }
 
 HashTrie::Slot HashTrie::Remove(Slot slot) {
@@ -240,9 +263,10 @@ HashTrie::Slot HashTrie::Remove(Slot slot) {
   return parent;
 }
 
-template <EvictionPolicy kPolicy>
+template <typename Policy>
 HashTrie::Slot HashTrie::CreateChain(Slot parent, TokenSpan tokens,
-                                     std::uint64_t stamp) {
+                                     std::uint64_t request) {
+  const std::size_t words = states_.words_per_handle();
   for (Token token : tokens) {
     Slot child;
     if (!free_.empty()) {
@@ -255,7 +279,9 @@ HashTrie::Slot HashTrie::CreateChain(Slot parent, TokenSpan tokens,
       ids_.emplace_back();
       parents_.emplace_back();
       children_.emplace_back();
-      if constexpr (KeepsStamps(kPolicy)) stamps_.emplace_back();
+      if constexpr (kKeepsState<Policy>) {
+        states_.words().resize(states_.words().size() + words);
+      }
     }
     const bool is_next_node = std::size_t{parent} + 1 == child;
     if (!is_next_node) branches_.emplace(BranchKey(parent, token), child);
@@ -264,17 +290,12 @@ HashTrie::Slot HashTrie::CreateChain(Slot parent, TokenSpan tokens,
     ids_[child] = next_id_++;
     parents_[child] = parent;
     children_[child] = 0;
-    if constexpr (KeepsStamps(kPolicy)) stamps_[child] = stamp;
+    states_.Create<Policy>(child, request);  // step 2, then step 3's touch
     ++children_[parent];
     parent = child;
   }
-  PushLeaf<kPolicy>(parent);  // the new path's end is a leaf
+  PushLeaf<Policy>(parent);  // the new path's end is a leaf
   return parent;
-}
-
-template <EvictionPolicy kPolicy>
-void HashTrie::PushLeaf(Slot slot) {
-  leaves_.Push(LeafKey<kPolicy>(slot), slot);
 }
 
 void HashTrie::Notify(TokenSpan never_stored) {
@@ -290,7 +311,7 @@ std::size_t HashTrie::memory_bytes() const {
          VectorHeapBytes<NodeId>(ids_.capacity()) +
          VectorHeapBytes<Slot>(parents_.capacity()) +
          VectorHeapBytes<Slot>(children_.capacity()) +
-         VectorHeapBytes<std::uint64_t>(stamps_.capacity()) +
+         VectorHeapBytes<std::uint64_t>(states_.words().capacity()) +
          VectorHeapBytes<Slot>(free_.capacity()) + leaves_.memory_bytes() +
          VectorHeapBytes<Token>(evicted_tokens_.capacity());
 }

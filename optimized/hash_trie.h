@@ -34,12 +34,13 @@
 //   ids_[s]        the node's ID, 64-bit; 0 marks a free slot (8 bytes);
 //   parents_[s]    the parent's slot, to find a branch's key on eviction;
 //   children_[s]   the node's child count: 0 means a leaf (4 + 4 bytes);
-//   stamps_[s]     LRU only: the last request that touched it (8 bytes);
+//   states_        the policy's state of slot s (kvprefix/cache_model.h's
+//                  PolicyStates): lru's stamp (8 bytes), nothing for fifo;
 //   free_          freed slots, reused last-freed-first;
 //   leaves_        the leaves as a LeafHeap (kvprefix/leaf_heap.h, the lazy
 //                  binary min-heap the optimized engines share) of (policy
-//                  key, slot): stamp for LRU, ID for FIFO (16 bytes an
-//                  entry).
+//                  key, slot): one heap per policy's key type
+//                  (PolicyLeafHeap), 16 bytes an entry for lru and fifo.
 //
 // Invariants
 //   * every node except the root has exactly one incoming edge, stored
@@ -50,10 +51,13 @@
 //     after every Insert; every leaf has at least one heap entry whose key
 //     equals its current key. An entry is stale (skipped when popped) if its
 //     slot is free, is no leaf, or its key differs from the slot's current
-//     key. A stale LRU entry can never look valid for a new occupant of its
-//     slot: a node evicted during request r has stamp < r (only nodes off
-//     r's path are evicted while they are stored, below), and the occupant
-//     created at r or later has stamp >= r; FIFO keys are unique IDs.
+//     key. A stale entry can never look valid for a new occupant of its
+//     slot: a slot freed during request r is reused at the earliest by the
+//     next creation, which (with the shortcut below) is r's own nodes, and
+//     a node evicted then was off r's path, its stamp < r; without the
+//     shortcut creation comes before eviction, so reuse is at r + 1 or
+//     later. The occupant's stamp is its creating request or later, and
+//     fifo keys are unique IDs.
 //
 // Insert walks like MatchPrefix; each missing token creates a node in a
 // slot (unbounded: the next slot, == the next ID) and, if its parent is in
@@ -63,7 +67,12 @@
 // inserted in one go is matched as a sequential scan. Only where that fails
 // does it probe the hash map.
 //
-// Bounded Insert (SPEC §8 steps 2-4) exploits how the policies order the
+// Bounded Insert (SPEC §8 steps 2-4) is written once for every policy type
+// (kvprefix/cache_model.h), touching through PolicyStates and evicting with
+// its EvictLeaves. A policy whose kKeepsFirstCapacityNodes is false (lfu)
+// gets the steps as SPEC §8 writes them: walk and touch, create every new
+// node, evict while more than C are present, the new ones included. Where
+// the trait holds (lru, fifo) the insert exploits how the policy orders the
 // victims of one request r whose path (matched nodes, then m new ones) has
 // length L. Every leaf off r's path goes before any node of it: for LRU the
 // path holds stamp r, the largest; for FIFO the path's only leaf is its
@@ -108,7 +117,8 @@
 // 64 between inserts), and reused slots make more branches: 30-45 bytes a node
 // on the Mooncake conversation trace in block mode. All of it follows
 // min(capacity, nodes ever created) (the slot arrays stop growing at capacity +
-// 1), never the IDs given.
+// 1; without the shortcut at capacity + the longest request's new nodes),
+// never the IDs given.
 //
 // Limits: slots are 32-bit. Unbounded, slot == ID, so Insert throws
 // CapacityError, before changing anything, when the trie would exceed
@@ -127,6 +137,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "kvprefix/cache.h"
+#include "kvprefix/cache_model.h"
 #include "kvprefix/huge_pages.h"
 #include "kvprefix/leaf_heap.h"
 #include "kvprefix/types.h"
@@ -208,8 +219,6 @@ class HashTrie {
 
  private:
   using Slot = std::uint32_t;
-  // The leaves by the policy's key (stamp or ID), lazily.
-  using LeafOrder = LeafHeap<std::uint64_t, Slot>;
   // The end of a walk from the root: tokens followed and the slot reached.
   struct Walk {
     std::size_t length = 0;
@@ -240,30 +249,35 @@ class HashTrie {
     Match match;
     NodeId deepest;
   };
-  template <EvictionPolicy kPolicy>
+  template <typename Policy>
   BoundedResult InsertBounded(TokenSpan sequence);
+  // The new nodes of `sequence` past `walked` tokens present that Insert
+  // stores: all of them, or (when the policy keeps a long request's first
+  // C nodes) those up to depth C.
+  template <typename Policy>
+  std::uint64_t StoredNodes(std::size_t walked, std::size_t length) const;
+  template <typename Policy>
   void CheckBoundedLimits(TokenSpan sequence) const;
   // Reserves room for `appended` more slots in every slot array.
   void ReserveSlots(std::uint64_t appended);
-  template <EvictionPolicy kPolicy>
+  // The structure kvprefix/cache_model.h's EvictLeaves evicts from.
+  template <typename Policy>
+  class Leaves;
+  template <typename Policy>
   void EvictLeaves(std::uint64_t count);
-  template <EvictionPolicy kPolicy>
-  Slot CreateChain(Slot parent, TokenSpan tokens, std::uint64_t stamp);
+  template <typename Policy>
+  Slot CreateChain(Slot parent, TokenSpan tokens, std::uint64_t request);
   // Frees the leaf in `slot`; returns its parent's slot.
   Slot Remove(Slot slot);
-  template <EvictionPolicy kPolicy>
-  std::uint64_t LeafKey(Slot slot) const {
-    switch (kPolicy) {
-      case EvictionPolicy::kLru:
-        return stamps_[slot];
-      case EvictionPolicy::kFifo:
-        return ids_[slot];
-    }
-    return 0;  // not reached: every policy has a case
+  template <typename Policy>
+  typename Policy::Key LeafKey(Slot slot) const {
+    return states_.LeafKey<Policy>(slot, ids_[slot]);
   }
   // Records that the leaf in `slot` has its current key.
-  template <EvictionPolicy kPolicy>
-  void PushLeaf(Slot slot);
+  template <typename Policy>
+  void PushLeaf(Slot slot) {
+    leaves_.Get<Policy>().Push(LeafKey<Policy>(slot), slot);
+  }
   void Notify(TokenSpan never_stored);
 
   static std::uint64_t BranchKey(Slot parent, Token token) {
@@ -279,12 +293,13 @@ class HashTrie {
   HugePageVector<NodeId> ids_;            // ids_[slot]; 0: free
   HugePageVector<Slot> parents_;          // parents_[slot]
   HugePageVector<Slot> children_;         // children_[slot]: child count
-  HugePageVector<std::uint64_t> stamps_;  // stamps_[slot], LRU only
+  // The policy's state of slot s (kvprefix/cache_model.h): lru's stamp.
+  PolicyStates<HugePageVector<std::uint64_t>> states_;
   std::vector<Slot> free_;                // free slots, last freed at the back
-  LeafOrder leaves_;                      // every leaf, by key, lazily
+  PolicyLeafHeap<Slot> leaves_;           // every leaf, by key, lazily
   std::vector<Token> evicted_tokens_;     // this Insert's, for the listener
   NodeId next_id_ = 1;                    // "the next unused one" (SPEC §1)
-  std::uint64_t stamp_ = 0;               // requests inserted so far (LRU)
+  std::uint64_t requests_ = 0;            // bounded inserts so far: stamp r
   std::uint64_t evicted_ = 0;
   EvictionListener listener_;
 };

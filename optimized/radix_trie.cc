@@ -90,7 +90,7 @@ RadixTrie::RadixTrie(const CacheOptions& options, std::uint64_t max_edges)
   }
   options_ = options;
   bounded_ = options.bounded();
-  keeps_stamps_ = KeepsStamps(options.policy);
+  keeps_stamps_ = KeepsNodeState(options.policy);
   if (bounded_) states_.emplace_back();  // the root's, never a leaf
 }
 

@@ -191,6 +191,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "kvprefix/cache.h"
+#include "kvprefix/cache_model.h"
 #include "kvprefix/huge_pages.h"
 #include "kvprefix/leaf_heap.h"
 #include "kvprefix/types.h"
@@ -404,7 +405,7 @@ class RadixTrie {
   // The cache (SPEC §8); nothing below is touched when unbounded.
   CacheOptions options_;
   bool bounded_ = false;
-  bool keeps_stamps_ = false;      // KeepsStamps(options_.policy)
+  bool keeps_stamps_ = false;      // KeepsNodeState(options_.policy)
   std::uint64_t last_id_ = 0;      // largest ID given
   std::uint64_t stamp_ = 0;        // stamps given (requests inserted)
   std::uint64_t evicted_ = 0;      // nodes evicted

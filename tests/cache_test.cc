@@ -4,6 +4,7 @@
 // model that knows nothing of tries: a table from each present prefix to its
 // ID and stamp, evicting by scanning every present prefix.
 #include "kvprefix/cache.h"
+#include "kvprefix/cache_model.h"
 
 #include <gtest/gtest.h>
 
@@ -43,8 +44,8 @@ TEST(EvictionPolicyListTest, NamesParseBackAndChoicesListThemAll) {
   EXPECT_EQ(ParseEvictionPolicy(""), std::nullopt);
   EXPECT_EQ(EvictionPolicyChoices('\''), "'lru' or 'fifo'");
   EXPECT_EQ(EvictionPolicyChoices('"'), "\"lru\" or \"fifo\"");
-  EXPECT_TRUE(KeepsStamps(EvictionPolicy::kLru));
-  EXPECT_FALSE(KeepsStamps(EvictionPolicy::kFifo));
+  EXPECT_TRUE(KeepsNodeState(EvictionPolicy::kLru));
+  EXPECT_FALSE(KeepsNodeState(EvictionPolicy::kFifo));
 }
 
 constexpr CacheOptions Lru(std::uint64_t capacity,
