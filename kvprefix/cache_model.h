@@ -73,19 +73,20 @@ namespace kvprefix {
 //     nodes above it in the run, which share its state, are the next victims
 //     one by one, so a run's tail may go in one step.
 template <typename P>
-concept CachePolicy =
-    std::is_trivially_copyable_v<typename P::State> &&
-    (std::is_empty_v<typename P::State> ||
-     sizeof(typename P::State) % sizeof(std::uint64_t) == 0) &&
-    std::totally_ordered<typename P::Key> &&
-    requires(typename P::State& state, const typename P::State& read,
-             std::uint64_t request, NodeId id) {
-      { P::Touch(state, request) } -> std::same_as<void>;
-      { P::LeafKey(read, id) } -> std::same_as<typename P::Key>;
-      { P::kKeepsFirstCapacityNodes } -> std::convertible_to<bool>;
-      { P::kTouchSetsState } -> std::convertible_to<bool>;
-      { P::kRunTailLeavesAtOnce } -> std::convertible_to<bool>;
-    };
+concept CachePolicy = std::is_trivially_copyable_v<typename P::State> &&
+                      (std::is_empty_v<typename P::State> ||
+                       sizeof(typename P::State) % sizeof(std::uint64_t) ==
+                           0) &&
+                      std::totally_ordered<typename P::Key>&& requires(
+                          typename P::State& state,
+                          const typename P::State& read, std::uint64_t request,
+                          NodeId id) {
+  { P::Touch(state, request) } -> std::same_as<void>;
+  { P::LeafKey(read, id) } -> std::same_as<typename P::Key>;
+  { P::kKeepsFirstCapacityNodes } -> std::convertible_to<bool>;
+  { P::kTouchSetsState } -> std::convertible_to<bool>;
+  { P::kRunTailLeavesAtOnce } -> std::convertible_to<bool>;
+};
 
 // True if the policy keeps per-node state (and so needs touches).
 template <CachePolicy Policy>
@@ -96,8 +97,9 @@ namespace cache_model_internal {
 template <std::size_t I, typename F>
 decltype(auto) VisitFrom(std::size_t index, F&& f) {
   using Policy = std::tuple_element_t<I, EvictionPolicyTypes>;
-  static_assert(CachePolicy<Policy>, "a policy type lacks what CachePolicy "
-                                     "requires (kvprefix/cache_model.h)");
+  static_assert(CachePolicy<Policy>,
+                "a policy type lacks what CachePolicy "
+                "requires (kvprefix/cache_model.h)");
   if constexpr (I + 1 == std::tuple_size_v<EvictionPolicyTypes>) {
     return std::forward<F>(f)(Policy{});  // the last: index == I
   } else {
@@ -150,8 +152,7 @@ class PolicyStates {
     typename Policy::State state{};
     if constexpr (kKeepsState<Policy>) {
       std::memcpy(static_cast<void*>(&state),
-                  words_.data() + handle * Words64<Policy>(),
-                  sizeof state);
+                  words_.data() + handle * Words64<Policy>(), sizeof state);
     }
     return state;
   }
@@ -213,7 +214,8 @@ inline constexpr std::size_t kPolicyTypeIndex = [] {
           : false) ||
      ...);
     return index;
-  }(std::make_index_sequence<std::tuple_size_v<EvictionPolicyTypes>>{});
+  }
+  (std::make_index_sequence<std::tuple_size_v<EvictionPolicyTypes>>{});
 }();
 
 // The leaf heap of whichever policy a cache runs: one LeafHeap per policy
@@ -244,12 +246,11 @@ class PolicyLeafHeap {
 
  private:
   template <std::size_t... I>
-  static auto Heaps(std::index_sequence<I...>)
-      -> std::variant<LeafHeap<
-          typename std::tuple_element_t<I, EvictionPolicyTypes>::Key,
-          Handle>...>;
-  decltype(Heaps(std::make_index_sequence<
-                 std::tuple_size_v<EvictionPolicyTypes>>{})) heaps_;
+  static auto Heaps(std::index_sequence<I...>) -> std::variant<LeafHeap<
+      typename std::tuple_element_t<I, EvictionPolicyTypes>::Key, Handle>...>;
+  decltype(Heaps(
+      std::make_index_sequence<std::tuple_size_v<EvictionPolicyTypes>>{}))
+      heaps_;
 };
 
 // SPEC §8 step 4: evicts `count` nodes, one leaf at a time by the policy's
@@ -277,8 +278,8 @@ void EvictLeaves(LeafHeap<Key, Handle>& heap, Structure& structure,
     return structure.IsCurrent(entry);
   };
   while (count > 0) {
-    Handle leaf = heap.PopCurrent(is_current, engine, capacity + count,
-                                  capacity);
+    Handle leaf =
+        heap.PopCurrent(is_current, engine, capacity + count, capacity);
     while (true) {
       const auto [removed, next] = structure.RemoveTail(leaf, count);
       count -= removed;

@@ -4,9 +4,9 @@
 #include <algorithm>
 #include <limits>
 #include <optional>
-#include <utility>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include "kvprefix/memory.h"
 
@@ -154,7 +154,8 @@ HashTrie::BoundedResult HashTrie::InsertBounded(TokenSpan sequence) {
   // Step 2: the missing nodes, of which `stored` get a slot.
   const std::uint64_t present = node_count();
   const std::uint64_t missing = sequence.size() - walk.length;
-  const std::uint64_t stored = StoredNodes<Policy>(walk.length, sequence.size());
+  const std::uint64_t stored =
+      StoredNodes<Policy>(walk.length, sequence.size());
   Slot deepest = walk.slot;
   if (stored == 0) {
     if (kKeepsState<Policy> && walk.slot != 0 && children_[walk.slot] == 0) {
@@ -175,7 +176,8 @@ HashTrie::BoundedResult HashTrie::InsertBounded(TokenSpan sequence) {
   } else {
     // Steps 2 and 4 as SPEC §8 writes them: the path's own nodes may go.
     ReserveSlots(stored - std::min<std::uint64_t>(stored, free_.size()));
-    CreateChain<Policy>(walk.slot, sequence.subspan(walk.length), request);
+    deepest =
+        CreateChain<Policy>(walk.slot, sequence.subspan(walk.length), request);
     if (node_count() > options_.capacity) {
       EvictLeaves<Policy>(node_count() - options_.capacity);
       deepest = WalkPath(sequence, NoVisit{}).slot;  // what is left of it
@@ -209,7 +211,8 @@ void HashTrie::ReserveSlots(std::uint64_t appended) {
   ReserveGeometric(parents_, slots, limit);
   ReserveGeometric(children_, slots, limit);
   const std::size_t words = states_.words_per_handle();
-  if (words > 0) ReserveGeometric(states_.words(), slots * words, limit * words);
+  if (words > 0)
+    ReserveGeometric(states_.words(), slots * words, limit * words);
 }
 
 // What EvictLeaves (kvprefix/cache_model.h) needs of the slots.

@@ -290,16 +290,16 @@ class HashTrie {
   std::vector<bool> next_node_;   // next_node_[slot]: parent is slot - 1
   HugePageHashMap<std::uint64_t, Slot> branches_;
   // Bounded only:
-  HugePageVector<NodeId> ids_;            // ids_[slot]; 0: free
-  HugePageVector<Slot> parents_;          // parents_[slot]
-  HugePageVector<Slot> children_;         // children_[slot]: child count
+  HugePageVector<NodeId> ids_;     // ids_[slot]; 0: free
+  HugePageVector<Slot> parents_;   // parents_[slot]
+  HugePageVector<Slot> children_;  // children_[slot]: child count
   // The policy's state of slot s (kvprefix/cache_model.h): lru's stamp.
   PolicyStates<HugePageVector<std::uint64_t>> states_;
-  std::vector<Slot> free_;                // free slots, last freed at the back
-  PolicyLeafHeap<Slot> leaves_;           // every leaf, by key, lazily
-  std::vector<Token> evicted_tokens_;     // this Insert's, for the listener
-  NodeId next_id_ = 1;                    // "the next unused one" (SPEC §1)
-  std::uint64_t requests_ = 0;            // bounded inserts so far: stamp r
+  std::vector<Slot> free_;             // free slots, last freed at the back
+  PolicyLeafHeap<Slot> leaves_;        // every leaf, by key, lazily
+  std::vector<Token> evicted_tokens_;  // this Insert's, for the listener
+  NodeId next_id_ = 1;                 // "the next unused one" (SPEC §1)
+  std::uint64_t requests_ = 0;         // bounded inserts so far: stamp r
   std::uint64_t evicted_ = 0;
   EvictionListener listener_;
 };

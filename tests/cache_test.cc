@@ -4,7 +4,6 @@
 // model that knows nothing of tries: a table from each present prefix to its
 // ID and stamp, evicting by scanning every present prefix.
 #include "kvprefix/cache.h"
-#include "kvprefix/cache_model.h"
 
 #include <gtest/gtest.h>
 
@@ -17,6 +16,7 @@
 
 #include "engines/all_engines.h"
 #include "engines/registry.h"
+#include "kvprefix/cache_model.h"
 #include "kvprefix/paged_index.h"
 #include "kvprefix/replay.h"
 #include "testing/engine_types.h"
