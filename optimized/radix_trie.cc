@@ -47,6 +47,7 @@ HWY_AFTER_NAMESPACE();
 
 #include <algorithm>
 #include <bit>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
@@ -90,8 +91,12 @@ RadixTrie::RadixTrie(const CacheOptions& options, std::uint64_t max_edges)
   }
   options_ = options;
   bounded_ = options.bounded();
-  keeps_stamps_ = KeepsNodeState(options.policy);
-  if (bounded_) states_.emplace_back();  // the root's, never a leaf
+  if (bounded_) {
+    links_.emplace_back();  // the root's, never a leaf
+    states_ = PolicyStates<HugePageVector<std::uint64_t>>(options.policy);
+    states_.words().assign(states_.words_per_handle(), 0);  // the root's
+    leaves_ = PolicyLeafHeap<EdgeIndex>(options.policy);
+  }
 }
 
 RadixTrie::Position RadixTrie::Walk(TokenSpan sequence) const {
@@ -130,15 +135,19 @@ Match RadixTrie::MatchPrefix(TokenSpan request) const {
 
 NodeId RadixTrie::Insert(TokenSpan sequence) {
   const Position position = Walk(sequence);
-  return bounded_ ? InsertBounded(sequence, position)
-                  : InsertAt(sequence, position);
+  if (!bounded_) return InsertAt(sequence, position);
+  return VisitPolicy(options_.policy, [&]<typename Policy>(Policy) {
+    return InsertBounded<Policy>(sequence, position);
+  });
 }
 
 Match RadixTrie::Access(TokenSpan request) {
   const Position position = Walk(request);
   const Match match{position.matched, NodeAt(position)};
   if (bounded_) {
-    InsertBounded(request, position);
+    VisitPolicy(options_.policy, [&]<typename Policy>(Policy) {
+      InsertBounded<Policy>(request, position);
+    });
   } else {
     InsertAt(request, position);
   }
@@ -155,66 +164,83 @@ NodeId RadixTrie::InsertAt(TokenSpan sequence, const Position& position) {
   const EdgeIndex attach =
       split ? Split<false>(position.parent, position.edge, position.offset)
             : position.edge;
-  Append<false>(attach, suffix);
+  Append<false>(attach, suffix, /*extend=*/true, [](EdgeIndex) {});
   return node_count_;
 }
 
+template <typename Policy>
 NodeId RadixTrie::InsertBounded(TokenSpan sequence, Position position) {
-  // Only the first C tokens are stored (see the header). A match never
-  // exceeds C while at most C nodes are present; the second walk is for a
-  // cache left over capacity by an exception.
-  const auto stored = static_cast<std::size_t>(
-      std::min<std::uint64_t>(sequence.size(), options_.capacity));
-  if (position.matched > stored) position = Walk(sequence.first(stored));
+  // A policy that keeps a long request's first C nodes gets only those
+  // stored (see the header); any other the whole sequence, evicted from
+  // afterwards. A match never exceeds C while at most C nodes are present;
+  // the second walk is for a cache left over capacity by an exception.
+  std::size_t stored = sequence.size();
+  if constexpr (Policy::kKeepsFirstCapacityNodes) {
+    stored = static_cast<std::size_t>(
+        std::min<std::uint64_t>(sequence.size(), options_.capacity));
+    if (position.matched > stored) position = Walk(sequence.first(stored));
+  }
   const std::size_t new_tokens = stored - position.matched;
   const bool grows = new_tokens > 0;
-  // Cut the edge the walk stopped inside: to branch off it, or (lru) so
-  // that the touched upper part gets its own stamp.
+  // Cut the edge the walk stopped inside: to branch off it, or (a policy
+  // with state) so that the touched upper part gets its own state.
   const bool cut = position.offset < edges_[position.edge].length &&
-                   (grows || keeps_stamps_);
-  CheckEdgeLimit(
-      (cut ? 1 : 0) +
-          (grows ? NewEdgesFor(new_tokens, !cut && Extendable(position.edge))
-                 : 0),
-      new_tokens);
+                   (grows || kKeepsState<Policy>);
+  // The newest run may grow in place only if its nodes and the new ones get
+  // one state by this request's touch.
+  const bool extend =
+      Policy::kTouchSetsState && !cut && Extendable(position.edge);
+  CheckEdgeLimit((cut ? 1 : 0) + (grows ? NewEdgesFor(new_tokens, extend) : 0),
+                 new_tokens);
 
-  // SPEC §8 step 2, insert, then step 3, touch, with request stamp r.
-  ++stamp_;
+  // SPEC §8 step 2, insert, then step 3, touch, by request r.
+  const std::uint64_t request = ++stamp_;
   NodeId reached = NodeAt(position);
+  EdgeIndex attach = position.edge;  // the deepest edge present of the path
   EdgeIndex deepest = position.edge;
   try {
     if (cut) {
-      deepest = Split<true>(position.parent, position.edge, position.offset);
+      attach = Split<true>(position.parent, position.edge, position.offset);
+      deepest = attach;
     }
     if (grows) {
-      deepest =
-          Append<true>(deepest, sequence.subspan(position.matched, new_tokens));
+      // A new edge's nodes are created and touched by r (step 2, then 3).
+      deepest = Append<true>(
+          attach, sequence.subspan(position.matched, new_tokens), extend,
+          [&](EdgeIndex edge) { states_.Create<Policy>(edge, request); });
       reached = last_id_;
+    }
+    if constexpr (kKeepsState<Policy>) Touch<Policy>(attach, request);
+    if (deepest != kRootEdge && links_[deepest].children == 0 &&
+        (kKeepsState<Policy> || grows)) {
+      PushLeaf<Policy>(deepest);  // its key changed: a touch, or a new last ID
     }
   } catch (...) {
     heap_stale_ = true;  // a new leaf may have no heap entry
     throw;
   }
-  if (keeps_stamps_) Touch(deepest);
-  if (deepest != kRootEdge && states_[deepest].children == 0 &&
-      (keeps_stamps_ || grows)) {
-    PushLeaf(deepest);  // its key changed: a new stamp, or a new last ID
+  if constexpr (Policy::kKeepsFirstCapacityNodes) {
+    if (stored < sequence.size()) {
+      // The tail past C, created and evicted at once (its IDs are used up).
+      const std::size_t skipped = sequence.size() - stored;
+      last_id_ += skipped;
+      evicted_ += skipped;
+      // The newest run's last ID is no longer the largest. (It ends at depth
+      // C, so nothing could extend it anyway; the reset keeps the invariant
+      // plain.)
+      newest_edge_ = kRootEdge;
+      if (listener_) listener_(sequence.subspan(stored));
+    }
   }
-  if (stored < sequence.size()) {
-    // The tail past C, created and evicted at once (its IDs are used up).
-    const std::size_t skipped = sequence.size() - stored;
-    last_id_ += skipped;
-    evicted_ += skipped;
-    // The newest run's last ID is no longer the largest. (It ends at depth
-    // C, so nothing could extend it anyway; the reset keeps the invariant
-    // plain.)
-    newest_edge_ = kRootEdge;
-    if (listener_) listener_(sequence.subspan(stored));
-  }
-  // Step 4.
-  EvictOverflow();
-  if (heap_.Overfull(edges_.size())) RebuildHeap();
+  // Step 4. Where the policy keeps the first C nodes, it spares the path;
+  // otherwise the path's own nodes may go, and `reached` is what is left.
+  const bool evicts = node_count_ > options_.capacity;
+  EvictOverflow<Policy>();
+  if (leaves_.Get<Policy>().Overfull(edges_.size())) RebuildHeap<Policy>();
   MaybeCompact();
+  if constexpr (!Policy::kKeepsFirstCapacityNodes) {
+    if (evicts) reached = NodeAt(Walk(sequence));
+  }
   return reached;
 }
 
@@ -258,11 +284,15 @@ RadixTrie::EdgeIndex RadixTrie::FreeEdgeIndex() {
     // Room for every slot to be free at once, so that removing an edge
     // never allocates.
     if (free_edges_.capacity() <= slot) free_edges_.reserve(2 * slot);
-    states_.emplace_back();
+    // The slot arrays grow together or not at all.
+    const std::size_t words = states_.words_per_handle();
+    links_.emplace_back();
     try {
+      states_.words().resize((slot + 1) * words);
       edges_.push_back(Edge{nullptr, kRootNode, 0});
     } catch (...) {
-      states_.pop_back();
+      states_.words().resize(slot * words);
+      links_.pop_back();
       throw;
     }
     free_edges_.push_back(static_cast<EdgeIndex>(slot));
@@ -280,9 +310,10 @@ RadixTrie::EdgeIndex RadixTrie::Split(EdgeIndex parent, EdgeIndex edge,
     children_.emplace(ChildKey(upper, old.tokens[offset]), edge);
     free_edges_.pop_back();  // taken: nothing below can throw
     edges_[upper] = Edge{old.tokens, old.first_id, offset};
-    // Both parts keep the stamp; the caller touches the upper one.
-    states_[upper] = EdgeState{states_[edge].stamp, parent, 1};
-    states_[edge].parent = upper;
+    // Both parts keep the state; the caller touches the upper one.
+    states_.Copy(edge, upper);
+    links_[upper] = EdgeLinks{parent, 1};
+    links_[edge].parent = upper;
   } else {
     upper = static_cast<EdgeIndex>(edges_.size());
     edges_.push_back(Edge{old.tokens, old.first_id, offset});
@@ -305,23 +336,25 @@ void RadixTrie::AddChunk() {
   newest_edge_ = kRootEdge;  // a fresh chunk continues no run
 }
 
-template <bool kBounded>
-RadixTrie::EdgeIndex RadixTrie::Append(EdgeIndex edge, TokenSpan suffix) {
+template <bool kBounded, typename OnNewEdge>
+RadixTrie::EdgeIndex RadixTrie::Append(EdgeIndex edge, TokenSpan suffix,
+                                       bool extend, OnNewEdge&& on_new_edge) {
   while (!suffix.empty()) {
     if (arena_end_ == chunk_limit_) AddChunk();
     const std::size_t piece = std::min<std::size_t>(
         suffix.size(), static_cast<std::size_t>(chunk_limit_ - arena_end_));
     std::copy_n(suffix.begin(), piece, arena_end_);
     const auto length = static_cast<std::uint32_t>(piece);
-    if (Extendable(edge)) {
+    if (extend && Extendable(edge)) {
       edges_[edge].length += length;
     } else if constexpr (kBounded) {
       const EdgeIndex child = FreeEdgeIndex();
       children_.emplace(ChildKey(edge, suffix[0]), child);
       free_edges_.pop_back();  // taken
       edges_[child] = Edge{arena_end_, last_id_ + 1, length};
-      states_[child] = EdgeState{stamp_, edge, 0};
-      ++states_[edge].children;
+      links_[child] = EdgeLinks{edge, 0};
+      on_new_edge(child);
+      ++links_[edge].children;
       edge = child;
     } else {
       const auto child = static_cast<EdgeIndex>(edges_.size());
@@ -339,87 +372,103 @@ RadixTrie::EdgeIndex RadixTrie::Append(EdgeIndex edge, TokenSpan suffix) {
   return edge;
 }
 
-std::uint64_t RadixTrie::LeafKey(EdgeIndex edge) const {
-  // SPEC §8 step 4: "lru: the leaf with the smallest stamp"; "fifo: the
-  // leaf with the smallest node ID". The leaf is the edge's last node.
-  const Edge& run = edges_[edge];
-  switch (options_.policy) {
-    case EvictionPolicy::kLru:
-      return states_[edge].stamp;
-    case EvictionPolicy::kFifo:
-      return run.first_id + run.length - 1;
-  }
-  return 0;  // not reached: every policy has a case
-}
-
-bool RadixTrie::IsCurrent(const LeafEntry& entry) const {
-  return edges_[entry.handle].length > 0 &&
-         states_[entry.handle].children == 0 &&
-         LeafKey(entry.handle) == entry.key;
-}
-
-void RadixTrie::PushLeaf(EdgeIndex edge) { heap_.Push(LeafKey(edge), edge); }
-
+template <typename Policy>
 void RadixTrie::RebuildHeap() {
   heap_stale_ = true;  // until every leaf is back in
-  heap_.Rebuild([&](auto add) {
+  leaves_.Get<Policy>().Rebuild([&](auto add) {
     for (EdgeIndex edge = 1; edge < edges_.size(); ++edge) {
-      if (edges_[edge].length > 0 && states_[edge].children == 0) {
-        add(LeafKey(edge), edge);
+      if (edges_[edge].length > 0 && links_[edge].children == 0) {
+        add(LeafKey<Policy>(edge), edge);
       }
     }
   });
   heap_stale_ = false;
 }
 
-void RadixTrie::Touch(EdgeIndex deepest) {
-  // "every node on the request's path gets stamp r": the path is the
-  // deepest edge and its ancestors, each edge whole.
+template <typename Policy>
+void RadixTrie::Touch(EdgeIndex deepest, std::uint64_t request) {
+  // "every node on the request's path" is touched: the path is the deepest
+  // edge and its ancestors, each edge whole.
   for (EdgeIndex edge = deepest; edge != kRootEdge;
-       edge = states_[edge].parent) {
-    states_[edge].stamp = stamp_;
+       edge = links_[edge].parent) {
+    states_.Touch<Policy>(edge, request);
   }
 }
 
+// What EvictLeaves (kvprefix/cache_model.h) needs of the edges: a leaf is
+// the last node of a leaf edge, and the policy lets the run's tail go at
+// once (see the header).
+template <typename Policy>
+class RadixTrie::Leaves {
+ public:
+  static_assert(Policy::kRunTailLeavesAtOnce,
+                "radix evicts a run's tail in one step");
+  using Entry = typename LeafHeap<typename Policy::Key, EdgeIndex>::Entry;
+  explicit Leaves(RadixTrie& trie) : trie_(trie) {}
+
+  bool IsCurrent(const Entry& entry) const {
+    return trie_.edges_[entry.handle].length > 0 &&
+           trie_.links_[entry.handle].children == 0 &&
+           trie_.LeafKey<Policy>(entry.handle) == entry.key;
+  }
+  typename Policy::Key LeafKey(EdgeIndex edge) const {
+    return trie_.LeafKey<Policy>(edge);
+  }
+  // The leaf and the nodes above it in its run, up to `at_most` in all.
+  std::pair<std::uint64_t, std::optional<EdgeIndex>> RemoveTail(
+      EdgeIndex edge, std::uint64_t at_most) {
+    const auto count = static_cast<std::uint32_t>(
+        std::min<std::uint64_t>(at_most, trie_.edges_[edge].length));
+    return {count, trie_.EvictTail(edge, count)};
+  }
+
+ private:
+  RadixTrie& trie_;
+};
+
+template <typename Policy>
 void RadixTrie::EvictOverflow() {
-  if (heap_stale_) RebuildHeap();
+  if (heap_stale_) RebuildHeap<Policy>();
   // "evict while more than C nodes are present, one leaf at a time": the
   // policy's leaf and then the rest of its run's tail (see the header).
   // Nodes are present, so a leaf edge is, and its entry is in the heap
-  // (PopCurrent throws NoEvictableLeafError should none be left).
-  while (node_count_ > options_.capacity) {
-    const EdgeIndex edge = heap_.PopCurrent(
-        [this](const LeafEntry& entry) { return IsCurrent(entry); }, kName,
-        node_count_, options_.capacity);
-    const std::uint64_t excess = node_count_ - options_.capacity;
-    EvictTail(edge, static_cast<std::uint32_t>(
-                        std::min<std::uint64_t>(excess, edges_[edge].length)));
+  // (EvictLeaves throws NoEvictableLeafError should none be left).
+  if (node_count_ <= options_.capacity) return;
+  Leaves<Policy> leaves(*this);
+  try {
+    kvprefix::EvictLeaves(leaves_.Get<Policy>(), leaves,
+                          node_count_ - options_.capacity, kName,
+                          options_.capacity);
+  } catch (...) {
+    heap_stale_ = true;  // a throwing listener: a new leaf may lack its entry
+    throw;
   }
 }
 
-void RadixTrie::EvictTail(EdgeIndex index, std::uint32_t count) {
+std::optional<RadixTrie::EdgeIndex> RadixTrie::EvictTail(EdgeIndex index,
+                                                         std::uint32_t count) {
   Edge& edge = edges_[index];
   edge.length -= count;
   const TokenSpan evicted(edge.tokens + edge.length, count);
   node_count_ -= count;
   evicted_ += count;
   dead_tokens_ += count;
-  // The newest run is on the path of the last insert, which evictions
-  // spare, unless an exception left the cache over capacity: then this
-  // keeps it from being extended over its evicted tail.
+  // The newest run is the last insert's; once shortened it must not be
+  // extended over its evicted tail.
   if (index == newest_edge_) newest_edge_ = kRootEdge;
+  std::optional<EdgeIndex> leaf;
   if (edge.length > 0) {
-    PushLeaf(index);  // fifo: its key is now smaller; lru: the same
+    leaf = index;  // fifo: its key is now smaller; lru, lfu: the same
   } else {
-    const EdgeIndex parent = states_[index].parent;
+    const EdgeIndex parent = links_[index].parent;
     children_.erase(ChildKey(parent, edge.tokens[0]));
-    if (--states_[parent].children == 0 && parent != kRootEdge) {
-      PushLeaf(parent);
-    }
+    if (--links_[parent].children == 0 && parent != kRootEdge) leaf = parent;
     free_edges_.push_back(index);  // reserved: never allocates
   }
-  // The heap popped one entry and pushed at most one: it did not allocate.
+  // EvictLeaves popped one entry for this edge and pushes at most one, the
+  // returned leaf: the heap does not allocate.
   if (listener_) listener_(evicted);
+  return leaf;
 }
 
 void RadixTrie::MaybeCompact() {
@@ -486,10 +535,15 @@ std::size_t RadixTrie::memory_bytes() const {
   return chunk_bytes_ + FlatHashTableBytes(children_) +
          VectorHeapBytes<Edge>(edges_.capacity()) +
          VectorHeapBytes<std::unique_ptr<Token[]>>(chunks_.capacity()) +
-         VectorHeapBytes<EdgeState>(states_.capacity()) + heap_.memory_bytes() +
+         VectorHeapBytes<EdgeLinks>(links_.capacity()) +
+         VectorHeapBytes<std::uint64_t>(states_.words().capacity()) +
+         leaves_.memory_bytes() +
          VectorHeapBytes<EdgeIndex>(free_edges_.capacity()) +
          VectorHeapBytes<EdgeIndex>(path_.capacity());
 }
+
+// Access(request, on_run) in the header runs the lru form.
+template NodeId RadixTrie::InsertBounded<LruPolicy>(TokenSpan, Position);
 
 }  // namespace kvprefix
 

@@ -61,9 +61,10 @@
 //   * newest_edge_, unless it is the root, is a leaf whose run ends at the
 //     arena's write position and whose last node has the largest ID given
 //     so far: the next insert that continues it may extend it in place
-//     (while the current chunk has room) and its new nodes stay consecutive
-//     in ID. Splitting it keeps this true, since the lower part keeps the
-//     edge's index; anything else that breaks it (an eviction from it, IDs
+//     (while the current chunk has room, and, bounded, if the policy's
+//     kTouchSetsState holds) and its new nodes stay consecutive in ID.
+//     Splitting it keeps this true, since the lower part keeps the edge's
+//     index; anything else that breaks it (an eviction from it, IDs
 //     skipped for nodes never stored) resets newest_edge_ to the root.
 //
 // Insert walks like MatchPrefix. If the sequence ends on the path, the node
@@ -83,14 +84,20 @@
 // A cache with a capacity (SPEC §8)
 // ---------------------------------
 // Unbounded (CacheOptions{}, the default) none of what follows exists: no
-// stamps are written, no leaf heap is kept, the code path is the one above.
-// Bounded, the engine adds:
-//   states_       per edge {stamp, parent edge, child count} (16 bytes), a
-//                 vector parallel to edges_;
-//   heap_         the leaf edges as a LeafHeap (kvprefix/leaf_heap.h, the
+// policy state is written, no leaf heap is kept, the code path is the one
+// above. Bounded, the engine adds (written once for every policy type of
+// kvprefix/cache_model.h, dispatched once per insert by VisitPolicy):
+//   links_        per edge {parent edge, child count} (8 bytes), a vector
+//                 parallel to edges_;
+//   states_       per edge the policy's State, shared by the edge's nodes
+//                 (PolicyStates): lru's stamp (8 bytes), lfu's count and
+//                 stamp (16), nothing for fifo;
+//   leaves_       the leaf edges as a LeafHeap (kvprefix/leaf_heap.h, the
 //                 lazy binary min-heap the optimized engines share) of {key,
-//                 edge} (16 bytes an entry): key = stamp (lru) or the ID of
-//                 the edge's last node (fifo);
+//                 edge}, one heap per policy's key type (PolicyLeafHeap;
+//                 16 bytes an entry for lru and fifo): key = the policy's
+//                 LeafKey of the edge's last node (lru: its stamp; fifo: its
+//                 ID);
 //   free_edges_   indices of removed edges, given again before edges_ grows;
 //   last_id_      the largest ID given, separate from node_count_ (present).
 //
@@ -99,46 +106,58 @@
 // consecutive with the run it continues and becomes a new child edge.
 // In-place extension stays correct by the newest_edge_ invariant above.
 //
-// Recency per edge, not per token. Every node of an edge has the same stamp:
-// new runs are created with the request's stamp; a touch (SPEC §8 step 3)
-// covers whole edges, because the path of an insert ends at the end of an
-// edge, except when the request ends inside an edge (it is a prefix of a
-// longer cached run), and then that edge is split there (a split that adds
-// no branch; IDs stay consecutive in each part) so the upper part takes the
-// new stamp and the lower part keeps its own. Evictions take a run's tail,
-// which keeps the rest uniform. Since the path is a chain of ancestors, the
-// touch climbs parent links from the deepest edge: O(edges on the path).
-// The same climb lets Access(request, on_run) report each matched edge's
-// old stamp and matched length, root first, before the touch: the runs
-// that LruCurve's one-pass stack distances (kvprefix/lru_curve.h) need, one
-// per edge. fifo needs no stamps and skips both the touch and those
-// splits.
+// Policy state per edge, not per token. Every node of an edge has the same
+// state: a new edge's nodes are created and touched by the request together;
+// a touch (SPEC §8 step 3) covers whole edges, because the path of an insert
+// ends at the end of an edge, except when the request ends inside an edge
+// (it is a prefix of a longer cached run), and then that edge is split there
+// whenever the policy keeps state (a split that adds no branch; IDs stay
+// consecutive in each part) so the upper part gets the touched state and the
+// lower part keeps its own. The newest run grows in place only under a
+// policy whose touch sets the state outright (kTouchSetsState: lru, fifo);
+// under lfu its old nodes' counts exceed the new nodes' 1, so the new nodes
+// get an edge of their own. Evictions take a run's tail, which keeps the
+// rest uniform. Since the path is a chain of ancestors, the touch climbs
+// parent links from the deepest edge: O(edges on the path). The same climb
+// lets Access(request, on_run) report each matched edge's old stamp and
+// matched length, root first, before the touch: the runs that LruCurve's
+// one-pass stack distances (kvprefix/lru_curve.h) need, one per edge. fifo
+// keeps no state and skips both the touch and those splits.
 //
 // Eviction (SPEC §8 step 4) at run granularity. A node is a leaf exactly
 // when it is the last node of an edge with no child edge, so the policy's
 // leaf is the last node of the leaf edge with the smallest key. Once that
-// edge is chosen, its tail nodes are the next victims, deepest first:
-//   * lru: leaf stamps are unique (SPEC §8), so the chosen edge's stamp s is
-//     smaller than every other leaf's. Evicting its last node makes the node
-//     above it a leaf with the same stamp s, again the smallest; this holds
-//     while the edge has nodes left.
+// edge is chosen, its tail nodes are the next victims, deepest first (the
+// policy's kRunTailLeavesAtOnce, which the engine static_asserts):
+//   * lru (and lfu, whose key is (count, stamp)): leaf stamps are unique
+//     (SPEC §8), so the chosen edge's key is smaller than every other
+//     leaf's. Evicting its last node makes the node above it a leaf with the
+//     same state, again the smallest; this holds while the edge has nodes
+//     left.
 //   * fifo: the chosen edge's last node has ID k, smaller than every other
 //     leaf's; the node above it has ID k - 1 (IDs are consecutive along a
 //     run), smaller still.
 // So while more than `capacity` nodes are present, the engine pops the smallest
 // valid heap entry and evicts min(excess, length) tokens from that edge's tail
-// in one step (one listener call with that span). An edge left empty is
-// removed; its parent may become a leaf and enters the heap. SGLang's
+// in one step (one listener call with that span), by kvprefix/cache_model.h's
+// EvictLeaves. An edge left empty is removed; its parent may become a leaf:
+// it is evicted at once if no entry's key is below its own, else it enters
+// the heap. SGLang's
 // RadixCache evicts the same way, by LRU over leaf edges in a heap
 // (RadixCache.evict in python/sglang/srt/mem_cache/radix_cache.py pops the
 // least recently used leaf, frees its whole run and pushes its parent once that
 // is a leaf); SPEC §8 counts nodes exactly, so this engine takes only the tail
-// it needs and keeps the rest of the run. A request longer than the capacity C
-// keeps only its first C nodes: every other node, then its own tail, deepest
-// first, would be evicted (its stamp is the newest, its tail's IDs the
-// largest), so the tail past C is never stored; its IDs, evicted_count() and
-// the listener are as if it had been. Nodes on the path of the current request
-// are never evicted otherwise, so Insert returns the deepest node it stored.
+// it needs and keeps the rest of the run. Under a policy whose
+// kKeepsFirstCapacityNodes holds (lru, fifo), a request longer than the
+// capacity C keeps only its first C nodes: every other node, then its own
+// tail, deepest first, would be evicted (its stamp is the newest, its tail's
+// IDs the largest), so the tail past C is never stored; its IDs,
+// evicted_count() and the listener are as if it had been. Nodes on the path
+// of the current request are never evicted otherwise, so Insert returns the
+// deepest node it stored. Under any other policy (lfu: a new tail's count 1
+// may be below an old leaf's) the whole request is stored and then evicted
+// from like any other nodes, its own path's edges included, and Insert walks
+// the sequence again for the deepest node still present.
 //
 // The heap is lazy: an entry is valid while its edge is present, a leaf,
 // and has that key. Every leaf edge present has a valid entry: one is pushed
@@ -156,7 +175,8 @@
 // Memory stays proportional to the nodes present, not to the nodes ever
 // created: removed edge indices are reused (edges_, children_ and the heap keep
 // the size of the most edges present at once, at most 2C since every edge holds
-// a node and an insert stores at most C), and evicted tokens stay in the arena
+// a node and an insert stores at most C; 2(C + the longest request) under a
+// policy that stores whole requests), and evicted tokens stay in the arena
 // only until they outnumber the live ones (plus 256); then the arena is
 // compacted: every live run is copied, in edge order, into fresh chunks sized
 // to the live tokens, edge pointers are updated, and the old chunks freed (the
@@ -184,6 +204,7 @@
 #include <cstdint>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string_view>
 #include <utility>
@@ -226,8 +247,8 @@ class RadixTrie {
   // arena chunk allocation when the current chunk is full.
   // Bounded: SPEC §8 steps 2-4 with the next stamp (insert with fresh IDs,
   // touch the path, evict leaves by the policy until at most `capacity`
-  // nodes remain; only the first `capacity` tokens are stored, see the
-  // design notes), calling the eviction listener for every run tail
+  // nodes remain; lru and fifo store only the first `capacity` tokens, see
+  // the design notes), calling the eviction listener for every run tail
   // evicted; returns the deepest node of the sequence's path still present
   // (kRootNode if none). O(length + edges evicted * log E) amortized.
   // Throws CapacityError, leaving the trie unchanged, if the insert needs
@@ -236,8 +257,9 @@ class RadixTrie {
   // `sequence` (as ReferenceTrie does), possibly more than `capacity` nodes
   // until the next Insert evicts. Exceptions from the listener propagate
   // after the eviction they report is complete. Throws NoEvictableLeafError
-  // (kvprefix/cache.h) if it must evict and finds no leaf edge, which lru
-  // and fifo never reach (SPEC §8). Not thread-safe.
+  // (kvprefix/cache.h) if it must evict and finds no leaf edge, which no
+  // policy reaches (SPEC §8: while nodes are present, a leaf is). Not
+  // thread-safe.
   NodeId Insert(TokenSpan sequence);
 
   // Longest cached prefix of `request`: matched length (tokens) and the node
@@ -257,27 +279,27 @@ class RadixTrie {
   // and how many of its nodes the match covers (the whole edge, or the part
   // above where the match ends). These are the runs of LruCurve
   // (kvprefix/lru_curve.h), one per edge instead of one per token. Requires
-  // a bounded lru cache (only it keeps stamps); throws std::logic_error
+  // a bounded lru cache (the curve is lru's); throws std::logic_error
   // otherwise, before changing anything. Costs Access's plus O(edges on the
   // matched path). Not thread-safe.
   template <typename OnRun>
   Match Access(TokenSpan request, OnRun&& on_run) {
     if (!bounded_ || options_.policy != EvictionPolicy::kLru) {
-      throw std::logic_error("radix: only a bounded lru cache keeps stamps");
+      throw std::logic_error("radix: per-edge runs need a bounded lru cache");
     }
     const Position position = Walk(request);
     path_.clear();
     for (EdgeIndex edge = position.edge; edge != kRootEdge;
-         edge = states_[edge].parent) {
+         edge = links_[edge].parent) {
       path_.push_back(edge);
     }
     for (auto edge = path_.rbegin(); edge != path_.rend(); ++edge) {
-      on_run(states_[*edge].stamp,
+      on_run(states_.Get<LruPolicy>(*edge).stamp,
              std::uint64_t{*edge == position.edge ? position.offset
                                                   : edges_[*edge].length});
     }
     const Match match{position.matched, NodeAt(position)};
-    InsertBounded(request, position);
+    InsertBounded<LruPolicy>(request, position);
     return match;
   }
 
@@ -322,17 +344,12 @@ class RadixTrie {
     std::uint32_t length;  // 0 only for the root and for removed edges
   };
 
-  // What a bounded cache keeps per edge, beside edges_.
-  struct EdgeState {
-    std::uint64_t stamp = 0;  // lru: the last request whose path held it
+  // What a bounded cache keeps per edge, beside edges_ (the policy's state
+  // is in states_).
+  struct EdgeLinks {
     EdgeIndex parent = kRootEdge;
     std::uint32_t children = 0;  // child edges present
   };
-
-  // The leaf edges by the policy's key, lazily; an entry is current as
-  // IsCurrent says.
-  using LeafOrder = LeafHeap<std::uint64_t, EdgeIndex>;
-  using LeafEntry = LeafOrder::Entry;
 
   // Where a walk from the root stops: `offset` tokens into `edge` (the
   // whole edge when the walk went past it), `matched` request tokens in all.
@@ -351,6 +368,7 @@ class RadixTrie {
   NodeId NodeAt(const Position& position) const;
   // Insert after the walk, unbounded and bounded.
   NodeId InsertAt(TokenSpan sequence, const Position& position);
+  template <typename Policy>
   NodeId InsertBounded(TokenSpan sequence, Position position);
   // Throws CapacityError unless `new_edges` more edges fit.
   void CheckEdgeLimit(std::uint64_t new_edges, std::size_t new_tokens) const;
@@ -368,24 +386,44 @@ class RadixTrie {
   // edge holding the upper part.
   template <bool kBounded>
   EdgeIndex Split(EdgeIndex parent, EdgeIndex edge, std::uint32_t offset);
-  // Writes `suffix` (not empty) to the arena below the last node of `edge`;
+  // Writes `suffix` (not empty) to the arena below the last node of `edge`,
+  // extending `edge` in place if `extend` and Extendable(edge), else in new
+  // edges, on each of which it calls on_new_edge(index) once it is linked;
   // returns the edge holding its last token, whose last node is the newest.
-  template <bool kBounded>
-  EdgeIndex Append(EdgeIndex edge, TokenSpan suffix);
+  template <bool kBounded, typename OnNewEdge>
+  EdgeIndex Append(EdgeIndex edge, TokenSpan suffix, bool extend,
+                   OnNewEdge&& on_new_edge);
   void AddChunk();
 
-  // Bounded only.
-  std::uint64_t LeafKey(EdgeIndex edge) const;
-  bool IsCurrent(const LeafEntry& entry) const;
-  void PushLeaf(EdgeIndex edge);
+  // Bounded only, for the policy type of options_.policy.
+  // The policy's key of leaf edge `edge`: that of its last node.
+  template <typename Policy>
+  typename Policy::Key LeafKey(EdgeIndex edge) const {
+    const Edge& run = edges_[edge];
+    return states_.LeafKey<Policy>(edge, run.first_id + run.length - 1);
+  }
+  // Records that leaf edge `edge` has its current key.
+  template <typename Policy>
+  void PushLeaf(EdgeIndex edge) {
+    leaves_.Get<Policy>().Push(LeafKey<Policy>(edge), edge);
+  }
+  template <typename Policy>
   void RebuildHeap();
-  // SPEC §8 step 3 for the path ending at the last node of `deepest`.
-  void Touch(EdgeIndex deepest);
+  // SPEC §8 step 3 for the nodes present of request `request`'s path: the
+  // edge `deepest` and its ancestors.
+  template <typename Policy>
+  void Touch(EdgeIndex deepest, std::uint64_t request);
+  // The structure kvprefix/cache_model.h's EvictLeaves evicts from.
+  template <typename Policy>
+  class Leaves;
   // SPEC §8 step 4: evicts run tails until node_count_ <= capacity.
+  template <typename Policy>
   void EvictOverflow();
   // Evicts the last `count` nodes of leaf edge `edge` (1 <= count <=
-  // length), removing the edge when nothing is left.
-  void EvictTail(EdgeIndex edge, std::uint32_t count);
+  // length), removing the edge when nothing is left. Returns the edge that
+  // is now a leaf with a new key: `edge` itself if shortened, its parent if
+  // that was left without children, else nothing.
+  std::optional<EdgeIndex> EvictTail(EdgeIndex edge, std::uint32_t count);
   // Copies the live runs into fresh chunks when dead tokens outnumber them.
   void MaybeCompact();
   void Compact();
@@ -405,15 +443,17 @@ class RadixTrie {
   // The cache (SPEC §8); nothing below is touched when unbounded.
   CacheOptions options_;
   bool bounded_ = false;
-  bool keeps_stamps_ = false;      // KeepsNodeState(options_.policy)
   std::uint64_t last_id_ = 0;      // largest ID given
   std::uint64_t stamp_ = 0;        // stamps given (requests inserted)
   std::uint64_t evicted_ = 0;      // nodes evicted
   std::uint64_t dead_tokens_ = 0;  // arena tokens of evicted nodes
   std::uint64_t compactions_ = 0;
-  bool heap_stale_ = false;           // some leaf may lack an entry: rebuild
-  HugePageVector<EdgeState> states_;  // parallel to edges_
-  LeafOrder heap_;                    // every leaf edge, by key, lazily
+  bool heap_stale_ = false;          // some leaf may lack an entry: rebuild
+  HugePageVector<EdgeLinks> links_;  // parallel to edges_
+  // The policy's state of each edge, shared by its nodes
+  // (kvprefix/cache_model.h): lru's stamp; nothing for fifo.
+  PolicyStates<HugePageVector<std::uint64_t>> states_;
+  PolicyLeafHeap<EdgeIndex> leaves_;  // every leaf edge, by key, lazily
   std::vector<EdgeIndex> free_edges_;
   std::vector<EdgeIndex> path_;  // scratch: Access's path, deepest first
   EvictionListener listener_;
