@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <bit>
 #include <new>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -139,7 +140,11 @@ std::size_t DoubleArrayTrie::SlotBitmap::memory_bytes() const {
 
 DoubleArrayTrie::DoubleArrayTrie(const CacheOptions& options,
                                  std::size_t max_slots)
-    : options_(options), bounded_(options.bounded()), max_slots_(max_slots) {
+    : options_(options),
+      bounded_(options.bounded()),
+      max_slots_(max_slots),
+      states_(options.policy),
+      leaves_(options.policy) {
   if (options.page_size != 1) {
     throw std::invalid_argument(
         "double-array: an engine indexes tokens (page size 1); pages of more "
@@ -184,7 +189,11 @@ void DoubleArrayTrie::EnsureSize(std::size_t size) {
   cells_.Reallocate(capacity);
   if (bounded_) {
     ids64_.Reallocate(capacity);
-    if (KeepsNodeState(options_.policy)) stamps_.Reallocate(capacity);
+    // The policy's state: words_per_handle() words a slot (lru: one;
+    // a stateless policy such as fifo: none).
+    if (const std::size_t words = states_.words_per_handle(); words > 0) {
+      states_.words().Reallocate(capacity * words);
+    }
   } else {
     ids_.Reallocate(capacity);
   }
@@ -275,9 +284,10 @@ bool DoubleArrayTrie::FindBase(const Codes& codes, std::size_t added,
   return true;
 }
 
-template <bool kBounded>
+template <typename Mode>
 std::int64_t DoubleArrayTrie::CreateNode(std::int64_t t, std::int64_t parent,
                                          Token token, std::uint32_t code) {
+  constexpr bool kBounded = kIsBounded<Mode>;
   if (kBounded || code > kDirectTokens) {
     if (!kBounded) EnsureLabels();
     tokens_[t] = token;
@@ -287,31 +297,33 @@ std::int64_t DoubleArrayTrie::CreateNode(std::int64_t t, std::int64_t parent,
   ++stored_;
   if constexpr (kBounded) {
     ids64_[t] = ++next_id_;
-    if (KeepsNodeState(options_.policy)) stamps_[t] = stamp_;
+    states_.Create<Mode>(static_cast<std::size_t>(t), stamp_);  // + touch
   } else {
     ids_[t] = static_cast<std::uint32_t>(stored_);
   }
   return t;
 }
 
-template <bool kBounded>
+template <typename Mode>
 std::int64_t DoubleArrayTrie::AddChildToLeaf(std::int64_t s, Token token) {
   const std::uint32_t code = CodeOf(token);
-  const auto f = static_cast<std::int64_t>(FreeSlotFor<kBounded>(s + 1));
+  const auto f =
+      static_cast<std::int64_t>(FreeSlotFor<kIsBounded<Mode>>(s + 1));
   // A leaf has no entry; a child not at s + 1 needs one (the essay).
   if (f != s + 1) children_.emplace(static_cast<std::int32_t>(s), Codes{code});
   cells_[s].base = static_cast<std::int32_t>(f - code);
-  return CreateNode<kBounded>(f, s, token, code);
+  return CreateNode<Mode>(f, s, token, code);
 }
 
-template <bool kBounded>
+template <typename Mode>
 std::int64_t DoubleArrayTrie::AddHashChild(std::int64_t s, Token token) {
-  const auto t = static_cast<std::int64_t>(FreeSlotFor<kBounded>(s + 1));
+  const auto t =
+      static_cast<std::int64_t>(FreeSlotFor<kIsBounded<Mode>>(s + 1));
   edges_.emplace(
       EdgeKey{static_cast<std::uint32_t>(s), static_cast<std::uint32_t>(token)},
       static_cast<std::int32_t>(t));
   ++hash_children_[static_cast<std::int32_t>(s)];
-  return CreateNode<kBounded>(t, s, token, CodeOf(token));
+  return CreateNode<Mode>(t, s, token, CodeOf(token));
 }
 
 void DoubleArrayTrie::ConvertToHashNode(std::int64_t s) {
@@ -355,14 +367,14 @@ std::size_t DoubleArrayTrie::ChildCount(std::int64_t s) const {
   return static_cast<std::size_t>(s) + 1 < size_ && cells_[s + 1].check == s;
 }
 
-template <bool kBounded>
+template <typename Mode>
 std::int64_t DoubleArrayTrie::AddChild(std::int64_t& s, Token token) {
-  if (cells_[s].base == kHashBase) return AddHashChild<kBounded>(s, token);
+  if (cells_[s].base == kHashBase) return AddHashChild<Mode>(s, token);
   const std::size_t siblings = ChildCount(s);
-  if (siblings == 0) return AddChildToLeaf<kBounded>(s, token);
-  if (kBounded && siblings >= kMaxBoundedFamily) {
+  if (siblings == 0) return AddChildToLeaf<Mode>(s, token);
+  if (kIsBounded<Mode> && siblings >= kMaxBoundedFamily) {
     ConvertToHashNode(s);
-    return AddHashChild<kBounded>(s, token);
+    return AddHashChild<Mode>(s, token);
   }
   const std::uint32_t code = CodeOf(token);
 
@@ -377,11 +389,11 @@ std::int64_t DoubleArrayTrie::AddChild(std::int64_t& s, Token token) {
       Affordable(static_cast<std::size_t>(target) + 1, 1);
   if (!in_place) {
     if ((target < 1 || siblings <= kMaxFamilyToCompact) &&
-        MoveChildren<kBounded>(s, &token, s)) {
+        MoveChildren<Mode>(s, &token, s)) {
       return std::int64_t{cells_[s].base} + code;
     }
     ConvertToHashNode(s);
-    return AddHashChild<kBounded>(s, token);
+    return AddHashChild<Mode>(s, token);
   }
   if (!IsFree(target)) {
     // cedar's rule: move the smaller sibling set. The root is never an
@@ -391,13 +403,13 @@ std::int64_t DoubleArrayTrie::AddChild(std::int64_t& s, Token token) {
     const std::int64_t p = cells_[target].check;
     const bool moved_occupant = p != s && cells_[p].base != kHashBase &&
                                 ChildCount(p) <= siblings &&
-                                MoveChildren<kBounded>(p, nullptr, s);
+                                MoveChildren<Mode>(p, nullptr, s);
     if (!moved_occupant) {
-      if (p != s && MoveChildren<kBounded>(s, &token, s)) {
+      if (p != s && MoveChildren<Mode>(s, &token, s)) {
         return std::int64_t{cells_[s].base} + code;
       }
       ConvertToHashNode(s);
-      return AddHashChild<kBounded>(s, token);
+      return AddHashChild<Mode>(s, token);
     }
     target = std::int64_t{cells_[s].base} + code;  // s may have moved
   }
@@ -409,10 +421,10 @@ std::int64_t DoubleArrayTrie::AddChild(std::int64_t& s, Token token) {
     entry->second.push_back(static_cast<std::uint32_t>(s + 1 - cells_[s].base));
   }
   entry->second.push_back(code);
-  return CreateNode<kBounded>(target, s, token, code);
+  return CreateNode<Mode>(target, s, token, code);
 }
 
-template <bool kBounded>
+template <typename Mode>
 bool DoubleArrayTrie::MoveChildren(std::int64_t n, const Token* extra,
                                    std::int64_t& tracked) {
   Codes codes;
@@ -430,27 +442,29 @@ bool DoubleArrayTrie::MoveChildren(std::int64_t n, const Token* extra,
   if (!FindBase(codes, extra != nullptr, base)) return false;
   for (std::size_t i = 0; i < moved; ++i) {
     const std::int64_t from = old_base + codes[i];
-    MoveNode<kBounded>(from, base + codes[i], n);
+    MoveNode<Mode>(from, base + codes[i], n);
     if (tracked == from) tracked = base + codes[i];
   }
   cells_[n].base = static_cast<std::int32_t>(base);
   children_.insert_or_assign(static_cast<std::int32_t>(n), std::move(codes));
   relocated_nodes_ += moved;
   if (extra != nullptr) {
-    CreateNode<kBounded>(base + extra_code, n, *extra, extra_code);
+    CreateNode<Mode>(base + extra_code, n, *extra, extra_code);
   }
   return true;
 }
 
-template <bool kBounded>
+template <typename Mode>
 void DoubleArrayTrie::MoveNode(std::int64_t from, std::int64_t to,
                                std::int64_t parent) {
+  constexpr bool kBounded = kIsBounded<Mode>;
   const std::int32_t base = cells_[from].base;
   Occupy(to);
   cells_[to] = Cell{base, static_cast<std::int32_t>(parent)};
   if constexpr (kBounded) {
     ids64_[to] = ids64_[from];
-    if (KeepsNodeState(options_.policy)) stamps_[to] = stamps_[from];
+    states_.Set<Mode>(static_cast<std::size_t>(to),
+                      states_.Get<Mode>(static_cast<std::size_t>(from)));
   } else {
     ids_[to] = ids_[from];
   }
@@ -477,12 +491,15 @@ void DoubleArrayTrie::MoveNode(std::int64_t from, std::int64_t to,
   cells_[from] = Cell{0, -1};
   free_.Set(from);
   if constexpr (kBounded) {
-    if (leaf) PushLeaf(to);  // its entry names the old slot
+    if (leaf) PushLeaf<Mode>(to);  // its entry names the old slot
   }
 }
 
 NodeId DoubleArrayTrie::Insert(TokenSpan sequence) {
-  return bounded_ ? InsertBounded(sequence) : InsertUnbounded(sequence);
+  if (!bounded_) return InsertUnbounded(sequence);
+  return VisitPolicy(options_.policy, [&]<typename Policy>(Policy) {
+    return InsertBounded<Policy>(sequence);
+  });
 }
 
 NodeId DoubleArrayTrie::InsertUnbounded(TokenSpan sequence) {
@@ -494,55 +511,60 @@ NodeId DoubleArrayTrie::InsertUnbounded(TokenSpan sequence) {
     s = t;
   }
   if (i < sequence.size()) {
-    s = AddChild<false>(s, sequence[i]);
+    s = AddChild<Unbounded>(s, sequence[i]);
     // Every later node is a fresh leaf: the fast path, O(1) per token.
     for (++i; i < sequence.size(); ++i) {
-      s = AddChildToLeaf<false>(s, sequence[i]);
+      s = AddChildToLeaf<Unbounded>(s, sequence[i]);
     }
   }
   return ids_[s];
 }
 
+template <typename Policy>
 NodeId DoubleArrayTrie::InsertBounded(TokenSpan sequence) {
-  // SPEC §8 "A request longer than C keeps only its first C nodes": every
-  // other node goes first under both policies (under lru the path has the
-  // newest stamp, under fifo its new tail the largest IDs), then the
-  // request's own new nodes deepest first. So only the first `keep` tokens'
-  // nodes are stored; the rest are created and evicted on paper.
+  // SPEC §8 "A request longer than C keeps only its first C nodes", where
+  // the policy guarantees it (kKeepsFirstCapacityNodes: every other node
+  // goes first, then the request's own new nodes deepest first): only the
+  // first `keep` tokens' nodes are stored; the rest are created and evicted
+  // on paper. Under any other policy every node is stored, and step 4 may
+  // evict the path's own nodes.
   const std::uint64_t capacity = options_.capacity;
-  const std::size_t keep = capacity < sequence.size()
-                               ? static_cast<std::size_t>(capacity)
-                               : sequence.size();
-  const bool stamps = KeepsNodeState(options_.policy);
+  const std::size_t keep =
+      Policy::kKeepsFirstCapacityNodes && capacity < sequence.size()
+          ? static_cast<std::size_t>(capacity)
+          : sequence.size();
   const std::uint64_t stamp = ++stamp_;
   evicted_tokens_.clear();
-  // Steps 2 and 3: walk, touching the nodes present (the match is at most
-  // the nodes present, so it never passes `keep`), then create the rest.
+  // Room for one more entry first, so that a throw below can still record
+  // the leaf it leaves or re-keys (every leaf must have an entry). Growing
+  // geometrically: reserving exactly one more copied the whole heap on
+  // every insert, quadratic while leaves pile up (CHANGELOG). Step 4 pushes
+  // at most one entry per entry it pops, so it needs no room of its own.
+  LeafHeap<typename Policy::Key, std::int32_t>& leaves = leaves_.Get<Policy>();
+  leaves.Reserve(leaves.size() + 1);
+  // Steps 2 and 3: walk, touching the nodes present (under
+  // kKeepsFirstCapacityNodes the match is at most the nodes present, so it
+  // never passes `keep`), then create the rest.
   std::int64_t s = 0;
   std::size_t i = 0;
   for (; i < keep; ++i) {
     const std::int64_t t = Child(s, sequence[i]);
     if (t < 0) break;
     s = t;
-    if (stamps) stamps_[s] = stamp;
+    states_.Touch<Policy>(static_cast<std::size_t>(s), stamp);
   }
   if (i < keep) {
-    // Room for the new leaf's entry first, so that a throw below can still
-    // record the leaf it leaves (every leaf must have an entry). Growing
-    // geometrically: reserving exactly one more copied the whole heap on
-    // every insert, quadratic while leaves pile up (CHANGELOG).
-    leaves_.Reserve(leaves_.size() + 1);
     const std::uint64_t stored_before = stored_;
     try {
-      s = AddChild<true>(s, sequence[i]);
-      for (++i; i < keep; ++i) s = AddChildToLeaf<true>(s, sequence[i]);
+      s = AddChild<Policy>(s, sequence[i]);
+      for (++i; i < keep; ++i) s = AddChildToLeaf<Policy>(s, sequence[i]);
     } catch (...) {
-      if (stored_ != stored_before) PushLeaf(s);
+      if (stored_ != stored_before) PushLeaf<Policy>(s);
       throw;
     }
-    PushLeaf(s);  // the new deepest node
-  } else if (stamps && s != 0 && ChildCount(s) == 0) {
-    PushLeaf(s);  // a leaf touched again: its key changed
+    PushLeaf<Policy>(s);  // the new deepest node
+  } else if (kKeepsState<Policy> && s != 0 && ChildCount(s) == 0) {
+    PushLeaf<Policy>(s);  // a leaf touched again: its key changed
   }
   if (keep < sequence.size()) {
     const std::size_t unstored = sequence.size() - keep;
@@ -551,55 +573,78 @@ NodeId DoubleArrayTrie::InsertBounded(TokenSpan sequence) {
     if (listener_) listener_(sequence.subspan(keep));
   }
   // Step 4.
-  while (stored_ > capacity) EvictSmallest();
-  CompactLeaves();
+  if (stored_ > capacity) {
+    EvictLeaves<Policy>(stored_ - capacity);
+    if constexpr (!Policy::kKeepsFirstCapacityNodes) {
+      // The path's own nodes may have gone, `s` among them: the deepest
+      // node left of the path is found by walking it again.
+      s = 0;
+      for (const Token token : sequence) {
+        const std::int64_t t = Child(s, token);
+        if (t < 0) break;
+        s = t;
+      }
+    }
+  }
+  CompactLeaves<Policy>();
   if (listener_ && !evicted_tokens_.empty()) listener_(evicted_tokens_);
   return ids64_[s];
 }
 
-void DoubleArrayTrie::PushLeaf(std::int64_t s) {
-  leaves_.Push(LeafKey(s), static_cast<std::int32_t>(s));
-}
-
-bool DoubleArrayTrie::IsLiveLeaf(const LeafEntry& entry) const {
-  const std::int64_t s = entry.handle;
-  return !free_.Test(s) && LeafKey(s) == entry.key && ChildCount(s) == 0;
-}
-
+template <typename Policy>
 void DoubleArrayTrie::CompactLeaves() {
   // Every slot >= used_end_ is free, so the leaves are below it.
-  leaves_.RebuildIfOverfull(stored_, [&](auto add) {
+  leaves_.Get<Policy>().RebuildIfOverfull(stored_, [&](auto add) {
     for (std::size_t s = 1; s < used_end_; ++s) {
       if (!free_.Test(s) && ChildCount(static_cast<std::int64_t>(s)) == 0) {
-        add(LeafKey(static_cast<std::int64_t>(s)),
+        add(LeafKey<Policy>(static_cast<std::int64_t>(s)),
             static_cast<std::int32_t>(s));
       }
     }
   });
 }
 
-void DoubleArrayTrie::EvictSmallest() {
-  // Every leaf present has an entry with its current key (pushed when it
-  // became a leaf, was touched or moved), so the first live entry is the
-  // leaf SPEC §8 step 4 names; stale entries are dropped on the way, and
-  // PopCurrent throws NoEvictableLeafError should no leaf be left.
-  std::int64_t t = leaves_.PopCurrent(
-      [this](const LeafEntry& entry) { return IsLiveLeaf(entry); }, kName,
-      stored_, options_.capacity);
-  // A parent left childless is usually next (the rest of a chain: under
-  // fifo its ID is smaller than its child's, under lru its stamp is the
-  // child's unless a request ended at it). If no entry's key is below its
-  // key it is the smallest leaf: evict it without a round trip through the
-  // heap.
-  for (;;) {
-    const std::int64_t parent = Evict(t);
-    if (parent <= 0) return;
-    if (stored_ <= options_.capacity || !leaves_.NoneBelow(LeafKey(parent))) {
-      PushLeaf(parent);
-      return;
-    }
-    t = parent;
+// What EvictLeaves (kvprefix/cache_model.h) needs of the slots.
+template <typename Policy>
+class DoubleArrayTrie::Leaves {
+ public:
+  using Entry = typename LeafHeap<typename Policy::Key, std::int32_t>::Entry;
+  explicit Leaves(DoubleArrayTrie& trie) : trie_(trie) {}
+
+  // The entry's slot holds a leaf whose key is still the entry's.
+  bool IsCurrent(const Entry& entry) const {
+    const std::int64_t s = entry.handle;
+    return !trie_.free_.Test(static_cast<std::size_t>(s)) &&
+           trie_.LeafKey<Policy>(s) == entry.key && trie_.ChildCount(s) == 0;
   }
+  typename Policy::Key LeafKey(std::int32_t s) const {
+    return trie_.LeafKey<Policy>(s);
+  }
+  // Evicts one node; its parent, if that is a leaf now (not the root), is
+  // the next candidate.
+  std::pair<std::uint64_t, std::optional<std::int32_t>> RemoveTail(
+      std::int32_t leaf, std::uint64_t) {
+    const std::int64_t parent = trie_.Evict(leaf);
+    if (parent <= 0) return {1, std::nullopt};
+    return {1, static_cast<std::int32_t>(parent)};
+  }
+
+ private:
+  DoubleArrayTrie& trie_;
+};
+
+template <typename Policy>
+void DoubleArrayTrie::EvictLeaves(std::uint64_t count) {
+  // Every leaf present has an entry with its current key (pushed when it
+  // became a leaf, was touched or moved), so the first current entry is the
+  // leaf SPEC §8 step 4 names; stale entries are dropped on the way, and
+  // kvprefix::EvictLeaves throws NoEvictableLeafError should no leaf be
+  // left. A parent left childless is usually next (the rest of a chain) and
+  // is evicted without a round trip through the heap when no entry's key is
+  // below its key.
+  Leaves<Policy> structure(*this);
+  kvprefix::EvictLeaves(leaves_.Get<Policy>(), structure, count, kName,
+                        options_.capacity);
 }
 
 std::int64_t DoubleArrayTrie::Evict(std::int64_t t) {
@@ -673,7 +718,7 @@ std::size_t DoubleArrayTrie::memory_bytes() const {
       ArrayHeapBytes<Cell>(cells_.capacity()) +
       ArrayHeapBytes<std::uint32_t>(ids_.capacity()) +
       ArrayHeapBytes<std::uint64_t>(ids64_.capacity()) +
-      ArrayHeapBytes<std::uint64_t>(stamps_.capacity()) +
+      ArrayHeapBytes<std::uint64_t>(states_.words().capacity()) +
       ArrayHeapBytes<Token>(tokens_.capacity()) + free_.memory_bytes() +
       FlatHashTableBytes(children_) + FlatHashTableBytes(edges_) +
       FlatHashTableBytes(hash_children_) + leaves_.memory_bytes() +

@@ -39,7 +39,9 @@
 //   ids64_[s]                    8 bytes (bounded: IDs are never reused and
 //                                may pass 2^32 over a long run);
 //   tokens_[s] = label           4 bytes, see above (always when bounded);
-//   stamps_[s] = last touch      8 bytes, bounded lru only;
+//   states_    = policy state    the bounded policy's per-node State
+//                                (kvprefix/cache_model.h's PolicyStates):
+//                                lru's stamp, 8 bytes; fifo: none at all;
 //   free_      = one bit (+1/64 bit per summary level): slot is free.
 // Node IDs are creation order (SPEC §1) but slots move, hence ids_. The root
 // is slot 0 with ID 0. A free slot has check == -1, which equals no parent
@@ -115,39 +117,48 @@
 // Boas layout flattened): "first free slot >= x" costs O(log64 slots), so the
 // free-slot search is never quadratic.
 //
-// A cache with a capacity (SPEC §8). Bounded mode keeps, besides the
-// layout above, the leaves in `leaves_`, a LeafHeap (kvprefix/leaf_heap.h,
-// the lazy binary min-heap the optimized engines share) of (key, slot),
-// key = the stamp (lru) or the ID (fifo). An entry is live while its slot
-// holds a leaf whose key is still that key; every leaf has a live entry,
-// pushed when it becomes a leaf (the deepest new node of an insert, a
-// parent whose last child goes), when its stamp changes while it is a leaf
-// (a request ending at it), and when relocation moves it (MoveNode moves
-// IDs, stamps and labels with the node, and the old entry dies with the old
-// slot). So the first live entry is exactly the leaf §8 step 4 names
-// (LeafHeap::PopCurrent; NoEvictableLeafError should the heap run empty);
-// stale entries are dropped when popped, and all of them once the heap
-// holds more than 2 * nodes + 64 entries after an insert
-// (LeafHeap::EntryBound): the heap is then rebuilt from the slots below
-// used_end_. Room for the new leaf's entry is made before an insert creates
-// anything (so a throw still leaves every leaf an entry), doubling the
-// heap's vector when full (LeafHeap::Reserve: amortized O(1) per entry;
-// reserving exactly one more would copy the whole heap on every insert).
-// Insert = walk (writing the stamp of every node on the
-// path), create, push the new leaf, evict while over capacity. An evicted
-// slot is freed at once (bitmap bit, check = -1) and its code removed from
-// the parent's children_ entry, or edges_ entry for a hash node; a parent
-// left childless is usually the next victim (the rest of the chain: its
-// fifo ID is smaller, its lru stamp the same unless a request ended at it),
-// so it is evicted directly when no entry's key is below its key
-// (LeafHeap::NoneBelow), without a heap round trip. A request longer than C
-// keeps only its first C nodes and every other node goes first under both
-// policies (the path holds the newest stamp, and under fifo its new tail the
-// largest IDs), so only those C are stored; the rest get their IDs, count as
-// evicted and are reported to the listener, never stored. The unbounded index
-// runs separate instantiations of the hot paths (kBounded = false) and keeps no
-// stamps, 64-bit IDs, labels or heap: its only costs are a compare when a new
-// node would extend the used slots and one when a match step misses.
+// A cache with a capacity (SPEC §8). Bounded Insert is written once for
+// every policy type of kvprefix/cache_model.h (VisitPolicy picks the type
+// once per Insert, and the insert paths are instantiated per type, so each
+// policy runs code specialised for it): touches go through
+// PolicyStates, step 4 is the layer's EvictLeaves, and the engine reads the
+// policy's traits only. Bounded mode keeps, besides the layout above, the
+// leaves in `leaves_`, a LeafHeap (kvprefix/leaf_heap.h, the lazy binary
+// min-heap the optimized engines share; PolicyLeafHeap, one per key type) of
+// (policy key, slot). An entry is current while its slot holds a leaf whose
+// key is still that key; every leaf has a current entry, pushed when it
+// becomes a leaf (the deepest new node of an insert, a parent whose last
+// child goes), when its key changes while it is a leaf (a request ending at
+// it), and when relocation moves it (MoveNode moves IDs, states and labels
+// with the node, and the old entry dies with the old slot). So the first
+// current entry is exactly the leaf §8 step 4 names (LeafHeap::PopCurrent;
+// NoEvictableLeafError should the heap run empty); stale entries are
+// dropped when popped, and all of them once the heap holds more than 2 *
+// nodes + 64 entries after an insert (LeafHeap::EntryBound): the heap is
+// then rebuilt from the slots below used_end_. Room for one entry is made
+// before an insert touches or creates anything (so a throw still leaves
+// every leaf an entry), doubling the heap's vector when full
+// (LeafHeap::Reserve: amortized O(1) per entry; reserving exactly one more
+// would copy the whole heap on every insert); step 4 pushes at most one
+// entry per entry it pops, so it needs no room of its own.
+// Insert = walk (touching every node on the path), create, push the new
+// leaf, evict while over capacity. An evicted slot is freed at once (bitmap
+// bit, check = -1) and its code removed from the parent's children_ entry,
+// or edges_ entry for a hash node; a parent left childless is usually the
+// next victim (the rest of a chain: its fifo ID is smaller, its lru stamp
+// the same unless a request ended at it), so it is evicted directly when no
+// entry's key is below its key (LeafHeap::NoneBelow), without a heap round
+// trip. Where the policy's kKeepsFirstCapacityNodes holds (lru, fifo), a
+// request longer than C keeps only its first C nodes and every other node
+// goes first (the path holds the newest stamp, and under fifo its new tail
+// the largest IDs), so only those C are stored; the rest get their IDs,
+// count as evicted and are reported to the listener, never stored. Under a
+// policy without it every new node is stored and step 4 may evict the
+// path's own nodes; the insert then walks the sequence again for the
+// deepest node of its path still present. The unbounded index runs separate
+// instantiations of the hot paths (Mode = Unbounded) and keeps no policy
+// state, 64-bit IDs, labels or heap: its only costs are a compare when a
+// new node would extend the used slots and one when a match step misses.
 //
 // Complexity. Match: O(matched length), two array reads per token (plus a
 // label read past the direct range, and one hash probe per hash node on the
@@ -160,11 +171,13 @@
 // Limits. Slots and bases are 32-bit: slot indices and codes stay below
 // 2^30 (so base = slot - code never overflows int32), and a slot beyond that
 // throws CapacityError before any value could wrap; a bounded cache needs at
-// most about 1.33 (C + 1) + 1,024 slots, so C up to about 800 million
-// nodes. Unbounded IDs are 32-bit but below the slot count; bounded IDs are
-// 64-bit. An insert that throws keeps the nodes it created before the
-// failure (the trie stays valid, as the reference's does on bad_alloc); a
-// bounded cache may then hold more than C nodes until its next Insert.
+// most about 1.33 (C + 1) + 1,024 slots (C + the request's new nodes in
+// place of C under a policy that stores a whole request before evicting),
+// so C up to about 800 million nodes. Unbounded IDs are 32-bit but below the
+// slot count; bounded IDs are 64-bit. An insert that throws keeps the nodes it
+// created before the failure (the trie stays valid, as the reference's does on
+// bad_alloc); a bounded cache may then hold more than C nodes until its next
+// Insert.
 #ifndef KVPREFIX_OPTIMIZED_DOUBLE_ARRAY_TRIE_H_
 #define KVPREFIX_OPTIMIZED_DOUBLE_ARRAY_TRIE_H_
 
@@ -176,6 +189,7 @@
 #include <limits>
 #include <memory>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -216,17 +230,19 @@ class DoubleArrayTrie {
   // last token reaches (kRootNode if empty). Bounded: SPEC §8 steps 2-4 with
   // the next stamp (insert, touch the path, evict leaves by the policy while
   // more than `capacity` nodes are present), and returns the ID of the
-  // deepest node of the path still present, i.e. of its first
-  // min(length, capacity) tokens (kRootNode if none). Nodes of a request
-  // longer than the capacity that would be evicted at once are never stored
-  // but get IDs, count in evicted_count() and reach the listener as if they
-  // had been. Amortized O(length) plus relocations (see the essay), plus
-  // O(log leaves) per eviction. Throws CapacityError when a slot beyond
+  // deepest node of the path still present (kRootNode if none): under lru
+  // and fifo that of its first min(length, capacity) tokens. Where the
+  // policy keeps a long request's first C nodes (kKeepsFirstCapacityNodes),
+  // nodes that would be evicted at once are never stored but get IDs, count
+  // in evicted_count() and reach the listener as if they had been.
+  // Amortized O(length) plus relocations (see the essay), plus O(log
+  // leaves) per eviction, plus a second walk of the sequence when a policy
+  // without that trait evicts. Throws CapacityError when a slot beyond
   // the limit would be needed, std::bad_alloc on memory exhaustion; nodes
   // created before a throw stay (the trie stays valid, but a bounded cache may
   // then hold more than `capacity` nodes until the next Insert). Throws
   // NoEvictableLeafError (kvprefix/cache.h) if it must evict and finds no
-  // leaf, which lru and fifo never reach (SPEC §8). Requires exclusive
+  // leaf, which no policy of SPEC §8 reaches. Requires exclusive
   // access.
   NodeId Insert(TokenSpan sequence);
 
@@ -359,10 +375,12 @@ class DoubleArrayTrie {
     }
   };
 
-  // The leaves by the policy's key (stamp or ID) when pushed, lazily; an
-  // entry is stale once its slot holds no leaf with that key.
-  using LeafOrder = LeafHeap<std::uint64_t, std::int32_t>;
-  using LeafEntry = LeafOrder::Entry;
+  // The first template argument of the insert paths: Unbounded, or the
+  // bounded cache's policy type (kvprefix/cache_model.h), so that the
+  // unbounded index runs code that keeps no policy state at all.
+  struct Unbounded {};
+  template <typename Mode>
+  static constexpr bool kIsBounded = !std::is_same_v<Mode, Unbounded>;
 
   // The code of `token`: token + 1 in the direct range (exact), else a hash
   // in [kDirectTokens + 1, kDirectTokens + 1 + 2^29) that any number of
@@ -424,18 +442,18 @@ class DoubleArrayTrie {
 
   // Puts a new node, child of `parent` along `token` (whose code is
   // `code`), at free slot `t`; returns t.
-  template <bool kBounded>
+  template <typename Mode>
   std::int64_t CreateNode(std::int64_t t, std::int64_t parent, Token token,
                           std::uint32_t code);
   // Adds a child along `token` to the leaf at `s`; returns the child's slot.
-  template <bool kBounded>
+  template <typename Mode>
   std::int64_t AddChildToLeaf(std::int64_t s, Token token);
   // Adds a child along `token` to the node at `s` (any node); returns the
   // child's slot. May move nodes, `s` included (then `s` is updated).
-  template <bool kBounded>
+  template <typename Mode>
   std::int64_t AddChild(std::int64_t& s, Token token);
   // Adds a child to hash node `s`: any free slot, an edges_ entry.
-  template <bool kBounded>
+  template <typename Mode>
   std::int64_t AddHashChild(std::int64_t s, Token token);
   // Unbounded: allocates tokens_ before the first token outside the direct
   // range is stored.
@@ -453,40 +471,42 @@ class DoubleArrayTrie {
   // moves. Returns false, changing nothing, if a child of `n` is a hash node
   // (they never move), the extra code equals a child's (hashed codes
   // collide), or FindBase finds no allowed base.
-  template <bool kBounded>
+  template <typename Mode>
   bool MoveChildren(std::int64_t n, const Token* extra, std::int64_t& tracked);
   // Moves the node at `from` (a child of `parent`) to free slot `to`.
-  template <bool kBounded>
+  template <typename Mode>
   void MoveNode(std::int64_t from, std::int64_t to, std::int64_t parent);
 
   NodeId IdAt(std::int64_t s) const {
     return bounded_ ? ids64_[s] : NodeId{ids_[s]};
   }
 
-  // The unbounded and bounded forms of Insert.
+  // The unbounded and bounded forms of Insert; the bounded one for the
+  // cache's policy type (VisitPolicy picks it once per Insert).
   NodeId InsertUnbounded(TokenSpan sequence);
+  template <typename Policy>
   NodeId InsertBounded(TokenSpan sequence);
-  // Bounded: the policy's key of the node at `s`.
-  std::uint64_t LeafKey(std::int64_t s) const {
-    switch (options_.policy) {
-      case EvictionPolicy::kLru:
-        return stamps_[s];
-      case EvictionPolicy::kFifo:
-        return ids64_[s];
-    }
-    return 0;  // not reached: every policy has a case
+  // Bounded: the policy's key of the node at `s` if it is a leaf.
+  template <typename Policy>
+  typename Policy::Key LeafKey(std::int64_t s) const {
+    return states_.LeafKey<Policy>(static_cast<std::size_t>(s), ids64_[s]);
   }
   // Bounded: records that the node at `s` is a leaf with its current key.
-  void PushLeaf(std::int64_t s);
-  // Bounded: whether `entry` still names a leaf with that key.
-  bool IsLiveLeaf(const LeafEntry& entry) const;
-  // Bounded: rebuilds leaves_ from the slots once stale and duplicate
+  template <typename Policy>
+  void PushLeaf(std::int64_t s) {
+    leaves_.Get<Policy>().Push(LeafKey<Policy>(s),
+                               static_cast<std::int32_t>(s));
+  }
+  // Bounded: rebuilds the heap from the slots once stale and duplicate
   // entries dominate (LeafHeap::RebuildIfOverfull).
+  template <typename Policy>
   void CompactLeaves();
-  // Bounded: evicts the leaf with the smallest key (SPEC §8 step 4), and
-  // then the parents it leaves childless while they are the smallest and
-  // the cache is over capacity.
-  void EvictSmallest();
+  // Bounded: the structure kvprefix/cache_model.h's EvictLeaves evicts from.
+  template <typename Policy>
+  class Leaves;
+  // Bounded: SPEC §8 step 4 for `count` nodes, smallest leaf key first.
+  template <typename Policy>
+  void EvictLeaves(std::uint64_t count);
   // Bounded: removes the leaf at `t` from the trie and frees its slot.
   // Returns its parent's slot if that is now a leaf (0 for the root), else
   // -1.
@@ -503,9 +523,11 @@ class DoubleArrayTrie {
   // fallback does not grow the array past its unused tail.
   std::size_t used_end_ = 1;
   ReallocArray<Cell> cells_;
-  ReallocArray<std::uint32_t> ids_;     // unbounded: node ID (< 2^30)
-  ReallocArray<std::uint64_t> ids64_;   // bounded: node ID
-  ReallocArray<std::uint64_t> stamps_;  // bounded lru: the last touch
+  ReallocArray<std::uint32_t> ids_;    // unbounded: node ID (< 2^30)
+  ReallocArray<std::uint64_t> ids64_;  // bounded: node ID
+  // Bounded: each slot's policy state (kvprefix/cache_model.h), e.g. lru's
+  // stamp; no storage at all for a stateless policy.
+  PolicyStates<ReallocArray<std::uint64_t>> states_;
   // The label: the token of a node with a hashed code (all nodes when
   // bounded); allocated at the first such token when unbounded.
   ReallocArray<Token> tokens_;
@@ -518,7 +540,7 @@ class DoubleArrayTrie {
   HugePageHashMap<std::int32_t, Codes> children_;  // see the essay
   HugePageHashMap<EdgeKey, std::int32_t> edges_;   // hash nodes' edges
   HugePageHashMap<std::int32_t, std::uint32_t> hash_children_;
-  LeafOrder leaves_;  // bounded: every leaf, by key, lazily
+  PolicyLeafHeap<std::int32_t> leaves_;  // bounded: every leaf, by key, lazily
   EvictionListener listener_;
   std::vector<Token> evicted_tokens_;  // bounded: this Insert's, for listener_
 };
