@@ -160,6 +160,9 @@ DoubleArrayTrie::DoubleArrayTrie(const CacheOptions& options,
   if (bounded_) {
     ids64_[0] = kRootNode;
     tokens_[0] = 0;
+    push_leaf_ = VisitPolicy(options.policy, []<typename Policy>(Policy) {
+      return &DoubleArrayTrie::PushLeaf<Policy>;
+    });
   } else {
     ids_[0] = kRootNode;
   }
@@ -284,10 +287,9 @@ bool DoubleArrayTrie::FindBase(const Codes& codes, std::size_t added,
   return true;
 }
 
-template <typename Mode>
+template <bool kBounded>
 std::int64_t DoubleArrayTrie::CreateNode(std::int64_t t, std::int64_t parent,
                                          Token token, std::uint32_t code) {
-  constexpr bool kBounded = kIsBounded<Mode>;
   if (kBounded || code > kDirectTokens) {
     if (!kBounded) EnsureLabels();
     tokens_[t] = token;
@@ -296,34 +298,31 @@ std::int64_t DoubleArrayTrie::CreateNode(std::int64_t t, std::int64_t parent,
   cells_[t] = Cell{0, static_cast<std::int32_t>(parent)};
   ++stored_;
   if constexpr (kBounded) {
-    ids64_[t] = ++next_id_;
-    states_.Create<Mode>(static_cast<std::size_t>(t), stamp_);  // + touch
+    ids64_[t] = ++next_id_;  // its policy state: InsertBounded's to write
   } else {
     ids_[t] = static_cast<std::uint32_t>(stored_);
   }
   return t;
 }
 
-template <typename Mode>
+template <bool kBounded>
 std::int64_t DoubleArrayTrie::AddChildToLeaf(std::int64_t s, Token token) {
   const std::uint32_t code = CodeOf(token);
-  const auto f =
-      static_cast<std::int64_t>(FreeSlotFor<kIsBounded<Mode>>(s + 1));
+  const auto f = static_cast<std::int64_t>(FreeSlotFor<kBounded>(s + 1));
   // A leaf has no entry; a child not at s + 1 needs one (the essay).
   if (f != s + 1) children_.emplace(static_cast<std::int32_t>(s), Codes{code});
   cells_[s].base = static_cast<std::int32_t>(f - code);
-  return CreateNode<Mode>(f, s, token, code);
+  return CreateNode<kBounded>(f, s, token, code);
 }
 
-template <typename Mode>
+template <bool kBounded>
 std::int64_t DoubleArrayTrie::AddHashChild(std::int64_t s, Token token) {
-  const auto t =
-      static_cast<std::int64_t>(FreeSlotFor<kIsBounded<Mode>>(s + 1));
+  const auto t = static_cast<std::int64_t>(FreeSlotFor<kBounded>(s + 1));
   edges_.emplace(
       EdgeKey{static_cast<std::uint32_t>(s), static_cast<std::uint32_t>(token)},
       static_cast<std::int32_t>(t));
   ++hash_children_[static_cast<std::int32_t>(s)];
-  return CreateNode<Mode>(t, s, token, CodeOf(token));
+  return CreateNode<kBounded>(t, s, token, CodeOf(token));
 }
 
 void DoubleArrayTrie::ConvertToHashNode(std::int64_t s) {
@@ -367,14 +366,14 @@ std::size_t DoubleArrayTrie::ChildCount(std::int64_t s) const {
   return static_cast<std::size_t>(s) + 1 < size_ && cells_[s + 1].check == s;
 }
 
-template <typename Mode>
+template <bool kBounded>
 std::int64_t DoubleArrayTrie::AddChild(std::int64_t& s, Token token) {
-  if (cells_[s].base == kHashBase) return AddHashChild<Mode>(s, token);
+  if (cells_[s].base == kHashBase) return AddHashChild<kBounded>(s, token);
   const std::size_t siblings = ChildCount(s);
-  if (siblings == 0) return AddChildToLeaf<Mode>(s, token);
-  if (kIsBounded<Mode> && siblings >= kMaxBoundedFamily) {
+  if (siblings == 0) return AddChildToLeaf<kBounded>(s, token);
+  if (kBounded && siblings >= kMaxBoundedFamily) {
     ConvertToHashNode(s);
-    return AddHashChild<Mode>(s, token);
+    return AddHashChild<kBounded>(s, token);
   }
   const std::uint32_t code = CodeOf(token);
 
@@ -389,11 +388,11 @@ std::int64_t DoubleArrayTrie::AddChild(std::int64_t& s, Token token) {
       Affordable(static_cast<std::size_t>(target) + 1, 1);
   if (!in_place) {
     if ((target < 1 || siblings <= kMaxFamilyToCompact) &&
-        MoveChildren<Mode>(s, &token, s)) {
+        MoveChildren<kBounded>(s, &token, s)) {
       return std::int64_t{cells_[s].base} + code;
     }
     ConvertToHashNode(s);
-    return AddHashChild<Mode>(s, token);
+    return AddHashChild<kBounded>(s, token);
   }
   if (!IsFree(target)) {
     // cedar's rule: move the smaller sibling set. The root is never an
@@ -403,13 +402,13 @@ std::int64_t DoubleArrayTrie::AddChild(std::int64_t& s, Token token) {
     const std::int64_t p = cells_[target].check;
     const bool moved_occupant = p != s && cells_[p].base != kHashBase &&
                                 ChildCount(p) <= siblings &&
-                                MoveChildren<Mode>(p, nullptr, s);
+                                MoveChildren<kBounded>(p, nullptr, s);
     if (!moved_occupant) {
-      if (p != s && MoveChildren<Mode>(s, &token, s)) {
+      if (p != s && MoveChildren<kBounded>(s, &token, s)) {
         return std::int64_t{cells_[s].base} + code;
       }
       ConvertToHashNode(s);
-      return AddHashChild<Mode>(s, token);
+      return AddHashChild<kBounded>(s, token);
     }
     target = std::int64_t{cells_[s].base} + code;  // s may have moved
   }
@@ -421,10 +420,10 @@ std::int64_t DoubleArrayTrie::AddChild(std::int64_t& s, Token token) {
     entry->second.push_back(static_cast<std::uint32_t>(s + 1 - cells_[s].base));
   }
   entry->second.push_back(code);
-  return CreateNode<Mode>(target, s, token, code);
+  return CreateNode<kBounded>(target, s, token, code);
 }
 
-template <typename Mode>
+template <bool kBounded>
 bool DoubleArrayTrie::MoveChildren(std::int64_t n, const Token* extra,
                                    std::int64_t& tracked) {
   Codes codes;
@@ -442,29 +441,27 @@ bool DoubleArrayTrie::MoveChildren(std::int64_t n, const Token* extra,
   if (!FindBase(codes, extra != nullptr, base)) return false;
   for (std::size_t i = 0; i < moved; ++i) {
     const std::int64_t from = old_base + codes[i];
-    MoveNode<Mode>(from, base + codes[i], n);
+    MoveNode<kBounded>(from, base + codes[i], n);
     if (tracked == from) tracked = base + codes[i];
   }
   cells_[n].base = static_cast<std::int32_t>(base);
   children_.insert_or_assign(static_cast<std::int32_t>(n), std::move(codes));
   relocated_nodes_ += moved;
   if (extra != nullptr) {
-    CreateNode<Mode>(base + extra_code, n, *extra, extra_code);
+    CreateNode<kBounded>(base + extra_code, n, *extra, extra_code);
   }
   return true;
 }
 
-template <typename Mode>
+template <bool kBounded>
 void DoubleArrayTrie::MoveNode(std::int64_t from, std::int64_t to,
                                std::int64_t parent) {
-  constexpr bool kBounded = kIsBounded<Mode>;
   const std::int32_t base = cells_[from].base;
   Occupy(to);
   cells_[to] = Cell{base, static_cast<std::int32_t>(parent)};
   if constexpr (kBounded) {
     ids64_[to] = ids64_[from];
-    states_.Set<Mode>(static_cast<std::size_t>(to),
-                      states_.Get<Mode>(static_cast<std::size_t>(from)));
+    states_.Copy(static_cast<std::size_t>(from), static_cast<std::size_t>(to));
   } else {
     ids_[to] = ids_[from];
   }
@@ -491,7 +488,7 @@ void DoubleArrayTrie::MoveNode(std::int64_t from, std::int64_t to,
   cells_[from] = Cell{0, -1};
   free_.Set(from);
   if constexpr (kBounded) {
-    if (leaf) PushLeaf<Mode>(to);  // its entry names the old slot
+    if (leaf) (this->*push_leaf_)(to);  // its entry names the old slot
   }
 }
 
@@ -511,10 +508,10 @@ NodeId DoubleArrayTrie::InsertUnbounded(TokenSpan sequence) {
     s = t;
   }
   if (i < sequence.size()) {
-    s = AddChild<Unbounded>(s, sequence[i]);
+    s = AddChild<false>(s, sequence[i]);
     // Every later node is a fresh leaf: the fast path, O(1) per token.
     for (++i; i < sequence.size(); ++i) {
-      s = AddChildToLeaf<Unbounded>(s, sequence[i]);
+      s = AddChildToLeaf<false>(s, sequence[i]);
     }
   }
   return ids_[s];
@@ -554,10 +551,16 @@ NodeId DoubleArrayTrie::InsertBounded(TokenSpan sequence) {
     states_.Touch<Policy>(static_cast<std::size_t>(s), stamp);
   }
   if (i < keep) {
+    // The structure code is shared by every policy (kBounded only), so the
+    // new node's state is written here: State{} touched by this request.
     const std::uint64_t stored_before = stored_;
     try {
-      s = AddChild<Policy>(s, sequence[i]);
-      for (++i; i < keep; ++i) s = AddChildToLeaf<Policy>(s, sequence[i]);
+      s = AddChild<true>(s, sequence[i]);
+      states_.Create<Policy>(static_cast<std::size_t>(s), stamp);
+      for (++i; i < keep; ++i) {
+        s = AddChildToLeaf<true>(s, sequence[i]);
+        states_.Create<Policy>(static_cast<std::size_t>(s), stamp);
+      }
     } catch (...) {
       if (stored_ != stored_before) PushLeaf<Policy>(s);
       throw;
