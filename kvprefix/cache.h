@@ -16,6 +16,7 @@
 #include <tuple>
 
 #include "kvprefix/policies/fifo.h"
+#include "kvprefix/policies/lfu.h"
 #include "kvprefix/policies/lru.h"
 #include "kvprefix/types.h"
 
@@ -32,6 +33,9 @@ enum class EvictionPolicy : std::uint8_t {
   kLru,
   // The leaf with the smallest node ID: the oldest created.
   kFifo,
+  // The leaf with the smallest count of touches, among equal counts the one
+  // with the smallest stamp: the least frequently used.
+  kLfu,
 };
 
 // One eviction policy as the front ends show it.
@@ -48,9 +52,11 @@ struct EvictionPolicyEntry {
 // names, the CLI's --policy choices and help, the replay-document reader,
 // Python, the fuzzer's decoder, verify's generator and the benchmarks take
 // their policies from here, in this order (the default, lru, first).
-inline constexpr std::array<EvictionPolicyEntry, 2> kEvictionPolicies = {{
+inline constexpr std::array<EvictionPolicyEntry, 3> kEvictionPolicies = {{
     {EvictionPolicy::kLru, "lru", "the least recently used leaf"},
     {EvictionPolicy::kFifo, "fifo", "the oldest created leaf"},
+    {EvictionPolicy::kLfu, "lfu",
+     "the least frequently used leaf (the least recently used among equals)"},
 }};
 
 // The position of `policy` in kEvictionPolicies. The cases name the list's
@@ -60,6 +66,7 @@ constexpr std::size_t EvictionPolicyIndex(EvictionPolicy policy) {
   switch (policy) {
     case kEvictionPolicies[0].policy:
     case kEvictionPolicies[1].policy:
+    case kEvictionPolicies[2].policy:
       break;
   }
   return static_cast<std::size_t>(policy);
@@ -111,7 +118,7 @@ inline std::string EvictionPolicyChoices(char quote) {
 // entry of kEvictionPolicies, in the same order: what the engines run for
 // each policy. A new policy is an enumerator, an entry above, a type here
 // (its own file under kvprefix/policies/) and its lines in the reference.
-using EvictionPolicyTypes = std::tuple<LruPolicy, FifoPolicy>;
+using EvictionPolicyTypes = std::tuple<LruPolicy, FifoPolicy, LfuPolicy>;
 static_assert(std::tuple_size_v<EvictionPolicyTypes> ==
                   kEvictionPolicies.size(),
               "EvictionPolicyTypes has one type per entry of "

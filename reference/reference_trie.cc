@@ -33,7 +33,11 @@ NodeId ReferenceTrie::Insert(TokenSpan sequence) {
       // stay, so the vector's length is always the next ID).
       const NodeId created = nodes_.size();
       nodes_.push_back(
-          Node{.children = {}, .parent = current, .token = token, .stamp = 0});
+          Node{.children = {},
+               .parent = current,
+               .token = token,
+               .stamp = 0,
+               .count = 0});
       nodes_[current].children.emplace(token, created);  // after the push
       ++present_;
       if (options_.bounded()) {
@@ -82,29 +86,36 @@ Match ReferenceTrie::Access(TokenSpan request) {
   return match;
 }
 
-std::uint64_t ReferenceTrie::LeafKey(NodeId id) const {
+ReferenceTrie::Key ReferenceTrie::LeafKey(NodeId id) const {
   // "lru: the leaf with the smallest stamp"; "fifo: the leaf with the
-  // smallest node ID (the oldest created)".
+  // smallest node ID (the oldest created)"; "lfu: the leaf with the smallest
+  // count; among leaves with equal counts, the one with the smallest stamp".
   switch (options_.policy) {
     case EvictionPolicy::kLru:
-      return nodes_[id].stamp;
+      return {nodes_[id].stamp, 0};
     case EvictionPolicy::kFifo:
-      return id;
+      return {id, 0};
+    case EvictionPolicy::kLfu:
+      return {nodes_[id].count, nodes_[id].stamp};
   }
-  return id;  // not reached: every policy has a case
+  return {id, 0};  // not reached: every policy has a case
 }
 
 void ReferenceTrie::Touch(const std::vector<NodeId>& path) {
-  // "3. touch: every node on the request's path gets stamp r"
+  // "3. touch: every node on the request's path gets stamp r"; lfu: "also
+  // adds 1 to a count kept on every node of the request's path; a node
+  // created in step 2 starts at 0" (Node's count is 0 when pushed).
   const std::uint64_t stamp = ++stamp_;
   for (NodeId id : path) {
     if (!nodes_[id].children.empty()) {
       nodes_[id].stamp = stamp;
+      ++nodes_[id].count;
       continue;
     }
-    // A leaf: its key in leaves_ may change with the stamp.
+    // A leaf: its key in leaves_ may change with the stamp and count.
     auto entry = leaves_.extract({LeafKey(id), id});
     nodes_[id].stamp = stamp;
+    ++nodes_[id].count;
     entry.value().first = LeafKey(id);
     leaves_.insert(std::move(entry));
   }
@@ -141,7 +152,7 @@ std::size_t ReferenceTrie::memory_bytes() const {
                                      sizeof(std::pair<const Token, NodeId>)) +
          leaves_.size() *
              MallocChunkBytes(kTreeNode +
-                              sizeof(std::pair<std::uint64_t, NodeId>));
+                              sizeof(std::pair<Key, NodeId>));
 }
 
 }  // namespace kvprefix

@@ -102,10 +102,13 @@ class ReferenceTrie {
     NodeId parent = kRootNode;
     Token token = 0;
     std::uint64_t stamp = 0;  // the last request (Insert) whose path held it
+    std::uint64_t count = 0;  // lfu: how many requests' paths held it
   };
+  // The key SPEC §8 step 4 orders leaves by, compared first by first.
+  using Key = std::pair<std::uint64_t, std::uint64_t>;
 
-  // The key SPEC §8 step 4 orders leaves by: the stamp (lru) or the ID (fifo).
-  std::uint64_t LeafKey(NodeId id) const;
+  // (stamp, 0) for lru, (ID, 0) for fifo, (count, stamp) for lfu.
+  Key LeafKey(NodeId id) const;
   void Touch(const std::vector<NodeId>& path);
   void EvictLeaf();
 
@@ -113,8 +116,8 @@ class ReferenceTrie {
   std::vector<Node> nodes_ = std::vector<Node>(1);  // [id]; [0] is the root
   std::uint64_t present_ = 0;                       // nodes present, root out
   // Bounded only:
-  std::set<std::pair<std::uint64_t, NodeId>> leaves_;  // (LeafKey, ID)
-  std::uint64_t stamp_ = 0;                            // stamps given so far
+  std::set<std::pair<Key, NodeId>> leaves_;  // (LeafKey, ID)
+  std::uint64_t stamp_ = 0;                  // stamps given so far
   std::uint64_t evicted_ = 0;
   EvictionListener listener_;
 };
