@@ -717,19 +717,26 @@ std::vector<MemoryFigure> MeasureMemory(const EngineNameList& engines,
   return figures;
 }
 
-std::size_t BytesPerNodeBound(std::string_view engine, bool bounded) {
+std::size_t BytesPerNodeBound(std::string_view engine, bool bounded,
+                              EvictionPolicy policy) {
   // The double-array's lazy leaf heap of 16-byte entries grows
   // geometrically (ReserveGeometric; exact growth was quadratic), so its
   // spare room can reach one entry per leaf: 16 bytes per node above 104.
   if (bounded && engine == "double-array") return 120;
-  if (bounded) return engine == RadixTrie::kName ? 176 : 104;
+  // Radix under lfu: a 16-byte state and 24-byte heap entries per edge.
+  if (bounded && engine == RadixTrie::kName) {
+    return policy == EvictionPolicy::kLfu ? 208 : 176;
+  }
+  if (bounded) return 104;
   return engine == RadixTrie::kName ? 96 : kMaxBytesPerNode;
 }
 
 std::string MemoryBoundProblem(const std::vector<MemoryFigure>& figures,
-                               const MemoryFigure& radix, bool bounded) {
+                               const MemoryFigure& radix, bool bounded,
+                               EvictionPolicy policy) {
   for (const MemoryFigure& figure : figures) {
-    const std::size_t per_node = BytesPerNodeBound(figure.engine, bounded);
+    const std::size_t per_node =
+        BytesPerNodeBound(figure.engine, bounded, policy);
     if (figure.bytes > per_node * figure.nodes ||
         figure.bytes > kMaxTimesRadix * radix.bytes) {
       return fmt::format(
@@ -767,8 +774,9 @@ void CheckMemoryBoundedPerNode(const EngineNameList& engines,
   }
   const MemoryFigure radix =
       MeasureMemory({RadixTrie::kName}, sequences, options).front();
-  const std::string problem = MemoryBoundProblem(
-      MeasureMemory(engines, sequences, options), radix, bounded);
+  const std::string problem =
+      MemoryBoundProblem(MeasureMemory(engines, sequences, options), radix,
+                         bounded, options.policy);
   if (!problem.empty()) {
     RC_FAIL(fmt::format("{} on {} ({})", problem, rc::toString(workload),
                         checking::FormatCacheOptions(options)));

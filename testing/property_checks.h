@@ -177,13 +177,16 @@ inline constexpr std::size_t kMemoryMinNodes = 2000;
 //    slots);
 //  - every engine as a capacity-bounded cache: per present node the
 //    recency state and leaf order come on top, the tables sized for the
-//    capacity plus slack. Radix (16-byte EdgeState and 16-byte heap entries
-//    per edge) up to 162.8, held to 176; hash up to 93.7, held to 104;
+//    capacity plus slack. Radix (8-byte links, lru's 8-byte stamp and
+//    16-byte heap entries per edge) up to 162.8, held to 176; under lfu (a
+//    16-byte count and stamp, 24-byte heap entries) up to 201.7, held to
+//    208; hash up to 93.7, held to 104;
 //    double-array up to 91.6 with an exactly sized leaf heap, which was
 //    quadratic to grow; grown geometrically, up to 105.7, held to 120 (one
 //    spare 16-byte entry per leaf). Any other engine (a mutant) is held to
 //    104 as a cache, 64 unbounded.
-std::size_t BytesPerNodeBound(std::string_view engine, bool bounded);
+std::size_t BytesPerNodeBound(std::string_view engine, bool bounded,
+                              EvictionPolicy policy = EvictionPolicy::kLru);
 
 // The engines held to those bounds: every registered engine but the
 // reference, which keeps a std::map of children per node (~120 bytes per
@@ -208,11 +211,12 @@ std::vector<MemoryFigure> MeasureMemory(const EngineNameList& engines,
                                         const SequenceList& sequences,
                                         const CacheOptions& options);
 
-// "" when every figure keeps its BytesPerNodeBound(engine, bounded) and
-// kMaxTimesRadix against `radix` (the radix engine's figure on the same
+// "" when every figure keeps its BytesPerNodeBound(engine, bounded, policy)
+// and kMaxTimesRadix against `radix` (the radix engine's figure on the same
 // input), else what breaks them.
 std::string MemoryBoundProblem(const std::vector<MemoryFigure>& figures,
-                               const MemoryFigure& radix, bool bounded);
+                               const MemoryFigure& radix, bool bounded,
+                               EvictionPolicy policy = EvictionPolicy::kLru);
 
 // On GenAdversarialWorkload() (at least kMemoryMinNodes nodes present), half
 // the cases unbounded and half a cache of 10% to 90% of the nodes (at least

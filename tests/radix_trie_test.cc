@@ -3,10 +3,12 @@
 // end inside an edge, SIMD run compares that stop at every offset, arena
 // chunk boundaries, deep chains, wide fan-out, extreme tokens and the edge
 // capacity limit; and, as a bounded cache (SPEC §8), run-tail eviction,
-// recency splits, fresh IDs after eviction, requests longer than the
-// capacity, arena compaction, memory proportional to the capacity,
-// randomized differential tests against the reference (tokens and pages)
-// and the LRU curve from radix's per-edge runs. The behaviour shared by all
+// recency splits, lfu's counts (whole requests stored, then evicted from;
+// no in-place growth of the newest run), fresh IDs after eviction,
+// requests longer than the capacity, arena compaction, memory proportional
+// to the capacity, randomized differential tests against the reference
+// (tokens and pages, every policy) and the LRU curve from radix's per-edge
+// runs. The behaviour shared by all
 // engines, the capacity case documents included, is in the typed suites.
 //
 // Every comparison with the reference goes through the differential
@@ -327,6 +329,9 @@ CacheOptions Lru(std::uint64_t capacity) {
 CacheOptions Fifo(std::uint64_t capacity) {
   return CacheOptions{.capacity = capacity, .policy = EvictionPolicy::kFifo};
 }
+CacheOptions Lfu(std::uint64_t capacity) {
+  return CacheOptions{.capacity = capacity, .policy = EvictionPolicy::kLfu};
+}
 
 // All tokens of the calls, sorted: the multiset the listener contract fixes.
 Tokens Multiset(const std::vector<Tokens>& calls) {
@@ -482,6 +487,72 @@ TEST(RadixTrieCacheTest, LruAndFifoDiffer) {
   EXPECT_EQ(fifo.MatchPrefix(Tokens{3}), (Match{1, 3}));
 }
 
+TEST(RadixTrieCacheTest, LfuKeepsTheMoreFrequentNodes) {
+  // SPEC §8's example: [1] has count 2 when [2,3,4] arrives with count 1,
+  // so lfu evicts the new run's tail [3,4] in one step (lru would keep the
+  // request's first two nodes and evict [1]). The whole request was stored
+  // first: Insert's answer is what is left of its path, node 2.
+  Recorded<RadixTrie> cache(Lfu(2));
+  EXPECT_EQ(cache->Insert(Tokens{1}), 1u);
+  EXPECT_EQ(cache->Insert(Tokens{1}), 1u);
+  EXPECT_EQ(cache->Insert(Tokens{2, 3, 4}), 2u);
+  EXPECT_EQ(cache.TakeCalls(), (std::vector<Tokens>{{3, 4}}));
+  EXPECT_EQ(cache->node_count(), 2u);
+  EXPECT_EQ(cache->evicted_count(), 2u);
+  EXPECT_EQ(cache->MatchPrefix(Tokens{1}), (Match{1, 1}));
+  EXPECT_EQ(cache->MatchPrefix(Tokens{2, 3, 4}), (Match{1, 2}));
+  // A request whose every node goes: [2] (count 2 now) and [1] (count 2,
+  // older) both beat [5]'s count 1, so Insert reaches no node.
+  EXPECT_EQ(cache->Access(Tokens{2}), (Match{1, 2}));
+  EXPECT_EQ(cache->Insert(Tokens{5}), kRootNode);
+  EXPECT_EQ(cache.TakeCalls(), (std::vector<Tokens>{{5}}));
+  EXPECT_EQ(cache->MatchPrefix(Tokens{5}), (Match{0, 0}));
+  // Per-edge runs are lru's alone.
+  EXPECT_THROW(cache->Access(Tokens{1}, [](std::uint64_t, std::uint64_t) {}),
+               std::logic_error);
+}
+
+TEST(RadixTrieCacheTest, LfuEvictsARunTailThenCrossesTheCountSplit) {
+  // The requests of LruEvictsARunTailThenCrossesTheRecencySplit under lfu:
+  // [1,2] (count 2) is split from [3,4,5] (count 1); [6,7,8,9] comes with
+  // count 1 and a newer stamp. Four evictions take [3,4,5] whole; then
+  // [1,2] is a leaf of count 2, above [6,7,8,9]'s (1, 3), so the last one
+  // is node 9, the new run's tail, not node 2 as under lru.
+  Recorded<RadixTrie> cache(Lfu(5));
+  EXPECT_EQ(cache->Access(Tokens{1, 2, 3, 4, 5}), (Match{0, 0}));
+  EXPECT_EQ(cache->Access(Tokens{1, 2}), (Match{2, 2}));
+  EXPECT_EQ(cache->edge_count(), 2u);  // the split where the touch ends
+  EXPECT_EQ(cache->Access(Tokens{6, 7, 8, 9}), (Match{0, 0}));
+  EXPECT_EQ(cache.TakeCalls(), (std::vector<Tokens>{{3, 4, 5}, {9}}));
+  EXPECT_EQ(cache->node_count(), 5u);
+  EXPECT_EQ(cache->evicted_count(), 4u);
+  EXPECT_EQ(cache->MatchPrefix(Tokens{1, 2, 3}), (Match{2, 2}));
+  EXPECT_EQ(cache->MatchPrefix(Tokens{6, 7, 8, 9}), (Match{3, 8}));
+}
+
+TEST(RadixTrieCacheTest, LfuGivesNewNodesBelowTheNewestRunTheirOwnEdge) {
+  // [1,2,3] continues the newest run [1,2]: lru extends it in place (one
+  // stamp for all three), lfu may not ([1,2] has count 2, [3] count 1).
+  // The next insert then evicts by those states: lru two nodes of the one
+  // run [1,2,3] (stamp 2, older than [4,5]); lfu [3] (1, 2), after which
+  // [1,2] (2, 2) ranks above [4,5] (1, 3), which loses node 5.
+  Recorded<RadixTrie> lru(Lru(3));
+  Recorded<RadixTrie> lfu(Lfu(3));
+  for (Recorded<RadixTrie>* cache : {&lru, &lfu}) {
+    EXPECT_EQ((*cache)->Insert(Tokens{1, 2}), 2u);
+    EXPECT_EQ((*cache)->Insert(Tokens{1, 2, 3}), 3u);
+  }
+  EXPECT_EQ(lru->edge_count(), 1u);
+  EXPECT_EQ(lfu->edge_count(), 2u);
+  EXPECT_EQ(lru->Insert(Tokens{4, 5}), 5u);
+  EXPECT_EQ(lfu->Insert(Tokens{4, 5}), 4u);
+  EXPECT_EQ(lru.TakeCalls(), (std::vector<Tokens>{{2, 3}}));
+  EXPECT_EQ(lfu.TakeCalls(), (std::vector<Tokens>{{3}, {5}}));
+  EXPECT_EQ(lru->MatchPrefix(Tokens{1, 2}), (Match{1, 1}));
+  EXPECT_EQ(lfu->MatchPrefix(Tokens{1, 2}), (Match{2, 2}));
+  EXPECT_EQ(lfu->MatchPrefix(Tokens{4, 5}), (Match{1, 4}));
+}
+
 TEST(RadixTrieCacheTest, CapacityErrorLeavesTheCacheUnchanged) {
   RadixTrie cache(Lru(100), /*max_edges=*/2);
   cache.Access(Tokens{1, 2, 3});
@@ -538,7 +609,10 @@ CacheOptions RandomOptions(std::mt19937_64& random) {
   static constexpr std::uint64_t kLarge[] = {200, 1000, 100000, kUnbounded - 1};
   const std::uint64_t capacity =
       random() % 8 == 0 ? kLarge[random() % 4] : random() % 65;
-  return random() % 2 == 0 ? Lru(capacity) : Fifo(capacity);
+  // Every policy of the list, lfu's general path included.
+  return CacheOptions{
+      .capacity = capacity,
+      .policy = kEvictionPolicies[random() % kEvictionPolicies.size()].policy};
 }
 
 // SPEC §8 against the oracle, through the harness: Access (SPEC §8 steps

@@ -112,9 +112,9 @@ RC_GTEST_PROP(CurveProperties, LruCurveEqualsReplay, ()) {
 // BytesPerNodeBound gives (testing/property_checks.h: kMaxBytesPerNode, 64,
 // for hash and double-array unbounded; where an engine does not meet it yet
 // a ceiling just above its worst measured: radix 96 unbounded, and as a
-// cache hash 104, double-array 120, radix 176) and at most 4 times radix's
-// memory. The reference (a std::map of children per node, ~120 bytes per
-// node) is exempt: MemoryEnginesUnderTest() leaves it out.
+// cache hash 104, double-array 120, radix 176, 208 under lfu) and at most
+// 4 times radix's memory. The reference (a std::map of children per node,
+// ~120 bytes per node) is exempt: MemoryEnginesUnderTest() leaves it out.
 RC_GTEST_PROP(MemoryProperties, MemoryBoundedPerNode, ()) {
   InputShape shape;
   CheckMemoryBoundedPerNode(MemoryEnginesUnderTest(), &shape);
