@@ -531,10 +531,20 @@ TEST(DoubleArrayTrieBoundedTest, CapacityZero) {
 }
 
 // "A request longer than C keeps only its first C nodes", after every other
-// node has gone; the rest get IDs and are reported, never stored.
+// node has gone; the rest get IDs and are reported, never stored. Only
+// under the policies whose order guarantees it (kKeepsFirstCapacityNodes,
+// kvprefix/cache_model.h); LfuMayEvictTheRequestsOwnNewNodes runs the same
+// requests under lfu.
 TEST(DoubleArrayTrieBoundedTest, RequestLongerThanCapacity) {
+  int policies_run = 0;
   for (const EvictionPolicyEntry& entry : kEvictionPolicies) {
     const EvictionPolicy policy = entry.policy;
+    if (!VisitPolicy(policy, []<typename P>(P) {
+          return P::kKeepsFirstCapacityNodes;
+        })) {
+      continue;
+    }
+    ++policies_run;
     DoubleArrayTrie trie(Bounded(3, policy));
     EvictedPages evicted;
     trie.SetEvictionListener(evicted.Listener(1));
@@ -551,6 +561,72 @@ TEST(DoubleArrayTrieBoundedTest, RequestLongerThanCapacity) {
     EXPECT_EQ(InsertOf(trie, {6}), 8u);  // evicts [1,2,3] under both policies
     EXPECT_EQ(MatchOf(trie, {1, 2, 3}), (Match{2, 3}));
     EXPECT_EQ(MatchOf(trie, {6}), (Match{1, 8}));
+  }
+  EXPECT_GE(policies_run, 2);  // lru and fifo at least
+}
+
+// The requests of RequestLongerThanCapacity under lfu, C = 3: every node is
+// stored, then step 4 runs by (count, stamp), so a request's new nodes
+// (count 1) may go before an older, more used leaf, down to all of them.
+TEST(DoubleArrayTrieBoundedTest, LfuMayEvictTheRequestsOwnNewNodes) {
+  DoubleArrayTrie trie(Bounded(3, EvictionPolicy::kLfu));
+  EvictedPages evicted;
+  trie.SetEvictionListener(evicted.Listener(1));
+  EXPECT_EQ(InsertOf(trie, {9}), 1u);  // (count 1, stamp 1)
+  // IDs 2..6, all (1, 2): [9] goes first (stamp 1), then [..5] and [..4].
+  EXPECT_EQ(InsertOf(trie, {1, 2, 3, 4, 5}), 4u);
+  EXPECT_EQ(trie.node_count(), 3u);
+  EXPECT_EQ(trie.evicted_count(), 3u);
+  EXPECT_EQ(test::TakeSorted(evicted), "evicted {[4],[5],[9]}");
+  // [1], [1,2], [1,2,3] touched to (2, 3); the new [1,2,3,4] = 7 is (1, 3),
+  // the only leaf, and goes: the answer is the deepest node left, ID 4.
+  EXPECT_EQ(InsertOf(trie, {1, 2, 3, 4}), 4u);
+  EXPECT_EQ(trie.evicted_count(), 4u);
+  EXPECT_EQ(test::TakeSorted(evicted), "evicted {[4]}");
+  // [6] = 8 is (1, 4), below the leaf [1,2,3] at (2, 3): it goes at once,
+  // where lru and fifo evict [1,2,3] instead.
+  const std::vector<Token> six = {6};
+  EXPECT_EQ(trie.Access(six), (Match{0, kRootNode}));
+  EXPECT_EQ(trie.evicted_count(), 5u);
+  EXPECT_EQ(test::TakeSorted(evicted), "evicted {[6]}");
+  EXPECT_EQ(MatchOf(trie, {6}), (Match{0, kRootNode}));
+  EXPECT_EQ(MatchOf(trie, {1, 2, 3, 4}), (Match{3, 4}));
+  // A new node starts at count 1, below every leaf touched twice: [6]
+  // (ID 9) goes again, and so does [1,6] (ID 10, (1, 6)) below [1,2,3]
+  // at (2, 3), though its parent [1] (ID 2) is now at (3, 6).
+  EXPECT_EQ(InsertOf(trie, {6}), kRootNode);
+  EXPECT_EQ(InsertOf(trie, {1, 6}), 2u);
+  EXPECT_EQ(test::TakeSorted(evicted), "evicted {[6],[6]}");
+  EXPECT_EQ(MatchOf(trie, {1, 6}), (Match{1, 2}));
+  EXPECT_EQ(trie.node_count(), 3u);
+  EXPECT_EQ(trie.evicted_count(), 7u);
+}
+
+// C = 2: [1], [1], then [2,3,4]. lfu keeps the twice-used [1] and evicts
+// the new [2,3,4]'s tail (count 1), deepest first: [1] and [2] (IDs 1, 2)
+// stay. lru and fifo keep the new request's first C nodes, [2] and [2,3]
+// (IDs 2, 3), evict [1] and never store [2,3,4] (ID 4).
+TEST(DoubleArrayTrieBoundedTest, LfuKeepsTheFrequentPrefix) {
+  DoubleArrayTrie lfu(Bounded(2, EvictionPolicy::kLfu));
+  EvictedPages evicted;
+  lfu.SetEvictionListener(evicted.Listener(1));
+  EXPECT_EQ(InsertOf(lfu, {1}), 1u);
+  EXPECT_EQ(InsertOf(lfu, {1}), 1u);
+  EXPECT_EQ(InsertOf(lfu, {2, 3, 4}), 2u);
+  EXPECT_EQ(lfu.node_count(), 2u);
+  EXPECT_EQ(lfu.evicted_count(), 2u);
+  EXPECT_EQ(test::TakeSorted(evicted), "evicted {[3],[4]}");
+  EXPECT_EQ(MatchOf(lfu, {1}), (Match{1, 1}));
+  EXPECT_EQ(MatchOf(lfu, {2, 3, 4}), (Match{1, 2}));
+  for (const EvictionPolicy policy :
+       {EvictionPolicy::kLru, EvictionPolicy::kFifo}) {
+    DoubleArrayTrie trie(Bounded(2, policy));
+    InsertOf(trie, {1});
+    InsertOf(trie, {1});
+    EXPECT_EQ(InsertOf(trie, {2, 3, 4}), 3u);
+    EXPECT_EQ(MatchOf(trie, {1}), (Match{0, kRootNode}));
+    EXPECT_EQ(MatchOf(trie, {2, 3, 4}), (Match{2, 3}));
+    EXPECT_EQ(trie.evicted_count(), 2u);
   }
 }
 
