@@ -13,6 +13,7 @@
 #include "checking/differential.h"
 #include "checking/recipe.h"
 #include "engines/registry.h"
+#include "kvprefix/cache_model.h"
 #include "kvprefix/lru_curve.h"
 #include "kvprefix/paged_index.h"
 #include "kvprefix/replay.h"
@@ -719,16 +720,20 @@ std::vector<MemoryFigure> MeasureMemory(const EngineNameList& engines,
 
 std::size_t BytesPerNodeBound(std::string_view engine, bool bounded,
                               EvictionPolicy policy) {
+  if (!bounded) return engine == RadixTrie::kName ? 96 : kMaxBytesPerNode;
+  // A policy whose key is wider than lru's 8-byte stamp (lfu: count and
+  // stamp) widens a node's state by as much and each of up to two heap
+  // entries per leaf (LeafHeap::EntryBound) by as much again: 4 times the
+  // extra width, 32 bytes a node for lfu.
+  const std::size_t wider = VisitPolicy(policy, []<typename P>(P) {
+    return 4 * (sizeof(typename P::Key) - sizeof(LruPolicy::Key));
+  });
   // The double-array's lazy leaf heap of 16-byte entries grows
   // geometrically (ReserveGeometric; exact growth was quadratic), so its
   // spare room can reach one entry per leaf: 16 bytes per node above 104.
-  if (bounded && engine == "double-array") return 120;
-  // Radix under lfu: a 16-byte state and 24-byte heap entries per edge.
-  if (bounded && engine == RadixTrie::kName) {
-    return policy == EvictionPolicy::kLfu ? 208 : 176;
-  }
-  if (bounded) return 104;
-  return engine == RadixTrie::kName ? 96 : kMaxBytesPerNode;
+  if (engine == "double-array") return 120 + wider;
+  if (engine == RadixTrie::kName) return 176 + wider;
+  return 104 + wider;
 }
 
 std::string MemoryBoundProblem(const std::vector<MemoryFigure>& figures,
