@@ -12,6 +12,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "engines/all_engines.h"
@@ -40,12 +41,14 @@ TEST(EvictionPolicyListTest, NamesParseBackAndChoicesListThemAll) {
   }
   EXPECT_EQ(EvictionPolicyName(EvictionPolicy::kLru), "lru");
   EXPECT_EQ(EvictionPolicyName(EvictionPolicy::kFifo), "fifo");
+  EXPECT_EQ(EvictionPolicyName(EvictionPolicy::kLfu), "lfu");
   EXPECT_EQ(ParseEvictionPolicy("LRU"), std::nullopt);
   EXPECT_EQ(ParseEvictionPolicy(""), std::nullopt);
-  EXPECT_EQ(EvictionPolicyChoices('\''), "'lru' or 'fifo'");
-  EXPECT_EQ(EvictionPolicyChoices('"'), "\"lru\" or \"fifo\"");
+  EXPECT_EQ(EvictionPolicyChoices('\''), "'lru', 'fifo' or 'lfu'");
+  EXPECT_EQ(EvictionPolicyChoices('"'), "\"lru\", \"fifo\" or \"lfu\"");
   EXPECT_TRUE(KeepsNodeState(EvictionPolicy::kLru));
   EXPECT_FALSE(KeepsNodeState(EvictionPolicy::kFifo));
+  EXPECT_TRUE(KeepsNodeState(EvictionPolicy::kLfu));
 }
 
 constexpr CacheOptions Lru(std::uint64_t capacity,
@@ -81,7 +84,7 @@ TYPED_TEST_SUITE_P(CacheTest);
 // matches, directly and through the registry.
 TYPED_TEST_P(CacheTest, CapacityCases) {
   const std::vector<ReplayCaseFile> cases = test::LoadCapacityCases();
-  ASSERT_EQ(cases.size(), 14u);
+  ASSERT_EQ(cases.size(), 16u);
   for (const ReplayCaseFile& shared : cases) {
     PagedIndex<TypeParam> cache(shared.input.options);
     const auto by_name = MakeEngine(TypeParam::kName, shared.input.options);
@@ -280,9 +283,9 @@ TYPED_TEST_P(CacheTest, PagesOnOneHashAreStillComparedByContent) {
 
 // --- Exhaustive small world against a brute-force model ---------------------
 
-// SPEC §8 with nothing but a table: each present prefix (as pages) has an ID
-// and a stamp; a leaf is a present prefix that no present prefix extends by
-// one page; step 4 scans every present prefix for the smallest leaf.
+// SPEC §8 with nothing but a table: each present prefix (as pages) has an ID,
+// a stamp and a count; a leaf is a present prefix that no present prefix
+// extends by one page; step 4 scans every present prefix for the smallest leaf.
 class CacheModel {
  public:
   explicit CacheModel(const CacheOptions& options) : options_(options) {}
@@ -293,9 +296,10 @@ class CacheModel {
     ++stamp_;
     for (std::size_t depth = 1; depth <= pages.size(); ++depth) {
       const std::vector<Tokens> prefix(pages.begin(), pages.begin() + depth);
-      auto [it, created] = nodes_.try_emplace(prefix, Node{next_id_, 0});
+      auto [it, created] = nodes_.try_emplace(prefix, Node{next_id_, 0, 0});
       if (created) ++next_id_;
       it->second.stamp = stamp_;
+      ++it->second.count;
     }
     while (nodes_.size() > options_.capacity) {
       auto victim = nodes_.end();
@@ -317,6 +321,7 @@ class CacheModel {
   struct Node {
     NodeId id;
     std::uint64_t stamp;
+    std::uint64_t count;
   };
 
   std::vector<Tokens> Pages(const Tokens& tokens) const {
@@ -342,14 +347,16 @@ class CacheModel {
     return it != nodes_.end() && it->first.size() > prefix.size() &&
            std::equal(prefix.begin(), prefix.end(), it->first.begin());
   }
-  std::uint64_t Key(const Node& node) const {
+  std::pair<std::uint64_t, std::uint64_t> Key(const Node& node) const {
     switch (options_.policy) {
       case EvictionPolicy::kLru:
-        return node.stamp;
+        return {0, node.stamp};
       case EvictionPolicy::kFifo:
-        return node.id;
+        return {0, node.id};
+      case EvictionPolicy::kLfu:
+        return {node.count, node.stamp};
     }
-    return node.id;  // not reached: every policy has a case
+    return {0, node.id};  // not reached: every policy has a case
   }
 
   CacheOptions options_;
@@ -372,8 +379,8 @@ std::vector<Tokens> AllSequences(int max_length) {
   return all;
 }
 
-// Every list of `count` requests from `sequences`, capacities 0-6, both
-// policies: every Access, node count and eviction count equal the model's.
+// Every list of `count` requests from `sequences`, capacities 0-6, every
+// policy: every Access, node count and eviction count equal the model's.
 template <typename E>
 void CheckEveryList(const std::vector<Tokens>& sequences, int count,
                     std::uint64_t page_size) {

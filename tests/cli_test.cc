@@ -263,11 +263,13 @@ TEST_F(CliTest, PoliciesListsThePolicyListAndMarksTheDefault) {
   const RunResult result = Run({"policies"});
   EXPECT_EQ(result.status, 0);
   EXPECT_EQ(result.out, expected);
-  EXPECT_THAT(result.out, StartsWith("lru (default)\nfifo\n"));
+  EXPECT_THAT(result.out, StartsWith("lru (default)\nfifo\nlfu\n"));
   const RunResult help = Run({"policies", "--help"});
   EXPECT_THAT(help.out,
               HasSubstr("SPEC §8 step 4: lru evicts the least recently used "
-                        "leaf; fifo evicts the oldest created leaf."));
+                        "leaf; fifo evicts the oldest created leaf; lfu "
+                        "evicts the least frequently used leaf (the least "
+                        "recently used among equals)."));
   const RunResult to_file = Run({"policies", "-o", Path("policies.txt")});
   EXPECT_EQ(to_file.status, 0);
   EXPECT_EQ(to_file.out, "");
@@ -719,7 +721,7 @@ TEST_F(CliTest, ConvertTokenModeExpandsBlocks) {
 
 TEST_F(CliTest, ReplayDocumentsGiveTheCapacityCasesForEveryEngine) {
   const auto cases = test::LoadCapacityCases();
-  ASSERT_EQ(cases.size(), 14u);
+  ASSERT_EQ(cases.size(), 16u);
   const auto engines = EngineNamesFromCli();
   ASSERT_EQ(engines.size(), 4u);
   for (const ReplayCaseFile& shared : cases) {

@@ -60,7 +60,7 @@ TEST(ReplayDocumentTest, RejectsBadDocumentsAtTheirLocation) {
       {R"({"requests":[],"capacity":1.5})", "$.capacity", "fraction"},
       {R"({"requests":[],"capacity":"10"})", "$.capacity", "string"},
       {R"({"requests":[],"policy":"LRU"})", "$.policy",
-       "expected \"lru\" or \"fifo\", found \"LRU\""},
+       "expected \"lru\", \"fifo\" or \"lfu\", found \"LRU\""},
       {R"({"requests":[],"policy":1})", "$.policy", "a string"},
       {R"({"requests":[],"policy":null})", "$.policy", "null"},
       {R"({"requests":[],"page_size":0})", "$.page_size",
@@ -131,7 +131,7 @@ TEST(ReplayCaseFileTest, ChecksTheExpectedMatchesAgainstTheRequests) {
 
 TEST(ReplayCaseFileTest, TheCapacityCasesAllRead) {
   const std::vector<ReplayCaseFile> cases = test::LoadCapacityCases();
-  ASSERT_EQ(cases.size(), 14u);
+  ASSERT_EQ(cases.size(), 16u);
   EXPECT_EQ(cases[12].name, "hand-01-lru-capacity-3.json");
   EXPECT_EQ(cases[12].input.options.capacity, 3u);
   EXPECT_EQ(cases[13].input.options.page_size, 2u);

@@ -671,7 +671,7 @@ TEST(VerifyRequestsTest, CorrectPythonCachePassesCapacityCases) {
 // evict (a capacity below the requests' distinct prefixes; the rest check
 // that a large capacity evicts nothing), every policy of kEvictionPolicies
 // and page sizes 1 to 3 each come often. Runs 0-999 of seed 1: 760 evict,
-// 516 lru and 484 fifo, page sizes 495/258/247.
+// 355 lru, 323 fifo and 322 lfu, page sizes 495/258/247.
 TEST(VerifyRequestsTest, GeneratedDocumentsEvictWithEveryPolicyAndPages) {
   constexpr int kRuns = 1000;
   constexpr int kPolicies = kEvictionPolicies.size();
@@ -751,26 +751,26 @@ CliRun ExpectReplayBugCaughtAndShrunk(const std::string& script) {
 }
 
 // Also: the failure report shows the reference's cache at the wrong
-// request, what it held and what the requests before it evicted. Worked by
-// hand: requests [1,0] (node 1), [1,1] (node 2), [1,0] (a hit: node 1
-// touched), then [0,1,1,1] (nodes 3, 4: one too many, so the least recent
-// leaf, node 2's [1,1], goes); the wrong cache evicted node 1 instead, so
-// request 4 misses. And the case file is taken as it is from a folder and as
-// a FILE too.
+// request, what it held and what the requests before it evicted. Seed 1's
+// first failing document is an lfu one (runs 0-10 pass: the bug needs a hit
+// before an eviction), shrunk to capacity 1. Worked by hand: [1] (node 1,
+// count 1), [1] (a hit: count 2), then [0] (node 2, count 1: one too many,
+// so the leaf of the smaller count, node 2, goes); the wrong cache left
+// node 1 at count 1 and stamp 1, evicted it instead, so request 4 misses.
+// And the case file is taken as it is from a folder and as a FILE too.
 TEST(VerifyRequestsTest, NoTouchOnHitIsCaughtAndShrunk) {
   const CliRun run =
       ExpectReplayBugCaughtAndShrunk("replay_no_touch_on_hit.py");
   EXPECT_THAT(run.output,
-              HasSubstr("request 4 of 5, tokens [1,0]:\n"
-                        "  expected matched_length 2, cache_node 1, "
+              HasSubstr("request 3 of 4, tokens [1]:\n"
+                        "  expected matched_length 1, cache_node 1, "
                         "uncached_suffix []\n"
                         "  actual   matched_length 0, cache_node 0, "
-                        "uncached_suffix [1,0]\n"
-                        "the reference's cache at request 4 (capacity 3, "
-                        "lru, page size 2):\n"
-                        "  holds 3 nodes on 2 paths {[0,1,1,1] at node 4,"
-                        "[1,0] at node 1}\n"
-                        "  request 3 [0,1,1,1] evicted {[1,1]}\n"));
+                        "uncached_suffix [1]\n"
+                        "the reference's cache at request 3 (capacity 1, "
+                        "lfu, page size 1):\n"
+                        "  holds 1 nodes on 1 paths {[1] at node 1}\n"
+                        "  request 2 [0] evicted {[0]}\n"));
   const std::string out = TempPath("replay_no_touch_on_hit.py.case.json");
   const std::string dir = TempPath("written-cases");
   fs::create_directories(dir);
@@ -925,11 +925,12 @@ TEST(VerifyRequestsTest, EnginesAgreeOnDocumentsAndFiles) {
 
 TEST(VerifyRequestsTest, BadDocumentAndTraceAreUsageErrors) {
   const std::string file = TempPath("bad-document.json");
-  WriteFileAtomically(file, "{\"requests\":[[1]],\"policy\":\"lfu\"}");
+  WriteFileAtomically(file, "{\"requests\":[[1]],\"policy\":\"mru\"}");
   CliRun run = RunVerify("--engines all --format requests " + file);
   EXPECT_EQ(run.exit_status, 2) << run.output;
-  EXPECT_THAT(run.output, HasSubstr(file + ": $.policy: expected \"lru\" or "
-                                           "\"fifo\", found \"lfu\""));
+  EXPECT_THAT(run.output, HasSubstr(file + ": $.policy: expected \"lru\", "
+                                           "\"fifo\" or \"lfu\", found "
+                                           "\"mru\""));
   run = RunVerify("--engines all --format requests --trace " KVPREFIX_SOURCE_DIR
                   "/data/mooncake/conversation_trace.jsonl");
   EXPECT_EQ(run.exit_status, 2) << run.output;
@@ -1058,8 +1059,8 @@ TEST(VerifyCliTest, OkRunPrintsWhatTheInputsExercised) {
               HasSubstr(" s)\nexercised: 6 requests: 50.0% empty matches, "
                         "16.7% full hits, 16.7% end inside an edge\n"
                         "exercised: 2 replay documents: 50.0% evict (3 "
-                        "nodes), policy lru 50.0% fifo 50.0%, page size 1 "
-                        "50.0% 2 50.0%\n"));
+                        "nodes), policy lru 50.0% fifo 50.0% lfu 0.0%, page "
+                        "size 1 50.0% 2 50.0%\n"));
 }
 
 // Every policy of kEvictionPolicies gets its share of the documents, a
@@ -1070,7 +1071,7 @@ TEST(InputStatisticsTest, CountsEveryPolicyOfTheList) {
   InputStatistics lru, fifo, merged;
   lru.Add(ReplayInput{{{1}, {1}}, {}});
   ASSERT_EQ(lru.Format().substr(lru.Format().find("policy")),
-            "policy lru 100.0% fifo 0.0%, page size 1 100.0%\n");
+            "policy lru 100.0% fifo 0.0% lfu 0.0%, page size 1 100.0%\n");
   for (int i = 0; i < 2; ++i) {
     fifo.Add(ReplayInput{{{1}, {2}}, {.policy = EvictionPolicy::kFifo}});
   }
@@ -1084,7 +1085,7 @@ TEST(InputStatisticsTest, CountsEveryPolicyOfTheList) {
             "exercised: 6 requests: 83.3% empty matches, 16.7% full hits, "
             "0.0% end inside an edge\n"
             "exercised: 3 replay documents: 0.0% evict (0 nodes), policy lru "
-            "33.3% fifo 66.7%, page size 1 100.0%\n");
+            "33.3% fifo 66.7% lfu 0.0%, page size 1 100.0%\n");
 }
 
 // Sizes step from 0 to --max-size over the first runs, then cycle; they

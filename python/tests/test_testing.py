@@ -151,15 +151,16 @@ def test_replay_caches_of_tests_verify():
     with pytest.raises(CheckFailure) as caught:
         check(replay_cache_of(replay_no_touch_on_hit.NoTouchOnHitCache), runs=300,
               seed=1, format="requests")
-    # verify/README.md's report of the same cache: input 47, shrunk to 5.
+    # verify/README.md's report of the same cache: input 11, an lfu one
+    # (the hit that should raise [1]'s count does not), shrunk to 4.
     failure = caught.value
-    assert failure.input_name == "generated replay document 47 (--seed 1, size 47)"
-    assert failure.shrink_attempts == 173
-    assert failure.document == {"requests": [[1, 0], [1, 1], [1, 0], [0, 1, 1, 1], [1, 0]],
-                                "capacity": 3, "policy": "lru", "page_size": 2}
-    assert failure.request == 4
-    assert "shrunk in 173 checks from 59 requests (167 tokens; capacity 5, lru, " \
-        "page size 3) to 5 requests (12 tokens; capacity 3, lru, page size 2)" in str(failure)
+    assert failure.input_name == "generated replay document 11 (--seed 1, size 11)"
+    assert failure.shrink_attempts == 78
+    assert failure.document == {"requests": [[1], [1], [0], [1]],
+                                "capacity": 1, "policy": "lfu", "page_size": 1}
+    assert failure.request == 3
+    assert "shrunk in 78 checks from 16 requests (36 tokens; capacity 2, lfu, " \
+        "page size 2) to 4 requests (4 tokens; capacity 1, lfu, page size 1)" in str(failure)
 
 
 def test_match_then_insert_without_access():
@@ -285,7 +286,7 @@ def test_given_documents_and_case_folders():
     capacity_cases = [name for name in os.listdir(os.path.join(CASES, "capacity"))
                       if name.endswith(".json")]
     assert result.inputs == 2 + len(cases) + len(capacity_cases)
-    assert len(cases) == 20 and len(capacity_cases) == 14
+    assert len(cases) == 20 and len(capacity_cases) == 16
 
 
 def test_given_documents_are_checked_first():

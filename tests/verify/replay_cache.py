@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """A correct, plain-Python implementation of SPEC §8: a prefix cache with a
-capacity, LRU or FIFO eviction and a page size.
+capacity, LRU, FIFO or LFU eviction and a page size.
 
 Reads one SPEC §8 replay document ({"requests": [...], "capacity": C,
 "policy": "lru", "page_size": P}; all but "requests" optional) from standard
@@ -19,7 +19,9 @@ import prefix_cache  # SPEC §5's answer, shared with the batch job
 # What SPEC §8 step 4 orders leaves by, per policy: a policy this model does
 # not know is a KeyError (verify reports a crash), never a silent other rule.
 KEYS = {"lru": lambda cache, node: cache.stamp[node],  # least recently used
-        "fifo": lambda cache, node: node}  # oldest created
+        "fifo": lambda cache, node: node,  # oldest created
+        # least frequently used, the least recently used among equal counts
+        "lfu": lambda cache, node: (cache.count[node], cache.stamp[node])}
 
 
 class ReplayCache:
@@ -33,6 +35,7 @@ class ReplayCache:
         self.children = {0: {}}  # node -> {page: child}
         self.parent = {}  # node -> (parent, page), the root excluded
         self.stamp = {}  # node -> the last request that touched it
+        self.count = {}  # node -> how many requests touched it (lfu)
         self.next_id = 1
         self.request = 0
 
@@ -75,6 +78,8 @@ class ReplayCache:
     def touch(self, path, created):
         for node in path:
             self.stamp[node] = self.request
+            # A new node starts at 0: its own request's touch makes it 1.
+            self.count[node] = self.count.get(node, 0) + 1
 
     def candidates(self):
         """The nodes eviction may take: the leaves."""
@@ -88,6 +93,7 @@ class ReplayCache:
         del self.children[parent][page]
         del self.children[node]
         del self.stamp[node]
+        del self.count[node]  # IDs are never given again: nothing to reuse
 
     def evict_one(self):
         self.remove(min(self.candidates(), key=self.key))

@@ -20,10 +20,18 @@ class EvictsChainHeadCache(replay_cache.ReplayCache):
         if head == leaf:
             self.remove(leaf)
             return
-        parent, page = self.parent.pop(head)
-        [(child_page, child)] = self.children.pop(head).items()
+        parent, page = self.parent[head]
+        [(child_page, child)] = self.children[head].items()
+        if child_page != page and child_page in self.children[parent]:
+            # A sibling holds the page the child would move up to: no room,
+            # so this one eviction is the right one (no crash on a clash).
+            self.remove(leaf)
+            return
+        del self.parent[head]
+        del self.children[head]
         del self.children[parent][page]
         del self.stamp[head]
+        del self.count[head]
         self.children[parent][child_page] = child
         self.parent[child] = (parent, child_page)
 

@@ -15,6 +15,7 @@ class EvictsNonLeafCache(replay_cache.ReplayCache):
         self.children.get(parent, {}).pop(page, None)
         del self.children[node]
         del self.stamp[node]
+        del self.count[node]
 
 
 if __name__ == "__main__":

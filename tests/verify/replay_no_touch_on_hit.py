@@ -7,8 +7,10 @@ import replay_cache
 
 class NoTouchOnHitCache(replay_cache.ReplayCache):
     def touch(self, path, created):
-        for node in created:  # the bug: the matched nodes keep their stamp
+        # the bug: the matched nodes keep their stamp (and count)
+        for node in created:
             self.stamp[node] = self.request
+            self.count[node] = 1
 
 
 if __name__ == "__main__":
