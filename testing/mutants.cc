@@ -36,7 +36,9 @@ using CacheMutants =
                MutantCache<MutantCacheBug::kReusesEvictedId>,
                MutantCache<MutantCacheBug::kNoTouchOnHit>,
                MutantCache<MutantCacheBug::kTieEvictsShallower>,
-               MutantCache<MutantCacheBug::kKeepsOneExtra>, PageHashOnlyMutant>;
+               MutantCache<MutantCacheBug::kKeepsOneExtra>,
+               MutantCache<MutantCacheBug::kLfuTieLargerStamp>,
+               PageHashOnlyMutant>;
 
 // A map node of libstdc++ (color and three pointers) holding `Value`, as
 // malloc hands it out.
@@ -209,14 +211,21 @@ std::map<Token, NodeId>& MutantCache<kBug>::ChildrenOf(NodeId id) {
 template <MutantCacheBug kBug>
 typename MutantCache<kBug>::LeafKey MutantCache<kBug>::KeyOf(
     NodeId id, const Node& node) const {
-  // lru: the smallest stamp; fifo: the smallest ID (SPEC §8 step 4).
+  // lru: the smallest stamp; fifo: the smallest ID; lfu: the smallest
+  // count, then the smallest stamp (SPEC §8 step 4).
   switch (options_.policy) {
     case EvictionPolicy::kLru:
-      return {node.stamp, id};
+      return {0, node.stamp, id};
     case EvictionPolicy::kFifo:
-      return {id, id};
+      return {0, id, id};
+    case EvictionPolicy::kLfu:
+      // BUG(mutant-lfu-tie-larger-stamp): equal counts put the newest first.
+      if constexpr (kBug == MutantCacheBug::kLfuTieLargerStamp) {
+        return {node.count, ~node.stamp, id};
+      }
+      return {node.count, node.stamp, id};
   }
-  return {id, id};  // not reached: every policy has a case
+  return {0, id, id};  // not reached: every policy has a case
 }
 
 template <MutantCacheBug kBug>
@@ -242,6 +251,7 @@ void MutantCache<kBug>::Touch(NodeId id, std::uint64_t stamp) {
   const bool listed = options_.bounded() && Listed(node);
   if (listed) leaves_.erase(KeyOf(id, node));
   node.stamp = stamp;
+  ++node.count;
   if (listed) leaves_.insert(KeyOf(id, node));
 }
 
@@ -268,6 +278,7 @@ NodeId MutantCache<kBug>::Insert(TokenSpan sequence) {
     Node& node = nodes_[id] =
         Node{.parent = current, .token = token, .children = {}, .stamp = 0};
     node.stamp = stamp;
+    node.count = 1;  // from 0, by this request's touch
     if (bounded) leaves_.insert(KeyOf(id, node));
     current = id;
   }
@@ -284,7 +295,7 @@ NodeId MutantCache<kBug>::Insert(TokenSpan sequence) {
 
 template <MutantCacheBug kBug>
 void MutantCache<kBug>::EvictOne() {
-  NodeId id = leaves_.begin()->second;
+  NodeId id = std::get<2>(*leaves_.begin());
   // BUG(mutant-tie-evicts-shallower): LRU climbs the victim's chain of equal
   // stamps to its top, as if trimming a radix run at its head.
   if (kBug == MutantCacheBug::kTieEvictsShallower &&
@@ -352,6 +363,7 @@ template class MutantCache<MutantCacheBug::kReusesEvictedId>;
 template class MutantCache<MutantCacheBug::kNoTouchOnHit>;
 template class MutantCache<MutantCacheBug::kTieEvictsShallower>;
 template class MutantCache<MutantCacheBug::kKeepsOneExtra>;
+template class MutantCache<MutantCacheBug::kLfuTieLargerStamp>;
 
 // --- PageHashOnlyMutant -----------------------------------------------------
 

@@ -37,6 +37,7 @@
 #include <set>
 #include <span>
 #include <string_view>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -144,6 +145,8 @@ enum class MutantCacheBug {
                         // shallowest goes (a run trimmed at its head), its
                         // one child moved up to its parent
   kKeepsOneExtra,       // evicts while more than C + 1 nodes are present
+  kLfuTieLargerStamp,   // lfu: among leaves of equal counts the one with the
+                        // larger stamp (the most recent) goes first
 };
 
 // "mutant-cache-baseline", "mutant-evicts-non-leaf", ...
@@ -161,16 +164,18 @@ constexpr std::string_view MutantCacheName(MutantCacheBug bug) {
       return "mutant-tie-evicts-shallower";
     case MutantCacheBug::kKeepsOneExtra:
       return "mutant-keeps-c-plus-one";
+    case MutantCacheBug::kLfuTieLargerStamp:
+      return "mutant-lfu-tie-larger-stamp";
   }
   return "";
 }
 
 // A small per-node cache carrying `kBug`; a PrefixCacheEngine over tokens
 // (page size 1). Each present node keeps its parent, token, children (a
-// std::map) and stamp; the leaves sit in a std::set ordered by the policy's
-// key (stamp or ID), from which SPEC §8 step 4 takes the first. Insert is
-// O(length log n) plus O(log n) per eviction. Not thread-safe beyond the
-// concept's rules.
+// std::map), stamp and count; the leaves sit in a std::set ordered by the
+// policy's key (stamp, ID, or count then stamp), from which SPEC §8 step 4
+// takes the first. Insert is O(length log n) plus O(log n) per eviction. Not
+// thread-safe beyond the concept's rules.
 template <MutantCacheBug kBug>
 class MutantCache {
  public:
@@ -201,8 +206,10 @@ class MutantCache {
     Token token;
     std::map<Token, NodeId> children;
     std::uint64_t stamp = 0;
+    std::uint64_t count = 0;  // the requests that touched it (lfu)
   };
-  using LeafKey = std::pair<std::uint64_t, NodeId>;  // (stamp or ID, ID)
+  // (count or 0, stamp or ID, ID): the ID last, so keys are unique.
+  using LeafKey = std::tuple<std::uint64_t, std::uint64_t, NodeId>;
 
   Node* Find(NodeId id);
   std::map<Token, NodeId>& ChildrenOf(NodeId id);
