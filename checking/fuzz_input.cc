@@ -170,11 +170,11 @@ std::string AnswerToLast(PrefixIndex& engine,
 // its history (CheckFuzzInput's decoded input, needed no more) and a span
 // of const ones is copied.
 template <typename Operations>
-std::optional<std::string> CheckEach(const CacheOptions& options,
-                                     Operations&& operations,
-                                     const EngineFactory& make_engines,
-                                     Comparison comparison) {
-  DifferentialChecker checker(options, make_engines(options), comparison);
+std::optional<std::string> CheckEach(
+    const CacheOptions& options, Operations&& operations,
+    const EngineFactory& make_engines,
+    std::vector<std::unique_ptr<PrefixIndex>> engines, Comparison comparison) {
+  DifferentialChecker checker(options, std::move(engines), comparison);
   for (auto& operation : operations) {
     const auto report = checker.Apply(std::move(operation));
     if (!report) continue;
@@ -214,7 +214,8 @@ std::optional<FuzzInput> DecodeFuzzInput(std::span<const std::uint8_t> bytes) {
 std::optional<std::string> CheckOperations(
     const CacheOptions& options, std::span<const Operation> operations,
     const EngineFactory& make_engines, Comparison comparison) {
-  return CheckEach(options, operations, make_engines, comparison);
+  return CheckEach(options, operations, make_engines, make_engines(options),
+                   comparison);
 }
 
 std::optional<std::string> CheckFuzzInput(std::span<const std::uint8_t> bytes,
@@ -222,8 +223,19 @@ std::optional<std::string> CheckFuzzInput(std::span<const std::uint8_t> bytes,
                                           const FuzzCheckOptions& check) {
   std::optional<FuzzInput> input = DecodeFuzzInput(bytes);
   if (!input) return std::nullopt;
-  return CheckEach(check.unbounded ? CacheOptions{} : input->options,
-                   input->operations, make_engines, check.comparison);
+  const CacheOptions options =
+      check.unbounded ? CacheOptions{} : input->options;
+  std::vector<std::unique_ptr<PrefixIndex>> engines;
+  try {
+    engines = make_engines(options);
+  } catch (const std::invalid_argument&) {
+    // A cache need not implement every policy or page size: one that
+    // refuses these options (a plugin's KVPREFIX_INVALID_ARGUMENT) has
+    // nothing to answer, and the input is skipped, not a finding.
+    return std::nullopt;
+  }
+  return CheckEach(options, input->operations, make_engines, std::move(engines),
+                   check.comparison);
 }
 
 std::vector<std::string> ParseEngineList(std::string_view list) {

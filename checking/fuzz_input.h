@@ -157,10 +157,13 @@ std::optional<std::string> CheckOperations(
 // Decodes `bytes` (DecodeFuzzInput) and checks the input (CheckOperations),
 // with CacheOptions{} instead of the decoded options if
 // `check.unbounded`, comparing as `check.comparison`. Returns nullopt for an
-// input that every engine answers as the reference does and for one longer than
-// kMaxFuzzInputBytes (not decoded), else the report of CheckOperations. A
-// libFuzzer target calls it from LLVMFuzzerTestOneInput and aborts on a report
-// (top comment). Thread-safe if make_engines is.
+// input that every engine answers as the reference does, for one longer than
+// kMaxFuzzInputBytes (not decoded) and for one whose options make_engines
+// refuses by throwing std::invalid_argument (as MakeEngine does for a plugin
+// whose create refuses them, e.g. a policy it does not implement: skipped),
+// else the report of CheckOperations. A libFuzzer target calls it from
+// LLVMFuzzerTestOneInput and aborts on a report (top comment). Thread-safe
+// if make_engines is.
 std::optional<std::string> CheckFuzzInput(std::span<const std::uint8_t> bytes,
                                           const EngineFactory& make_engines,
                                           const FuzzCheckOptions& check = {});

@@ -71,7 +71,11 @@ typedef int32_t kvprefix_status;
 /* Success: the outputs are set. */
 #define KVPREFIX_OK 0
 /* The options (create) or the arguments are outside what the cache
- * supports, e.g. a policy or page size it does not implement. */
+ * supports, e.g. a policy or page size it does not implement. Refused
+ * options are not a bug: `kvprefix verify` and the differential fuzzer
+ * skip the inputs whose options a cache refuses (verify counts them and
+ * prints the first refusal), the benchmarks skip the row with the
+ * message. */
 #define KVPREFIX_INVALID_ARGUMENT 1
 /* Node IDs or storage would overflow (kvprefix::CapacityError). */
 #define KVPREFIX_CAPACITY_EXCEEDED 2
@@ -92,8 +96,9 @@ typedef struct kvprefix_cache_options {
   /* Nodes kept besides the root; UINT64_MAX is unbounded: never evict. */
   uint64_t capacity;
   /* The eviction policy's name, NUL-terminated: one `kvprefix policies`
-   * lists, "lru" or "fifo" today (SPEC §8; new policies are new names, not
-   * a new ABI, so a cache refuses a name it does not implement). */
+   * lists, "lru", "fifo" or "lfu" today (SPEC §8; new policies are new
+   * names, not a new ABI, so a cache refuses a name it does not implement
+   * with KVPREFIX_INVALID_ARGUMENT). */
   const char* policy;
   /* Tokens per node, 1 to 2^31 - 1. A cache that keeps pages matches whole
    * pages only; one that does not refuses page sizes but 1. */

@@ -12,6 +12,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "engines/registry.h"
@@ -175,6 +176,42 @@ TEST(FuzzInputTest, UnboundedCheckIgnoresCacheByte) {
   EXPECT_TRUE(CheckFuzzInput(bytes, unbounded_trie).has_value());
   EXPECT_EQ(CheckFuzzInput(bytes, unbounded_trie, {.unbounded = true}),
             std::nullopt);
+}
+
+// The cache byte's policy number n = bit 2 + 2 * (bits 4-7) picks
+// kEvictionPolicies[n % 3]: lru, fifo, lfu, then lru again.
+TEST(FuzzInputTest, CacheByteNumbersEveryPolicy) {
+  const std::vector<std::pair<std::uint8_t, EvictionPolicy>> bytes = {
+      {0x00, EvictionPolicy::kLru},
+      {0x04, EvictionPolicy::kFifo},
+      {0x10, EvictionPolicy::kLfu},
+      {0x14, EvictionPolicy::kLru}};
+  for (const auto& [byte, policy] : bytes) {
+    const auto input = DecodeFuzzInput(FromReads({0, byte}));
+    ASSERT_TRUE(input.has_value());
+    EXPECT_EQ(input->options.policy, policy) << int{byte};
+  }
+}
+
+// A cache that does not implement a policy refuses it, as MakeEngine does
+// for a plugin whose create answers KVPREFIX_INVALID_ARGUMENT: such an input
+// is skipped, not a finding, while the same operations under a policy the
+// cache takes are checked (and this cache's bug found).
+TEST(FuzzInputTest, InputsWhoseOptionsAnEngineRefusesAreSkipped) {
+  const std::vector<std::uint8_t> lfu =
+      FromReads({0, 0x10, 0x08, 0xEC, 0x09, 0xE5});
+  ASSERT_EQ(DecodeFuzzInput(lfu)->options.policy, EvictionPolicy::kLfu);
+  const checking::EngineFactory refuses_lfu = [](const CacheOptions& options) {
+    if (options.policy == EvictionPolicy::kLfu) {
+      throw std::invalid_argument("lru and fifo only");
+    }
+    std::vector<std::unique_ptr<PrefixIndex>> engines;
+    engines.push_back(test::MakeMutant(
+        test::MutantName(test::MutantBug::kToken16Bit), options));
+    return engines;
+  };
+  EXPECT_EQ(CheckFuzzInput(lfu, refuses_lfu), std::nullopt);
+  EXPECT_TRUE(CheckFuzzInput(kToken16BitInput, refuses_lfu).has_value());
 }
 
 TEST(FuzzInputTest, ParsesEngineLists) {

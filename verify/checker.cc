@@ -301,7 +301,16 @@ CheckerOf<Input> EngineChecker(EngineFactory make_engines,
           comparison](const Input& input) -> std::optional<Failure> {
     try {
       const CacheOptions options = OptionsOf(input);
-      checking::DifferentialChecker checker(options, make_engines(options),
+      std::vector<std::unique_ptr<PrefixIndex>> engines;
+      try {
+        engines = make_engines(options);
+      } catch (const std::invalid_argument& error) {
+        // A cache need not implement every policy or page size: a plugin
+        // whose create refuses these options (plugin/plugin_engine.h) has
+        // nothing to answer. The runner skips the input and says so.
+        return Failure{FailureKind::kRefused, error.what()};
+      }
+      checking::DifferentialChecker checker(options, std::move(engines),
                                             comparison);
       if (auto report = Apply(checker, input)) {
         Failure failure{FailureKind::kWrongAnswer, *std::move(report)};

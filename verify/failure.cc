@@ -19,6 +19,8 @@ std::string_view FailureKindName(FailureKind kind) {
       return "wrong-answer";
     case FailureKind::kFormat:
       return "format";
+    case FailureKind::kRefused:
+      return "refused";
   }
   return "unknown";
 }

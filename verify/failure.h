@@ -19,10 +19,15 @@ enum class FailureKind {
   kWrongShape,   // JSON, but not SPEC §5's shape (members, types, count)
   kWrongAnswer,  // SPEC §5's shape, but some match differs from the reference
   kFormat,       // right answers, but not SPEC §5's compact bytes
+  // Not a failure: an engine refuses the input's cache options (a plugin's
+  // create answering KVPREFIX_INVALID_ARGUMENT, e.g. for a policy it does
+  // not implement). The runner skips the input, counts it and says so; the
+  // shrinker never takes it for a failing candidate (another kind).
+  kRefused,
 };
 
 // "timeout", "crash", "output-limit", "not-json", "wrong-shape",
-// "wrong-answer" or "format". Thread-safe.
+// "wrong-answer", "format" or "refused". Thread-safe.
 std::string_view FailureKindName(FailureKind kind);
 
 struct Failure {

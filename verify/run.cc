@@ -228,6 +228,10 @@ std::optional<FoundFailure> CheckInputs(const RunOptions& options,
   // run is reproducible whatever the number of jobs. No input starts after
   // the time budget is spent, but the first: a run always checks something.
   std::uint64_t checked = 0;
+  // Inputs an engine refuses (FailureKind::kRefused), among the checked
+  // ones, and the first refusal's message.
+  std::uint64_t skipped = 0;
+  std::string first_refusal;
   InputStatistics statistics;
   // A check and what its input exercised, on one thread.
   using Result = std::pair<std::optional<Failure>, InputStatistics>;
@@ -268,8 +272,13 @@ std::optional<FoundFailure> CheckInputs(const RunOptions& options,
       // std::bad_alloc becomes "out of memory while checking <input>".
       Result result = WhileDoing("checking " + batch[i].name,
                                  [&] { return results[i].get(); });
-      if (result.first) return FoundFailure{checked, *std::move(result.first)};
-      statistics.Merge(result.second);
+      if (result.first && result.first->kind == FailureKind::kRefused) {
+        if (skipped++ == 0) first_refusal = result.first->message;
+      } else if (result.first) {
+        return FoundFailure{checked, *std::move(result.first)};
+      } else {
+        statistics.Merge(result.second);
+      }
       if (batch[i].expected &&
           *batch[i].expected != ReferenceMatches(batch[i].input)) {
         fmt::print(
@@ -282,8 +291,14 @@ std::optional<FoundFailure> CheckInputs(const RunOptions& options,
   }
   const std::chrono::duration<double> elapsed = Clock::now() - start;
   // The OK line comes first and keeps its form: scripts read it.
-  fmt::print("OK: {} inputs agree with the reference ({:.1f} s)\n{}", checked,
-             elapsed.count(), statistics.Format());
+  fmt::print("OK: {} inputs agree with the reference ({:.1f} s)\n{}",
+             checked - skipped, elapsed.count(), statistics.Format());
+  if (skipped > 0) {
+    fmt::print(
+        "skipped: {} inputs whose cache an engine refuses, the first: "
+        "{}\n",
+        skipped, first_refusal);
+  }
   return std::nullopt;
 }
 
@@ -331,7 +346,8 @@ void CheckInputsInChild(const RunOptions& options,
   // Inputs before it whose results were not taken yet may fail first.
   for (std::uint64_t index = result.passed; index < culprit; ++index) {
     const NamedInputOf<Input> input = sequence.At(index);
-    if (const std::optional<Failure> failure = isolated(input.input)) {
+    const std::optional<Failure> failure = isolated(input.input);
+    if (failure && failure->kind != FailureKind::kRefused) {
       ReportFailure(options, isolated, input, *failure);
     }
   }

@@ -1,8 +1,10 @@
 // The radix engine as a plugin, right but for the one fault its FAULT macro
 // names, which strikes only on some inputs: what `kvprefix verify` must
 // catch, report with the input and shrink without dying (verify_test.cc,
-// plugin_test.cc).
+// plugin_test.cc); or, for FAULT_REFUSE_LFU, not a fault at all: a cache
+// that does not implement lfu and refuses it, which verify must skip.
 #include <cstdint>
+#include <stdexcept>
 
 #include "kvprefix/paged_index.h"
 #include "optimized/radix_trie.h"
@@ -11,12 +13,22 @@
 #define FAULT_CRASH 1    // a match containing token 3 after 2 inserts: NULL
 #define FAULT_HANG 2     // a match of 3 or more tokens starting with 4: loops
 #define FAULT_GARBAGE 3  // a match containing token 5: one token too many
+#define FAULT_REFUSE_LFU 4  // create refuses the policy lfu
 
 namespace {
 
 class FaultyRadix : public kvprefix::PagedIndex<kvprefix::RadixTrie> {
  public:
   using PagedIndex::PagedIndex;
+  explicit FaultyRadix(const kvprefix::CacheOptions& options)
+      : PagedIndex(options) {
+    // std::invalid_argument is how a constructor refuses options
+    // (plugin/plugin_export.h): KVPREFIX_INVALID_ARGUMENT.
+    if (FAULT == FAULT_REFUSE_LFU &&
+        options.policy == kvprefix::EvictionPolicy::kLfu) {
+      throw std::invalid_argument("this cache implements lru and fifo only");
+    }
+  }
 
   kvprefix::NodeId Insert(kvprefix::TokenSpan sequence) {
     ++inserts_;

@@ -305,6 +305,35 @@ TEST(PluginTest, VerifyReportsAHangingPluginWithItsShrunkInput) {
                      path, "timeout", 53));
 }
 
+// A cache need not implement every policy: a plugin that refuses lfu
+// (create answers KVPREFIX_INVALID_ARGUMENT) is no failure. verify skips
+// the documents it refuses, counts them after the OK line with the first
+// refusal, and checks the rest (62 of seed 1's first 200 documents are
+// lfu ones, a third as the generator draws them).
+TEST(PluginTest, VerifySkipsTheInputsAPluginRefuses) {
+  const char* path = KVPREFIX_FAULTY_RADIX_PLUGIN_refuse_lfu;
+  const test::ProgramRun run =
+      test::RunProgram(KVPREFIX_CLI, {"verify", "--engines", Faulty(path),
+                                      "--format", "requests", "--runs", "200",
+                                      "--seed", "1", "--jobs", "3"});
+  EXPECT_EQ(run.status, 0) << run.out << run.err;
+  EXPECT_THAT(run.out, HasSubstr("\nOK: 138 inputs agree with the reference"));
+  EXPECT_THAT(run.out, HasSubstr("policy lru 49.3% fifo 50.7% lfu 0.0%"));
+  EXPECT_THAT(run.out,
+              HasSubstr("\nskipped: 62 inputs whose cache an engine refuses, "
+                        "the first: plugin 'radix' (" +
+                        std::string(path) +
+                        ") refuses capacity 0, lfu, page size 3: this cache "
+                        "implements lru and fifo only\n"));
+  // Batch inputs are unbounded lru: nothing is refused, nothing skipped.
+  const test::ProgramRun batch = test::RunProgram(
+      KVPREFIX_CLI,
+      {"verify", "--engines", Faulty(path), "--runs", "50", "--seed", "1"});
+  EXPECT_EQ(batch.status, 0) << batch.out << batch.err;
+  EXPECT_THAT(batch.out, HasSubstr("OK: 50 inputs agree with the reference"));
+  EXPECT_THAT(batch.out, ::testing::Not(HasSubstr("skipped")));
+}
+
 TEST(PluginTest, VerifyReportsAPluginsImpossibleAnswerAsThePluginsFault) {
   test::ScratchDir dir;
   const std::string case_file = dir.Path("case.json");
