@@ -2,19 +2,21 @@
 
 PrefixCache is what a serving system's KV-cache index does (SPEC section
 8): a trie over pages of `page_size` tokens holding at most `capacity`
-nodes besides the root, evicting leaves by LRU or FIFO. Its node IDs are
+nodes besides the root, evicting leaves by LRU, FIFO or LFU. Its node IDs are
 SPEC section 1's (1, 2, 3, ... in creation order, never reused), so it is
 checked with compare="all"; a cache without such IDs is checked with
 compare="lengths".
 
 Leaves waiting for eviction are kept in a heap ranked by their last use
-(LRU) or their ID (FIFO); entries that went stale (the node was evicted,
-got a child, or was used again) are skipped when they come up, so an
-eviction costs O(log nodes).
+(LRU), their ID (FIFO) or their use count, then their last use (LFU);
+entries that went stale (the node was evicted, got a child, or was used
+again) are skipped when they come up, so an eviction costs O(log nodes).
+A policy it does not know is refused (ValueError), never taken for another.
 
 NoRefreshOnHit is PrefixCache with the commonest LRU bug: a node is stamped
 when it is created and never again, so a hit does not make the matched
-prefix recent and LRU evicts the least recently *inserted* leaf. It answers
+prefix recent (nor, under LFU, count it) and LRU evicts the least recently
+*inserted* leaf. It answers
 every batch input, every unbounded replay and every FIFO replay right;
 kvprefix.testing finds a replay where it does not and shrinks it to a few
 short requests (test_prefix_cache.py).
@@ -22,14 +24,24 @@ short requests (test_prefix_cache.py).
 import heapq
 
 
+# A leaf's rank per policy (SPEC section 8 step 4): the smallest goes first.
+RANKS = {"lru": lambda cache, node: cache.stamp[node],
+         "fifo": lambda cache, node: node,
+         "lfu": lambda cache, node: (cache.count[node], cache.stamp[node])}
+
+
 class PrefixCache:
     def __init__(self, capacity=None, policy="lru", page_size=1):
+        if policy not in RANKS:
+            raise ValueError(f"PrefixCache implements {', '.join(RANKS)}, "
+                             f"not {policy!r}")
         self.capacity = capacity  # None: unbounded
-        self.fifo = policy == "fifo"
+        self.rank_of = RANKS[policy]
         self.page_size = page_size
         self.children = {0: {}}  # node -> {page: child}
         self.parent = {}  # node -> (its parent, its page); the root excluded
         self.stamp = {}  # node -> the last insert (request) that touched it
+        self.count = {}  # node -> how many inserts touched it (LFU)
         self.next_id = 1
         self.clock = 0
         self.leaves = []  # heap of (rank, node), some of them stale
@@ -87,9 +99,10 @@ class PrefixCache:
     def touch(self, path):
         for node in path:
             self.stamp[node] = self.clock
+            self.count[node] = self.count.get(node, 0) + 1
 
     def rank(self, node):
-        return node if self.fifo else self.stamp[node]
+        return self.rank_of(self, node)
 
     def queue(self, leaf):
         heapq.heappush(self.leaves, (self.rank(leaf), leaf))
@@ -106,6 +119,7 @@ class PrefixCache:
             del self.children[parent][page]
             del self.children[node]
             del self.stamp[node]
+            del self.count[node]  # a node created again starts at 0
             if parent != 0 and not self.children[parent]:
                 self.queue(parent)
 
@@ -116,6 +130,7 @@ class NoRefreshOnHit(PrefixCache):
     def touch(self, path):
         for node in path:
             self.stamp.setdefault(node, self.clock)
+            self.count.setdefault(node, 1)
 
 
 def make_cache(cache_class):

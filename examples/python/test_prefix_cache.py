@@ -45,24 +45,24 @@ def test_wrong_cache_is_caught_and_shrunk():
     with pytest.raises(CheckFailure) as caught:
         kvprefix.testing.check(make_cache(NoRefreshOnHit), runs=1000, seed=1)
     failure = caught.value
-    # Every batch input agrees (no eviction there); replay document 47 of
-    # seed 1 is the first that does not, 59 requests shrunk to 5.
+    # Every batch input agrees (no eviction there); replay document 11 of
+    # seed 1, an LFU one, is the first that does not, 16 requests shrunk to 4.
     assert failure.kind == "wrong-answer"
-    assert failure.input_name == "generated replay document 47 (--seed 1, size 47)"
-    assert failure.document == {
-        "requests": [[1, 0], [1, 1], [1, 0], [0, 1, 1, 1], [1, 0]],
-        "capacity": 3, "policy": "lru", "page_size": 2}
-    assert len(failure.original_document["requests"]) == 59
-    # Request 2 hit [1,0], so request 3 must evict [1,1], the least recently
-    # used leaf; the wrong cache evicted [1,0], inserted first.
-    assert (failure.step, failure.request, failure.tokens) == ("access", 4, [1, 0])
-    assert failure.expected == {"matched_length": 2, "cache_node": 1,
+    assert failure.input_name == "generated replay document 11 (--seed 1, size 11)"
+    assert failure.document == {"requests": [[1], [1], [0], [1]],
+                                "capacity": 1, "policy": "lfu", "page_size": 1}
+    assert len(failure.original_document["requests"]) == 16
+    # Request 1 hit [1] (count 2), so request 2 must evict [0], the leaf of
+    # the smaller count; the wrong cache left [1] at count 1, stamp 1, and
+    # evicted it, so request 3 misses.
+    assert (failure.step, failure.request, failure.tokens) == ("access", 3, [1])
+    assert failure.expected == {"matched_length": 1, "cache_node": 1,
                                 "uncached_suffix": []}
     assert failure.actual == {"matched_length": 0, "cache_node": 0,
-                              "uncached_suffix": [1, 0]}
+                              "uncached_suffix": [1]}
     assert failure.case["document"] == failure.document
     assert failure.case["expected"] == kvprefix.testing.reference_answer(failure.document)
-    assert "holds 3 nodes on 2 paths {[0,1,1,1] at node 4,[1,0] at node 1}" in str(failure)
+    assert "holds 1 nodes on 1 paths {[1] at node 1}" in str(failure)
 
 
 def test_shrunk_case_file_replays(tmp_path):
