@@ -891,52 +891,62 @@ std::string JsonMember(const std::string& line, const std::string& name) {
   return line.substr(begin, line.find_first_of(",}", begin) - begin);
 }
 
-// FIFO is not a stack algorithm: curve replays each capacity, and every row
-// is what `replay --capacity C --policy fifo` prints, at page size 1 and 2.
-TEST_F(CliTest, CurveOfFifoIsReplayAtEachCapacity) {
+// Only LRU is a stack algorithm (SPEC §8): for every other policy of the
+// list (fifo, lfu) curve replays each capacity, says so on stderr, and every
+// row is what `replay --capacity C --policy P` prints, at page size 1 and 2.
+TEST_F(CliTest, CurveOfAnyOtherPolicyIsReplayAtEachCapacity) {
   const std::string trace =
       KVPREFIX_SOURCE_DIR "/data/mooncake/synthetic_trace.jsonl";
   const std::vector<std::string> capacities = {"0",    "100",   "1000",
                                                "5000", "20000", "100000"};
-  for (const std::string page_size : {"1", "2"}) {
-    const RunResult fifo =
-        Run({"curve", trace, "--policy", "fifo", "--page-size", page_size,
-             "--capacities", "0,100,1000,5000,20000,100000", "--jobs", "3"});
-    ASSERT_EQ(fifo.status, 0) << fifo.err;
-    EXPECT_EQ(fifo.err,
-              "kvprefix: curve: fifo is not a stack algorithm: replaying once "
-              "per capacity (6 capacities on 3 threads)\n");
-    const RunResult lru = Run({"curve", trace, "--page-size", page_size,
-                               "--capacities", "0,100,1000,5000,20000,100000"});
-    ASSERT_EQ(lru.status, 0) << lru.err;
-    EXPECT_EQ(lru.err, "");
-    std::istringstream fifo_lines(fifo.out);
-    std::istringstream lru_lines(lru.out);
-    std::size_t rows = 0;
-    std::size_t differing = 0;
-    for (std::string line, lru_line;
-         std::getline(fifo_lines, line) && std::getline(lru_lines, lru_line);) {
-      ASSERT_LT(rows, capacities.size());
-      const std::string& capacity = capacities[rows++];
-      EXPECT_EQ(JsonMember(line, "capacity"), capacity);
-      EXPECT_EQ(JsonMember(lru_line, "capacity"), capacity);
-      const RunResult replay =
-          Run({"replay", trace, "--capacity", capacity, "--policy", "fifo",
-               "--page-size", page_size});
-      ASSERT_EQ(replay.status, 0) << replay.err;
-      for (const char* member :
-           {"matched_tokens", "request_tokens", "hit_ratio"}) {
-        EXPECT_EQ(JsonMember(line, member), JsonMember(replay.out, member))
-            << member << " at " << capacity << ", page size " << page_size;
+  int policies = 0;
+  for (const EvictionPolicyEntry& entry : kEvictionPolicies) {
+    if (entry.policy == EvictionPolicy::kLru) continue;
+    ++policies;
+    const std::string policy(entry.name);
+    for (const std::string page_size : {"1", "2"}) {
+      const RunResult other =
+          Run({"curve", trace, "--policy", policy, "--page-size", page_size,
+               "--capacities", "0,100,1000,5000,20000,100000", "--jobs", "3"});
+      ASSERT_EQ(other.status, 0) << other.err;
+      EXPECT_EQ(other.err, "kvprefix: curve: " + policy +
+                               " is not a stack algorithm: replaying once "
+                               "per capacity (6 capacities on 3 threads)\n");
+      const RunResult lru =
+          Run({"curve", trace, "--page-size", page_size, "--capacities",
+               "0,100,1000,5000,20000,100000"});
+      ASSERT_EQ(lru.status, 0) << lru.err;
+      EXPECT_EQ(lru.err, "");
+      std::istringstream other_lines(other.out);
+      std::istringstream lru_lines(lru.out);
+      std::size_t rows = 0;
+      std::size_t differing = 0;
+      for (std::string line, lru_line; std::getline(other_lines, line) &&
+                                       std::getline(lru_lines, lru_line);) {
+        ASSERT_LT(rows, capacities.size());
+        const std::string& capacity = capacities[rows++];
+        EXPECT_EQ(JsonMember(line, "capacity"), capacity);
+        EXPECT_EQ(JsonMember(lru_line, "capacity"), capacity);
+        const RunResult replay =
+            Run({"replay", trace, "--capacity", capacity, "--policy", policy,
+                 "--page-size", page_size});
+        ASSERT_EQ(replay.status, 0) << replay.err;
+        for (const char* member :
+             {"matched_tokens", "request_tokens", "hit_ratio"}) {
+          EXPECT_EQ(JsonMember(line, member), JsonMember(replay.out, member))
+              << policy << " " << member << " at " << capacity << ", page size "
+              << page_size;
+        }
+        differing += JsonMember(line, "matched_tokens") !=
+                     JsonMember(lru_line, "matched_tokens");
       }
-      differing += JsonMember(line, "matched_tokens") !=
-                   JsonMember(lru_line, "matched_tokens");
+      EXPECT_EQ(rows, capacities.size());
+      // LRU keeps shared prefixes the other policy evicts: the curves differ
+      // between the empty and the unbounded cache.
+      EXPECT_GE(differing, 2u) << policy << ", page size " << page_size;
     }
-    EXPECT_EQ(rows, capacities.size());
-    // LRU keeps the shared prefixes FIFO evicts: the curves differ between
-    // the empty and the unbounded cache.
-    EXPECT_GE(differing, 2u) << page_size;
   }
+  EXPECT_EQ(policies, 2);  // fifo and lfu
 }
 
 // A replay document's policy is curve's unless --policy is given. By hand:
