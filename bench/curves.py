@@ -7,7 +7,7 @@ Usage: bench/curves.py --build BUILD_DIR --data-dir DIR --img-dir DIR
 For each Mooncake trace in block and in token mode: the exact LRU curve at N
 log-spaced capacities (`kvprefix curve`, one pass), then `kvprefix replay`
 with every policy of `kvprefix policies` at a few of those capacities: LRU's
-as a check of the curve, the others (FIFO) as points beside it. Capacities
+as a check of the curve, the others (FIFO, LFU) as points beside it. Capacities
 get a second axis in GiB for Llama-3-8B in fp16 (128 KiB of KV cache a
 token: 2 x 32 layers x 8 KV heads x 128 dims x 2 bytes). Writes
 DIR/curve_<trace>_<mode>.csv (the curve) and ..._replays.csv (the replays,

@@ -16,7 +16,7 @@ namespace kvprefix {
 // (an array of arrays of int32 tokens, as in SPEC §4) and optionally
 // "capacity" (an integer from 0 to 2^64 - 1, -0 being 0; absent:
 // unbounded), "policy" (a name of kEvictionPolicies, kvprefix/cache.h:
-// "lru" or "fifo"; default "lru") and "page_size" (an integer from 1 to
+// "lru", "fifo" or "lfu"; default "lru") and "page_size" (an integer from 1 to
 // 2^31 - 1; default 1), in any order, each once, and nothing after it but
 // whitespace. Throws InputError naming the JSON location
 // of the first problem (an unknown, duplicated or missing member, null, a value
