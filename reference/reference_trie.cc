@@ -32,12 +32,11 @@ NodeId ReferenceTrie::Insert(TokenSpan sequence) {
       // §8: "IDs of evicted nodes are never given again" (their entries
       // stay, so the vector's length is always the next ID).
       const NodeId created = nodes_.size();
-      nodes_.push_back(
-          Node{.children = {},
-               .parent = current,
-               .token = token,
-               .stamp = 0,
-               .count = 0});
+      nodes_.push_back(Node{.children = {},
+                            .parent = current,
+                            .token = token,
+                            .stamp = 0,
+                            .count = 0});
       nodes_[current].children.emplace(token, created);  // after the push
       ++present_;
       if (options_.bounded()) {
@@ -151,8 +150,7 @@ std::size_t ReferenceTrie::memory_bytes() const {
          present_ * MallocChunkBytes(kTreeNode +
                                      sizeof(std::pair<const Token, NodeId>)) +
          leaves_.size() *
-             MallocChunkBytes(kTreeNode +
-                              sizeof(std::pair<Key, NodeId>));
+             MallocChunkBytes(kTreeNode + sizeof(std::pair<Key, NodeId>));
 }
 
 }  // namespace kvprefix
