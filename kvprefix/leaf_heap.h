@@ -2,7 +2,8 @@
 // 4), one structure for every optimized engine (hash, radix, double-array).
 //
 // SPEC §8 evicts, while more than C nodes are present, the leaf with the
-// smallest key: its stamp under lru, its node ID under fifo. Keys change
+// smallest key: its stamp under lru, its node ID under fifo, its (count,
+// stamp) under lfu (kvprefix/policies/). Keys change
 // (a touch gives a leaf a new stamp) and nodes stop being leaves (an insert
 // gives them a child) far more often than leaves are evicted, so the engines
 // do not keep the leaves in a structure that can find and update an entry.
@@ -21,14 +22,13 @@
 // Dijkstra's algorithm with std::priority_queue).
 //
 // Shapes. Key is the policy's order: std::uint64_t for lru and fifo, a wider
-// type (say a std::pair<count, stamp>) for a policy that orders by more; it
+// type (lfu's {count, stamp}) for a policy that orders by more; it
 // needs a strict weak order `<` and a copy. Handle names a node or an edge in
 // the engine (a slot, an edge index): a small integer, ordered by `<` too.
 // Entries are ordered by key alone: entries of equal keys (stale copies of
 // one leaf's) pop in any order, which cannot change a victim, since the keys
 // of the leaves present differ (SPEC §8). A tie-break on the handle would
-// cost a second compare in every sift, measurably (radix's bounded LRU
-// replay of the conversation trace in block mode, 12% slower).
+// cost a second compare in every sift, measurably (CHANGELOG).
 //
 // Invariant the engines keep (their header essays say how): every leaf
 // present has at least one entry whose key equals its current key. Then the
