@@ -28,7 +28,7 @@
 // Entries are ordered by key alone: entries of equal keys (stale copies of
 // one leaf's) pop in any order, which cannot change a victim, since the keys
 // of the leaves present differ (SPEC §8). A tie-break on the handle would
-// cost a second compare in every sift, measurably (CHANGELOG).
+// cost a second compare in every sift, measurably (docs/design_history.md).
 //
 // Invariant the engines keep (their header essays say how): every leaf
 // present has at least one entry whose key equals its current key. Then the
