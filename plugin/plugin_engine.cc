@@ -3,6 +3,7 @@
 
 #include <dlfcn.h>
 #include <signal.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <cstdint>
@@ -387,17 +388,47 @@ bool DescribePluginCallInFlight(char* buffer, std::size_t size) {
   return true;
 }
 
+namespace {
+
+// The handler InstallCrashHandler was given, and whether a crash is being
+// reported. Several threads can crash at once (match runs a plugin on
+// --threads threads, and a faulty plugin faults on each); with one-shot
+// handlers (SA_RESETHAND) the second fault took the default action at once
+// and ended the process in the middle of the first one's report. Now the
+// first thread reports and ends the process; any other waits for that.
+// Lock-free, so async-signal-safe.
+void (*crash_handler)(int signal_number) = nullptr;
+std::atomic_flag crash_reported = ATOMIC_FLAG_INIT;
+
+extern "C" void ReportOneCrash(int signal_number) {
+  if (crash_reported.test_and_set()) {
+    for (;;) pause();  // the reporting thread ends the process
+  }
+  crash_handler(signal_number);
+}
+
+constexpr int kCrashSignals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
+
+}  // namespace
+
 void InstallCrashHandler(void (*handler)(int signal_number)) {
   static char stack[64 * 1024];
   stack_t alternate = {};
   alternate.ss_sp = stack;
   alternate.ss_size = sizeof(stack);
   sigaltstack(&alternate, nullptr);
-  for (const int signal_number : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) {
-    struct sigaction action = {};
-    action.sa_handler = handler;
-    action.sa_flags = SA_ONSTACK | SA_RESETHAND;
-    sigemptyset(&action.sa_mask);
+  crash_handler = handler;
+  struct sigaction action = {};
+  action.sa_handler = ReportOneCrash;
+  action.sa_flags = SA_ONSTACK;
+  // Every crash signal is blocked while a report runs: one raised by the
+  // handler itself then takes the default action (the kernel does not
+  // deliver a blocked synchronous fault), instead of waiting for itself.
+  sigemptyset(&action.sa_mask);
+  for (const int signal_number : kCrashSignals) {
+    sigaddset(&action.sa_mask, signal_number);
+  }
+  for (const int signal_number : kCrashSignals) {
     sigaction(signal_number, &action, nullptr);
   }
 }

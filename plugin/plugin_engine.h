@@ -73,9 +73,12 @@ std::unique_ptr<PrefixIndex> MakePluginEngine(std::string_view path,
 bool DescribePluginCallInFlight(char* buffer, std::size_t size);
 
 // Installs `handler` for the signals of a crash (SIGSEGV, SIGBUS, SIGFPE,
-// SIGILL, SIGABRT), each once (SA_RESETHAND: a crash inside the handler
-// takes the default action), on a 64 KiB alternate stack of the calling
-// thread, so that a plugin's stack overflow reaches it too. For a program's
+// SIGILL, SIGABRT), on a 64 KiB alternate stack of the calling thread, so
+// that a plugin's stack overflow reaches it too. One crash is reported: the
+// first thread to crash runs `handler`, which must end the process (reset
+// the signal to SIG_DFL and raise it); a thread that crashes meanwhile
+// waits for that end. The crash signals are blocked while `handler` runs,
+// so a crash inside it takes the default action. For a program's
 // main() or a child process it forks to report plugin crashes
 // (DescribePluginCallInFlight); kvprefix's libraries never call it on their
 // own. `handler` must be async-signal-safe. Not thread-safe.

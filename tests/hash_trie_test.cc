@@ -183,6 +183,30 @@ TEST(HashTrieTest, RequestLongerThanCapacityKeepsItsFirstNodes) {
   }
 }
 
+// SPEC §8's lfu example (C = 2; [1], [1], [2,3,4]): the request's new
+// count-1 tail leaves before the count-2 leaf [1], so lfu holds IDs 1 and 2
+// where lru holds 2 and 3, and Insert returns the deepest node left (2).
+// Former bug: where the policy stores whole requests Insert returned the
+// last matched node when nothing was evicted (capacity 1, [65536]: 0).
+TEST(HashTrieTest, LfuStoresTheWholeRequestThenEvicts) {
+  const CacheOptions lfu{.capacity = 2, .policy = EvictionPolicy::kLfu};
+  HashTrie trie(lfu);
+  EvictedPages evicted;
+  trie.SetEvictionListener(evicted.Listener(1));
+  EXPECT_EQ(trie.Insert(Tokens{1}), 1u);
+  EXPECT_EQ(trie.Insert(Tokens{1}), 1u);
+  EXPECT_EQ(trie.Insert(Tokens{2, 3, 4}), 2u);
+  EXPECT_EQ(trie.node_count(), 2u);
+  EXPECT_EQ(trie.evicted_count(), 2u);
+  EXPECT_EQ(test::TakeSorted(evicted), "evicted {[3],[4]}");
+  EXPECT_EQ(trie.MatchPrefix(Tokens{1}), (Match{1, 1}));
+  EXPECT_EQ(trie.MatchPrefix(Tokens{2, 3, 4}), (Match{1, 2}));
+
+  HashTrie one(CacheOptions{.capacity = 1, .policy = EvictionPolicy::kLfu});
+  EXPECT_EQ(one.Insert(Tokens{65536}), 1u);
+  EXPECT_EQ(one.MatchPrefix(Tokens{65536}), (Match{1, 1}));
+}
+
 // Node 1's whole chain is evicted; LRU keeps the recently touched node 1.
 TEST(HashTrieTest, LruAndFifoDiffer) {
   HashTrie lru(Lru(2)), fifo(Fifo(2));
