@@ -6,9 +6,11 @@
 // policy while more than C nodes are present (step 4), and every evicted node
 // is reported. The engines provide the structure: how to walk, append a
 // node or a run, tell a leaf, find a parent and remove a leaf or the tail of
-// a run. This layer provides the rest, parametrised by a policy type in the
-// manner of Abseil's containers (a policy type, not a virtual interface, so
-// that every call inlines):
+// a run; they also keep the IDs and batch the eviction reports, since each
+// stores IDs its own way (slot == ID unbounded, IDs relative to a run in
+// radix). This layer provides the policy's part, parametrised by a policy
+// type in the manner of Abseil's containers (a policy type, not a virtual
+// interface, so that every call inlines):
 //
 // - The policy types, one file each under kvprefix/policies/ (as
 //   libCacheSim keeps one file per eviction algorithm), listed in
@@ -23,6 +25,7 @@
 //   for every type of the list, and the list must match kEvictionPolicies).
 // - PolicyStates: each node's State, laid out as 64-bit words (none at all
 //   for a stateless policy such as fifo, so it costs nothing).
+// - PolicyLeafHeap: the leaf heap of the policy's own Key type.
 // - EvictLeaves: step 4's loop over a LeafHeap (kvprefix/leaf_heap.h),
 //   including the chain shortcut (a parent left childless whose key no entry
 //   undercuts is the next victim at once).
