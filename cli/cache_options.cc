@@ -229,6 +229,13 @@ std::string CacheSummaryJson(const CacheOptions& options,
                          : std::string("\"capacity\":null");
   json += fmt::format(",\"policy\":\"{}\",\"page_size\":{}",
                       EvictionPolicyName(options.policy), options.page_size);
+  json += fmt::format(",\"model\":\"{}\",\"match_limit\":\"{}\"",
+                      NameOf(kCacheModels, options.model),
+                      NameOf(kMatchLimits, options.match_limit));
+  if (options.model == CacheModel::kSglang) {
+    json += fmt::format(",\"trigger\":\"{}\"",
+                        NameOf(kEvictionTriggers, options.trigger));
+  }
   if (cache.kv_bytes_per_token != 0 && options.bounded()) {
     const std::optional<std::uint64_t> bytes =
         CapacityBytes(options.capacity, NodeBytes(cache, symbol_tokens));

@@ -10,6 +10,8 @@
 #include "optimized/double_array_trie.h"
 #include "optimized/hash_trie.h"
 #include "optimized/radix_trie.h"
+#include "reference/reference_block_pool.h"
+#include "reference/reference_radix_cache.h"
 #include "reference/reference_trie.h"
 
 namespace kvprefix {
@@ -31,6 +33,15 @@ using AllEngines =
 
 // Every built-in engine except the reference: the engines under test.
 using OptimizedEngines = EngineList<HashTrie, DoubleArrayTrie, RadixTrie>;
+
+// The engines of each model of SPEC §9, the reference first: structures of
+// their own (a block pool, a radix tree of whole-page edges), each named as
+// the engine it belongs to (kName "reference", "hash", "radix"), so that
+// `--engine radix --model sglang` selects the radix engine's SGLang cache.
+// An engine absent from a model's list refuses that model by name
+// (MakeEngine). Model spec is AllEngines.
+using VllmEngines = EngineList<ReferenceBlockPool>;
+using SglangEngines = EngineList<ReferenceRadixCache>;
 
 }  // namespace kvprefix
 

@@ -2,9 +2,11 @@
 #include "engines/registry.h"
 
 #include <stdexcept>
+#include <string>
 
 #include "engines/all_engines.h"
 #include "kvprefix/paged_index.h"
+#include "plugin/kvprefix_plugin.h"
 #include "plugin/plugin_engine.h"
 
 namespace kvprefix {
@@ -12,32 +14,64 @@ namespace {
 
 struct Entry {
   std::string_view name;
+  CacheModel model;
   std::unique_ptr<PrefixIndex> (*make)(const CacheOptions&);
 };
+
+// A trie engine: over tokens, or over pages through PagedIndex.
+template <typename E>
+std::unique_ptr<PrefixIndex> MakeTrie(const CacheOptions& options) {
+  if (options.page_size == 1) {
+    return std::make_unique<EngineAdapter<E>>(options);
+  }
+  return std::make_unique<EngineAdapter<PagedIndex<E>>>(options);
+}
+
+// A model's structure, which takes its pages itself.
+template <typename E>
+std::unique_ptr<PrefixIndex> MakeModel(const CacheOptions& options) {
+  return std::make_unique<EngineAdapter<E>>(options);
+}
 
 const std::vector<Entry>& Entries() {
   static const std::vector<Entry> entries = [] {
     std::vector<Entry> list;
     AllEngines::ForEach([&]<typename E>() {
-      list.push_back(
-          {E::kName,
-           [](const CacheOptions& options) -> std::unique_ptr<PrefixIndex> {
-             if (options.page_size == 1) {
-               return std::make_unique<EngineAdapter<E>>(options);
-             }
-             return std::make_unique<EngineAdapter<PagedIndex<E>>>(options);
-           }});
+      list.push_back({E::kName, CacheModel::kSpec, &MakeTrie<E>});
+    });
+    VllmEngines::ForEach([&]<typename E>() {
+      list.push_back({E::kName, CacheModel::kVllm, &MakeModel<E>});
+    });
+    SglangEngines::ForEach([&]<typename E>() {
+      list.push_back({E::kName, CacheModel::kSglang, &MakeModel<E>});
     });
     return list;
   }();
   return entries;
 }
 
+// The names of `model`'s engines, joined by ", ".
+std::string NamesOf(CacheModel model) {
+  std::string names;
+  for (const Entry& entry : Entries()) {
+    if (entry.model != model) continue;
+    if (!names.empty()) names += ", ";
+    names += entry.name;
+  }
+  return names;
+}
+
 }  // namespace
 
 std::vector<std::string_view> EngineNames() {
+  return EngineNames(CacheModel::kSpec);
+}
+
+std::vector<std::string_view> EngineNames(CacheModel model) {
   std::vector<std::string_view> names;
-  for (const Entry& entry : Entries()) names.push_back(entry.name);
+  for (const Entry& entry : Entries()) {
+    if (entry.model == model) names.push_back(entry.name);
+  }
   return names;
 }
 
@@ -59,16 +93,38 @@ std::unique_ptr<PrefixIndex> MakeEngine(std::string_view name,
                                   std::to_string(options.page_size) +
                                   " is outside 1 to 2^31 - 1");
     }
+    // Plugin ABI version 1 carries no model, match limit or trigger: a
+    // plugin would answer SPEC §8 for them without knowing.
+    if (options.model != CacheModel::kSpec ||
+        options.match_limit != MatchLimit::kAll) {
+      throw std::invalid_argument(
+          std::string(name) + ": the plugin interface (ABI version " +
+          std::to_string(KVPREFIX_PLUGIN_ABI_VERSION) +
+          ") carries model \"spec\" with match limit \"all\" only; check a "
+          "vLLM or SGLang cache with `kvprefix verify --protocol lines` "
+          "instead");
+    }
     return MakePluginEngine(name.substr(kPluginPrefix.size()), options);
   }
-  std::string valid;
+  if (const auto problem = FindModelOptionsProblem(options, false)) {
+    throw std::invalid_argument(std::string(problem->member) + ": " +
+                                problem->message);
+  }
+  bool known = false;
   for (const Entry& entry : Entries()) {
-    if (entry.name == name) return entry.make(options);
-    if (!valid.empty()) valid += ", ";
-    valid += entry.name;
+    if (entry.name != name) continue;
+    known = true;
+    if (entry.model == options.model) return entry.make(options);
+  }
+  if (known) {
+    throw std::invalid_argument(
+        "engine '" + std::string(name) + "' does not implement model '" +
+        std::string(NameOf(kCacheModels, options.model)) +
+        "' (engines that do: " + NamesOf(options.model) + ")");
   }
   throw std::invalid_argument("unknown engine '" + std::string(name) +
-                              "' (available: " + valid + ", or plugin:PATH)");
+                              "' (available: " + NamesOf(CacheModel::kSpec) +
+                              ", or plugin:PATH)");
 }
 
 }  // namespace kvprefix

@@ -17,6 +17,11 @@ namespace kvprefix {
 // The names of all built-in engines, the reference first. Thread-safe.
 std::vector<std::string_view> EngineNames();
 
+// The names of the built-in engines that implement `model` (SPEC §9), the
+// reference first: every engine for spec, fewer for vllm and sglang.
+// Thread-safe.
+std::vector<std::string_view> EngineNames(CacheModel model);
+
 // The engine the CLI uses when none is named: the fastest on the real
 // (Mooncake) workload, as measured by bench/ ("radix"; docs/benchmarks.md).
 // Thread-safe.
@@ -29,12 +34,18 @@ bool IsEngineName(std::string_view name);
 
 // A new, empty index of engine `name`: unbounded over tokens by default,
 // else a cache with options.capacity and options.policy over pages of
-// options.page_size tokens (SPEC §8; PagedIndex when the page size is not 1).
+// options.page_size tokens (SPEC §8; PagedIndex when the page size is not 1),
+// following options.model (SPEC §9: the engine's structure for that model)
+// and options.match_limit.
 // A plugin, "plugin:PATH", gets the options as they are, page size
 // included (MakePluginEngine). Thread-safe. Throws std::invalid_argument,
 // whose message lists the valid names, if `name` is unknown, or names the
-// problem if the page size is outside 1 to 2^31 - 1 or a plugin refuses
-// the options; PluginError if a plugin cannot be loaded.
+// problem if the page size is outside 1 to 2^31 - 1, the engine does not
+// implement options.model ("engine 'double-array' does not implement model
+// 'vllm' (engines that do: reference, hash)"), the options break a rule of
+// SPEC §9.4 (FindModelOptionsProblem), a plugin is given a model other than
+// spec or a match limit other than all (plugin ABI version 1 has neither)
+// or refuses the options; PluginError if a plugin cannot be loaded.
 std::unique_ptr<PrefixIndex> MakeEngine(std::string_view name,
                                         const CacheOptions& options = {});
 

@@ -120,6 +120,7 @@ CaseFile Parse(simdjson::padded_string_view json) {
 ReplayCaseFile ParseReplay(simdjson::padded_string_view json) {
   ReplayCaseFile result;
   WrittenMatches written;
+  json_reader::ReplayDocumentReader document;
   json_reader::ReadRootObject(
       json, kReplayCaseMembers, kReplayCaseMembers.size() - 1,
       [&](const Context& context, std::size_t index, Value value,
@@ -130,9 +131,9 @@ ReplayCaseFile ParseReplay(simdjson::padded_string_view json) {
                 context, value, path, json_reader::kReplayMembers, 1,
                 [&](std::size_t member, Value member_value,
                     const JsonPath& member_path) {
-                  json_reader::ReadReplayMember(context, member, member_value,
-                                                member_path, result.input);
+                  document.Read(context, member, member_value, member_path);
                 });
+            result.input = document.Finish();
             break;
           case 1:
             ReadExpected(context, value, path, written);

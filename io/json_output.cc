@@ -293,6 +293,27 @@ void AppendReplayDocumentJson(const ReplayInput& input, std::string& out) {
   out += EvictionPolicyName(input.options.policy);
   out += "\",\"page_size\":";
   AppendUint(input.options.page_size, out);
+  // SPEC §9.4's members only where they differ from the defaults, so that a
+  // §8 document reads as before and every document reads back the same.
+  const CacheOptions& options = input.options;
+  const auto append_member = [&](std::string_view name,
+                                 std::string_view value) {
+    out += ",\"";
+    out += name;
+    out += "\":\"";
+    out += value;
+    out += '"';
+  };
+  if (options.model != CacheModel::kSpec) {
+    append_member("model", NameOf(kCacheModels, options.model));
+  }
+  if (options.match_limit != DefaultMatchLimit(options.model)) {
+    append_member("match_limit", NameOf(kMatchLimits, options.match_limit));
+  }
+  if (options.model == CacheModel::kSglang &&
+      options.trigger != EvictionTrigger::kAfterInsert) {
+    append_member("trigger", NameOf(kEvictionTriggers, options.trigger));
+  }
   out += "}\n";
 }
 

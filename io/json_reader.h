@@ -34,14 +34,27 @@ void ReadTokens(const Context& context, Value value, const JsonPath& path,
 void ReadSequences(const Context& context, Value value, const JsonPath& path,
                    SequenceList& out);
 
-// The members of a SPEC §8 replay document, "requests" (required) first.
-inline constexpr std::array<std::string_view, 4> kReplayMembers = {
-    "requests", "capacity", "policy", "page_size"};
+// The members of a SPEC §8 replay document, "requests" (required) first,
+// then §8's cache and §9.4's model options.
+inline constexpr std::array<std::string_view, 7> kReplayMembers = {
+    "requests", "capacity",    "policy", "page_size",
+    "model",    "match_limit", "trigger"};
 
-// Reads member kReplayMembers[index] of a replay document (replay_document.h
-// says what each may hold) into `out`.
-void ReadReplayMember(const Context& context, std::size_t index, Value value,
-                      const JsonPath& path, ReplayInput& out);
+// A replay document as it is read: the input, and where the members that
+// SPEC §9.4 checks together were (empty: absent), for Finish.
+struct ReplayDocumentReader {
+  ReplayInput input;
+  std::string policy_at, match_limit_at, trigger_at;
+
+  // Reads member kReplayMembers[index] (replay_document.h says what each may
+  // hold).
+  void Read(const Context& context, std::size_t index, Value value,
+            const JsonPath& path);
+  // After the last member: the model's default match limit where none was
+  // given, then SPEC §9.4's combined rules (FindModelOptionsProblem), an
+  // InputError at the member that breaks one. Returns the input.
+  ReplayInput Finish();
+};
 
 // The whole of `json` as one replay document (ParseReplayDocument's rules),
 // parsed in place.

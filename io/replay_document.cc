@@ -5,6 +5,9 @@
 
 #include <array>
 #include <limits>
+#include <optional>
+#include <string>
+#include <utility>
 
 #include "io/json_reader.h"
 #include "io/json_strings.h"
@@ -13,14 +16,35 @@
 namespace kvprefix {
 namespace json_reader {
 
-void ReadReplayMember(const Context& context, std::size_t index, Value value,
-                      const JsonPath& path, ReplayInput& out) {
+namespace {
+
+// The value of `entries` named by the string `value`, or an InputError at
+// `path` listing the names.
+template <typename Enum, std::size_t N>
+Enum ReadNamedValue(const Context& context, Value value, const JsonPath& path,
+                    const std::array<NamedValue<Enum>, N>& entries) {
+  const std::string name = ReadString(context, value, path);
+  const std::optional<Enum> parsed = ParseNamedValue(entries, name);
+  if (!parsed) {
+    throw InputError(
+        context.Prefix() + path.str(),
+        fmt::format("expected {}, found \"{}\"", ChoiceNames(entries, '"'),
+                    EscapeForMessage(name)));
+  }
+  return *parsed;
+}
+
+}  // namespace
+
+void ReplayDocumentReader::Read(const Context& context, std::size_t index,
+                                Value value, const JsonPath& path) {
+  CacheOptions& options = input.options;
   switch (index) {
     case 0:
-      ReadSequences(context, value, path, out.requests);
+      ReadSequences(context, value, path, input.requests);
       break;
     case 1:
-      out.options.capacity = ReadUnsigned(context, value, path);
+      options.capacity = ReadUnsigned(context, value, path);
       break;
     case 2: {
       const std::string name = ReadString(context, value, path);
@@ -31,23 +55,49 @@ void ReadReplayMember(const Context& context, std::size_t index, Value value,
             fmt::format("expected {}, found \"{}\"", EvictionPolicyChoices('"'),
                         EscapeForMessage(name)));
       }
-      out.options.policy = *policy;
+      options.policy = *policy;
+      policy_at = context.Prefix() + path.str();
       break;
     }
-    default:
-      out.options.page_size = static_cast<std::uint64_t>(
+    case 3:
+      options.page_size = static_cast<std::uint64_t>(
           json_diagnostics::ReadInteger(context, value, 1, kMaxPageSize, path));
+      break;
+    case 4:
+      options.model = ReadNamedValue(context, value, path, kCacheModels);
+      break;
+    case 5:
+      options.match_limit = ReadNamedValue(context, value, path, kMatchLimits);
+      match_limit_at = context.Prefix() + path.str();
+      break;
+    default:
+      options.trigger = ReadNamedValue(context, value, path, kEvictionTriggers);
+      trigger_at = context.Prefix() + path.str();
   }
 }
 
+ReplayInput ReplayDocumentReader::Finish() {
+  CacheOptions& options = input.options;
+  if (match_limit_at.empty()) {
+    options.match_limit = DefaultMatchLimit(options.model);
+  }
+  if (const auto problem =
+          FindModelOptionsProblem(options, !trigger_at.empty())) {
+    const std::string& at = problem->member == "trigger"       ? trigger_at
+                            : problem->member == "match_limit" ? match_limit_at
+                                                               : policy_at;
+    throw InputError(at, problem->message);
+  }
+  return std::move(input);
+}
+
 ReplayInput ReadReplayDocument(simdjson::padded_string_view json) {
-  ReplayInput input;
-  ReadRootObject(json, kReplayMembers, 1,
-                 [&](const Context& context, std::size_t index, Value value,
-                     const JsonPath& path) {
-                   ReadReplayMember(context, index, value, path, input);
-                 });
-  return input;
+  ReplayDocumentReader reader;
+  ReadRootObject(
+      json, kReplayMembers, 1,
+      [&](const Context& context, std::size_t index, Value value,
+          const JsonPath& path) { reader.Read(context, index, value, path); });
+  return reader.Finish();
 }
 
 }  // namespace json_reader

@@ -100,18 +100,25 @@ constexpr std::optional<EvictionPolicy> ParseEvictionPolicy(
   return std::nullopt;
 }
 
-// The names of all policies, for messages that list the valid ones: each
-// between two `quote`s, the last two joined by " or ", the others by ", "
-// (e.g. "'lru' or 'fifo'"). O(policies). Thread-safe.
-inline std::string EvictionPolicyChoices(char quote) {
+// The names of a list's entries (each with a member `name`), for messages
+// that list the valid ones: each between two `quote`s, the last two joined by
+// " or ", the others by ", " (e.g. "'lru' or 'fifo'"). O(entries).
+// Thread-safe.
+template <typename Entry, std::size_t N>
+std::string ChoiceNames(const std::array<Entry, N>& entries, char quote) {
   std::string choices;
-  for (std::size_t i = 0; i < kEvictionPolicies.size(); ++i) {
-    if (i > 0) choices += i + 1 == kEvictionPolicies.size() ? " or " : ", ";
+  for (std::size_t i = 0; i < N; ++i) {
+    if (i > 0) choices += i + 1 == N ? " or " : ", ";
     choices += quote;
-    choices += kEvictionPolicies[i].name;
+    choices += entries[i].name;
     choices += quote;
   }
   return choices;
+}
+
+// The names of all policies (ChoiceNames of kEvictionPolicies).
+inline std::string EvictionPolicyChoices(char quote) {
+  return ChoiceNames(kEvictionPolicies, quote);
 }
 
 // The policy types of the cache model (kvprefix/cache_model.h), one per
@@ -123,6 +130,118 @@ static_assert(std::tuple_size_v<EvictionPolicyTypes> ==
                   kEvictionPolicies.size(),
               "EvictionPolicyTypes has one type per entry of "
               "kEvictionPolicies");
+
+// One value of a cache option of SPEC §9 (CacheModel, MatchLimit,
+// EvictionTrigger) as the front ends show it: its name in the CLI, JSON,
+// Python, benchmark names and reports, and a phrase for --help.
+template <typename Enum>
+struct NamedValue {
+  Enum value;
+  std::string_view name;
+  std::string_view help;
+};
+
+// The value named `name` in `entries` (exactly), or nullopt. O(entries).
+// Thread-safe.
+template <typename Enum, std::size_t N>
+constexpr std::optional<Enum> ParseNamedValue(
+    const std::array<NamedValue<Enum>, N>& entries, std::string_view name) {
+  for (const NamedValue<Enum>& entry : entries) {
+    if (entry.name == name) return entry.value;
+  }
+  return std::nullopt;
+}
+
+// The name of `value` in `entries`, which list every enumerator once in the
+// order of their values (static_asserts below). O(1). Thread-safe.
+template <typename Enum, std::size_t N>
+constexpr std::string_view NameOf(
+    const std::array<NamedValue<Enum>, N>& entries, Enum value) {
+  return entries[static_cast<std::size_t>(value)].name;
+}
+
+// True if `entries` lists the values 0, 1, ... in order.
+template <typename Enum, std::size_t N>
+constexpr bool InValueOrder(const std::array<NamedValue<Enum>, N>& entries) {
+  for (std::size_t i = 0; i < N; ++i) {
+    if (static_cast<std::size_t>(entries[i].value) != i) return false;
+  }
+  return true;
+}
+
+// Which rules the cache follows (SPEC §9): SPEC §8's trie of nodes, or the
+// prefix cache of a real serving system replayed one request at a time.
+// Code that depends on the model switches over it with no default case
+// (-Werror=switch).
+enum class CacheModel : std::uint8_t {
+  // SPEC §8: a trie of C nodes (pages), evicting leaves by the policy.
+  kSpec,
+  // SPEC §9.2: vLLM's block pool (KVCacheManager / BlockPool): C blocks, a
+  // free queue, an index from chains of whole blocks to the blocks holding
+  // them.
+  kVllm,
+  // SPEC §9.3: SGLang's RadixCache: a radix tree of whole-page edges that
+  // evicts whole edges by access time (lru) or creation time (fifo).
+  kSglang,
+};
+
+inline constexpr std::array<NamedValue<CacheModel>, 3> kCacheModels = {{
+    {CacheModel::kSpec, "spec", "SPEC §8's trie of C nodes"},
+    {CacheModel::kVllm, "vllm", "vLLM's block pool of C blocks (SPEC §9.2)"},
+    {CacheModel::kSglang, "sglang",
+     "SGLang's radix cache of C pages, evicting whole edges (SPEC §9.3)"},
+}};
+static_assert(InValueOrder(kCacheModels));
+
+// How much of a request a match may cover (SPEC §9.1).
+enum class MatchLimit : std::uint8_t {
+  kAll,
+  // At most n - 1 tokens, then whole pages: floor((n - 1) / P) pages, as
+  // serving systems compute the last prompt token for the logits.
+  kAllButLast,
+};
+
+inline constexpr std::array<NamedValue<MatchLimit>, 2> kMatchLimits = {{
+    {MatchLimit::kAll, "all", "a match may cover the whole request"},
+    {MatchLimit::kAllButLast, "all-but-last",
+     "a match covers at most n - 1 tokens, in whole pages"},
+}};
+static_assert(InValueOrder(kMatchLimits));
+
+// When model sglang evicts (SPEC §9.3).
+enum class EvictionTrigger : std::uint8_t {
+  // After the insert, down to C pages (SGLang's cache_finished_req).
+  kAfterInsert,
+  // Before the insert, the request's whole demand (SGLang's scheduler
+  // allocating a new request), refusing the request if that is not enough.
+  kOnAllocate,
+};
+
+inline constexpr std::array<NamedValue<EvictionTrigger>, 2> kEvictionTriggers =
+    {{
+        {EvictionTrigger::kAfterInsert, "after-insert",
+         "evict down to C pages after each insert"},
+        {EvictionTrigger::kOnAllocate, "on-allocate",
+         "evict a new request's whole demand before its insert, refusing it "
+         "when that is not enough"},
+    }};
+static_assert(InValueOrder(kEvictionTriggers));
+
+// SPEC §9.4: the match limit a model has when none is given ("all", but
+// "all-but-last" for vllm). O(1). Thread-safe.
+constexpr MatchLimit DefaultMatchLimit(CacheModel model) {
+  return model == CacheModel::kVllm ? MatchLimit::kAllButLast
+                                    : MatchLimit::kAll;
+}
+
+// SPEC §9.1: the most tokens a match of an n-token request may cover under
+// `limit` with pages of `page_size` tokens: n, or floor((n - 1) / P) * P
+// (0 when n = 0). O(1). Thread-safe.
+constexpr std::uint64_t MatchLimitTokens(MatchLimit limit, std::uint64_t n,
+                                         std::uint64_t page_size) {
+  if (limit == MatchLimit::kAll) return n;
+  return n == 0 ? 0 : (n - 1) / page_size * page_size;
+}
 
 // A capacity no trie can reach: the cache never evicts, and replay gives
 // SPEC §3's answers. Also the value of a replay document's largest capacity,
@@ -142,10 +261,97 @@ struct CacheOptions {
   // Tokens per node, P >= 1. Engines themselves index tokens (P = 1);
   // PagedIndex (kvprefix/paged_index.h) builds the trie over pages of P.
   std::uint64_t page_size = 1;
+  // SPEC §9: the rules the cache follows. For vllm the capacity counts
+  // blocks (pages), for sglang pages of P tokens; the policy orders vllm's
+  // nothing (lru, its free queue's order, is the only one allowed) and
+  // sglang's edges (lru or fifo). ModelOptionsProblem says which
+  // combinations SPEC §9.4 admits.
+  CacheModel model = CacheModel::kSpec;
+  MatchLimit match_limit = MatchLimit::kAll;  // DefaultMatchLimit(model)
+  EvictionTrigger trigger = EvictionTrigger::kAfterInsert;  // sglang only
 
   bool bounded() const { return capacity != kUnbounded; }
   friend bool operator==(const CacheOptions&, const CacheOptions&) = default;
 };
+
+// A combination of options SPEC §9.4 refuses: the member (as a replay
+// document names it: "match_limit", "trigger", "policy") and what is wrong,
+// e.g. {"policy", "model \"vllm\" has one order, \"lru\" (its free queue's);
+// found \"fifo\""}.
+struct ModelOptionsProblem {
+  std::string_view member;
+  std::string message;
+};
+
+// The first SPEC §9.4 rule `options` breaks, or nullopt. `trigger_given`:
+// the trigger was given at all (any trigger is an error unless the model is
+// sglang, whatever its value). The rules: with vllm the match limit is
+// "all-but-last" and the policy "lru"; with sglang the policy is "lru" or
+// "fifo" (SPEC §9.3 orders edges by access or creation time only); a
+// trigger needs sglang. O(1). Thread-safe.
+inline std::optional<ModelOptionsProblem> FindModelOptionsProblem(
+    const CacheOptions& options, bool trigger_given) {
+  const auto quoted = [](std::string_view name) {
+    return "\"" + std::string(name) + "\"";
+  };
+  const std::string model = quoted(NameOf(kCacheModels, options.model));
+  if (trigger_given && options.model != CacheModel::kSglang) {
+    return ModelOptionsProblem{
+        "trigger", "a trigger needs model \"sglang\"; the model is " + model};
+  }
+  switch (options.model) {
+    case CacheModel::kSpec:
+      break;
+    case CacheModel::kVllm:
+      if (options.match_limit != MatchLimit::kAllButLast) {
+        return ModelOptionsProblem{
+            "match_limit",
+            "model \"vllm\" never matches a request's last token: its match "
+            "limit is \"all-but-last\", found " +
+                quoted(NameOf(kMatchLimits, options.match_limit))};
+      }
+      if (options.policy != EvictionPolicy::kLru) {
+        return ModelOptionsProblem{
+            "policy",
+            "model \"vllm\" has one order, its free queue's: the policy is "
+            "\"lru\", found " +
+                quoted(EvictionPolicyName(options.policy))};
+      }
+      break;
+    case CacheModel::kSglang:
+      if (options.policy != EvictionPolicy::kLru &&
+          options.policy != EvictionPolicy::kFifo) {
+        return ModelOptionsProblem{
+            "policy",
+            "model \"sglang\" orders edges by access time (\"lru\") or "
+            "creation time (\"fifo\"), found " +
+                quoted(EvictionPolicyName(options.policy))};
+      }
+      break;
+  }
+  return std::nullopt;
+}
+
+// Checks that `options` describe what a trie engine (a PrefixCacheEngine
+// over tokens) builds: model spec and page size 1, pages being PagedIndex's
+// job and the other models their own engines' (engines/all_engines.h).
+// Throws std::invalid_argument naming `engine` and the problem otherwise.
+// O(1). Thread-safe.
+inline void CheckTrieEngineOptions(std::string_view engine,
+                                   const CacheOptions& options) {
+  if (options.model != CacheModel::kSpec) {
+    throw std::invalid_argument(
+        std::string(engine) + ": a trie engine follows model \"spec\"; model " +
+        "\"" + std::string(NameOf(kCacheModels, options.model)) +
+        "\" is its own structure's");
+  }
+  if (options.page_size != 1) {
+    throw std::invalid_argument(
+        std::string(engine) +
+        ": an engine indexes tokens (page size 1); pages of more tokens are "
+        "PagedIndex's job");
+  }
+}
 
 // Thrown by a bounded engine that must evict (more than its capacity C of
 // nodes present) but finds no evictable leaf: SPEC §8 step 4 is undefined

@@ -301,6 +301,20 @@ void EvictLeaves(LeafHeap<Key, Handle>& heap, Structure& structure,
   }
 }
 
+// SPEC §9.1 for model spec: step 1 matches at most MatchLimitTokens of the
+// request (the limit and page size of `options`), while steps 2-4 insert and
+// touch the whole request. For an engine whose Access walks once: a
+// MatchPrefix of the limited request, then Insert of the whole one, so a
+// limit costs one more walk of the matched part. Throws what Insert throws.
+template <typename Engine>
+Match AccessWithMatchLimit(Engine& engine, TokenSpan request,
+                           const CacheOptions& options) {
+  const Match match = engine.MatchPrefix(request.first(MatchLimitTokens(
+      options.match_limit, request.size(), options.page_size)));
+  engine.Insert(request);
+  return match;
+}
+
 }  // namespace kvprefix
 
 #endif  // KVPREFIX_KVPREFIX_CACHE_MODEL_H_

@@ -32,6 +32,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/hash/hash.h"
 #include "kvprefix/cache.h"
+#include "kvprefix/cache_model.h"
 #include "kvprefix/memory.h"
 #include "kvprefix/prefix_index.h"
 #include "kvprefix/types.h"
@@ -161,8 +162,13 @@ class PagedIndex {
   // kMaxPageSize.
   explicit PagedIndex(const CacheOptions& options)
       : options_(CheckPageSize(options)),
-        engine_(CacheOptions{.capacity = options.capacity,
-                             .policy = options.policy}),
+        engine_(CacheOptions{
+            .capacity = options.capacity,
+            .policy = options.policy,
+            // Over pages the limit is floor((n - 1) / P) pages of n tokens,
+            // which the engine cannot see in its symbols: Access applies it.
+            .match_limit = options.page_size == 1 ? options.match_limit
+                                                  : MatchLimit::kAll}),
         pages_(std::make_unique<Pages>(options.page_size)) {
     if (!options.bounded()) return;
     if (Tokens()) {
@@ -208,6 +214,9 @@ class PagedIndex {
   // existed already, while the rest are the nodes the insert created.
   Match Access(TokenSpan request) {
     if (Tokens()) return engine_.Access(request);
+    if (options_.match_limit != MatchLimit::kAll) {
+      return AccessWithMatchLimit(*this, request, options_);
+    }
     return AccessPages(request, [&](const std::vector<Token>& symbols) {
       return engine_.Access(symbols);
     });

@@ -145,11 +145,7 @@ DoubleArrayTrie::DoubleArrayTrie(const CacheOptions& options,
       max_slots_(max_slots),
       states_(options.policy),
       leaves_(options.policy) {
-  if (options.page_size != 1) {
-    throw std::invalid_argument(
-        "double-array: an engine indexes tokens (page size 1); pages of more "
-        "tokens are PagedIndex's job");
-  }
+  CheckTrieEngineOptions("double-array", options);
   if (max_slots < 2 || max_slots > kMaxSlots) {
     throw std::invalid_argument("double-array: max_slots " +
                                 std::to_string(max_slots) +

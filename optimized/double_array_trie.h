@@ -261,8 +261,11 @@ class DoubleArrayTrie {
   // The serving step, SPEC §8 steps 1-4 (SPEC §3's match-then-insert when
   // unbounded): what MatchPrefix(request) answered before Insert(request).
   // Costs and errors as the two calls. Requires exclusive access.
+  // With match limit all-but-last the match stops at n - 1 tokens (SPEC
+  // §9.1) while the insert takes the whole request.
   Match Access(TokenSpan request) {
-    const Match match = MatchPrefix(request);
+    const Match match = MatchPrefix(request.first(
+        MatchLimitTokens(options_.match_limit, request.size(), 1)));
     Insert(request);
     return match;
   }

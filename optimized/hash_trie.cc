@@ -22,11 +22,7 @@ struct NoVisit {
 
 HashTrie::HashTrie(const CacheOptions& options, std::uint64_t max_nodes)
     : options_(options), max_nodes_(max_nodes), tokens_(1), next_node_(1) {
-  if (options.page_size != 1) {
-    throw std::invalid_argument(
-        "hash engine: an engine indexes tokens (page size 1); pages of more "
-        "tokens are PagedIndex's job");
-  }
+  CheckTrieEngineOptions("hash engine", options);
   if (max_nodes < 1 || max_nodes > kMaxNodes) {
     throw std::invalid_argument("hash engine: max_nodes " +
                                 std::to_string(max_nodes) +
@@ -71,6 +67,9 @@ NodeId HashTrie::Insert(TokenSpan sequence) {
 }
 
 Match HashTrie::Access(TokenSpan request) {
+  if (options_.match_limit != MatchLimit::kAll) {
+    return AccessWithMatchLimit(*this, request, options_);
+  }
   if (!options_.bounded()) {
     const Walk existing = WalkPath(request, NoVisit{});
     InsertUnbounded(existing, request);

@@ -84,11 +84,7 @@ RadixTrie::RadixTrie(std::uint64_t max_edges)
 
 RadixTrie::RadixTrie(const CacheOptions& options, std::uint64_t max_edges)
     : RadixTrie(max_edges) {
-  if (options.page_size != 1) {
-    throw std::invalid_argument(
-        "radix: an engine indexes tokens (page size 1); pages of more "
-        "tokens are PagedIndex's job");
-  }
+  CheckTrieEngineOptions("radix", options);
   options_ = options;
   bounded_ = options.bounded();
   if (bounded_) {
@@ -142,6 +138,9 @@ NodeId RadixTrie::Insert(TokenSpan sequence) {
 }
 
 Match RadixTrie::Access(TokenSpan request) {
+  if (options_.match_limit != MatchLimit::kAll) {
+    return AccessWithMatchLimit(*this, request, options_);
+  }
   const Position position = Walk(request);
   const Match match{position.matched, NodeAt(position)};
   if (bounded_) {

@@ -9,11 +9,7 @@
 namespace kvprefix {
 
 ReferenceTrie::ReferenceTrie(const CacheOptions& options) : options_(options) {
-  if (options.page_size != 1) {
-    throw std::invalid_argument(
-        "reference: an engine indexes tokens (page size 1); pages of more "
-        "tokens are PagedIndex's job");
-  }
+  CheckTrieEngineOptions("reference", options);
 }
 
 NodeId ReferenceTrie::Insert(TokenSpan sequence) {
@@ -79,8 +75,14 @@ Match ReferenceTrie::MatchPrefix(TokenSpan request) const {
 
 Match ReferenceTrie::Access(TokenSpan request) {
   // §8: "1. match the request against the nodes present; this is what is
-  // recorded", then "2. insert it", "3. touch", "4. evict".
-  const Match match = MatchPrefix(request);
+  // recorded", then "2. insert it", "3. touch", "4. evict". §9.1: "With
+  // model spec it shortens only step 1 of §8: the match walks at most
+  // floor((n-1)/P) pages"; "steps 2-4 still insert and touch the whole
+  // request".
+  const std::size_t limit = options_.match_limit == MatchLimit::kAll
+                                ? request.size()
+                                : (request.empty() ? 0 : request.size() - 1);
+  const Match match = MatchPrefix(request.first(limit));
   Insert(request);
   return match;
 }

@@ -1,0 +1,118 @@
+// ReferenceBlockPool: the oracle of model `vllm` (SPEC §9.2), vLLM's prefix
+// cache (KVCacheManager over a BlockPool) replayed one request at a time.
+//
+// Like ReferenceTrie it is simple on purpose and follows the SPEC's steps 0-6
+// line by line. A chain (a request's first k whole pages) is a node of a
+// trie of pages: a std::map from (parent chain, page tokens) to the chain, so
+// two chains are the same exactly when their pages are equal, never by a hash.
+// Chains are never forgotten (the map only grows: an oracle need not be
+// small). Each chain keeps the index's list of the blocks holding it, a
+// std::list in the order they came to hold it. The free queue starts as
+// 1 ... C and every block taken from it goes back to its tail, so it is
+// always the blocks never used yet, in increasing order, followed by a
+// std::list of used ones: the first part is a counter (a pool of 2^40 blocks
+// costs nothing until they are used), the second keeps each block's place so
+// that a hit leaves it in O(1). Unbounded, step 4 only ever takes new IDs,
+// so the used part is not kept at all.
+//
+// Block IDs are slots: cache_node is the ID of the last hit block, 0 for no
+// hit, and one ID answers for different chains over time.
+//
+// Thread safety: const members may run concurrently; the rest need exclusive
+// access.
+#ifndef KVPREFIX_REFERENCE_REFERENCE_BLOCK_POOL_H_
+#define KVPREFIX_REFERENCE_REFERENCE_BLOCK_POOL_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <list>
+#include <map>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "kvprefix/cache.h"
+#include "kvprefix/types.h"
+
+namespace kvprefix {
+
+class ReferenceBlockPool {
+ public:
+  static constexpr std::string_view kName = "reference";
+
+  // An unbounded pool over tokens (P = 1).
+  ReferenceBlockPool();
+  // A pool of options.capacity blocks of options.page_size tokens (SPEC
+  // §9.2). Throws std::invalid_argument if options.model is not vllm or
+  // FindModelOptionsProblem (kvprefix/cache.h) finds a problem.
+  explicit ReferenceBlockPool(const CacheOptions& options);
+
+  // SPEC §9.2 steps 0-6 for one request: the match of step 1 (matched_length
+  // h * P tokens, cache_node the ID of hit block h, 0 when h = 0), or (0, 0)
+  // for a refused request (more blocks than the pool, step 2) or an empty one.
+  // O(n / P * (P + log(chains))) for n tokens.
+  Match Access(TokenSpan request);
+
+  // Access(sequence) for its effect, then the ID of the first block holding
+  // the sequence's last whole page, the one a lookup finds (0 if it has no
+  // whole page or its chain is held by no block).
+  NodeId Insert(TokenSpan sequence);
+
+  // Step 1 alone: what Access would answer before its other steps (refusal
+  // aside), changing nothing. O(n / P * (P + log(chains))).
+  Match MatchPrefix(TokenSpan request) const;
+
+  // Blocks holding a chain. O(1).
+  std::uint64_t node_count() const { return cached_blocks_; }
+  // Chains dropped from blocks taken by step 4 (its only eviction). O(1).
+  std::uint64_t evicted_count() const { return evicted_; }
+  const CacheOptions& options() const { return options_; }
+  // Reports the page of each chain step 4 drops from a block.
+  void SetEvictionListener(EvictionListener listener) {
+    listener_ = std::move(listener);
+  }
+  // Heap bytes: the chain map's and the lists' red-black-tree and list
+  // nodes, and the block and page vectors. O(chains).
+  std::size_t memory_bytes() const;
+
+ private:
+  using ChainId = std::uint64_t;  // 0: the empty chain (no pages)
+  using BlockId = std::uint64_t;  // 1 ... C; 0 means "no hit"
+  static constexpr ChainId kEmptyChain = 0;
+
+  struct Chain {
+    std::vector<Token> page;    // its last page (P tokens)
+    std::list<BlockId> blocks;  // the index's list, oldest first
+  };
+  struct Block {
+    ChainId chain = kEmptyChain;  // the chain it holds; kEmptyChain: none
+    std::list<BlockId>::iterator in_chain;  // its entry in chain.blocks
+    std::list<BlockId>::iterator in_free_queue;
+    bool queued = false;  // in the free queue
+  };
+
+  // The chain extending `parent` by `page`, or kEmptyChain if none was ever
+  // made.
+  ChainId FindChain(ChainId parent, TokenSpan page) const;
+  ChainId FindOrAddChain(ChainId parent, TokenSpan page);
+  // Step 1: the hit blocks, in chain order.
+  std::vector<BlockId> MatchBlocks(TokenSpan request) const;
+  // Step 4 for one block: the free queue's head (or, unbounded, a new ID),
+  // dropped from the chain it held.
+  BlockId Allocate();
+
+  CacheOptions options_;
+  std::map<std::pair<ChainId, std::vector<Token>>, ChainId> chain_ids_;
+  std::vector<Chain> chains_ = std::vector<Chain>(1);  // [ChainId]
+  std::vector<Block> blocks_ = std::vector<Block>(1);  // [BlockId]; [0] unused
+  BlockId next_unused_ = 1;        // the free queue's head part: IDs from
+                                   // here to C were never used
+  std::list<BlockId> free_queue_;  // then the used part, head first
+  std::uint64_t cached_blocks_ = 0;
+  std::uint64_t evicted_ = 0;
+  EvictionListener listener_;
+};
+
+}  // namespace kvprefix
+
+#endif  // KVPREFIX_REFERENCE_REFERENCE_BLOCK_POOL_H_

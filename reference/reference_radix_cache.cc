@@ -1,0 +1,286 @@
+// ReferenceRadixCache: see the header. Each step quotes SPEC §9.3.
+#include "reference/reference_radix_cache.h"
+
+#include <algorithm>
+#include <limits>
+#include <set>
+#include <stdexcept>
+#include <string>
+
+#include "kvprefix/memory.h"
+
+namespace kvprefix {
+
+ReferenceRadixCache::ReferenceRadixCache()
+    : ReferenceRadixCache(CacheOptions{.model = CacheModel::kSglang}) {}
+
+ReferenceRadixCache::ReferenceRadixCache(const CacheOptions& options)
+    : options_(options) {
+  if (options.model != CacheModel::kSglang) {
+    throw std::invalid_argument(
+        "reference radix cache: the model is not "
+        "sglang");
+  }
+  if (const auto problem = FindModelOptionsProblem(options, false)) {
+    throw std::invalid_argument(std::string(problem->member) + ": " +
+                                problem->message);
+  }
+  if (options.page_size < 1 || options.page_size > kMaxPageSize) {
+    throw std::invalid_argument("page size " +
+                                std::to_string(options.page_size) +
+                                " is outside 1 to 2^31 - 1");
+  }
+}
+
+std::vector<Token> ReferenceRadixCache::FirstPage(TokenSpan tokens) const {
+  return {tokens.begin(), tokens.begin() + options_.page_size};
+}
+
+TokenSpan ReferenceRadixCache::WholePages(TokenSpan key) const {
+  // "A key is cut to whole pages (its trailing partial page dropped)."
+  return key.first(key.size() / options_.page_size * options_.page_size);
+}
+
+std::size_t ReferenceRadixCache::CommonPages(const std::vector<Token>& edge,
+                                             TokenSpan key) const {
+  const std::size_t page = options_.page_size;
+  std::size_t pages = 0;
+  while ((pages + 1) * page <= std::min(edge.size(), key.size()) &&
+         std::equal(edge.begin() + pages * page,
+                    edge.begin() + (pages + 1) * page,
+                    key.begin() + pages * page)) {
+    ++pages;
+  }
+  return pages;
+}
+
+NodeId ReferenceRadixCache::NewNode(NodeId parent, std::vector<Token> edge) {
+  // "A new node gets the next ID (1, 2, 3, ..., in creation order, never
+  // reused) and a = c = tick."
+  const NodeId id = nodes_.size();
+  const std::uint64_t time = Tick();
+  Node node;
+  node.edge = std::move(edge);
+  node.parent = parent;
+  node.access = time;
+  node.creation = time;
+  nodes_.push_back(std::move(node));
+  ++present_;
+  return id;
+}
+
+NodeId ReferenceRadixCache::Split(NodeId child, std::size_t pages) {
+  // "a new node (next ID, fresh times) takes the edge's first j pages and
+  // the child's place under its parent; the child keeps the rest of its
+  // edge, its own times and ID, and becomes the new node's only child. The
+  // new node copies the child's lock count."
+  const std::size_t cut = pages * options_.page_size;
+  const NodeId parent = nodes_[child].parent;
+  const std::vector<Token> first_page = FirstPage(nodes_[child].edge);
+  std::vector<Token> head(nodes_[child].edge.begin(),
+                          nodes_[child].edge.begin() + cut);
+  const NodeId created = NewNode(parent, std::move(head));  // may reallocate
+  Node& old = nodes_[child];
+  old.edge.erase(old.edge.begin(), old.edge.begin() + cut);
+  old.parent = created;
+  nodes_[created].locks = old.locks;
+  nodes_[created].children.emplace(FirstPage(old.edge), child);
+  nodes_[parent].children[first_page] = created;
+  return created;
+}
+
+ReferenceRadixCache::Walk ReferenceRadixCache::MatchKey(TokenSpan key) {
+  // "match(key): cut the key to whole pages; if it is empty, the answer is
+  // (0, root) and nothing changes. Otherwise t = tick; root.a = t"
+  key = WholePages(key);
+  Walk walk;
+  if (key.empty()) return walk;
+  const std::uint64_t t = Tick();
+  nodes_[kRootNode].access = t;
+  while (walk.tokens < key.size()) {
+    const TokenSpan rest = key.subspan(walk.tokens);
+    const auto& children = nodes_[walk.node].children;
+    const auto it = children.find(FirstPage(rest));
+    if (it == children.end()) break;
+    const NodeId child = it->second;
+    // "set child.a = t (even if the match ends inside the edge)"
+    nodes_[child].access = t;
+    const std::size_t pages = CommonPages(nodes_[child].edge, rest);
+    if (pages * options_.page_size < nodes_[child].edge.size()) {
+      // "split the child at j, the match ends at the new node and the walk
+      // stops"
+      walk.node = Split(child, pages);
+      walk.tokens += pages * options_.page_size;
+      break;
+    }
+    walk.node = child;
+    walk.tokens += nodes_[child].edge.size();
+  }
+  return walk;
+}
+
+Match ReferenceRadixCache::MatchPrefix(TokenSpan request) const {
+  const TokenSpan key = WholePages(request);
+  Match match;
+  while (match.matched_length < key.size()) {
+    const TokenSpan rest = key.subspan(match.matched_length);
+    const auto& children = nodes_[match.cache_node].children;
+    const auto it = children.find(FirstPage(rest));
+    if (it == children.end()) break;
+    const Node& child = nodes_[it->second];
+    const std::size_t tokens =
+        CommonPages(child.edge, rest) * options_.page_size;
+    match.matched_length += tokens;
+    // A split would give its new node the next ID.
+    match.cache_node = tokens < child.edge.size() ? nodes_.size() : it->second;
+    if (tokens < child.edge.size()) break;
+  }
+  return match;
+}
+
+void ReferenceRadixCache::InsertKey(TokenSpan key) {
+  // "insert(key): cut to whole pages; t = tick; root.a = t; walk as in
+  // match, setting a = t on every node entered and splitting a child
+  // whenever its j pages are shorter than its edge ... if tokens remain,
+  // they become one new leaf (next ID, fresh times) under the node reached."
+  key = WholePages(key);
+  const std::uint64_t t = Tick();
+  nodes_[kRootNode].access = t;
+  NodeId node = kRootNode;
+  std::size_t walked = 0;
+  while (walked < key.size()) {
+    const TokenSpan rest = key.subspan(walked);
+    const auto& children = nodes_[node].children;
+    const auto it = children.find(FirstPage(rest));
+    if (it == children.end()) break;
+    const NodeId child = it->second;
+    nodes_[child].access = t;  // the split-off tail keeps a = t
+    const std::size_t pages = CommonPages(nodes_[child].edge, rest);
+    walked += pages * options_.page_size;
+    node = pages * options_.page_size < nodes_[child].edge.size()
+               ? Split(child, pages)  // its new node keeps its fresh times
+               : child;
+  }
+  if (walked < key.size()) {
+    const TokenSpan leaf = key.subspan(walked);
+    const NodeId created =
+        NewNode(node, std::vector<Token>(leaf.begin(), leaf.end()));
+    nodes_[node].children.emplace(FirstPage(leaf), created);
+    size_ += leaf.size();
+  }
+}
+
+std::uint64_t ReferenceRadixCache::Priority(NodeId id) const {
+  // "the smallest priority (lru: a; fifo: c)"
+  return options_.policy == EvictionPolicy::kFifo ? nodes_[id].creation
+                                                  : nodes_[id].access;
+}
+
+bool ReferenceRadixCache::IsCandidate(NodeId id) const {
+  // "the leaves other than the root with lock count 0"
+  const Node& node = nodes_[id];
+  return id != kRootNode && node.present && node.children.empty() &&
+         node.locks == 0;
+}
+
+std::uint64_t ReferenceRadixCache::Evict(std::uint64_t demand) {
+  // "Repeatedly remove the candidate with the smallest priority with its
+  // whole edge, adding its length to the tokens freed, until at least D
+  // tokens are freed or no candidate is left; a parent (not the root) left
+  // childless and unlocked becomes a candidate."
+  std::set<std::pair<std::uint64_t, NodeId>> candidates;
+  for (NodeId id = 1; id < nodes_.size(); ++id) {
+    if (IsCandidate(id)) candidates.emplace(Priority(id), id);
+  }
+  std::uint64_t freed = 0;
+  while (freed < demand && !candidates.empty()) {
+    const NodeId victim = candidates.begin()->second;
+    candidates.erase(candidates.begin());
+    Node& node = nodes_[victim];
+    const NodeId parent = node.parent;
+    nodes_[parent].children.erase(FirstPage(node.edge));
+    node.present = false;
+    freed += node.edge.size();
+    size_ -= node.edge.size();
+    --present_;
+    ++evicted_;
+    if (listener_) listener_(TokenSpan(node.edge));
+    if (IsCandidate(parent)) candidates.emplace(Priority(parent), parent);
+  }
+  return freed;
+}
+
+void ReferenceRadixCache::AddLocks(NodeId node, bool lock) {
+  for (; node != kRootNode; node = nodes_[node].parent) {
+    if (lock) {
+      ++nodes_[node].locks;
+    } else {
+      --nodes_[node].locks;
+    }
+  }
+}
+
+Match ReferenceRadixCache::Access(TokenSpan request) {
+  // "The match key is the request itself (all) or its first n − 1 tokens
+  // (all-but-last); the insert key is always the whole request."
+  const TokenSpan match_key =
+      request.first(MatchLimitTokens(options_.match_limit, request.size(), 1));
+  const Walk walk = MatchKey(match_key);
+  const Match match{.matched_length = walk.tokens, .cache_node = walk.node};
+  // "C pages are C·P tokens" (saturating: a capacity past 2^64 tokens is
+  // never reached).
+  const std::uint64_t limit =
+      options_.capacity >
+              std::numeric_limits<std::uint64_t>::max() / options_.page_size
+          ? std::numeric_limits<std::uint64_t>::max()
+          : options_.capacity * options_.page_size;
+  switch (options_.trigger) {
+    case EvictionTrigger::kAfterInsert:
+      // "match (the answer); insert; then if the tree holds more than C·P
+      // tokens, evict(size − C·P)."
+      InsertKey(request);
+      if (options_.bounded() && size_ > limit) Evict(size_ - limit);
+      return match;
+    case EvictionTrigger::kOnAllocate: {
+      // "lock x and its ancestors (the root excepted); let need = n − m (the
+      // partial page included) and free = C·P − size; if free < need,
+      // evict(need), the whole need, not the shortfall; then recompute free
+      // = C·P − size, and if free < need the request is refused: answered
+      // (0, node 0, whole request), unlocked, not inserted; otherwise insert
+      // and unlock." Unbounded, it neither evicts nor refuses.
+      AddLocks(walk.node, true);
+      const std::uint64_t need = request.size() - walk.tokens;
+      bool refused = false;
+      if (options_.bounded()) {
+        if (limit - size_ < need) Evict(need);
+        refused = limit - size_ < need;
+      }
+      if (!refused) InsertKey(request);
+      AddLocks(walk.node, false);
+      return refused ? Match{} : match;
+    }
+  }
+  return match;  // not reached: every trigger has a case
+}
+
+NodeId ReferenceRadixCache::Insert(TokenSpan sequence) {
+  Access(sequence);
+  return MatchPrefix(sequence).cache_node;
+}
+
+std::size_t ReferenceRadixCache::memory_bytes() const {
+  // libstdc++'s _Rb_tree_node: color + 3 pointers (32 bytes) + the value.
+  constexpr std::size_t kTreeNode = 32;
+  std::size_t bytes = VectorHeapBytes<Node>(nodes_.capacity());
+  for (const Node& node : nodes_) {
+    bytes += VectorHeapBytes<Token>(node.edge.capacity());
+    bytes +=
+        node.children.size() *
+        (MallocChunkBytes(kTreeNode +
+                          sizeof(std::pair<const std::vector<Token>, NodeId>)) +
+         VectorHeapBytes<Token>(options_.page_size));
+  }
+  return bytes;
+}
+
+}  // namespace kvprefix

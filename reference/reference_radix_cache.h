@@ -1,0 +1,118 @@
+// ReferenceRadixCache: the oracle of model `sglang` (SPEC §9.3), SGLang's
+// RadixCache replayed one request at a time.
+//
+// Simple on purpose, like ReferenceTrie: a node is an entry in a vector
+// indexed by its ID (IDs are never reused, so an evicted node's entry stays
+// as a tombstone), its edge a std::vector of tokens (whole pages), its
+// children a std::map from an edge's first page to the child. One clock
+// gives every match, insert and new node the next time, in the order SPEC
+// §9.3's steps run. evict(D) collects its candidates by scanning every node
+// present: O(nodes) per eviction, which an oracle can afford and which
+// leaves nothing to keep in step.
+//
+// Thread safety: const members may run concurrently; the rest need exclusive
+// access.
+#ifndef KVPREFIX_REFERENCE_REFERENCE_RADIX_CACHE_H_
+#define KVPREFIX_REFERENCE_REFERENCE_RADIX_CACHE_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "kvprefix/cache.h"
+#include "kvprefix/types.h"
+
+namespace kvprefix {
+
+class ReferenceRadixCache {
+ public:
+  static constexpr std::string_view kName = "reference";
+
+  // An unbounded cache over tokens (P = 1), trigger after-insert.
+  ReferenceRadixCache();
+  // A cache of options.capacity pages of options.page_size tokens (SPEC
+  // §9.3) with options.policy (lru or fifo), options.match_limit and
+  // options.trigger. Throws std::invalid_argument if options.model is not
+  // sglang or FindModelOptionsProblem (kvprefix/cache.h) finds a problem.
+  explicit ReferenceRadixCache(const CacheOptions& options);
+
+  // One request by the trigger's steps (SPEC §9.3): the match's answer,
+  // (0, 0) for a request on-allocate refuses. cache_node may be a node the
+  // match itself created by splitting an edge. O(n log(children)) plus
+  // O(nodes log(nodes)) when it evicts.
+  Match Access(TokenSpan request);
+
+  // Access(sequence) for its effect, then the node MatchPrefix(sequence)
+  // would end at.
+  NodeId Insert(TokenSpan sequence);
+
+  // What match(request) would answer, changing nothing: where it would
+  // split an edge, cache_node is the ID the split's new node would get.
+  // The match limit does not apply (this is the match of the whole key).
+  Match MatchPrefix(TokenSpan request) const;
+
+  // Nodes present, root excluded. O(1).
+  std::uint64_t node_count() const { return present_; }
+  // Nodes evicted so far. O(1).
+  std::uint64_t evicted_count() const { return evicted_; }
+  const CacheOptions& options() const { return options_; }
+  // Reports each evicted node's edge.
+  void SetEvictionListener(EvictionListener listener) {
+    listener_ = std::move(listener);
+  }
+  // The tree's size: tokens on the edges of the nodes present. O(1).
+  std::uint64_t size_tokens() const { return size_; }
+  // Heap bytes: the node vector, edges and the children maps' nodes.
+  // O(nodes).
+  std::size_t memory_bytes() const;
+
+ private:
+  struct Node {
+    std::vector<Token> edge;  // whole pages; empty for the root
+    std::map<std::vector<Token>, NodeId> children;  // by the edge's 1st page
+    NodeId parent = kRootNode;
+    std::uint64_t access = 0;    // a
+    std::uint64_t creation = 0;  // c
+    std::uint64_t locks = 0;     // on-allocate only
+    bool present = true;
+  };
+  // Where a walk of `key` ended: the tokens walked and the node.
+  struct Walk {
+    std::size_t tokens = 0;
+    NodeId node = kRootNode;
+  };
+
+  std::uint64_t Tick() { return ++clock_; }
+  std::vector<Token> FirstPage(TokenSpan tokens) const;
+  // `key` cut to whole pages.
+  TokenSpan WholePages(TokenSpan key) const;
+  // The common prefix of `edge` and `key`, in whole pages.
+  std::size_t CommonPages(const std::vector<Token>& edge, TokenSpan key) const;
+  NodeId NewNode(NodeId parent, std::vector<Token> edge);
+  // split(child, j): returns the new node.
+  NodeId Split(NodeId child, std::size_t pages);
+  Walk MatchKey(TokenSpan key);
+  void InsertKey(TokenSpan key);
+  // evict(D): returns the tokens freed.
+  std::uint64_t Evict(std::uint64_t demand);
+  std::uint64_t Priority(NodeId id) const;
+  bool IsCandidate(NodeId id) const;
+  // Adds 1 (lock) or subtracts 1 from the lock count of `node` and its
+  // ancestors, the root excepted.
+  void AddLocks(NodeId node, bool lock);
+
+  CacheOptions options_;
+  std::vector<Node> nodes_ = std::vector<Node>(1);  // [ID]; [0] is the root
+  std::uint64_t clock_ = 0;
+  std::uint64_t present_ = 0;
+  std::uint64_t size_ = 0;  // tokens on present edges
+  std::uint64_t evicted_ = 0;
+  EvictionListener listener_;
+};
+
+}  // namespace kvprefix
+
+#endif  // KVPREFIX_REFERENCE_REFERENCE_RADIX_CACHE_H_
