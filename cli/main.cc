@@ -9,6 +9,7 @@
 
 #include "cli/commands.h"
 #include "cli/run.h"
+#include "io/json_kernel.h"
 #include "io/json_output.h"
 #include "plugin/plugin_engine.h"
 
@@ -83,6 +84,13 @@ void InstallSignalHandlers() {
 
 int main(int argc, char** argv) {
   InstallSignalHandlers();
+  // libsimdjson picks its kernel in a function-local static at its first
+  // parse, inside a noexcept function: if that first parse runs out of
+  // memory (on a reader thread of a large trace) the process aborts
+  // ("terminate called without an active exception") instead of reporting
+  // it. Picking it here, before any input is read, leaves nothing for a
+  // parse to allocate but its own buffers, which fail cleanly.
+  kvprefix::ActiveJsonKernel();
   namespace cli = kvprefix::cli;
   static constexpr cli::RegisterCommand kCommands[] = {
       cli::RegisterMatchCommand,   cli::RegisterReplayCommand,

@@ -237,7 +237,8 @@ TEST_F(ResourceLimitTest, StreamedTokenModeReplayAndCurveFitInHalfTheOldPeak) {
   ASSERT_EQ(replay.status, 0) << replay.err;
   EXPECT_EQ(counts(replay.out),
             R"({"engine":"radix","mode":"token","vocab":128256,)"
-            R"("capacity":null,"policy":"lru","page_size":1,"requests":12031,)"
+            R"("capacity":null,"policy":"lru","page_size":1,"model":"spec",)"
+            R"("match_limit":"all","requests":12031,)"
             R"("request_tokens":144793823,"matched_tokens":54098632,)"
             R"("hit_ratio":0.37362527543733687,"nodes":90695191,)"
             R"("peak_nodes":90695191,"evictions":0)");
@@ -249,7 +250,8 @@ TEST_F(ResourceLimitTest, StreamedTokenModeReplayAndCurveFitInHalfTheOldPeak) {
   ASSERT_EQ(bounded.status, 0) << bounded.err;
   EXPECT_EQ(counts(bounded.out),
             R"({"engine":"radix","mode":"token","vocab":128256,)"
-            R"("capacity":45347595,"policy":"lru","page_size":1,)"
+            R"("capacity":45347595,"policy":"lru","page_size":1,"model":"spec",)"
+            R"("match_limit":"all",)"
             R"("requests":12031,"request_tokens":144793823,)"
             R"("matched_tokens":53611667,"hit_ratio":0.3702621140129714,)"
             R"("nodes":45347595,"peak_nodes":45347595,"evictions":45834561)");
