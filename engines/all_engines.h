@@ -7,8 +7,10 @@
 #ifndef KVPREFIX_ENGINES_ALL_ENGINES_H_
 #define KVPREFIX_ENGINES_ALL_ENGINES_H_
 
+#include "optimized/block_pool.h"
 #include "optimized/double_array_trie.h"
 #include "optimized/hash_trie.h"
+#include "optimized/radix_cache.h"
 #include "optimized/radix_trie.h"
 #include "reference/reference_block_pool.h"
 #include "reference/reference_radix_cache.h"
@@ -40,8 +42,8 @@ using OptimizedEngines = EngineList<HashTrie, DoubleArrayTrie, RadixTrie>;
 // `--engine radix --model sglang` selects the radix engine's SGLang cache.
 // An engine absent from a model's list refuses that model by name
 // (MakeEngine). Model spec is AllEngines.
-using VllmEngines = EngineList<ReferenceBlockPool>;
-using SglangEngines = EngineList<ReferenceRadixCache>;
+using VllmEngines = EngineList<ReferenceBlockPool, BlockPool>;
+using SglangEngines = EngineList<ReferenceRadixCache, RadixCache>;
 
 }  // namespace kvprefix
 

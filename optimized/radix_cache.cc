@@ -1,0 +1,270 @@
+// RadixCache: see the header. The steps are SPEC §9.3's, as
+// ReferenceRadixCache quotes them.
+#include "optimized/radix_cache.h"
+
+#include <algorithm>
+#include <limits>
+#include <stdexcept>
+#include <string>
+
+#include "kvprefix/memory.h"
+
+namespace kvprefix {
+
+RadixCache::RadixCache()
+    : RadixCache(CacheOptions{.model = CacheModel::kSglang}) {}
+
+RadixCache::RadixCache(const CacheOptions& options) : options_(options) {
+  if (options.model != CacheModel::kSglang) {
+    throw std::invalid_argument("radix cache: the model is not sglang");
+  }
+  if (const auto problem = FindModelOptionsProblem(options, false)) {
+    throw std::invalid_argument(std::string(problem->member) + ": " +
+                                problem->message);
+  }
+  if (options.page_size < 1 || options.page_size > kMaxPageSize) {
+    throw std::invalid_argument("page size " +
+                                std::to_string(options.page_size) +
+                                " is outside 1 to 2^31 - 1");
+  }
+}
+
+std::size_t RadixCache::CommonTokens(Slot slot, TokenSpan key) const {
+  const TokenSpan edge = Edge(slot);
+  const std::size_t limit = std::min(edge.size(), key.size());
+  const std::size_t common =
+      std::mismatch(edge.begin(), edge.begin() + limit, key.begin()).first -
+      edge.begin();
+  return common / options_.page_size * options_.page_size;
+}
+
+std::uint64_t RadixCache::Priority(const Node& node) const {
+  return options_.policy == EvictionPolicy::kFifo ? node.creation : node.access;
+}
+
+void RadixCache::PushIfCandidate(Slot slot) {
+  if (options_.bounded() && IsCandidate(slot)) {
+    candidates_.Push(Priority(nodes_[slot]), slot);
+  }
+}
+
+void RadixCache::Touch(Slot slot, std::uint64_t t) {
+  nodes_[slot].access = t;
+  if (options_.policy == EvictionPolicy::kLru) PushIfCandidate(slot);
+}
+
+RadixCache::Slot RadixCache::NewNode(Slot parent, std::uint64_t offset,
+                                     std::uint64_t length) {
+  Slot slot;
+  if (free_slots_.empty()) {
+    slot = nodes_.size();
+    ReserveGeometric(nodes_, nodes_.size() + 1);
+    nodes_.emplace_back();
+  } else {
+    slot = free_slots_.back();
+    free_slots_.pop_back();
+  }
+  const std::uint64_t time = Tick();
+  nodes_[slot] = Node{.id = next_id_++,
+                      .parent = parent,
+                      .offset = offset,
+                      .length = length,
+                      .access = time,
+                      .creation = time};
+  ++present_;
+  return slot;
+}
+
+RadixCache::Slot RadixCache::Split(Slot child, std::size_t tokens) {
+  const Slot parent = nodes_[child].parent;
+  children_.Erase(parent, FirstPage(child), child);
+  const Slot head = NewNode(parent, nodes_[child].offset, tokens);
+  Node& tail = nodes_[child];
+  tail.offset += tokens;
+  tail.length -= tokens;
+  tail.parent = head;
+  nodes_[head].locks = tail.locks;
+  nodes_[head].children = 1;
+  children_.Insert(parent, FirstPage(head), head);
+  children_.Insert(head, FirstPage(child), child);
+  return head;
+}
+
+RadixCache::Walk RadixCache::MatchKey(TokenSpan key) {
+  key = WholePages(key);
+  Walk walk;
+  if (key.empty()) return walk;
+  const std::uint64_t t = Tick();
+  nodes_[kRootSlot].access = t;
+  while (walk.tokens < key.size()) {
+    const TokenSpan rest = key.subspan(walk.tokens);
+    const Slot child = FindChild(walk.node, rest);
+    if (child == PageMap::kNone) break;
+    Touch(child, t);
+    const std::size_t common = CommonTokens(child, rest);
+    walk.tokens += common;
+    if (common < nodes_[child].length) {
+      walk.node = Split(child, common);
+      break;
+    }
+    walk.node = child;
+  }
+  return walk;
+}
+
+Match RadixCache::MatchPrefix(TokenSpan request) const {
+  const TokenSpan key = WholePages(request);
+  Match match;
+  Slot node = kRootSlot;
+  while (match.matched_length < key.size()) {
+    const TokenSpan rest = key.subspan(match.matched_length);
+    const Slot child = FindChild(node, rest);
+    if (child == PageMap::kNone) break;
+    const std::size_t common = CommonTokens(child, rest);
+    match.matched_length += common;
+    if (common < nodes_[child].length) {
+      match.cache_node = next_id_;  // the ID a split would give
+      break;
+    }
+    node = child;
+    match.cache_node = nodes_[child].id;
+  }
+  return match;
+}
+
+void RadixCache::InsertKey(TokenSpan key) {
+  key = WholePages(key);
+  const std::uint64_t t = Tick();
+  nodes_[kRootSlot].access = t;
+  Slot node = kRootSlot;
+  std::size_t walked = 0;
+  while (walked < key.size()) {
+    const TokenSpan rest = key.subspan(walked);
+    const Slot child = FindChild(node, rest);
+    if (child == PageMap::kNone) break;
+    Touch(child, t);  // the split-off tail keeps a = t
+    const std::size_t common = CommonTokens(child, rest);
+    walked += common;
+    node = common < nodes_[child].length ? Split(child, common) : child;
+  }
+  if (walked == key.size()) return;
+  const TokenSpan leaf = key.subspan(walked);
+  ReserveGeometric(arena_, arena_.size() + leaf.size());
+  const std::uint64_t offset = arena_.size();
+  arena_.insert(arena_.end(), leaf.begin(), leaf.end());
+  const Slot created = NewNode(node, offset, leaf.size());
+  ++nodes_[node].children;
+  children_.Insert(node, FirstPage(created), created);
+  size_ += leaf.size();
+  PushIfCandidate(created);
+}
+
+std::uint64_t RadixCache::Evict(std::uint64_t demand) {
+  std::uint64_t freed = 0;
+  while (freed < demand && !candidates_.empty()) {
+    const auto entry = candidates_.front();
+    const Slot victim = entry.handle;
+    // The heap's own PopCurrent throws when it runs empty; running out of
+    // candidates is an ordinary end here, so pop by hand.
+    candidates_.PopCurrent([](const auto&) { return true; }, kName, present_,
+                           options_.capacity);
+    if (!IsCandidate(victim) || Priority(nodes_[victim]) != entry.key) {
+      continue;  // stale
+    }
+    Node& node = nodes_[victim];
+    const Slot parent = node.parent;
+    children_.Erase(parent, FirstPage(victim), victim);
+    node.present = false;
+    freed += node.length;
+    size_ -= node.length;
+    --present_;
+    ++evicted_;
+    if (listener_) listener_(Edge(victim));
+    free_slots_.push_back(victim);
+    --nodes_[parent].children;
+    PushIfCandidate(parent);
+  }
+  return freed;
+}
+
+void RadixCache::AddLocks(Slot slot, bool lock) {
+  for (; slot != kRootSlot; slot = nodes_[slot].parent) {
+    if (lock) {
+      ++nodes_[slot].locks;
+    } else {
+      --nodes_[slot].locks;
+    }
+  }
+}
+
+void RadixCache::Tidy() {
+  candidates_.RebuildIfOverfull(present_, [this](auto add) {
+    for (Slot slot = 1; slot < nodes_.size(); ++slot) {
+      if (IsCandidate(slot)) add(Priority(nodes_[slot]), slot);
+    }
+  });
+  if (arena_.size() <= 2 * size_ + kArenaSlack) return;
+  std::vector<Token> compact;
+  compact.reserve(size_);
+  for (Slot slot = 1; slot < nodes_.size(); ++slot) {
+    if (!nodes_[slot].present) continue;
+    const TokenSpan edge = Edge(slot);
+    nodes_[slot].offset = compact.size();
+    compact.insert(compact.end(), edge.begin(), edge.end());
+  }
+  arena_.swap(compact);
+}
+
+Match RadixCache::Access(TokenSpan request) {
+  const TokenSpan match_key =
+      request.first(MatchLimitTokens(options_.match_limit, request.size(), 1));
+  const Walk walk = MatchKey(match_key);
+  const Match match{.matched_length = walk.tokens,
+                    .cache_node = nodes_[walk.node].id};
+  const std::uint64_t limit =
+      options_.capacity >
+              std::numeric_limits<std::uint64_t>::max() / options_.page_size
+          ? std::numeric_limits<std::uint64_t>::max()
+          : options_.capacity * options_.page_size;
+  switch (options_.trigger) {
+    case EvictionTrigger::kAfterInsert:
+      InsertKey(request);
+      if (options_.bounded()) {
+        if (size_ > limit) Evict(size_ - limit);
+        Tidy();
+      }
+      return match;
+    case EvictionTrigger::kOnAllocate: {
+      AddLocks(walk.node, true);
+      const std::uint64_t need = request.size() - walk.tokens;
+      bool refused = false;
+      if (options_.bounded()) {
+        if (limit - size_ < need) Evict(need);
+        refused = limit - size_ < need;
+      }
+      if (!refused) InsertKey(request);
+      AddLocks(walk.node, false);
+      if (options_.bounded()) {
+        // Its entries may have been dropped while it was locked.
+        PushIfCandidate(walk.node);
+        Tidy();
+      }
+      return refused ? Match{} : match;
+    }
+  }
+  return match;  // not reached: every trigger has a case
+}
+
+NodeId RadixCache::Insert(TokenSpan sequence) {
+  Access(sequence);
+  return MatchPrefix(sequence).cache_node;
+}
+
+std::size_t RadixCache::memory_bytes() const {
+  return VectorHeapBytes<Node>(nodes_.capacity()) +
+         VectorHeapBytes<Slot>(free_slots_.capacity()) +
+         VectorHeapBytes<Token>(arena_.capacity()) + children_.memory_bytes() +
+         candidates_.memory_bytes();
+}
+
+}  // namespace kvprefix

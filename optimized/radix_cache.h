@@ -1,0 +1,183 @@
+// RadixCache: model `sglang` (SPEC §9.3) at full speed, the radix engine's
+// SGLang RadixCache replayed one request at a time. Its answers, node_count,
+// evicted_count and size equal ReferenceRadixCache's after every request
+// (tests/model_engines_test.cc), for both triggers, lru and fifo, both match
+// limits and every page size.
+//
+// Design
+// ------
+// Nodes live in slots of one vector; an evicted node's slot is reused by the
+// next new node, while IDs (never reused, SPEC §9.3) come from a counter.
+// An edge is a run of tokens in one flat arena_: a new leaf appends its
+// tokens, a split only cuts a run in two (the new node takes its head, the
+// child keeps the tail), so edges never move or copy on the hot path. The
+// runs of evicted nodes are reclaimed by compacting the arena (copying the
+// edges present into a fresh one) once it holds more than twice the tree's
+// size plus kArenaSlack tokens: amortized O(1) a token, since each token is
+// appended once and evicted once, and memory stays O(tree size).
+//
+// Children are found through a PageMap (optimized/page_map.h): (parent slot,
+// first page) -> child slot in one absl::flat_hash_map, the page hashed
+// (the token itself when P = 1) and compared on lookup.
+//
+// Eviction candidates (leaves, unlocked, not the root) are ordered by a
+// LeafHeap (kvprefix/leaf_heap.h), the lazy-deletion min-heap of the
+// optimized engines, keyed by priority (lru: access time, fifo: creation
+// time) with the slot as handle. Invariant (bounded only): every candidate
+// has an entry whose key is its current priority. It holds because an entry
+// is pushed whenever a node becomes a candidate or, under lru, a leaf's
+// access time changes: a new leaf, a leaf entered by a match or insert, a
+// parent left childless by an eviction, and the locked node of on-allocate
+// once unlocked (the only locked node that can be a leaf: its ancestors
+// keep it as a child). An entry is stale if its slot is free, not a leaf,
+// locked (then its node gets a new entry when unlocked) or has another
+// priority; a stale entry never matches a new occupant of its slot, whose
+// times are all later than any time of the evicted node's. The heap is
+// rebuilt from the candidates when it holds more than
+// LeafHeap::EntryBound(nodes) entries. Unbounded, nothing is pushed.
+//
+// Costs: match and insert O(n) expected for n tokens (one hash probe and
+// one page compare per edge, then a token compare along it), plus O(locked
+// path) for on-allocate's locks; evict O(log entries) a victim, amortized.
+//
+// Thread safety: const members may run concurrently; the rest need exclusive
+// access.
+#ifndef KVPREFIX_OPTIMIZED_RADIX_CACHE_H_
+#define KVPREFIX_OPTIMIZED_RADIX_CACHE_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "kvprefix/cache.h"
+#include "kvprefix/leaf_heap.h"
+#include "kvprefix/types.h"
+#include "optimized/page_map.h"
+
+namespace kvprefix {
+
+class RadixCache {
+ public:
+  static constexpr std::string_view kName = "radix";
+
+  // An unbounded cache over tokens (P = 1), trigger after-insert.
+  RadixCache();
+  // A cache of options.capacity pages of options.page_size tokens (SPEC
+  // §9.3) with options.policy (lru or fifo), options.match_limit and
+  // options.trigger. Throws std::invalid_argument if options.model is not
+  // sglang, FindModelOptionsProblem (kvprefix/cache.h) finds a problem or
+  // the page size is outside 1 to 2^31 - 1.
+  explicit RadixCache(const CacheOptions& options);
+
+  // One request by the trigger's steps (SPEC §9.3): the match's answer,
+  // (0, 0) for a request on-allocate refuses. cache_node may be a node the
+  // match itself created by splitting an edge. O(n) expected plus
+  // O(log entries) per node evicted; throws std::bad_alloc.
+  Match Access(TokenSpan request);
+
+  // Access(sequence) for its effect, then the node MatchPrefix(sequence)
+  // would end at.
+  NodeId Insert(TokenSpan sequence);
+
+  // What match(request) would answer, changing nothing: where it would
+  // split an edge, cache_node is the ID the split's new node would get.
+  // The match limit does not apply. O(n) expected.
+  Match MatchPrefix(TokenSpan request) const;
+
+  // Nodes present, root excluded. O(1).
+  std::uint64_t node_count() const { return present_; }
+  // Nodes evicted so far. O(1).
+  std::uint64_t evicted_count() const { return evicted_; }
+  const CacheOptions& options() const { return options_; }
+  // Reports each evicted node's edge.
+  void SetEvictionListener(EvictionListener listener) {
+    listener_ = std::move(listener);
+  }
+  // The tree's size: tokens on the edges of the nodes present. O(1).
+  std::uint64_t size_tokens() const { return size_; }
+  // Heap bytes: the node, slot and arena arrays, the page map and the heap.
+  // O(1).
+  std::size_t memory_bytes() const;
+
+ private:
+  using Slot = std::uint64_t;  // 0: the root
+  static constexpr Slot kRootSlot = 0;
+  // Evicted tokens the arena may hold beyond the tree's size before it is
+  // compacted (so that small trees do not compact often).
+  static constexpr std::uint64_t kArenaSlack = 4096;
+
+  struct Node {
+    NodeId id = kRootNode;
+    Slot parent = kRootSlot;
+    std::uint64_t offset = 0;  // the edge: arena_[offset, offset + length)
+    std::uint64_t length = 0;
+    std::uint64_t access = 0;    // a
+    std::uint64_t creation = 0;  // c
+    std::uint64_t children = 0;
+    std::uint64_t locks = 0;  // on-allocate only
+    bool present = true;
+  };
+  // Where a walk ended: the tokens walked and the node.
+  struct Walk {
+    std::size_t tokens = 0;
+    Slot node = kRootSlot;
+  };
+
+  std::uint64_t Tick() { return ++clock_; }
+  TokenSpan Edge(Slot slot) const {
+    return TokenSpan(arena_).subspan(nodes_[slot].offset, nodes_[slot].length);
+  }
+  TokenSpan FirstPage(Slot slot) const {
+    return Edge(slot).first(options_.page_size);
+  }
+  // The child of `parent` whose edge starts with key's first page, or
+  // PageMap::kNone.
+  Slot FindChild(Slot parent, TokenSpan key) const {
+    return children_.Find(parent, key.first(options_.page_size),
+                          [this](Slot slot) { return FirstPage(slot); });
+  }
+  // The common prefix of slot's edge and `key`, in tokens of whole pages.
+  std::size_t CommonTokens(Slot slot, TokenSpan key) const;
+  TokenSpan WholePages(TokenSpan key) const {
+    return key.first(key.size() / options_.page_size * options_.page_size);
+  }
+  std::uint64_t Priority(const Node& node) const;
+  bool IsCandidate(Slot slot) const {
+    const Node& node = nodes_[slot];
+    return slot != kRootSlot && node.present && node.children == 0 &&
+           node.locks == 0;
+  }
+  // Records a candidate's current priority (bounded only).
+  void PushIfCandidate(Slot slot);
+  // Sets slot's access time to t, pushing it if it is a candidate (lru).
+  void Touch(Slot slot, std::uint64_t t);
+  Slot NewNode(Slot parent, std::uint64_t offset, std::uint64_t length);
+  // split(child, j) at `tokens` = j * P: returns the new node.
+  Slot Split(Slot child, std::size_t tokens);
+  Walk MatchKey(TokenSpan key);
+  void InsertKey(TokenSpan key);
+  std::uint64_t Evict(std::uint64_t demand);
+  void AddLocks(Slot slot, bool lock);
+  // The end of every bounded Access: the heap rebuilt if overfull, the
+  // arena compacted if sparse.
+  void Tidy();
+
+  CacheOptions options_;
+  std::vector<Node> nodes_ = std::vector<Node>(1);  // [Slot]; [0] the root
+  std::vector<Slot> free_slots_;                    // evicted nodes' slots
+  std::vector<Token> arena_;                        // the edges' tokens
+  PageMap children_;
+  LeafHeap<std::uint64_t, Slot> candidates_;
+  std::uint64_t clock_ = 0;
+  NodeId next_id_ = 1;
+  std::uint64_t present_ = 0;
+  std::uint64_t size_ = 0;  // tokens on present edges
+  std::uint64_t evicted_ = 0;
+  EvictionListener listener_;
+};
+
+}  // namespace kvprefix
+
+#endif  // KVPREFIX_OPTIMIZED_RADIX_CACHE_H_
