@@ -45,6 +45,9 @@ class PageMap {
   Slot Find(Slot parent, TokenSpan page, PageOf&& page_of) const {
     const auto it = heads_.find(Key(parent, page));
     if (it == heads_.end()) return kNone;
+    // A one-token page is its own key: no other page shares it, and reading
+    // the stored page would cost a cache miss for nothing.
+    if (page.size() == 1) return it->second;
     for (Slot slot = it->second; slot != kNone; slot = next_[slot]) {
       const TokenSpan stored = page_of(slot);
       if (std::equal(stored.begin(), stored.end(), page.begin(), page.end())) {
