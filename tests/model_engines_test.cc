@@ -13,9 +13,11 @@
 #include <random>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
+#include "engines/registry.h"
 #include "optimized/block_pool.h"
 #include "optimized/radix_cache.h"
 #include "reference/reference_block_pool.h"
@@ -167,6 +169,19 @@ TEST(RadixCacheTest, AgreesWithTheReferenceOnRandomLists) {
     }
   }
   EXPECT_EQ(lists, 3 * 14 * 2 * 2 * 2 * 25);
+}
+
+// The registry names them as the engines they belong to, after the
+// reference, so that `--engine hash --model vllm` and `--engine radix --model
+// sglang` select them.
+TEST(ModelEnginesTest, TheRegistryListsThem) {
+  EXPECT_EQ(EngineNames(CacheModel::kVllm),
+            (std::vector<std::string_view>{"reference", "hash"}));
+  EXPECT_EQ(EngineNames(CacheModel::kSglang),
+            (std::vector<std::string_view>{"reference", "radix"}));
+  const CacheOptions sglang{.capacity = 4, .model = CacheModel::kSglang};
+  EXPECT_EQ(MakeEngine("radix", sglang)->name(), "radix");
+  EXPECT_THROW(MakeEngine("hash", sglang), std::invalid_argument);
 }
 
 // The engines refuse another model's options, as their references do.
