@@ -328,6 +328,33 @@ void RegisterEngine(const std::vector<WorkloadSpec>& catalog,
   }
 }
 
+// The capacity of the model rows, in blocks (pages of one block-mode
+// symbol): the middle one of the capacities the totals were taken
+// at, 1,000 / 10,000 / 30,000.
+constexpr std::uint64_t kModelCapacity = 10'000;
+
+// BM_Replay/<engine>/<workload>/<model>10000 for every engine E of a model's
+// list (engines/all_engines.h) on the block-mode traces: each system's
+// rules at one capacity, beside spec's (lru) at the same capacity.
+template <typename Engines>
+void RegisterModelReplays(const std::vector<WorkloadSpec>& catalog,
+                          const std::string& model,
+                          const CacheOptions& options) {
+  Engines::ForEach([&]<typename E>() {
+    for (const WorkloadSpec& spec : catalog) {
+      if (!(spec.ops & kCapacity) || !spec.reference) continue;
+      benchmark::RegisterBenchmark(
+          fmt::format("BM_Replay/{}/{}/{}{}", E::kName, spec.Label(), model,
+                      kModelCapacity)
+              .c_str(),
+          [&spec, options](benchmark::State& state) {
+            TimeReplay<E>(state, spec, options, Direct<E>());
+          })
+          ->Unit(benchmark::kMillisecond);
+    }
+  });
+}
+
 }  // namespace
 
 void RegisterEngineBenchmarks(const std::vector<WorkloadSpec>& catalog) {
@@ -335,6 +362,20 @@ void RegisterEngineBenchmarks(const std::vector<WorkloadSpec>& catalog) {
     RegisterEngine<E>(catalog, std::string(E::kName),
                       std::is_same_v<E, ReferenceTrie>, Direct<E>());
   });
+  RegisterModelReplays<AllEngines>(catalog, "spec",
+                                   {.capacity = kModelCapacity});
+  RegisterModelReplays<VllmEngines>(catalog, "vllm",
+                                    {.capacity = kModelCapacity,
+                                     .model = CacheModel::kVllm,
+                                     .match_limit = MatchLimit::kAllButLast});
+  RegisterModelReplays<SglangEngines>(
+      catalog, "sglang",
+      {.capacity = kModelCapacity, .model = CacheModel::kSglang});
+  RegisterModelReplays<SglangEngines>(
+      catalog, "sglang-on-allocate",
+      {.capacity = kModelCapacity,
+       .model = CacheModel::kSglang,
+       .trigger = EvictionTrigger::kOnAllocate});
   for (const WorkloadSpec& spec : catalog) {
     if (!(spec.ops & kCapacity)) continue;
     benchmark::RegisterBenchmark(
