@@ -1,6 +1,7 @@
 // `kvprefix engines` and `kvprefix policies`: the engine names and the
 // eviction policy names, one per line, the default marked.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <memory>
 #include <string>
@@ -36,6 +37,19 @@ CLI::App* AddNameListCommand(CLI::App& app, const std::string& name,
   return command;
 }
 
+// " Models (--model, SPEC §9): spec: every engine; vllm: reference, hash;
+// ...": which engines implement each model; the others refuse it.
+std::string ModelEnginesFooter() {
+  std::string footer = " Models (--model, SPEC §9), and the engines that "
+                       "implement each (the others refuse it):";
+  for (const NamedValue<CacheModel>& model : kCacheModels) {
+    footer += fmt::format(" {}: {};", model.name,
+                          fmt::join(EngineNames(model.value), ", "));
+  }
+  footer.back() = '.';
+  return footer;
+}
+
 }  // namespace
 
 void RegisterEnginesCommand(CLI::App& app) {
@@ -49,7 +63,8 @@ void RegisterEnginesCommand(CLI::App& app) {
       ->footer(
           "Besides these, every --engine and --engines option takes "
           "plugin:PATH: a cache of your own built as a shared library "
-          "against the installed plugin/kvprefix_plugin.h (examples/plugin/).");
+          "against the installed plugin/kvprefix_plugin.h (examples/plugin/)." +
+          ModelEnginesFooter());
 }
 
 void RegisterPoliciesCommand(CLI::App& app) {
