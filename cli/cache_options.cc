@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <cctype>
 #include <charconv>
@@ -56,7 +57,56 @@ std::string NotACapacity(std::string_view text, std::string_view option) {
       option, text);
 }
 
+// "--match-limit" for the member "match_limit" FindModelOptionsProblem names.
+std::string OptionOfMember(std::string_view member) {
+  std::string option = "--" + std::string(member);
+  std::replace(option.begin(), option.end(), '_', '-');
+  return option;
+}
+
+// The usage error of the first SPEC §9.4 rule `options` break, if any.
+void CheckModelOptions(const CacheOptions& options, bool trigger_given) {
+  if (const auto problem = FindModelOptionsProblem(options, trigger_given)) {
+    throw std::invalid_argument(fmt::format(
+        "{}: {}", OptionOfMember(problem->member), problem->message));
+  }
+}
+
+// Adds option `name` taking one of `entries`' names, its help `what` and
+// then each value with its NamedValue help.
+template <typename Enum, std::size_t N>
+CLI::Option* AddNamedValueOption(CLI::App& command, const std::string& name,
+                                 std::string& value,
+                                 const std::array<NamedValue<Enum>, N>& entries,
+                                 std::string_view what) {
+  std::vector<std::string> names;
+  std::string help(what);
+  for (const NamedValue<Enum>& entry : entries) {
+    names.emplace_back(entry.name);
+    help += fmt::format("{} {}: {}", names.size() == 1 ? "" : ";", entry.name,
+                        entry.help);
+  }
+  return command.add_option(name, value, help)->check(CLI::IsMember(names));
+}
+
 }  // namespace
+
+void AddModelOptions(CLI::App& command, CacheArguments& cache) {
+  cache.model_option =
+      AddNamedValueOption(command, "--model", cache.model, kCacheModels,
+                          "Cache model (SPEC §9); for vllm --capacity counts "
+                          "blocks (pages), for sglang pages of P tokens:")
+          ->capture_default_str();
+  cache.match_limit_option = AddNamedValueOption(
+      command, "--match-limit", cache.match_limit, kMatchLimits,
+      "How much of a request a match may cover (SPEC §9.1; default all, "
+      "all-but-last for vllm, which takes no other):");
+  cache.trigger_option =
+      AddNamedValueOption(command, "--trigger", cache.trigger,
+                          kEvictionTriggers,
+                          "When model sglang evicts (SPEC §9.3; sglang only):")
+          ->capture_default_str();
+}
 
 void AddCacheOptions(CLI::App& command, CacheArguments& cache, bool bounded) {
   cache.page_size_option =
@@ -83,6 +133,7 @@ void AddCacheOptions(CLI::App& command, CacheArguments& cache, bool bounded) {
       "KV-cache bytes of one token (e.g. 131072 for Llama-3-8B in fp16: 2 x "
       "32 layers x 8 KV heads x 128 dims x 2 bytes), for capacities given as "
       "sizes");
+  AddModelOptions(command, cache);
 }
 
 void AddPolicyOption(CLI::App& command, CacheArguments& cache,
@@ -178,13 +229,24 @@ UInt128 NodeBytes(const CacheArguments& cache, std::uint64_t symbol_tokens) {
          cache.page_size;
 }
 
+bool Given(const CLI::Option* option) {
+  return option != nullptr && option->count() > 0;
+}
+
 CacheOptions ToCacheOptions(const CacheArguments& cache,
                             std::uint64_t symbol_tokens) {
-  // --policy's check admits only the names ParseEvictionPolicy knows.
+  // The options' checks admit only the names the parsers know.
   CacheOptions options{.policy = ParseEvictionPolicy(cache.policy).value(),
                        .page_size = cache.page_size};
+  options.model = ParseNamedValue(kCacheModels, cache.model).value();
+  options.match_limit =
+      cache.match_limit.empty()
+          ? DefaultMatchLimit(options.model)
+          : ParseNamedValue(kMatchLimits, cache.match_limit).value();
+  options.trigger = ParseNamedValue(kEvictionTriggers, cache.trigger).value();
+  CheckModelOptions(options, Given(cache.trigger_option));
   // Given, even as "": an empty capacity is a mistake, not "unbounded".
-  if (cache.capacity_option != nullptr && cache.capacity_option->count() > 0) {
+  if (Given(cache.capacity_option)) {
     options.capacity = ParseCapacity(cache.capacity, "--capacity",
                                      NodeBytes(cache, symbol_tokens));
   }
@@ -202,13 +264,28 @@ CacheArguments ForReplayDocument(const CacheArguments& cache,
 
 CacheOptions ReplayDocumentCache(const CacheArguments& cache,
                                  const CacheOptions& document) {
-  CacheOptions options = ToCacheOptions(ForReplayDocument(cache, document), 1);
-  if (cache.capacity_option == nullptr || cache.capacity_option->count() == 0) {
-    options.capacity = document.capacity;
+  // The document's model options stand in for the ones not given, before
+  // ToCacheOptions checks the combination.
+  CacheArguments arguments = ForReplayDocument(cache, document);
+  if (!Given(cache.policy_option)) {
+    arguments.policy = EvictionPolicyName(document.policy);
   }
-  if (cache.policy_option == nullptr || cache.policy_option->count() == 0) {
-    options.policy = document.policy;
+  if (!Given(cache.model_option)) {
+    arguments.model = NameOf(kCacheModels, document.model);
+    if (!Given(cache.match_limit_option)) {
+      arguments.match_limit = NameOf(kMatchLimits, document.match_limit);
+    }
   }
+  if (!Given(cache.trigger_option)) {
+    arguments.trigger =
+        NameOf(kEvictionTriggers,
+               ParseNamedValue(kCacheModels, arguments.model).value() ==
+                       CacheModel::kSglang
+                   ? document.trigger
+                   : CacheOptions{}.trigger);
+  }
+  CacheOptions options = ToCacheOptions(arguments, 1);
+  if (!Given(cache.capacity_option)) options.capacity = document.capacity;
   return options;
 }
 

@@ -1,5 +1,6 @@
 // The options of a bounded cache (SPEC §8) shared by `replay`, `match` and
-// `curve`: --capacity, --policy, --page-size and --kv-bytes-per-token.
+// `curve`: --capacity, --policy, --page-size and --kv-bytes-per-token, and
+// the cache model's (SPEC §9.4): --model, --match-limit and --trigger.
 #ifndef KVPREFIX_CLI_CACHE_OPTIONS_H_
 #define KVPREFIX_CLI_CACHE_OPTIONS_H_
 
@@ -24,18 +25,30 @@ struct CacheArguments {
   std::string policy{EvictionPolicyName(CacheOptions{}.policy)};
   std::uint64_t page_size = 1;
   std::uint64_t kv_bytes_per_token = 0;  // 0: not given
+  std::string model{NameOf(kCacheModels, CacheOptions{}.model)};
+  std::string match_limit;  // empty: DefaultMatchLimit(model)
+  std::string trigger{NameOf(kEvictionTriggers, CacheOptions{}.trigger)};
   // The options as CLI11 holds them, to tell "given" from "default".
   CLI::Option* capacity_option = nullptr;
   CLI::Option* policy_option = nullptr;
   CLI::Option* page_size_option = nullptr;
+  CLI::Option* model_option = nullptr;
+  CLI::Option* match_limit_option = nullptr;
+  CLI::Option* trigger_option = nullptr;
 };
 
 // The largest --kv-bytes-per-token: 1 TiB per token.
 inline constexpr std::uint64_t kMaxKvBytesPerToken = std::uint64_t{1} << 40;
 
-// Adds --page-size to `command`; with `bounded`, also --capacity, --policy
-// and --kv-bytes-per-token.
+// Adds --page-size to `command`; with `bounded`, also --capacity, --policy,
+// --kv-bytes-per-token and the model options (AddModelOptions).
 void AddCacheOptions(CLI::App& command, CacheArguments& cache, bool bounded);
+
+// Adds --model (kCacheModels' names, default spec), --match-limit
+// (kMatchLimits' names; default DefaultMatchLimit of the model) and
+// --trigger (kEvictionTriggers' names, sglang only), each a usage error for
+// any other name; their help lists every value with its NamedValue help.
+void AddModelOptions(CLI::App& command, CacheArguments& cache);
 
 // Adds --policy, one of kEvictionPolicies' names (a usage error otherwise),
 // default lru; its help lists each policy and what it evicts, then
@@ -69,13 +82,20 @@ std::uint64_t ParseCapacity(std::string_view text, std::string_view option,
 // KV-cache bytes of one node: B * symbol_tokens * P (0 without B).
 UInt128 NodeBytes(const CacheArguments& cache, std::uint64_t symbol_tokens);
 
+// True if `option` exists and was given on the command line. O(1).
+bool Given(const CLI::Option* option);
+
 // The cache the options describe, with `symbol_tokens` tokens of KV cache in
 // one symbol of the trie before paging (512 for a Mooncake block, else 1): a
 // capacity given as a size holds floor(size / (B * symbol_tokens * P))
 // nodes; --capacity not given is unbounded, given (even as "") it must be a
-// capacity. Throws std::invalid_argument (a usage error) for a capacity that
-// is not a decimal integer or a size, or a size without
-// --kv-bytes-per-token.
+// capacity. The model, match limit and trigger are the options' (the match
+// limit DefaultMatchLimit(model) unless given). Throws std::invalid_argument
+// (a usage error) for a capacity that is not a decimal integer or a size, a
+// size without --kv-bytes-per-token, or options SPEC §9.4 refuses
+// (FindModelOptionsProblem, naming the option: "--policy: model \"vllm\"
+// has one order, ...", "--trigger: a trigger needs model \"sglang\"; ...").
+// For vllm the capacity counts blocks (pages), for sglang pages of P tokens.
 CacheOptions ToCacheOptions(const CacheArguments& cache,
                             std::uint64_t symbol_tokens);
 
@@ -87,9 +107,13 @@ CacheArguments ForReplayDocument(const CacheArguments& cache,
                                  const CacheOptions& document);
 
 // The cache a replay document runs on (`replay --input-format requests`):
-// its capacity, policy and page size, each replaced by the option if given;
-// a capacity given as a size is converted with ForReplayDocument's page
-// size. Throws std::invalid_argument as ToCacheOptions.
+// its capacity, policy, page size, model, match limit and trigger, each
+// replaced by the option if given (a model given without --match-limit
+// takes its DefaultMatchLimit; a model other than sglang, the default
+// trigger); a capacity given as a size is converted with ForReplayDocument's
+// page size. The combination is checked again (FindModelOptionsProblem,
+// --trigger counting as given only when typed). Throws std::invalid_argument
+// as ToCacheOptions.
 CacheOptions ReplayDocumentCache(const CacheArguments& cache,
                                  const CacheOptions& document);
 
@@ -102,7 +126,8 @@ std::optional<std::uint64_t> CapacityBytes(std::uint64_t capacity,
                                            UInt128 node_bytes);
 
 // Summary members for a JSON line: "capacity":C|null,"policy":"lru",
-// "page_size":P,"capacity_bytes":N (only with --kv-bytes-per-token; null
+// "page_size":P,"model":"spec","match_limit":"all" (then "trigger":T for
+// sglang),"capacity_bytes":N (only with --kv-bytes-per-token; null
 // from 2^64 bytes on: CapacityBytes).
 std::string CacheSummaryJson(const CacheOptions& options,
                              const CacheArguments& cache,
