@@ -128,26 +128,36 @@ std::string NodeUnit(bool block_mode, std::uint64_t block_tokens,
   return unit;
 }
 
-// For each of `capacities`, the matched tokens of `replay --capacity C
-// --policy <policy>` of `requests` (the default engine, over pages of
-// page_size tokens): one bounded replay per capacity, on min(jobs,
-// capacities) threads, each taking the next capacity and replaying it on an
-// engine of its own; `requests` is shared, read-only. Progress counts the
+// The engine a curve replays on: the default engine if it implements
+// `model`, else the model's last (the reference is first: the others are
+// faster).
+std::string_view CurveEngineName(CacheModel model) {
+  const std::vector<std::string_view> names = EngineNames(model);
+  if (std::find(names.begin(), names.end(), DefaultEngineName()) !=
+      names.end()) {
+    return DefaultEngineName();
+  }
+  return names.back();
+}
+
+// For each of `capacities`, the matched tokens of `replay --capacity C` with
+// the rest of `cache` (policy, page size, model, match limit, trigger) of
+// `requests` (CurveEngineName's engine): one bounded replay per capacity, on
+// min(jobs, capacities) threads, each taking the next capacity and replaying it
+// on an engine of its own; `requests` is shared, read-only. Progress counts the
 // requests replayed at all capacities together, shown from this thread.
 // Rethrows the first exception of any thread (std::bad_alloc: the caller's
 // WhileDoing names it) once all have ended.
 std::vector<std::uint64_t> ReplayEachCapacity(
     const SequenceList& requests, std::span<const std::uint64_t> capacities,
-    EvictionPolicy policy, std::uint64_t page_size, unsigned jobs,
-    Progress& progress) {
+    const CacheOptions& cache, unsigned jobs, Progress& progress) {
   std::vector<std::uint64_t> matched(capacities.size());
   std::atomic<std::uint64_t> replayed = 0;
   const std::thread::id progress_thread = std::this_thread::get_id();
   ForEachInParallel(capacities.size(), jobs, [&](std::size_t i) {
-    const auto engine =
-        MakeEngine(DefaultEngineName(), CacheOptions{.capacity = capacities[i],
-                                                     .policy = policy,
-                                                     .page_size = page_size});
+    CacheOptions options = cache;
+    options.capacity = capacities[i];
+    const auto engine = MakeEngine(CurveEngineName(cache.model), options);
     matched[i] =
         Replay(*engine, requests, [&](std::size_t, TokenSpan, const Match&) {
           const std::uint64_t done =
@@ -205,24 +215,34 @@ void RunCurve(const CurveOptions& options) {
       given_targets ? ParseHitRatioList(options.target_hit_ratios)
                     : std::vector<double>{};
   // Checked before the pass: a Mooncake trace's policy before it is read.
-  const auto check_targets = [&](EvictionPolicy policy) {
-    if (given_targets && policy != EvictionPolicy::kLru) {
+  const auto check_targets = [&](const CacheOptions& model) {
+    if (given_targets && model.model != CacheModel::kSpec) {
+      throw std::invalid_argument(fmt::format(
+          "--target-hit-ratio needs --model spec and --policy lru, a stack "
+          "algorithm, whose hit ratio never falls as the capacity grows; "
+          "model {} is not one",
+          NameOf(kCacheModels, model.model)));
+    }
+    if (given_targets && model.policy != EvictionPolicy::kLru) {
       throw std::invalid_argument(fmt::format(
           "--target-hit-ratio needs --policy lru, a stack algorithm, whose "
           "hit ratio never falls as the capacity grows; {} is not one",
-          EvictionPolicyName(policy)));
+          EvictionPolicyName(model.policy)));
     }
   };
-  EvictionPolicy policy = ToCacheOptions(cache, symbol_tokens).policy;
+  // The cache of every replay but its capacity (curve has no --capacity).
+  CacheOptions model = ToCacheOptions(cache, symbol_tokens);
   if (requests) {
     document = ReadNamed(options.trace.path, [](const std::string& path) {
       return ReadReplayDocumentFile(path);
     });
     cache = ForReplayDocument(options.cache, document->options);
-    // The document's policy unless --policy is given.
-    policy = ReplayDocumentCache(options.cache, document->options).policy;
+    // The document's policy and model options unless given.
+    model = ReplayDocumentCache(options.cache, document->options);
+    model.capacity = kUnbounded;
   }
-  check_targets(policy);
+  const EvictionPolicy policy = model.policy;
+  check_targets(model);
   const UInt128 node_bytes = NodeBytes(cache, symbol_tokens);
   // Checked before the pass, so that a typo costs nothing.
   // Given, even as "": an empty list is a mistake, not the default points.
@@ -230,9 +250,12 @@ void RunCurve(const CurveOptions& options) {
       given_capacities ? ParseCapacityList(options.capacities, node_bytes)
                        : std::vector<std::uint64_t>{};
 
-  // LRU's curve comes from its stack distances (LruCurve); no other
-  // policy is a stack algorithm, so each capacity is replayed.
-  const bool one_pass = policy == EvictionPolicy::kLru;
+  // LRU's curve comes from its stack distances (LruCurve), under either
+  // match limit, which changes which path nodes count and not what the cache
+  // holds (SPEC §9.4); no other policy, and neither vllm nor sglang, is a
+  // stack algorithm, so each capacity is replayed.
+  const bool one_pass =
+      model.model == CacheModel::kSpec && policy == EvictionPolicy::kLru;
   std::optional<LruCurve<PagedIndex<RadixTrie>>> curve;
   SequenceList whole_trace;  // another policy's Mooncake trace, read once
   const SequenceList* replayed = nullptr;  // what another policy replays
@@ -245,7 +268,7 @@ void RunCurve(const CurveOptions& options) {
                               distinct_prefixes));
   };
   if (one_pass) {
-    curve.emplace(cache.page_size);
+    curve.emplace(cache.page_size, model.match_limit);
     const auto add_all = [&](const SequenceList& requests) {
       WhileDoing("computing the curve", [&] {
         for (const TokenSpan request : requests) {
@@ -272,9 +295,7 @@ void RunCurve(const CurveOptions& options) {
     // plot's title. One more replay, so only when wanted.
     if (!given_capacities || !options.plot.empty()) {
       WhileDoing("computing the curve", [&] {
-        const auto unbounded = MakeEngine(
-            DefaultEngineName(),
-            CacheOptions{.policy = policy, .page_size = cache.page_size});
+        const auto unbounded = MakeEngine(CurveEngineName(model.model), model);
         Replay(*unbounded, *replayed,
                [&](std::size_t i, TokenSpan, const Match&) {
                  progress.Count("replayed", i + 1);
@@ -295,14 +316,22 @@ void RunCurve(const CurveOptions& options) {
     if (one_pass) return curve->MatchedTokens(capacities);
     const std::size_t threads =
         std::min<std::size_t>(options.jobs, capacities.size());
-    fmt::print(stderr,
-               "kvprefix: curve: {} is not a stack algorithm: replaying once "
-               "per capacity ({} capacit{} on {} thread{})\n",
-               EvictionPolicyName(policy), capacities.size(),
-               capacities.size() == 1 ? "y" : "ies", threads,
-               threads == 1 ? "" : "s");
-    return ReplayEachCapacity(*replayed, capacities, policy, cache.page_size,
-                              options.jobs, progress);
+    const std::string capacity_count = fmt::format(
+        "{} capacit{} on {} thread{}", capacities.size(),
+        capacities.size() == 1 ? "y" : "ies", threads, threads == 1 ? "" : "s");
+    if (model.model == CacheModel::kSpec) {
+      fmt::print(stderr,
+                 "kvprefix: curve: {} is not a stack algorithm: replaying "
+                 "once per capacity ({})\n",
+                 EvictionPolicyName(policy), capacity_count);
+    } else {
+      fmt::print(stderr,
+                 "kvprefix: curve: model {} is not a stack algorithm: one "
+                 "replay per capacity, {}\n",
+                 NameOf(kCacheModels, model.model), capacity_count);
+    }
+    return ReplayEachCapacity(*replayed, capacities, model, options.jobs,
+                              progress);
   };
 
   // Each row: capacity,capacity_bytes,matched_tokens,request_tokens,
@@ -433,7 +462,9 @@ void RegisterCurveCommand(CLI::App& app) {
       "and request tokens and the hit ratio that `replay --capacity C "
       "--policy P` gives; exact for lru in one pass (SPEC §8, \"The LRU "
       "curve\"), for any other --policy (not a stack algorithm) by one "
-      "replay per capacity, --jobs at a time, said on stderr. One line per "
+      "replay per capacity, --jobs at a time, said on stderr; so too for "
+      "--model vllm and sglang (SPEC §9), while spec with --match-limit "
+      "all-but-last stays one pass. One line per "
       "capacity (jsonl: {\"capacity\":C,"
       "\"capacity_bytes\":B|null,\"matched_tokens\":M,\"request_tokens\":R,"
       "\"hit_ratio\":M/R}; csv: the same columns).\n"
@@ -468,6 +499,7 @@ void RegisterCurveCommand(CLI::App& app) {
       *command, options->cache,
       "KV-cache bytes of one token (e.g. 131072 for Llama-3-8B in fp16): "
       "adds capacity_bytes and lets --capacities take sizes such as 8GiB");
+  AddModelOptions(*command, options->cache);
   options->capacities_option = command->add_option(
       "--capacities", options->capacities,
       "Comma-separated capacities, each as replay's --capacity takes it: "

@@ -83,13 +83,16 @@ void StackDistances::BeginRequest(std::uint64_t stamp) {
 }
 
 void StackDistances::AddMatchedRun(std::uint64_t old_stamp,
-                                   std::uint64_t length) {
-  const std::uint64_t first_depth = depth_ + 1;
-  const std::uint64_t distance =
-      counts_.CountNewerThan(old_stamp) + (first_depth - top_[old_stamp]);
-  ups_.push_back(distance);
-  downs_.push_back(distance + length);
-  prepared_ = false;
+                                   std::uint64_t length,
+                                   std::uint64_t counted) {
+  if (counted > 0) {
+    const std::uint64_t first_depth = depth_ + 1;
+    const std::uint64_t distance =
+        counts_.CountNewerThan(old_stamp) + (first_depth - top_[old_stamp]);
+    ups_.push_back(distance);
+    downs_.push_back(distance + counted);
+    prepared_ = false;
+  }
   depth_ += length;
   pending_.push_back({old_stamp, length, depth_});
 }

@@ -26,6 +26,7 @@
 #ifndef KVPREFIX_KVPREFIX_LRU_CURVE_H_
 #define KVPREFIX_KVPREFIX_LRU_CURVE_H_
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -78,9 +79,12 @@ class StackDistances {
   // Starts request number `stamp` (1, 2, 3, ...: the engine's stamp for it).
   void BeginRequest(std::uint64_t stamp);
   // The next run of the request's matched path, root first: `length` >= 1
-  // nodes that all had stamp `old_stamp` (>= 1) before this request. O(log
-  // requests).
-  void AddMatchedRun(std::uint64_t old_stamp, std::uint64_t length);
+  // nodes that all had stamp `old_stamp` (>= 1) before this request, of
+  // which the first `counted` (<= length) count as hits: fewer under a
+  // match limit (SPEC §9.1), which caps the match but not the touch, so
+  // the whole run still takes the request's stamp. O(log requests).
+  void AddMatchedRun(std::uint64_t old_stamp, std::uint64_t length,
+                     std::uint64_t counted);
   // Ends the request whose path (matched runs plus nodes it created) is
   // `path_length` nodes long: all of them now have its stamp.
   void EndRequest(std::uint64_t path_length);
@@ -129,7 +133,8 @@ class StackDistances {
   bool prepared_ = true;
 };
 
-// The LRU curve of a trace, built request by request on engine `Cache`: a
+// The LRU curve of a trace (model spec, either match limit), built request
+// by request on engine `Cache`: a
 // PrefixCacheEngine (or PagedIndex of one) that also offers
 //   Match Access(TokenSpan request, OnRun&& on_run)
 // reporting, before it touches anything, each run of the request's matched
@@ -139,22 +144,33 @@ class StackDistances {
 template <typename Cache>
 class LruCurve {
  public:
-  // The curve of pages of `page_size` tokens (SPEC §8).
-  explicit LruCurve(std::uint64_t page_size = 1)
+  // The curve of pages of `page_size` tokens (SPEC §8), model spec, each
+  // match capped by `match_limit` (SPEC §9.1).
+  explicit LruCurve(std::uint64_t page_size = 1,
+                    MatchLimit match_limit = MatchLimit::kAll)
       : cache_(CacheOptions{.capacity = kNeverFull,
                             .policy = EvictionPolicy::kLru,
-                            .page_size = page_size}) {}
+                            .page_size = page_size}),
+        match_limit_(match_limit) {}
 
   // Replays one request on the unbounded trie and records its distances.
-  // Returns its unbounded match. Cost: the engine's Access plus O(log
-  // requests) per run.
+  // Returns its unbounded match (not capped by the match limit). Cost: the
+  // engine's Access plus O(log requests) per run.
   Match Add(TokenSpan request) {
     ++requests_;
     request_tokens_ += request.size();
     distances_.BeginRequest(requests_);
-    const Match match = cache_.Access(
-        request, [this](std::uint64_t stamp, std::uint64_t length) {
-          distances_.AddMatchedRun(stamp, length);
+    // The match limit in pages: only the path's first `countable` nodes can
+    // be hits; the cache still touches and holds the whole path (SPEC §9.1
+    // for model spec), so the distances are the unlimited ones.
+    const std::uint64_t page_size = cache_.options().page_size;
+    std::uint64_t countable =
+        MatchLimitTokens(match_limit_, request.size(), page_size) / page_size;
+    const Match match =
+        cache_.Access(request, [&](std::uint64_t stamp, std::uint64_t length) {
+          const std::uint64_t counted = std::min(length, countable);
+          countable -= counted;
+          distances_.AddMatchedRun(stamp, length, counted);
         });
     distances_.EndRequest(request.size() / cache_.options().page_size);
     return match;
@@ -229,6 +245,7 @@ class LruCurve {
   static constexpr std::uint64_t kNeverFull = kUnbounded - 1;
 
   Cache cache_;
+  MatchLimit match_limit_;
   StackDistances distances_;
   std::uint64_t requests_ = 0;
   std::uint64_t request_tokens_ = 0;
