@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "cli/option_checks.h"
+#include "engines/registry.h"
 
 namespace kvprefix::cli {
 namespace {
@@ -287,6 +288,15 @@ CacheOptions ReplayDocumentCache(const CacheArguments& cache,
   CacheOptions options = ToCacheOptions(arguments, 1);
   if (!Given(cache.capacity_option)) options.capacity = document.capacity;
   return options;
+}
+
+std::string_view ModelEngineName(CacheModel model) {
+  const std::vector<std::string_view> names = EngineNames(model);
+  if (std::find(names.begin(), names.end(), DefaultEngineName()) !=
+      names.end()) {
+    return DefaultEngineName();
+  }
+  return names.back();
 }
 
 std::optional<std::uint64_t> CapacityBytes(std::uint64_t capacity,

@@ -117,6 +117,12 @@ CacheArguments ForReplayDocument(const CacheArguments& cache,
 CacheOptions ReplayDocumentCache(const CacheArguments& cache,
                                  const CacheOptions& document);
 
+// The engine a command runs model `model` on when --engine is not given:
+// DefaultEngineName() if it implements the model, else the model's last
+// (EngineNames(model) lists the reference first; the others are faster).
+// O(engines). Thread-safe.
+std::string_view ModelEngineName(CacheModel model);
+
 // The KV-cache bytes of `capacity` nodes of `node_bytes` bytes each, or
 // nullopt if node_bytes is 0 (no --kv-bytes-per-token) or the product is
 // 2^64 or more. The product is checked, not computed: 2^64 nodes of up to

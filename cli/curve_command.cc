@@ -128,18 +128,6 @@ std::string NodeUnit(bool block_mode, std::uint64_t block_tokens,
   return unit;
 }
 
-// The engine a curve replays on: the default engine if it implements
-// `model`, else the model's last (the reference is first: the others are
-// faster).
-std::string_view CurveEngineName(CacheModel model) {
-  const std::vector<std::string_view> names = EngineNames(model);
-  if (std::find(names.begin(), names.end(), DefaultEngineName()) !=
-      names.end()) {
-    return DefaultEngineName();
-  }
-  return names.back();
-}
-
 // For each of `capacities`, the matched tokens of `replay --capacity C` with
 // the rest of `cache` (policy, page size, model, match limit, trigger) of
 // `requests` (CurveEngineName's engine): one bounded replay per capacity, on
@@ -157,7 +145,7 @@ std::vector<std::uint64_t> ReplayEachCapacity(
   ForEachInParallel(capacities.size(), jobs, [&](std::size_t i) {
     CacheOptions options = cache;
     options.capacity = capacities[i];
-    const auto engine = MakeEngine(CurveEngineName(cache.model), options);
+    const auto engine = MakeEngine(ModelEngineName(cache.model), options);
     matched[i] =
         Replay(*engine, requests, [&](std::size_t, TokenSpan, const Match&) {
           const std::uint64_t done =
@@ -295,7 +283,7 @@ void RunCurve(const CurveOptions& options) {
     // plot's title. One more replay, so only when wanted.
     if (!given_capacities || !options.plot.empty()) {
       WhileDoing("computing the curve", [&] {
-        const auto unbounded = MakeEngine(CurveEngineName(model.model), model);
+        const auto unbounded = MakeEngine(ModelEngineName(model.model), model);
         Replay(*unbounded, *replayed,
                [&](std::size_t i, TokenSpan, const Match&) {
                  progress.Count("replayed", i + 1);

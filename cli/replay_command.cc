@@ -31,7 +31,15 @@ struct ReplayOptions {
   CLI::Option* mode_option = nullptr;
   CLI::Option* vocab_option = nullptr;
   CLI::Option* matches_option = nullptr;
+  CLI::Option* engine_option = nullptr;
 };
+
+// --engine if given, else the default engine of the cache's model.
+std::string_view EngineName(const ReplayOptions& options,
+                            const CacheOptions& cache) {
+  return Given(options.engine_option) ? std::string_view(options.engine)
+                                      : ModelEngineName(cache.model);
+}
 
 // {"request":i,"request_length":n,"matched_length":m,"cache_node":c}
 void AppendMatchLine(std::size_t i, TokenSpan request, const Match& match,
@@ -59,7 +67,7 @@ void ReplayMooncake(const ReplayOptions& options) {
   // In block mode a symbol is a hash id: --block-tokens of KV cache.
   const std::uint64_t symbol_tokens = SymbolTokens(options.trace);
   const CacheOptions cache = ToCacheOptions(options.cache, symbol_tokens);
-  const auto index = MakeEngine(options.engine, cache);
+  const auto index = MakeEngine(EngineName(options, cache), cache);
   std::string match_lines;
   ReplaySummary summary;
   double replay_seconds = 0;
@@ -110,8 +118,8 @@ void ReplayDocument(const ReplayOptions& options) {
   Reject(options.matches_option, "requests");
   ReplayInput input =
       ReadNamed(options.trace.path, &ReadReplayDocumentOrCaseFile);
-  const auto index = MakeEngine(
-      options.engine, ReplayDocumentCache(options.cache, input.options));
+  const CacheOptions cache = ReplayDocumentCache(options.cache, input.options);
+  const auto index = MakeEngine(EngineName(options, cache), cache);
   std::vector<Match> matches;
   WhileDoing("replaying", [&] {
     matches.reserve(input.requests.size());
@@ -166,6 +174,7 @@ void RegisterReplayCommand(CLI::App& app) {
       ->check(CLI::IsMember({"mooncake", "requests"}))
       ->group("");
   AddEngineOption(*command, options->engine);
+  options->engine_option = command->get_option("--engine");
   AddCacheOptions(*command, options->cache, /*bounded=*/true);
   options->matches_option = command->add_option(
       "--matches", options->matches,

@@ -1,0 +1,315 @@
+// The CLI's cache models (SPEC §9): `replay --input-format requests` on the
+// shared model cases (tests/data/cases/models/, the real vLLM and SGLang
+// answers) for every engine of each case's model, the documents and flags
+// SPEC §9.4 refuses (exit status 2, one stderr line naming the member or the
+// option), flags overriding a document's model, the summary line's model
+// members, and `curve` of the models that are not stack algorithms (one
+// replay per capacity) and of spec under the match limit (one pass).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "engines/registry.h"
+#include "io/case_file.h"
+#include "io/json_output.h"
+#include "testing/program_run.h"
+#include "testing/shared_cases.h"
+
+namespace kvprefix {
+namespace {
+
+namespace fs = std::filesystem;
+
+test::ProgramRun Kvprefix(const std::vector<std::string>& args) {
+  return test::RunProgram(KVPREFIX_CLI, args);
+}
+
+// The *.json files of shared-cases folder `name`, sorted.
+std::vector<std::string> CaseFiles(const std::string& name) {
+  std::vector<std::string> files;
+  for (const auto& entry :
+       fs::directory_iterator(test::SharedCasesDir() + "/" + name)) {
+    if (entry.path().extension() == ".json") files.push_back(entry.path());
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+// The text of member `name` in the one-line JSON object `line` (a number,
+// a string with its quotes, or null), or "" if it is missing.
+std::string JsonMember(const std::string& line, const std::string& name) {
+  const std::string key = "\"" + name + "\":";
+  const std::size_t at = line.find(key);
+  if (at == std::string::npos) return "";
+  const std::size_t begin = at + key.size();
+  return line.substr(begin, line.find_first_of(",}", begin) - begin);
+}
+
+// Exit status 2, nothing on stdout and one stderr line containing `named`.
+void ExpectUsageError(const test::ProgramRun& run, const std::string& named) {
+  EXPECT_EQ(run.status, 2) << run.err;
+  EXPECT_EQ(run.out, "");
+  EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1) << run.err;
+  EXPECT_NE(run.err.find(named), std::string::npos) << run.err;
+}
+
+// Every shared model case, on every engine of its model and on the default
+// engine of the model (no --engine), prints the real system's answers.
+TEST(CliModelsTest, ReplayOfEveryModelCaseOnEveryEngineOfItsModel) {
+  const std::vector<std::string> files = CaseFiles("models");
+  ASSERT_EQ(files.size(), 30u);
+  for (const std::string& file : files) {
+    const ReplayCaseFile shared = ReadReplayCaseFile(file);
+    std::string expected;
+    AppendMatchesJson(shared.input.requests, shared.expected, expected);
+    std::vector<std::vector<std::string>> engines = {{}};
+    for (const std::string_view name :
+         EngineNames(shared.input.options.model)) {
+      engines.push_back({"--engine", std::string(name)});
+    }
+    for (const std::vector<std::string>& engine : engines) {
+      std::vector<std::string> args = {"replay", "--input-format", "requests",
+                                       file};
+      args.insert(args.end(), engine.begin(), engine.end());
+      const test::ProgramRun run = Kvprefix(args);
+      EXPECT_EQ(run.status, 0) << file << ": " << run.err;
+      EXPECT_EQ(run.out, expected)
+          << file << (engine.empty() ? "" : " on " + engine[1]);
+    }
+  }
+}
+
+// The documents SPEC §9.4 refuses: exit status 2, nothing on stdout, one
+// stderr line naming the member.
+TEST(CliModelsTest, RefusedDocumentsNameTheMember) {
+  const std::vector<std::string> files = CaseFiles("models-errors");
+  ASSERT_EQ(files.size(), 2u);
+  for (const std::string& file : files) {
+    const std::string member =
+        fs::path(file).stem() == "vllm-fifo" ? ".policy:" : ".trigger:";
+    ExpectUsageError(Kvprefix({"replay", "--input-format", "requests", file}),
+                     member);
+  }
+}
+
+// The flags SPEC §9.4 refuses, on both input formats: each a usage error
+// naming the option, with FindModelOptionsProblem's words.
+TEST(CliModelsTest, RefusedFlagsNameTheOption) {
+  const test::ScratchDir dir;
+  const std::string document = dir.Path("doc.json");
+  test::WriteTextFile(document, R"({"requests":[[1,2],[1,2]]})");
+  const std::string trace =
+      KVPREFIX_SOURCE_DIR "/data/mooncake/synthetic_trace.jsonl";
+  for (const std::vector<std::string>& input :
+       {std::vector<std::string>{"--input-format", "requests", document},
+        std::vector<std::string>{trace, "--mode", "block"}}) {
+    const auto replay = [&](std::vector<std::string> flags) {
+      std::vector<std::string> args = {"replay"};
+      args.insert(args.end(), input.begin(), input.end());
+      args.insert(args.end(), flags.begin(), flags.end());
+      return Kvprefix(args);
+    };
+    ExpectUsageError(replay({"--trigger", "on-allocate"}),
+                     "kvprefix: --trigger: a trigger needs model \"sglang\"; "
+                     "the model is \"spec\"\n");
+    ExpectUsageError(replay({"--model", "vllm", "--trigger", "after-insert"}),
+                     "--trigger: a trigger needs model \"sglang\"; the model "
+                     "is \"vllm\"");
+    ExpectUsageError(replay({"--model", "vllm", "--policy", "fifo"}),
+                     "kvprefix: --policy: model \"vllm\" has one order, its "
+                     "free queue's: the policy is \"lru\", found \"fifo\"\n");
+    ExpectUsageError(replay({"--model", "vllm", "--match-limit", "all"}),
+                     "--match-limit: model \"vllm\" never matches a "
+                     "request's last token");
+    ExpectUsageError(replay({"--model", "sglang", "--policy", "lfu"}),
+                     "--policy: model \"sglang\" orders edges");
+    ExpectUsageError(replay({"--model", "lmcache"}), "--model");
+    ExpectUsageError(replay({"--model", "sglang", "--trigger", "before"}),
+                     "--trigger");
+    ExpectUsageError(replay({"--match-limit", "none"}), "--match-limit");
+    ExpectUsageError(replay({"--model", "vllm", "--engine", "radix"}),
+                     "engine 'radix' does not implement model 'vllm'");
+  }
+}
+
+// A flag replaces the document's model, match limit or trigger, and the
+// combination is checked again. SPEC §9.4's examples, P = 1: vllm, [1,2]
+// twice: (0,0) (1,1); sglang unbounded, [1,2,3] [1,2,4] [1,5]: (0,0) (2,2)
+// (1,4); spec all-but-last, [1,2] twice: the second matches [1] only.
+TEST(CliModelsTest, FlagsOverrideTheDocumentsModel) {
+  const test::ScratchDir dir;
+  const std::string twice = dir.Path("twice.json");
+  test::WriteTextFile(twice, R"({"requests":[[1,2],[1,2]]})");
+  const auto matched = [](const test::ProgramRun& run) {
+    EXPECT_EQ(run.status, 0) << run.err;
+    return run.out;
+  };
+  const std::string vllm_answer =
+      R"({"matches":[{"matched_length":0,"cache_node":0,"uncached_suffix":[1,2]},)"
+      R"({"matched_length":1,"cache_node":1,"uncached_suffix":[2]}]})"
+      "\n";
+  EXPECT_EQ(matched(Kvprefix({"replay", "--input-format", "requests", twice,
+                              "--model", "vllm"})),
+            vllm_answer);
+  // spec's trie names the node of [1] 1 as well: the first request's nodes
+  // are 1 and 2.
+  EXPECT_EQ(matched(Kvprefix({"replay", "--input-format", "requests", twice,
+                              "--match-limit", "all-but-last"})),
+            vllm_answer);
+  // The vllm document with --model spec: spec's default match limit, all.
+  const std::string vllm = dir.Path("vllm.json");
+  test::WriteTextFile(vllm, R"({"requests":[[1,2],[1,2]],"model":"vllm"})");
+  EXPECT_EQ(matched(Kvprefix({"replay", "--input-format", "requests", vllm})),
+            vllm_answer);
+  EXPECT_EQ(
+      matched(Kvprefix(
+          {"replay", "--input-format", "requests", vllm, "--model", "spec"})),
+      R"({"matches":[{"matched_length":0,"cache_node":0,"uncached_suffix":[1,2]},)"
+      R"({"matched_length":2,"cache_node":2,"uncached_suffix":[]}]})"
+      "\n");
+  // A document's trigger goes with --model sglang; --model vllm drops the
+  // sglang document's trigger rather than refusing a member the flag made
+  // meaningless, and --model spec --trigger is refused.
+  const std::string sglang = dir.Path("sglang.json");
+  test::WriteTextFile(sglang,
+                      R"({"requests":[[1,2,3],[1,2,4],[1,5]],"model":"sglang",)"
+                      R"("trigger":"on-allocate"})");
+  const std::string sglang_answer =
+      R"({"matches":[{"matched_length":0,"cache_node":0,"uncached_suffix":[1,2,3]},)"
+      R"({"matched_length":2,"cache_node":2,"uncached_suffix":[4]},)"
+      R"({"matched_length":1,"cache_node":4,"uncached_suffix":[5]}]})"
+      "\n";
+  EXPECT_EQ(matched(Kvprefix({"replay", "--input-format", "requests", sglang})),
+            sglang_answer);
+  EXPECT_EQ(
+      matched(Kvprefix({"replay", "--input-format", "requests", twice,
+                        "--model", "sglang"})),
+      R"({"matches":[{"matched_length":0,"cache_node":0,"uncached_suffix":[1,2]},)"
+      R"({"matched_length":2,"cache_node":1,"uncached_suffix":[]}]})"
+      "\n");
+  EXPECT_EQ(matched(Kvprefix({"replay", "--input-format", "requests", sglang,
+                              "--model", "vllm"}))
+                .substr(0, 13),
+            R"({"matches":[{)");
+  ExpectUsageError(Kvprefix({"replay", "--input-format", "requests", sglang,
+                             "--model", "spec", "--trigger", "on-allocate"}),
+                   "--trigger: a trigger needs model \"sglang\"");
+}
+
+// The summary line names the model and match limit, and sglang's trigger;
+// the conversation trace's block-mode totals are the real systems' (the
+// issue's vLLM 12,837 at C = 1000 and SGLang's 59,657 at C = 10,000).
+TEST(CliModelsTest, SummaryLineNamesTheModel) {
+  const std::string trace =
+      KVPREFIX_SOURCE_DIR "/data/mooncake/conversation_trace.jsonl";
+  const test::ProgramRun vllm =
+      Kvprefix({"replay", trace, "--mode", "block", "--model", "vllm",
+                "--capacity", "1000"});
+  ASSERT_EQ(vllm.status, 0) << vllm.err;
+  EXPECT_NE(vllm.out.find(R"("engine":"reference",)"), std::string::npos);
+  EXPECT_NE(vllm.out.find(R"("capacity":1000,"policy":"lru","page_size":1,)"
+                          R"("model":"vllm","match_limit":"all-but-last",)"
+                          R"("requests":12031,)"),
+            std::string::npos)
+      << vllm.out;
+  EXPECT_EQ(JsonMember(vllm.out, "matched_tokens"), "12837");
+  const test::ProgramRun sglang =
+      Kvprefix({"replay", trace, "--mode", "block", "--model", "sglang",
+                "--capacity", "10000"});
+  ASSERT_EQ(sglang.status, 0) << sglang.err;
+  EXPECT_NE(sglang.out.find(R"("model":"sglang","match_limit":"all",)"
+                            R"("trigger":"after-insert",)"),
+            std::string::npos)
+      << sglang.out;
+  EXPECT_EQ(JsonMember(sglang.out, "matched_tokens"), "59657");
+}
+
+// vllm and sglang are not stack algorithms: curve replays each capacity,
+// says so, and every row is replay's at that capacity.
+TEST(CliModelsTest, CurveOfVllmAndSglangIsReplayAtEachCapacity) {
+  const std::string trace =
+      KVPREFIX_SOURCE_DIR "/data/mooncake/synthetic_trace.jsonl";
+  for (const std::vector<std::string>& model :
+       {std::vector<std::string>{"--model", "vllm"},
+        std::vector<std::string>{"--model", "sglang", "--trigger",
+                                 "on-allocate", "--policy", "fifo"}}) {
+    std::vector<std::string> args = {"curve",        trace,     "--mode",
+                                     "block",        "--jobs",  "2",
+                                     "--capacities", "300,3000"};
+    args.insert(args.end(), model.begin(), model.end());
+    const test::ProgramRun curve = Kvprefix(args);
+    ASSERT_EQ(curve.status, 0) << curve.err;
+    EXPECT_EQ(curve.err, "kvprefix: curve: model " + model[1] +
+                             " is not a stack algorithm: one replay per "
+                             "capacity, 2 capacities on 2 threads\n");
+    std::size_t begin = 0;
+    for (const std::string capacity : {"300", "3000"}) {
+      const std::size_t end = curve.out.find('\n', begin);
+      ASSERT_NE(end, std::string::npos) << curve.out;
+      const std::string row = curve.out.substr(begin, end - begin);
+      begin = end + 1;
+      std::vector<std::string> replay_args = {"replay", trace,        "--mode",
+                                              "block",  "--capacity", capacity};
+      replay_args.insert(replay_args.end(), model.begin(), model.end());
+      const test::ProgramRun replay = Kvprefix(replay_args);
+      ASSERT_EQ(replay.status, 0) << replay.err;
+      EXPECT_EQ(JsonMember(row, "capacity"), capacity);
+      for (const std::string member : {"matched_tokens", "hit_ratio"}) {
+        EXPECT_EQ(JsonMember(row, member), JsonMember(replay.out, member))
+            << model[1] << " " << member << " at " << capacity;
+      }
+    }
+    EXPECT_EQ(begin, curve.out.size());
+  }
+}
+
+// spec under all-but-last stays one pass (nothing on stderr) and equals
+// replay at each capacity, at page size 1 and 2.
+TEST(CliModelsTest, CurveOfSpecUnderTheMatchLimitIsOnePassAndExact) {
+  const std::string trace =
+      KVPREFIX_SOURCE_DIR "/data/mooncake/conversation_trace.jsonl";
+  const std::vector<std::string> capacities = {"1", "100", "1000", "10000",
+                                               "1000000"};
+  for (const std::string page_size : {"1", "2"}) {
+    const test::ProgramRun curve = Kvprefix(
+        {"curve", trace, "--mode", "block", "--match-limit", "all-but-last",
+         "--page-size", page_size, "--capacities", "1,100,1000,10000,1000000"});
+    ASSERT_EQ(curve.status, 0) << curve.err;
+    EXPECT_EQ(curve.err, "");
+    std::size_t begin = 0;
+    for (const std::string& capacity : capacities) {
+      const std::size_t end = curve.out.find('\n', begin);
+      ASSERT_NE(end, std::string::npos);
+      const std::string row = curve.out.substr(begin, end - begin);
+      begin = end + 1;
+      const test::ProgramRun replay = Kvprefix(
+          {"replay", trace, "--mode", "block", "--match-limit", "all-but-last",
+           "--page-size", page_size, "--capacity", capacity});
+      ASSERT_EQ(replay.status, 0) << replay.err;
+      EXPECT_EQ(JsonMember(row, "matched_tokens"),
+                JsonMember(replay.out, "matched_tokens"))
+          << "page size " << page_size << " at " << capacity;
+    }
+  }
+}
+
+// curve's own refusals for the models: --target-hit-ratio needs a stack
+// algorithm, and the §9.4 rules hold there too.
+TEST(CliModelsTest, CurveRefusesWhatTheModelsCannotDo) {
+  const std::string trace =
+      KVPREFIX_SOURCE_DIR "/data/mooncake/synthetic_trace.jsonl";
+  ExpectUsageError(Kvprefix({"curve", trace, "--model", "vllm",
+                             "--target-hit-ratio", "0.3"}),
+                   "--target-hit-ratio needs --model spec");
+  ExpectUsageError(Kvprefix({"curve", trace, "--trigger", "on-allocate"}),
+                   "--trigger: a trigger needs model \"sglang\"");
+  ExpectUsageError(
+      Kvprefix({"curve", trace, "--model", "vllm", "--policy", "fifo"}),
+      "--policy: model \"vllm\" has one order");
+}
+
+}  // namespace
+}  // namespace kvprefix
