@@ -26,6 +26,7 @@
 #include <pybind11/stl.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -343,6 +344,57 @@ std::string DefaultPolicyName() {
 // an int >= 0, policy a name of kEvictionPolicies, page_size an int from 1
 // to 2^31 - 1.
 // Raises ValueError naming the argument, TypeError for a wrong type.
+// One value of `entries` named by the str `value` of argument `argument`.
+// Raises ValueError naming the argument and the choices otherwise.
+template <typename Enum, std::size_t N>
+Enum ToNamedValue(const std::array<NamedValue<Enum>, N>& entries,
+                  py::handle value, const char* argument) {
+  const std::optional<Enum> parsed =
+      py::isinstance<py::str>(value)
+          ? ParseNamedValue(entries, value.cast<std::string>())
+          : std::nullopt;
+  if (!parsed) {
+    Raise(PyExc_ValueError, std::string(argument) + " must be " +
+                                ChoiceNames(entries, '\'') + ", not " +
+                                std::string(py::repr(value)));
+  }
+  return *parsed;
+}
+
+// The cache model arguments of SPEC §9.4 (model, match_limit, trigger;
+// None: the default, match_limit DefaultMatchLimit(model)), set on
+// `options` and checked with its policy by FindModelOptionsProblem. Raises
+// ValueError naming the argument ("trigger: a trigger needs model
+// 'sglang'; ...").
+void SetModelOptions(py::handle model, py::handle match_limit,
+                     py::handle trigger, CacheOptions& options) {
+  if (!model.is_none()) {
+    options.model = ToNamedValue(kCacheModels, model, "model");
+  }
+  options.match_limit =
+      match_limit.is_none()
+          ? DefaultMatchLimit(options.model)
+          : ToNamedValue(kMatchLimits, match_limit, "match_limit");
+  if (!trigger.is_none()) {
+    options.trigger = ToNamedValue(kEvictionTriggers, trigger, "trigger");
+  }
+  if (const auto problem =
+          FindModelOptionsProblem(options, !trigger.is_none())) {
+    Raise(PyExc_ValueError,
+          std::string(problem->member) + ": " + problem->message);
+  }
+}
+
+// The engine of model `model` when none is named: the default engine if it
+// implements the model, else the model's last (the reference is first).
+std::string EngineOrDefault(py::handle engine, CacheModel model) {
+  if (!engine.is_none()) return engine.cast<std::string>();
+  const std::vector<std::string_view> names = EngineNames(model);
+  const bool has_default =
+      std::find(names.begin(), names.end(), DefaultEngineName()) != names.end();
+  return std::string(has_default ? DefaultEngineName() : names.back());
+}
+
 CacheOptions ToCacheOptions(py::handle capacity, const std::string& policy,
                             py::handle page_size) {
   CacheOptions options;
@@ -390,8 +442,11 @@ py::dict MatchesDict(const std::vector<Match>& matches,
 // hit ratio, and the index's node, eviction and memory counts at the end.
 py::dict ReplayPy(py::handle requests, py::handle capacity,
                   const std::string& policy, py::handle page_size,
-                  const std::string& engine) {
-  const CacheOptions options = ToCacheOptions(capacity, policy, page_size);
+                  py::handle engine_name, py::handle model,
+                  py::handle match_limit, py::handle trigger) {
+  CacheOptions options = ToCacheOptions(capacity, policy, page_size);
+  SetModelOptions(model, match_limit, trigger, options);
+  const std::string engine = EngineOrDefault(engine_name, options.model);
   std::unique_ptr<PrefixIndex> index = MakeEngineOrRaise(engine, options);
   const ConvertedSequences queries = ConvertSequences(requests, "requests");
   std::vector<Match> matches;
@@ -418,6 +473,11 @@ py::dict ReplayPy(py::handle requests, py::handle capacity,
                            : py::object(py::none());
   result["policy"] = EvictionPolicyName(options.policy);
   result["page_size"] = options.page_size;
+  result["model"] = NameOf(kCacheModels, options.model);
+  result["match_limit"] = NameOf(kMatchLimits, options.match_limit);
+  if (options.model == CacheModel::kSglang) {
+    result["trigger"] = NameOf(kEvictionTriggers, options.trigger);
+  }
   result["requests"] = summary.requests;
   result["request_tokens"] = summary.request_tokens;
   result["matched_tokens"] = summary.matched_tokens;
@@ -678,9 +738,13 @@ py::dict FindPrefixMatchesPy(py::handle cached_sequences, py::handle requests,
 class PyPrefixIndex {
  public:
   PyPrefixIndex(const std::string& engine, py::handle capacity,
-                const std::string& policy, py::handle page_size)
-      : index_(MakeEngineOrRaise(
-            engine, ToCacheOptions(capacity, policy, page_size))) {}
+                const std::string& policy, py::handle page_size,
+                py::handle model, py::handle match_limit, py::handle trigger)
+      : index_(MakeEngineOrRaise(engine, [&] {
+          CacheOptions options = ToCacheOptions(capacity, policy, page_size);
+          SetModelOptions(model, match_limit, trigger, options);
+          return options;
+        }())) {}
 
   NodeId Insert(py::handle sequence) {
     SequenceList tokens;
@@ -823,7 +887,9 @@ MemoryError). The GIL is released while the engine inserts and matches.)doc");
   m.def("replay", &kvprefix::ReplayPy, py::arg("requests"), py::kw_only(),
         py::arg("capacity") = py::none(),
         py::arg("policy") = kvprefix::DefaultPolicyName(),
-        py::arg("page_size") = 1, py::arg("engine") = default_engine,
+        py::arg("page_size") = 1, py::arg("engine") = py::none(),
+        py::arg("model") = py::none(), py::arg("match_limit") = py::none(),
+        py::arg("trigger") = py::none(),
         (R"doc(Replays requests on a prefix cache as a serving system does.
 
 Each request is matched, then inserted (SPEC section 3); with a capacity C
@@ -833,16 +899,27 @@ section 8); policies() lists the policies:
 )doc" + victims +
          R"doc(.
 page_size P builds the trie over pages of P tokens.
+model (SPEC section 9: 'spec', the default, 'vllm' (a block pool of C
+blocks) or 'sglang' (a radix cache of C pages)), match_limit ('all' or
+'all-but-last'; None: 'all', but 'all-but-last' for vllm) and trigger
+('after-insert' or 'on-allocate'; sglang only) are `kvprefix replay`'s
+--model, --match-limit and --trigger; engine None is the default engine,
+or for a model it lacks the model's own (the reference).
 Returns a dict: "matches", a list as find_prefix_matches returns, each
 request's match taken before its insert; and the summary `kvprefix replay`
 prints for a trace, under the same names: "engine", "capacity" (None if
-unbounded), "policy", "page_size", "requests", "request_tokens" and
+unbounded), "policy", "page_size", "model", "match_limit", "trigger" (sglang
+only), "requests", "request_tokens" and
 "matched_tokens" (sums of request and matched lengths, in tokens; in nodes
 for a block-mode trace), "hit_ratio" (matched_tokens / request_tokens, 0.0
 for no tokens), "nodes" (at the end, root excluded), "peak_nodes" (the most
 after any request), "evictions" and "memory_bytes" (the engine's heap bytes
 at the end).
-Raises as find_prefix_matches, and ValueError for a capacity below 0 or a
+Raises as find_prefix_matches, and ValueError naming the argument for a
+capacity below 0, a model, match_limit or trigger not listed above or a
+combination SPEC section 9.4 refuses (vllm with match_limit 'all' or a
+policy other than 'lru'; sglang with a policy other than 'lru' or 'fifo'; a
+trigger without sglang), an engine that lacks the model, or a
 policy other than )doc" +
          choices + ".")
             .c_str());
@@ -959,16 +1036,18 @@ is released while the command runs.)doc");
                             "order. Thread-safe: matches run concurrently, "
                             "inserts exclusively, all without the GIL.")
       .def(py::init<const std::string&, py::handle, const std::string&,
-                    py::handle>(),
+                    py::handle, py::handle, py::handle, py::handle>(),
            py::arg("engine") = default_engine, py::kw_only(),
            py::arg("capacity") = py::none(),
            py::arg("policy") = kvprefix::DefaultPolicyName(),
-           py::arg("page_size") = 1,
+           py::arg("page_size") = 1, py::arg("model") = py::none(),
+           py::arg("match_limit") = py::none(), py::arg("trigger") = py::none(),
            ("A prefix index of `engine`; with a capacity (nodes besides the "
             "root) a cache that evicts leaves by `policy` (" +
             choices +
             "); page_size P builds it over pages of P tokens (SPEC section "
-            "8).")
+            "8); model, match_limit and trigger as replay() takes them (SPEC "
+            "section 9; the engine must implement the model).")
                .c_str())
       .def("insert", &PyPrefixIndex::Insert, py::arg("sequence"),
            "Inserts a token sequence; returns the ID of the node its last "

@@ -576,8 +576,11 @@ TEST(CliOptionsTest, EveryResultCanGoToAnOutputFile) {
   EXPECT_EQ(replay.out, "");
   const std::string summary = test::ReadTextFile(output);
   EXPECT_THAT(summary, ::testing::StartsWith(R"({"engine":")"));
-  EXPECT_THAT(summary, HasSubstr(R"("capacity":2,"policy":"lru",)"
-                                 R"("page_size":1,"requests":3,)"));
+  EXPECT_THAT(
+      summary,
+      HasSubstr(
+          R"("capacity":2,"policy":"lru",)"
+          R"("page_size":1,"model":"spec","match_limit":"all","requests":3,)"));
   EXPECT_EQ(summary.back(), '\n');
   // A bad line leaves the existing file untouched.
   test::WriteTextFile(trace, "{\"input_length\":1,\"hash_ids\":[1]}\n{}\n");

@@ -545,6 +545,7 @@ TEST_F(CliTest, ReplayBlockModePrintsTheSummaryAndMatches) {
       result.out,
       StartsWith(R"({"engine":"reference","mode":"block","vocab":128256,)"
                  R"("capacity":null,"policy":"lru","page_size":1,)"
+                 R"("model":"spec","match_limit":"all",)"
                  R"("requests":3,"request_tokens":6,"matched_tokens":3,)"
                  R"("hit_ratio":0.5,"nodes":3,"peak_nodes":3,"evictions":0,)"
                  R"("memory_bytes":)"));
@@ -568,7 +569,8 @@ TEST_F(CliTest, ReplayTokenModeCountsEveryToken) {
   // prefix of block 1's 512 tokens), then 600.
   EXPECT_THAT(result.out,
               HasSubstr(R"("mode":"token","vocab":1000,"capacity":null,)"
-                        R"("policy":"lru","page_size":1,"requests":3,)"
+                        R"("policy":"lru","page_size":1,"model":"spec",)"
+                        R"("match_limit":"all","requests":3,)"
                         R"("request_tokens":1725,"matched_tokens":700,)"));
 }
 
@@ -783,7 +785,8 @@ TEST_F(CliTest, ReplayCapacityMayBeASizeOfKvCache) {
            "--kv-bytes-per-token", "131072", "--page-size", "1"});
   EXPECT_EQ(result.status, 0) << result.err;
   EXPECT_THAT(result.out, HasSubstr(R"("capacity":16,"policy":"lru",)"
-                                    R"("page_size":1,)"
+                                    R"("page_size":1,"model":"spec",)"
+                                    R"("match_limit":"all",)"
                                     R"("capacity_bytes":1073741824,)"));
   const RunResult decimal =
       Run({"replay", Path("t.jsonl"), "--mode", "token", "--capacity", "0.5MB",
