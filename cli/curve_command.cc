@@ -429,9 +429,13 @@ void RunCurve(const CurveOptions& options) {
             "{}, {}, page size {}: {} requests, {} distinct prefixes",
             std::filesystem::path(options.trace.path).filename().string(), mode,
             cache.page_size, request_count, distinct_prefixes),
-        fmt::format("{} capacity (nodes = {})",
-                    UpperCase(EvictionPolicyName(policy)),
-                    NodeUnit(block_mode, symbol_tokens, cache.page_size)));
+        fmt::format(
+            "{} capacity (nodes = {})",
+            model.model == CacheModel::kSpec
+                ? UpperCase(EvictionPolicyName(policy))
+                : fmt::format("{} {}", NameOf(kCacheModels, model.model),
+                              UpperCase(EvictionPolicyName(policy))),
+            NodeUnit(block_mode, symbol_tokens, cache.page_size)));
     // Neither file is left new when the other cannot be written.
     WritePlotWithOutput(options.plot, image, write_output);
   }
@@ -471,8 +475,8 @@ void RegisterCurveCommand(CLI::App& app) {
       ->add_option("--input-format", options->input_format,
                    "What TRACE holds: mooncake (a Mooncake trace) or "
                    "requests (a SPEC §8 replay document; its capacity is "
-                   "ignored, its policy and page size used unless --policy "
-                   "or --page-size is given)")
+                   "ignored, its policy, page size, model, match limit and "
+                   "trigger used unless the option is given)")
       ->check(CLI::IsMember({"mooncake", "requests"}))
       ->capture_default_str();
   AddCacheOptions(*command, options->cache, /*bounded=*/false);
