@@ -43,20 +43,23 @@ TEST(StampCountsTest, SuffixSumsMatchPlainCountsWhileGrowing) {
   }
 }
 
-// Matched tokens of a direct LRU replay of `trace` at `capacity`.
+// Matched tokens of a direct LRU replay of `trace` at `capacity`, each match
+// capped by `match_limit` (SPEC §9.1).
 std::uint64_t ReplayMatched(const SequenceList& trace, std::uint64_t capacity,
-                            std::uint64_t page_size) {
+                            std::uint64_t page_size,
+                            MatchLimit match_limit = MatchLimit::kAll) {
   PagedIndex<ReferenceTrie> cache(CacheOptions{.capacity = capacity,
                                                .policy = EvictionPolicy::kLru,
-                                               .page_size = page_size});
+                                               .page_size = page_size,
+                                               .match_limit = match_limit});
   return Replay(cache, trace).matched_tokens;
 }
 
 // Checks the curve of `trace` against direct replay at every capacity from 0
 // to past the number of distinct prefixes.
-void ExpectCurveEqualsReplay(const SequenceList& trace,
-                             std::uint64_t page_size) {
-  LruCurve<PagedIndex<ReferenceTrie>> curve(page_size);
+void ExpectCurveEqualsReplay(const SequenceList& trace, std::uint64_t page_size,
+                             MatchLimit match_limit = MatchLimit::kAll) {
+  LruCurve<PagedIndex<ReferenceTrie>> curve(page_size, match_limit);
   for (TokenSpan request : trace) curve.Add(request);
   std::vector<std::uint64_t> capacities;
   for (std::uint64_t c = 0; c <= curve.distinct_prefixes() + 2; ++c) {
@@ -64,11 +67,13 @@ void ExpectCurveEqualsReplay(const SequenceList& trace,
   }
   const std::vector<std::uint64_t> matched = curve.MatchedTokens(capacities);
   for (std::uint64_t c : capacities) {
-    ASSERT_EQ(matched[c], ReplayMatched(trace, c, page_size))
-        << "capacity " << c << ", page size " << page_size;
+    ASSERT_EQ(matched[c], ReplayMatched(trace, c, page_size, match_limit))
+        << "capacity " << c << ", page size " << page_size << ", match limit "
+        << NameOf(kMatchLimits, match_limit);
   }
   // At or past the distinct prefixes, the unbounded replay (SPEC §3).
-  PagedIndex<ReferenceTrie> unbounded(CacheOptions{.page_size = page_size});
+  PagedIndex<ReferenceTrie> unbounded(
+      CacheOptions{.page_size = page_size, .match_limit = match_limit});
   EXPECT_EQ(matched.back(), Replay(unbounded, trace).matched_tokens);
 }
 
@@ -140,6 +145,29 @@ TEST(LruCurveTest, EqualsReplayOnRandomTracesAndPageSizes) {
       if (::testing::Test::HasFatalFailure()) return;
     }
   }
+}
+
+// SPEC §9.1 for model spec: the limit caps which path nodes are hits, not
+// what the cache touches and holds, so the curve stays one pass and exact.
+// By hand, the limit costs the second [1,2] its last token (unlimited: 2).
+TEST(LruCurveTest, EqualsReplayUnderTheMatchLimitAllButLast) {
+  for (std::uint64_t seed = 1; seed <= 12; ++seed) {
+    const SequenceList trace = RandomTrace(seed, 60, seed % 2 ? 2 : 5);
+    for (std::uint64_t page_size : {1, 2, 3}) {
+      ExpectCurveEqualsReplay(trace, page_size, MatchLimit::kAllButLast);
+      if (::testing::Test::HasFatalFailure()) return;
+    }
+  }
+  // By hand: [1,2] twice at page size 1 matches 1 token, not 2, at any
+  // capacity from 2 on, and nothing below.
+  SequenceList twice;
+  twice.Append(std::vector<Token>{1, 2});
+  twice.Append(std::vector<Token>{1, 2});
+  LruCurve<PagedIndex<ReferenceTrie>> curve(1, MatchLimit::kAllButLast);
+  for (TokenSpan request : twice) curve.Add(request);
+  const std::uint64_t capacities[] = {0, 1, 2, 3};
+  EXPECT_EQ(curve.MatchedTokens(capacities),
+            (std::vector<std::uint64_t>{0, 1, 1, 1}));
 }
 
 // The real traces: the curve on radix runs equals direct LRU replays on the
