@@ -523,11 +523,43 @@ std::vector<double> ToHitRatios(py::handle ratios) {
   return result;
 }
 
+// The matched tokens of replaying `requests` on model `cache` (not spec) at
+// each of `capacities`: one replay per capacity, as `kvprefix curve` does
+// for a model that is not a stack algorithm; and the unbounded engine's
+// nodes, for the log-spaced capacities. Call without the GIL.
+struct ModelCurve {
+  std::vector<std::uint64_t> matched;
+  std::uint64_t request_tokens = 0;
+  std::uint64_t distinct_prefixes = 0;
+};
+ModelCurve ReplayModelCurve(const SequenceList& requests,
+                            const CacheOptions& cache,
+                            std::vector<std::uint64_t>& capacities,
+                            std::size_t points) {
+  const std::string engine = EngineOrDefault(py::none(), cache.model);
+  ModelCurve curve;
+  const auto unbounded = MakeEngine(engine, cache);
+  curve.request_tokens = Replay(*unbounded, requests).request_tokens;
+  curve.distinct_prefixes = unbounded->node_count();
+  if (capacities.empty()) {
+    capacities = LogSpacedCapacities(curve.distinct_prefixes, points);
+  }
+  for (const std::uint64_t capacity : capacities) {
+    CacheOptions bounded = cache;
+    bounded.capacity = capacity;
+    curve.matched.push_back(
+        Replay(*MakeEngine(engine, bounded), requests).matched_tokens);
+  }
+  return curve;
+}
+
 py::dict CurvePy(py::handle requests, py::handle page_size,
                  py::handle capacities, py::handle points,
-                 py::handle target_hit_ratios) {
-  const std::uint64_t pages =
-      ToCacheOptions(py::none(), "lru", page_size).page_size;
+                 py::handle target_hit_ratios, py::handle model,
+                 py::handle match_limit, py::handle trigger) {
+  CacheOptions cache = ToCacheOptions(py::none(), "lru", page_size);
+  SetModelOptions(model, match_limit, trigger, cache);
+  const std::uint64_t pages = cache.page_size;
   if (!capacities.is_none() && !points.is_none()) {
     Raise(PyExc_ValueError, "give capacities or points, not both");
   }
@@ -554,8 +586,35 @@ py::dict CurvePy(py::handle requests, py::handle page_size,
   const std::vector<double> targets = target_hit_ratios.is_none()
                                           ? std::vector<double>{}
                                           : ToHitRatios(target_hit_ratios);
+  if (cache.model != CacheModel::kSpec) {
+    if (!target_hit_ratios.is_none()) {
+      Raise(PyExc_ValueError,
+            "target_hit_ratios needs model 'spec', a stack algorithm; '" +
+                std::string(NameOf(kCacheModels, cache.model)) +
+                "' is not one");
+    }
+    const ConvertedSequences queries = ConvertSequences(requests, "requests");
+    ModelCurve curve;
+    {
+      py::gil_scoped_release release;
+      curve = ReplayModelCurve(queries.tokens, cache, chosen, count);
+    }
+    std::vector<double> ratios;
+    for (const std::uint64_t tokens : curve.matched) {
+      ratios.push_back(ReplaySummary{.request_tokens = curve.request_tokens,
+                                     .matched_tokens = tokens}
+                           .hit_ratio());
+    }
+    py::dict result;
+    result["capacities"] = ArrayOrList(chosen, "uint64");
+    result["matched_tokens"] = ArrayOrList(curve.matched, "uint64");
+    result["hit_ratios"] = ArrayOrList(ratios, "float64");
+    result["request_tokens"] = curve.request_tokens;
+    result["distinct_prefixes"] = curve.distinct_prefixes;
+    return result;
+  }
   const ConvertedSequences queries = ConvertSequences(requests, "requests");
-  LruCurve<PagedIndex<RadixTrie>> curve(pages);
+  LruCurve<PagedIndex<RadixTrie>> curve(pages, cache.match_limit);
   std::vector<std::uint64_t> matched;
   std::vector<std::optional<std::uint64_t>> target_capacities;
   std::vector<std::uint64_t> target_matched;
@@ -928,7 +987,13 @@ policy other than )doc" +
       "curve", &kvprefix::CurvePy, py::arg("requests"), py::kw_only(),
       py::arg("page_size") = 1, py::arg("capacities") = py::none(),
       py::arg("points") = py::none(), py::arg("target_hit_ratios") = py::none(),
+      py::arg("model") = py::none(), py::arg("match_limit") = py::none(),
+      py::arg("trigger") = py::none(),
       R"doc(The exact LRU hit ratio of replaying `requests` at many capacities.
+
+model, match_limit and trigger as replay() takes them (SPEC section 9):
+model 'spec' under either match limit is one pass; 'vllm' and 'sglang', not
+stack algorithms, replay once per capacity (and take no target_hit_ratios).
 
 One pass (SPEC section 8, "The LRU curve"; Mattson's stack algorithm) gives
 what replay(requests, capacity=C, policy='lru') gives at every C. Capacities

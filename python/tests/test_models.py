@@ -104,3 +104,20 @@ def test_refused_arguments_raise_value_error_naming_them(arguments, message):
     with pytest.raises(ValueError) as error:
         kvprefix.PrefixIndex(engine, **arguments)
     assert message in str(error.value)
+
+
+def test_curve_of_each_model_equals_replay_at_each_capacity():
+    # vllm and sglang replay once per capacity; spec under all-but-last is
+    # one pass: each equals replay() at every capacity.
+    requests = [[1, 2, 3], [1, 2, 4], [1, 2, 3], [5, 6], [1, 2, 3, 4], [5, 6, 7]] * 3
+    for arguments in ({"model": "vllm"}, {"model": "sglang", "trigger": "on-allocate"},
+                      {"model": "sglang"}, {"match_limit": "all-but-last"}):
+        curve = kvprefix.curve(requests, capacities=[0, 1, 2, 3, 5, 8, 100], **arguments)
+        for capacity, matched in zip(curve["capacities"], curve["matched_tokens"]):
+            replayed = kvprefix.replay(requests, capacity=int(capacity), **arguments)
+            assert int(matched) == replayed["matched_tokens"], (arguments, capacity)
+        assert curve["request_tokens"] == sum(map(len, requests))
+    with pytest.raises(ValueError, match="target_hit_ratios needs model 'spec'"):
+        kvprefix.curve(requests, model="vllm", target_hit_ratios=[0.5])
+    with pytest.raises(ValueError, match="trigger: a trigger needs model"):
+        kvprefix.curve(requests, trigger="on-allocate")
