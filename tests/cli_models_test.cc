@@ -209,7 +209,8 @@ TEST(CliModelsTest, SummaryLineNamesTheModel) {
       Kvprefix({"replay", trace, "--mode", "block", "--model", "vllm",
                 "--capacity", "1000"});
   ASSERT_EQ(vllm.status, 0) << vllm.err;
-  EXPECT_NE(vllm.out.find(R"("engine":"reference",)"), std::string::npos);
+  EXPECT_NE(vllm.out.find(R"("engine":"hash",)"),
+            std::string::npos);  // vllm's fastest
   EXPECT_NE(vllm.out.find(R"("capacity":1000,"policy":"lru","page_size":1,)"
                           R"("model":"vllm","match_limit":"all-but-last",)"
                           R"("requests":12031,)"),
