@@ -12,6 +12,7 @@
 #include "kvprefix/memory.h"
 #include "kvprefix/paged_index.h"
 #include "reference/reference_trie.h"
+#include "testing/model_mutants.h"
 
 namespace kvprefix::test {
 namespace {
@@ -607,6 +608,7 @@ std::unique_ptr<PrefixIndex> MakeMutant(std::string_view name,
   EngineList<CacheBaseline>::ForEach(make_cache_if_named);
   CacheMutants::ForEach(make_cache_if_named);
   EngineList<FatNodeMutant>::ForEach(make_cache_if_named);
+  if (mutant == nullptr) mutant = MakeModelMutant(name, options);
   if (mutant == nullptr) {
     throw std::invalid_argument("unknown mutant '" + std::string(name) + "'");
   }

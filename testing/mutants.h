@@ -342,7 +342,8 @@ std::vector<std::string_view> IndexMutantNames();
 std::vector<std::string_view> CacheMutantNames();
 
 // A new, empty mutant named `name` (one of MutantNames(),
-// MemoryMutantNames(), "mutant-baseline" or "mutant-cache-baseline"). Cache
+// MemoryMutantNames(), ModelMutantNames() (testing/model_mutants.h, built
+// by MakeModelMutant), "mutant-baseline" or "mutant-cache-baseline"). Cache
 // mutants are built with `options` (over PagedIndex when options.page_size !=
 // 1, as engines/registry.h does); index mutants ignore them: they are unbounded
 // token tries. Throws std::invalid_argument for any other name, or a page size
