@@ -16,6 +16,13 @@ namespace {
 constexpr std::uint8_t kFirstExtremeByte = 0xE0;
 static_assert(kFirstExtremeByte + kFuzzExtremeTokens.size() <= 0xFF);
 constexpr std::uint8_t kAlphabetSizes = 8;
+// The alphabet byte's high bits (see the header): the SPEC §9 options.
+constexpr std::uint8_t kAllButLastBit = 1 << 4;
+constexpr std::uint8_t kOnAllocateBit = 1 << 5;
+constexpr int kModelShift = 6;
+constexpr std::array<CacheModel, 4> kModelOfBits = {
+    CacheModel::kSpec, CacheModel::kVllm, CacheModel::kSglang,
+    CacheModel::kSpec};
 // The cache byte (see the header).
 constexpr std::uint8_t kPageSizeBits = 3;
 constexpr int kPolicyLowShift = 2;   // bit 2: the policy number's low bit
@@ -193,15 +200,42 @@ std::optional<std::string> CheckEach(
   return std::nullopt;
 }
 
+// Sets the SPEC §9 options the alphabet byte picks, valid for the model
+// (SPEC §9.4): vllm has one order (lru) and match limit (all-but-last);
+// sglang orders by lru or fifo (any other policy is read as lru); only
+// sglang has a trigger.
+void SetModelOptions(std::uint8_t byte, CacheOptions& options) {
+  options.model = kModelOfBits[byte >> kModelShift];
+  options.match_limit =
+      (byte & kAllButLastBit) != 0 ? MatchLimit::kAllButLast : MatchLimit::kAll;
+  switch (options.model) {
+    case CacheModel::kSpec:
+      break;
+    case CacheModel::kVllm:
+      options.policy = EvictionPolicy::kLru;
+      options.match_limit = MatchLimit::kAllButLast;
+      break;
+    case CacheModel::kSglang:
+      if (options.policy != EvictionPolicy::kFifo) {
+        options.policy = EvictionPolicy::kLru;
+      }
+      if ((byte & kOnAllocateBit) != 0) {
+        options.trigger = EvictionTrigger::kOnAllocate;
+      }
+      break;
+  }
+}
+
 }  // namespace
 
 std::optional<FuzzInput> DecodeFuzzInput(std::span<const std::uint8_t> bytes) {
   if (bytes.size() > kMaxFuzzInputBytes) return std::nullopt;
   TailReader reader(bytes);
   FuzzInput input;
-  const Token alphabet_size =
-      1 + reader.Integral<std::uint8_t>() % kAlphabetSizes;
+  const std::uint8_t alphabet_byte = reader.Integral<std::uint8_t>();
+  const Token alphabet_size = 1 + alphabet_byte % kAlphabetSizes;
   input.options = ReadCacheOptions(reader);
+  SetModelOptions(alphabet_byte, input.options);
   while (reader.remaining() > 0 &&
          input.operations.size() < kMaxFuzzOperations) {
     Operation operation =
@@ -223,8 +257,8 @@ std::optional<std::string> CheckFuzzInput(std::span<const std::uint8_t> bytes,
                                           const FuzzCheckOptions& check) {
   std::optional<FuzzInput> input = DecodeFuzzInput(bytes);
   if (!input) return std::nullopt;
-  const CacheOptions options =
-      check.unbounded ? CacheOptions{} : input->options;
+  CacheOptions options = check.unbounded ? CacheOptions{} : input->options;
+  if (check.adjust) check.adjust(options);
   std::vector<std::unique_ptr<PrefixIndex>> engines;
   try {
     engines = make_engines(options);

@@ -20,7 +20,13 @@
 // fuzz/make_differential_seed.py writes inputs in it). A read of an n-byte
 // integer takes up to n bytes, the last byte of the input first and most
 // significant; once the bytes run out a read gives its lowest value.
-//   1. alphabet byte a: the small alphabet is the tokens 0 .. (a % 8).
+//   1. alphabet byte a: the small alphabet is the tokens 0 .. (a % 8); its
+//      high bits pick the SPEC §9 options: bits 6-7 the model (0 and 3
+//      spec, 1 vllm, 2 sglang), bit 4 set = match limit all-but-last (vllm:
+//      always), bit 5 set = trigger on-allocate (sglang only). vllm's policy
+//      is lru; sglang's is fifo when the cache byte picks fifo, else lru.
+//      (Corpus inputs older than the models, whose alphabet byte had these
+//      bits set, now decode to another model.)
 //   2. cache byte k, the CacheOptions every engine is built with: page size
 //      1 + (k & 3) tokens (1..4); bit 3 set = bounded, with a capacity
 //      byte c next: capacity c nodes (0..254), or for c = 0xFF the next two
@@ -134,6 +140,11 @@ struct FuzzCheckOptions {
   // What is compared (checking/differential.h): kLengths for a cache with
   // node IDs of its own (matched lengths only).
   Comparison comparison = Comparison::kAll;
+  // When set, called on the options (decoded, or CacheOptions{} when
+  // `unbounded`) before anything is built: to keep to what the engines
+  // implement, e.g. a mutant that knows one model only. It must leave
+  // options that FindModelOptionsProblem accepts.
+  std::function<void(CacheOptions&)> adjust;
 };
 
 // Builds a DifferentialChecker with `options` and make_engines(options),

@@ -6,16 +6,21 @@
 // which a user's own fuzz target calls the same way (fuzz/README.md, "Fuzz
 // your own cache").
 //
-// Engines under test, built with the decoded options:
-//  - by default every registered engine except the reference;
+// Engines under test, built with the decoded options (the model too, SPEC
+// §9):
+//  - by default every registered engine of the input's model
+//    (EngineNames(model)) except the reference;
 //  - when the environment variable KVPREFIX_FUZZ_ENGINES holds a
 //    comma-separated list of engine names (e.g. "hash,radix"; any name
 //    MakeEngine takes), those engines, in order;
 //  - when KVPREFIX_FUZZ_MUTANT names a mutant from testing/mutants.h, that
 //    deliberately broken engine alone (to show the target has teeth; see
-//    fuzz/teeth.sh). Index mutants and "mutant-baseline" are unbounded token
-//    tries: for them the cache byte is read but the cache is always
-//    unbounded with page size 1. Any other value, e.g. "list", prints the
+//    fuzz/teeth.sh); or a model mutant of testing/model_mutants.h. Index
+//    mutants and "mutant-baseline" are unbounded token tries: for them the
+//    cache byte is read but the cache is always unbounded with page size 1.
+//    The others are checked in the one model they implement: a model
+//    mutant's (an input of another model is moved to it), spec with match
+//    limit all for the cache mutants. Any other value, e.g. "list", prints the
 //    mutant names on a last line "mutants: ..." and exits with status 2.
 // KVPREFIX_FUZZ_COMPARE=lengths compares matched lengths only (a cache with
 // node IDs of its own; checking::Comparison). A bad KVPREFIX_FUZZ_ENGINES (an
@@ -31,6 +36,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -39,6 +45,7 @@
 #include "checking/fuzz_input.h"
 #include "engines/registry.h"
 #include "reference/reference_trie.h"
+#include "testing/model_mutants.h"
 #include "testing/mutants.h"
 
 namespace kvprefix {
@@ -60,13 +67,25 @@ const std::string& MutantName() {
   static const std::string name = [] {
     const std::string mutant = Environment("KVPREFIX_FUZZ_MUTANT");
     try {
-      if (!mutant.empty()) test::MakeMutant(mutant);
+      // A model mutant takes its own model's options only.
+      const CacheModel model =
+          test::ModelMutantModel(mutant).value_or(CacheModel::kSpec);
+      if (!mutant.empty()) {
+        test::MakeMutant(mutant,
+                         CacheOptions{.model = model,
+                                      .match_limit = DefaultMatchLimit(model)});
+      }
     } catch (const std::invalid_argument& error) {
       // fuzz/teeth.sh reads the list from the last line.
       std::string names =
           fmt::format("{} {}", test::MutantName(test::MutantBug::kNone),
                       test::MutantCacheName(test::MutantCacheBug::kNone));
+      names += fmt::format(" {} {}", test::VllmMutantName(test::VllmBug::kNone),
+                           test::SglangMutantName(test::SglangBug::kNone));
       for (std::string_view name : test::MutantNames()) {
+        names += fmt::format(" {}", name);
+      }
+      for (std::string_view name : test::ModelMutantNames()) {
         names += fmt::format(" {}", name);
       }
       UsageError(fmt::format("KVPREFIX_FUZZ_MUTANT: {}\nmutants: {}",
@@ -87,6 +106,32 @@ bool MutantIsIndexOnly() {
          std::find(index.begin(), index.end(), name) != index.end();
 }
 
+// The options a mutant is checked with: those of the one model it
+// implements (a model mutant's, else spec with match limit all, all the
+// mutants of testing/mutants.h know), valid for it (SPEC §9.4). Nothing to
+// adjust without a mutant.
+std::function<void(CacheOptions&)> ChooseAdjust() {
+  if (MutantName().empty()) return nullptr;
+  const CacheModel model =
+      test::ModelMutantModel(MutantName()).value_or(CacheModel::kSpec);
+  return [model](CacheOptions& options) {
+    if (model == CacheModel::kSpec) {
+      options.model = model;
+      options.match_limit = MatchLimit::kAll;
+      options.trigger = EvictionTrigger::kAfterInsert;
+      return;
+    }
+    if (options.model == model) return;
+    options.model = model;
+    options.match_limit = DefaultMatchLimit(model);
+    options.trigger = EvictionTrigger::kAfterInsert;
+    if (model != CacheModel::kSpec && options.policy != EvictionPolicy::kFifo) {
+      options.policy = EvictionPolicy::kLru;
+    }
+    if (model == CacheModel::kVllm) options.policy = EvictionPolicy::kLru;
+  };
+}
+
 // The engines under test (see the top comment), chosen once.
 checking::EngineFactory ChooseEngines() {
   const std::string list = Environment("KVPREFIX_FUZZ_ENGINES");
@@ -103,9 +148,16 @@ checking::EngineFactory ChooseEngines() {
   }
   std::vector<std::string> names;
   if (list.empty()) {
-    for (std::string_view name : EngineNames()) {
-      if (name != ReferenceTrie::kName) names.emplace_back(name);
-    }
+    // Every engine of the input's model (SPEC §9), the reference excepted.
+    return [](const CacheOptions& options) {
+      std::vector<std::unique_ptr<PrefixIndex>> engines;
+      for (std::string_view name : EngineNames(options.model)) {
+        if (name != ReferenceTrie::kName) {
+          engines.push_back(MakeEngine(name, options));
+        }
+      }
+      return engines;
+    };
   } else {
     try {
       names = checking::ParseEngineList(list);
@@ -153,7 +205,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data,
   using namespace kvprefix;
   static const checking::EngineFactory make_engines = ChooseEngines();
   static const checking::FuzzCheckOptions check{
-      .unbounded = MutantIsIndexOnly(), .comparison = ChooseComparison()};
+      .unbounded = MutantIsIndexOnly(),
+      .comparison = ChooseComparison(),
+      .adjust = ChooseAdjust()};
   if (auto failure =
           checking::CheckFuzzInput({data, size}, make_engines, check)) {
     std::fputs(failure->c_str(), stderr);
