@@ -10,7 +10,9 @@ OUT_DIR/<file stem>:
     `cached_sequences`; or a case from tests/data/cases/capacity/, whose
     `document` member is one) decodes to: on a cache with the document's
     capacity (unbounded when absent), policy and page size, access every
-    request in order.
+    request in order; its `model`, `match_limit` and `trigger` (SPEC §9.4;
+    a case from tests/data/cases/models/ too) set the alphabet byte's high
+    bits.
 The byte format is the one checking/fuzz_input.h's first comment describes;
 keep the two in step. A policy's number is its position in the tool's list,
 read from `KVPREFIX policies` (kEvictionPolicies' order, as the decoder's).
@@ -30,6 +32,11 @@ EXTREME_TOKENS = [INT32_MIN, INT32_MIN + 1, -129, -128, -1, 0, 1, 127, 128,
                   2**18 - 1, 2**18, 2**30]
 FIRST_EXTREME_BYTE = 0xE0
 RAW_TOKEN_BYTE = 0xFF
+# The alphabet byte's high bits (SPEC §9).
+ALL_BUT_LAST_BIT = 1 << 4
+ON_ALLOCATE_BIT = 1 << 5
+MODEL_SHIFT = 6
+MODEL_BITS = {"spec": 0, "vllm": 1, "sglang": 2}
 # The cache byte.
 MAX_PAGE_SIZE = 4
 DEFAULT_POLICY_NUMBER = 0  # kEvictionPolicies[0], the default (kvprefix/cache.h)
@@ -79,9 +86,20 @@ def cache_bytes(capacity, number, page_size):
     return [byte | BOUNDED_BIT, WIDE_CAPACITY_BYTE, capacity >> 8, capacity & 0xFF]
 
 
-def encode(options, operations, alphabet_size):
+def model_bits(document):
+    """The alphabet byte's high bits for the document's SPEC §9 options."""
+    model = document.get("model", "spec")
+    bits = MODEL_BITS[model] << MODEL_SHIFT
+    if document.get("match_limit", "all-but-last" if model == "vllm" else "all") == "all-but-last":
+        bits |= ALL_BUT_LAST_BIT
+    if document.get("trigger") == "on-allocate":
+        bits |= ON_ALLOCATE_BIT
+    return bits
+
+
+def encode(options, operations, alphabet_size, bits=0):
     """Bytes in the order the fuzzer consumes them (it reads from the end)."""
-    consumed = [alphabet_size - 1] + cache_bytes(*options)
+    consumed = [alphabet_size - 1 | bits] + cache_bytes(*options)
     history = 0
     for kind, tokens in operations:
         # A sequence longer than one op byte allows is built as a chain: each
@@ -137,7 +155,7 @@ def main():
         small = [t for t in tokens if 0 <= t < 8]
         alphabet_size = max(small, default=0) + 1
         (args.out_dir / pathlib.Path(name).stem).write_bytes(
-            encode(options, operations, alphabet_size))
+            encode(options, operations, alphabet_size, model_bits(document)))
 
 
 if __name__ == "__main__":
