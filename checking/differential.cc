@@ -66,11 +66,24 @@ std::string FormatOperation(const Operation& operation) {
 }
 
 std::string FormatCacheOptions(const CacheOptions& options) {
-  if (!options.bounded()) {
-    return fmt::format("unbounded, page size {}", options.page_size);
+  std::string text =
+      options.bounded()
+          ? fmt::format("capacity {}, {}, page size {}", options.capacity,
+                        EvictionPolicyName(options.policy), options.page_size)
+          : fmt::format("unbounded, page size {}", options.page_size);
+  // SPEC §9's options, named only when not the seed's (spec, all), so that
+  // reports of model spec read as before.
+  if (options.model != CacheModel::kSpec ||
+      options.match_limit != MatchLimit::kAll) {
+    text += fmt::format(", model {}, match limit {}",
+                        NameOf(kCacheModels, options.model),
+                        NameOf(kMatchLimits, options.match_limit));
   }
-  return fmt::format("capacity {}, {}, page size {}", options.capacity,
-                     EvictionPolicyName(options.policy), options.page_size);
+  if (options.trigger != EvictionTrigger::kAfterInsert) {
+    text +=
+        fmt::format(", trigger {}", NameOf(kEvictionTriggers, options.trigger));
+  }
+  return text;
 }
 
 DifferentialChecker::DifferentialChecker()

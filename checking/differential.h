@@ -56,7 +56,9 @@ std::optional<Comparison> ParseComparison(std::string_view name);
 
 // Text form of a token list, "[1,2,-3]", of an operation, "insert [1,2]" /
 // "match [1,2]" / "access [1,2]", and of cache options, "capacity 3, lru,
-// page size 1" ("unbounded, page size 1" without a capacity). Lists past 64
+// page size 1" ("unbounded, page size 1" without a capacity; then ", model
+// vllm, match limit all-but-last" unless spec with all, and ", trigger
+// on-allocate" for that trigger: SPEC §9). Lists past 64
 // tokens end in ",... N tokens in all". O(tokens shown); thread-safe.
 std::string FormatTokens(TokenSpan tokens);
 std::string FormatOperation(const Operation& operation);
