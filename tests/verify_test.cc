@@ -32,6 +32,7 @@
 #include "io/json_output.h"
 #include "kvprefix/batch.h"
 #include "reference/reference_trie.h"
+#include "testing/model_mutants.h"
 #include "testing/mutants.h"
 #include "testing/own_node_ids_engine.h"
 #include "testing/shared_cases.h"
@@ -1534,6 +1535,60 @@ TEST(ShrinkTest, CacheMutantsShrinkToSmallDocuments) {
               << " requests, capacity " << shrunk.input.options.capacity
               << ", page size " << shrunk.input.options.page_size << "\n";
   }
+}
+
+// "all" stands for the engines of the input's model (SPEC §9): for vllm
+// those of EngineNames(kVllm) but the reference, not every engine (the
+// others refuse the model, and every document would be skipped).
+TEST(VerifyCompareTest, AllEnginesFollowTheModel) {
+  const EngineFactory make = EnginesByName({"all"});
+  for (CacheModel model :
+       {CacheModel::kSpec, CacheModel::kVllm, CacheModel::kSglang}) {
+    std::vector<std::string_view> want;
+    for (std::string_view name : EngineNames(model)) {
+      if (name != ReferenceTrie::kName) want.push_back(name);
+    }
+    std::vector<std::string_view> got;
+    for (const auto& engine : make(CacheOptions{.model = model,
+                              .match_limit = DefaultMatchLimit(model)})) {
+      got.push_back(engine->name());
+    }
+    EXPECT_EQ(got, want) << NameOf(kCacheModels, model);
+  }
+}
+
+// The shrinker tries the simpler SPEC §9 options: a split that leaves the
+// tail's access time stale shows with either trigger and match limit, so a
+// failing on-allocate, all-but-last document shrinks to after-insert and
+// all; the mutant implements sglang only, so the model stays (model spec is
+// refused, another failure kind).
+TEST(ShrinkTest, ModelOptionsShrinkTowardTheDefaults) {
+  const std::string_view name =
+      test::SglangMutantName(test::SglangBug::kNoSplitTouch);
+  const ReplayChecker check =
+      MakeReplayEngineChecker([name](const CacheOptions& options) {
+        std::vector<std::unique_ptr<PrefixIndex>> engines;
+        engines.push_back(test::MakeMutant(name, options));
+        return engines;
+      });
+  ReplayInput input{
+      .requests = SequenceList({{1, 1}, {2}, {1, 2}, {2}, {1, 1}}),
+      .options = {.capacity = 3,
+                  .model = CacheModel::kSglang,
+                  .match_limit = MatchLimit::kAllButLast,
+                  .trigger = EvictionTrigger::kOnAllocate}};
+  const std::optional<Failure> failure = check(input);
+  ASSERT_TRUE(failure);
+  ReplayInput defaults = input;
+  defaults.options.match_limit = MatchLimit::kAll;
+  defaults.options.trigger = EvictionTrigger::kAfterInsert;
+  ASSERT_TRUE(check(defaults)) << "the premise: it fails there too";
+  const ReplayShrinkResult shrunk = Shrink(input, *failure, check, {});
+  EXPECT_EQ(shrunk.failure.kind, FailureKind::kWrongAnswer);
+  EXPECT_EQ(shrunk.input.options.model, CacheModel::kSglang);
+  EXPECT_EQ(shrunk.input.options.trigger, EvictionTrigger::kAfterInsert);
+  EXPECT_EQ(shrunk.input.options.match_limit, MatchLimit::kAll);
+  EXPECT_TRUE(check(shrunk.input));
 }
 
 // The shrinker brings the policy toward the first of kEvictionPolicies (the

@@ -377,12 +377,12 @@ ReplayChecker MakeReplayEngineChecker(EngineFactory make_engines,
 }
 
 EngineFactory EnginesByName(const std::vector<std::string>& names) {
+  // "all" is kept as a marker (an empty name): which engines it stands for
+  // depends on the input's model (SPEC §9), known only per input.
   std::vector<std::string> expanded;
   for (const std::string& name : names) {
     if (name == "all") {
-      for (std::string_view engine : EngineNames()) {
-        if (engine != ReferenceTrie::kName) expanded.emplace_back(engine);
-      }
+      expanded.emplace_back();
     } else if (IsEngineName(name)) {
       if (IsPluginName(name)) MakeEngine(name);  // a plugin that cannot load
       expanded.push_back(name);
@@ -393,7 +393,15 @@ EngineFactory EnginesByName(const std::vector<std::string>& names) {
   return [expanded = std::move(expanded)](const CacheOptions& options) {
     std::vector<std::unique_ptr<PrefixIndex>> engines;
     for (const std::string& name : expanded) {
-      engines.push_back(MakeEngine(name, options));
+      if (!name.empty()) {
+        engines.push_back(MakeEngine(name, options));
+        continue;
+      }
+      for (std::string_view engine : EngineNames(options.model)) {
+        if (engine != ReferenceTrie::kName) {
+          engines.push_back(MakeEngine(engine, options));
+        }
+      }
     }
     return engines;
   };

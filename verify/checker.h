@@ -120,7 +120,8 @@ ReplayChecker MakeReplayEngineChecker(
     checking::Comparison comparison = checking::Comparison::kAll);
 
 // make_engines for MakeEngineChecker from registry names (see
-// engines/registry.h); "all" stands for every engine but the reference.
+// engines/registry.h); "all" stands for every engine of the input's model
+// but the reference (EngineNames(model)).
 // Throws std::invalid_argument for an unknown name.
 EngineFactory EnginesByName(const std::vector<std::string>& names);
 

@@ -120,7 +120,10 @@ class Shrinker {
   ShrinkResultOf<Input> Run() {
     bool progress = true;
     while (progress && !OutOfBudget()) {
-      progress = DropSequences();
+      // The model's options first: a failure that shows with simpler ones
+      // should shrink its requests there, not where it first appeared.
+      progress = ShrinkModel();
+      progress |= DropSequences();
       progress |= DropColumns();
       progress |= DropTokens();
       progress |= RenameValues();
@@ -257,6 +260,41 @@ class Shrinker {
       if (Try(std::move(candidate))) return true;
     }
     return false;
+  }
+
+  // Tries `edit` on a copy of the options; keeps it if the result is valid
+  // for its model (SPEC §9.4) and still fails.
+  template <typename Edit>
+  bool TryOptions(Edit&& edit) {
+    if (OutOfBudget()) return false;
+    EditableInput candidate = current_;
+    edit(candidate.options);
+    if (candidate.options == current_.options ||
+        FindModelOptionsProblem(candidate.options, false)) {
+      return false;
+    }
+    return Try(std::move(candidate));
+  }
+
+  // The simpler SPEC §9 options, one at a time: trigger after-insert, match
+  // limit all, then model spec (its match limit all, or the limit kept, so
+  // that a bug of the limit alone shows in the seed's model).
+  bool ShrinkModel() {
+    bool progress = TryOptions([](CacheOptions& options) {
+      options.trigger = EvictionTrigger::kAfterInsert;
+    });
+    progress |= TryOptions(
+        [](CacheOptions& options) { options.match_limit = MatchLimit::kAll; });
+    for (MatchLimit limit : {MatchLimit::kAll, current_.options.match_limit}) {
+      if (TryOptions([limit](CacheOptions& options) {
+            options.model = CacheModel::kSpec;
+            options.match_limit = limit;
+            options.trigger = EvictionTrigger::kAfterInsert;
+          })) {
+        return true;
+      }
+    }
+    return progress;
   }
 
   // A batch input's options are the default (unbounded, lru, page size 1):
