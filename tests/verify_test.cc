@@ -18,6 +18,7 @@
 #include <fstream>
 #include <iostream>
 #include <regex>
+#include <set>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -1534,6 +1535,60 @@ TEST(ShrinkTest, CacheMutantsShrinkToSmallDocuments) {
     std::cout << name << ": " << shrunk.input.requests.size()
               << " requests, capacity " << shrunk.input.options.capacity
               << ", page size " << shrunk.input.options.page_size << "\n";
+  }
+}
+
+// Generated documents for a chosen model are valid for it and, checked
+// with every engine of the model, agree with the reference; sglang's cover
+// both match limits and both triggers.
+TEST(VerifyInputsTest, GeneratedDocumentsForEachModel) {
+  const ReplayChecker check = MakeReplayEngineChecker(EnginesByName({"all"}));
+  for (CacheModel model :
+       {CacheModel::kSpec, CacheModel::kVllm, CacheModel::kSglang}) {
+    std::set<std::pair<MatchLimit, EvictionTrigger>> seen;
+    for (std::uint64_t run = 0; run < 60; ++run) {
+      const ReplayInput input =
+          GeneratedReplayInput(1, run, static_cast<int>(run), model).input;
+      ASSERT_EQ(input.options.model, model);
+      EXPECT_FALSE(FindModelOptionsProblem(input.options, false))
+          << NameOf(kCacheModels, model) << " run " << run;
+      seen.emplace(input.options.match_limit, input.options.trigger);
+      const auto failure = check(input);
+      EXPECT_FALSE(failure) << failure->message;
+    }
+    EXPECT_EQ(seen.size(), model == CacheModel::kSglang ? 4u : 1u);
+  }
+}
+
+// Every model mutant is caught on the generated documents of its model and
+// shrinks to a small document that still fails.
+TEST(ShrinkTest, ModelMutantsShrinkToSmallDocuments) {
+  for (std::string_view name : test::ModelMutantNames()) {
+    const CacheModel model = *test::ModelMutantModel(name);
+    const ReplayChecker check =
+        MakeReplayEngineChecker([name](const CacheOptions& options) {
+          std::vector<std::unique_ptr<PrefixIndex>> engines;
+          engines.push_back(test::MakeMutant(name, options));
+          return engines;
+        });
+    std::optional<Failure> failure;
+    ReplayInput input;
+    for (std::uint64_t run = 0; run < 2000 && !failure; ++run) {
+      input = GeneratedReplayInput(1, run, GeneratorSize(run, UINT64_MAX, 100),
+                                   model)
+                  .input;
+      failure = check(input);
+    }
+    ASSERT_TRUE(failure) << name << " was never caught";
+    const ReplayShrinkResult shrunk = Shrink(input, *failure, check, {});
+    EXPECT_TRUE(check(shrunk.input)) << name << ": the shrunk case passes";
+    EXPECT_LE(shrunk.input.requests.size(), 6u) << name;
+    std::cout << name << ": " << shrunk.input.requests.size()
+              << " requests, capacity " << shrunk.input.options.capacity
+              << ", page size " << shrunk.input.options.page_size << ", "
+              << NameOf(kMatchLimits, shrunk.input.options.match_limit) << ", "
+              << NameOf(kEvictionTriggers, shrunk.input.options.trigger)
+              << "\n";
   }
 }
 

@@ -198,4 +198,26 @@ NamedReplayInput GeneratedReplayInput(std::uint64_t seed, std::uint64_t run,
                                 checking::RandomReplayInput);
 }
 
+NamedReplayInput GeneratedReplayInput(std::uint64_t seed, std::uint64_t run,
+                                      int size, CacheModel model) {
+  NamedReplayInput generated = GeneratedReplayInput(seed, run, size);
+  CacheOptions& options = generated.input.options;
+  options.model = model;
+  options.match_limit = DefaultMatchLimit(model);
+  if (model == CacheModel::kSpec) return generated;
+  if (model == CacheModel::kVllm || options.policy != EvictionPolicy::kFifo) {
+    options.policy = EvictionPolicy::kLru;
+  }
+  if (model == CacheModel::kSglang) {
+    // Two bits of seed + run (mixed, so that consecutive runs differ in
+    // both) pick the match limit and the trigger.
+    const std::uint64_t bits = (seed + run) * 0x9E3779B97F4A7C15ull >> 62;
+    options.match_limit =
+        (bits & 1) != 0 ? MatchLimit::kAllButLast : MatchLimit::kAll;
+    options.trigger = (bits & 2) != 0 ? EvictionTrigger::kOnAllocate
+                                      : EvictionTrigger::kAfterInsert;
+  }
+  return generated;
+}
+
 }  // namespace kvprefix::verify

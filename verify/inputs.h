@@ -80,6 +80,14 @@ NamedInput GeneratedInput(std::uint64_t seed, std::uint64_t run, int size);
 NamedReplayInput GeneratedReplayInput(std::uint64_t seed, std::uint64_t run,
                                       int size);
 
+// The same document made valid for SPEC §9's `model` (FindModelOptionsProblem
+// accepts it): vllm takes lru and all-but-last; sglang keeps fifo (any other
+// policy becomes lru) and takes a match limit and trigger from seed + run
+// (each of the four combinations about as often); spec keeps the document as
+// it is. Deterministic, as above.
+NamedReplayInput GeneratedReplayInput(std::uint64_t seed, std::uint64_t run,
+                                      int size, CacheModel model);
+
 }  // namespace kvprefix::verify
 
 #endif  // KVPREFIX_VERIFY_INPUTS_H_
