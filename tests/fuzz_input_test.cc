@@ -44,6 +44,41 @@ TEST(FuzzInputTest, EmptyInputIsUnboundedWithNoOperation) {
   EXPECT_TRUE(input->operations.empty());
 }
 
+// The alphabet byte's high bits pick SPEC §9's options, valid for the
+// model: bits 6-7 the model, bit 4 all-but-last, bit 5 on-allocate.
+TEST(FuzzInputTest, AlphabetByteHighBitsPickTheModel) {
+  struct Case {
+    std::uint8_t alphabet;
+    std::uint8_t cache;
+    CacheModel model;
+    MatchLimit limit;
+    EvictionTrigger trigger;
+    EvictionPolicy policy;
+  };
+  const Case cases[] = {
+      {0x03, 0x04, CacheModel::kSpec, MatchLimit::kAll,
+       EvictionTrigger::kAfterInsert, EvictionPolicy::kFifo},
+      {0xD3, 0x00, CacheModel::kSpec, MatchLimit::kAllButLast,
+       EvictionTrigger::kAfterInsert, EvictionPolicy::kLru},
+      // vllm: all-but-last always, lru always, no trigger.
+      {0x63, 0x04, CacheModel::kVllm, MatchLimit::kAllButLast,
+       EvictionTrigger::kAfterInsert, EvictionPolicy::kLru},
+      {0xB3, 0x04, CacheModel::kSglang, MatchLimit::kAllButLast,
+       EvictionTrigger::kOnAllocate, EvictionPolicy::kFifo},
+      {0x83, 0x00, CacheModel::kSglang, MatchLimit::kAll,
+       EvictionTrigger::kAfterInsert, EvictionPolicy::kLru},
+  };
+  for (const Case& c : cases) {
+    const auto input = DecodeFuzzInput(FromReads({c.alphabet, c.cache}));
+    ASSERT_TRUE(input.has_value());
+    EXPECT_EQ(input->options.model, c.model) << int{c.alphabet};
+    EXPECT_EQ(input->options.match_limit, c.limit) << int{c.alphabet};
+    EXPECT_EQ(input->options.trigger, c.trigger) << int{c.alphabet};
+    EXPECT_EQ(input->options.policy, c.policy) << int{c.alphabet};
+    EXPECT_FALSE(FindModelOptionsProblem(input->options, false));
+  }
+}
+
 TEST(FuzzInputTest, DecodesCacheByteAndOperations) {
   const std::vector<std::uint8_t> bytes = FromReads({
       3,                       // alphabet 0..3
