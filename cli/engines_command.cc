@@ -40,8 +40,9 @@ CLI::App* AddNameListCommand(CLI::App& app, const std::string& name,
 // " Models (--model, SPEC §9): spec: every engine; vllm: reference, hash;
 // ...": which engines implement each model; the others refuse it.
 std::string ModelEnginesFooter() {
-  std::string footer = " Models (--model, SPEC §9), and the engines that "
-                       "implement each (the others refuse it):";
+  std::string footer =
+      " Models (--model, SPEC §9), and the engines that "
+      "implement each (the others refuse it):";
   for (const NamedValue<CacheModel>& model : kCacheModels) {
     footer += fmt::format(" {}: {};", model.name,
                           fmt::join(EngineNames(model.value), ", "));

@@ -20,6 +20,7 @@
 //   every engine's eviction loop assumed an evictable leaf exists: with none, the reference and radix read past the end of their leaf sets and the hash engine had only an assert (compiled out of release builds); now NoEvictableLeafError names the engine, the nodes and the capacity -- LeafHeapTest.AnEmptyHeapThrowsNoEvictableLeafError
 // io and the CLI
 //   a token-mode replay that ran out of memory aborted ("terminate called without an active exception", exit 134) when the first parse, on a reader thread, was libsimdjson's: its kernel is picked in a function-local static inside a noexcept function (replay of 600 lines under start-up + 8 MiB); the CLI now picks it before reading -- ResourceLimitTest.ReplayRunsOutOfMemoryCleanly
+//   verify --engines all built every engine for every document, so the engines without vllm or sglang refused those documents and every one was skipped as refused options instead of checked -- VerifyCompareTest.AllEnginesFollowTheModel
 //   -o over a symbolic link replaced the link with a file instead of writing the file it leads to -- WriteFileAtomicallyTest.WritesThroughSymlinksKeepingThem
 //   -o /dev/stdout (a /proc/self/fd link) was replaced by a file instead of written in place -- WriteFileAtomicallyTest.WritesOpenFilesBehindProcLinksInPlace
 //   a replaced -o file lost its permissions (the temporary file's 0600) -- WriteFileAtomicallyTest.ReplacedFileKeepsItsPermissions

@@ -248,13 +248,14 @@ TEST_F(ResourceLimitTest, StreamedTokenModeReplayAndCurveFitInHalfTheOldPeak) {
       {"replay", trace, "--mode", "token", "--capacity", "45347595"},
       {.address_space_bytes = kBoundedLimit});
   ASSERT_EQ(bounded.status, 0) << bounded.err;
-  EXPECT_EQ(counts(bounded.out),
-            R"({"engine":"radix","mode":"token","vocab":128256,)"
-            R"("capacity":45347595,"policy":"lru","page_size":1,"model":"spec",)"
-            R"("match_limit":"all",)"
-            R"("requests":12031,"request_tokens":144793823,)"
-            R"("matched_tokens":53611667,"hit_ratio":0.3702621140129714,)"
-            R"("nodes":45347595,"peak_nodes":45347595,"evictions":45834561)");
+  EXPECT_EQ(
+      counts(bounded.out),
+      R"({"engine":"radix","mode":"token","vocab":128256,)"
+      R"("capacity":45347595,"policy":"lru","page_size":1,"model":"spec",)"
+      R"("match_limit":"all",)"
+      R"("requests":12031,"request_tokens":144793823,)"
+      R"("matched_tokens":53611667,"hit_ratio":0.3702621140129714,)"
+      R"("nodes":45347595,"peak_nodes":45347595,"evictions":45834561)");
   const test::ProgramRun curve = test::RunProgram(
       KVPREFIX_CLI, {"curve", trace, "--mode", "token", "--points", "4"},
       {.address_space_bytes = kLimit});

@@ -15,8 +15,9 @@ CASES = sorted(glob.glob(os.path.join(os.path.dirname(os.path.abspath(__file__))
                                       "..", "..", "tests", "data", "cases", "models",
                                       "*.json")))
 # The engines that implement each model (EngineNames(model)): the reference
-# for vllm and sglang, every engine for spec.
-MODEL_ENGINES = {"spec": kvprefix.engines(), "vllm": ["reference"], "sglang": ["reference"]}
+# and one optimized engine for vllm and sglang, every engine for spec.
+MODEL_ENGINES = {"spec": kvprefix.engines(), "vllm": ["reference", "hash"],
+                 "sglang": ["reference", "radix"]}
 
 
 def replay_document(document, **engine):
@@ -53,7 +54,7 @@ def test_a_vllm_shared_case():
     result = replay_document(case["document"])
     assert result["matches"] == case["expected"]["matches"]
     assert (result["engine"], result["model"], result["match_limit"]) == (
-        "reference", "vllm", "all-but-last")
+        "hash", "vllm", "all-but-last")  # vllm's fastest engine
     assert "trigger" not in result
     # SPEC 9.4's example: C=2, [1] [2] [2] [1,1]: no hit, the recomputed [2]
     # took [1]'s block.
