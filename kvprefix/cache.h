@@ -332,6 +332,36 @@ inline std::optional<ModelOptionsProblem> FindModelOptionsProblem(
   return std::nullopt;
 }
 
+// Returns `options` if its page size is one SPEC §8 allows, 1 to
+// kMaxPageSize tokens; throws std::invalid_argument("page size N is outside
+// 1 to 2^31 - 1") otherwise. O(1). Thread-safe.
+inline const CacheOptions& CheckPageSize(const CacheOptions& options) {
+  if (options.page_size < 1 || options.page_size > kMaxPageSize) {
+    throw std::invalid_argument("page size " +
+                                std::to_string(options.page_size) +
+                                " is outside 1 to 2^31 - 1");
+  }
+  return options;
+}
+
+// Checks that `options` describe a cache a model engine of `model` builds
+// (SPEC §9; its engines are in engines/all_engines.h): options.model is
+// `model`, FindModelOptionsProblem finds nothing and the page size is
+// allowed. Throws std::invalid_argument otherwise: "<engine>: the model is
+// not vllm", "<member>: <problem>" or CheckPageSize's. O(1). Thread-safe.
+inline void CheckModelEngineOptions(std::string_view engine, CacheModel model,
+                                    const CacheOptions& options) {
+  if (options.model != model) {
+    throw std::invalid_argument(std::string(engine) + ": the model is not " +
+                                std::string(NameOf(kCacheModels, model)));
+  }
+  if (const auto problem = FindModelOptionsProblem(options, false)) {
+    throw std::invalid_argument(std::string(problem->member) + ": " +
+                                problem->message);
+  }
+  CheckPageSize(options);
+}
+
 // Checks that `options` describe what a trie engine (a PrefixCacheEngine
 // over tokens) builds: model spec and page size 1, pages being PagedIndex's
 // job and the other models their own engines' (engines/all_engines.h).

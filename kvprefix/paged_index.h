@@ -250,15 +250,6 @@ class PagedIndex {
   // Page size 1: a page is a token, and E indexes tokens itself.
   bool Tokens() const { return options_.page_size == 1; }
 
-  static const CacheOptions& CheckPageSize(const CacheOptions& options) {
-    if (options.page_size < 1 || options.page_size > kMaxPageSize) {
-      throw std::invalid_argument("page size " +
-                                  std::to_string(options.page_size) +
-                                  " is outside 1 to 2^31 - 1");
-    }
-    return options;
-  }
-
   // The symbols of the whole pages of `sequence`, new pages added.
   std::vector<Token> Symbols(TokenSpan sequence) {
     std::vector<Token> symbols;

@@ -92,6 +92,30 @@ concept PrefixIndexEngine = std::default_initializable<E> && std::movable<E> &&
 //
 // MatchPrefix never touches: recency changes only on Insert/Access. A
 // bounded engine is not safe for concurrent use beyond the const members.
+//
+// A model engine (SPEC §9: ReferenceBlockPool and BlockPool for `vllm`,
+// ReferenceRadixCache and RadixCache for `sglang`) has the same members,
+// built with options.model its model (std::invalid_argument for any other,
+// or for what FindModelOptionsProblem finds), meaning:
+//
+//   Access      the model's steps for one request (§9.2 steps 0-6, §9.3's
+//               trigger), returning its match; (0, 0) for a request the
+//               model refuses (vllm: more blocks than the pool; sglang
+//               on-allocate: more pages than it can free) or an empty one.
+//               vllm: matched_length h * P, cache_node the ID of hit block
+//               h. sglang: cache_node may be a node the match itself
+//               created by splitting an edge.
+//   Insert      Access for its effect, then: vllm, the ID of the first
+//               block holding the sequence's last whole page (0 if none
+//               does); sglang, the node MatchPrefix(sequence) would end at.
+//   MatchPrefix what the match would answer, changing nothing. vllm: step 1
+//               alone (refusal aside); sglang: the match of the whole key
+//               (the match limit does not apply) and, where it would split
+//               an edge, the ID the split's new node would get.
+//   node_count  vllm: blocks holding a chain; sglang: nodes present.
+//   evicted_count, SetEvictionListener
+//               vllm: chains dropped from blocks step 4 takes, reported by
+//               their last page; sglang: nodes evicted, by their edge.
 template <typename E>
 concept PrefixCacheEngine = PrefixIndexEngine<E> &&
     std::constructible_from<E, const CacheOptions&> &&

@@ -14,18 +14,7 @@ BlockPool::BlockPool()
                              .match_limit = MatchLimit::kAllButLast}) {}
 
 BlockPool::BlockPool(const CacheOptions& options) : options_(options) {
-  if (options.model != CacheModel::kVllm) {
-    throw std::invalid_argument("hash block pool: the model is not vllm");
-  }
-  if (const auto problem = FindModelOptionsProblem(options, false)) {
-    throw std::invalid_argument(std::string(problem->member) + ": " +
-                                problem->message);
-  }
-  if (options.page_size < 1 || options.page_size > kMaxPageSize) {
-    throw std::invalid_argument("page size " +
-                                std::to_string(options.page_size) +
-                                " is outside 1 to 2^31 - 1");
-  }
+  CheckModelEngineOptions("hash block pool", CacheModel::kVllm, options);
 }
 
 BlockPool::Slot BlockPool::FindOrAddChain(Slot parent, TokenSpan page) {

@@ -56,41 +56,27 @@ class BlockPool {
  public:
   static constexpr std::string_view kName = "hash";
 
-  // An unbounded pool over tokens (P = 1).
-  BlockPool();
-  // A pool of options.capacity blocks of options.page_size tokens (SPEC
-  // §9.2). Throws std::invalid_argument if options.model is not vllm,
-  // FindModelOptionsProblem (kvprefix/cache.h) finds a problem or the page
-  // size is outside 1 to 2^31 - 1.
+  // A model engine of kvprefix/prefix_index.h for model vllm: its members
+  // mean what that header says of vllm (and equal ReferenceBlockPool's).
+  // Also throws std::invalid_argument for a page size outside 1 to 2^31 - 1.
+  // Access, Insert and MatchPrefix are O(n) expected for n tokens (each
+  // whole page hashed and compared at most twice); the counts O(1). Access
+  // may leave the pool part-way through a request when it throws
+  // std::bad_alloc.
+  BlockPool();  // unbounded, over tokens (P = 1)
+  // options.capacity blocks of options.page_size tokens (SPEC §9.2).
   explicit BlockPool(const CacheOptions& options);
 
-  // SPEC §9.2 steps 0-6 for one request: the match of step 1 (matched_length
-  // h * P tokens, cache_node the ID of hit block h, 0 when h = 0), or (0, 0)
-  // for a refused request (more blocks than the pool, step 2) or an empty
-  // one. O(n) expected for n tokens; throws std::bad_alloc (the pool may
-  // then be left part-way through the request).
   Match Access(TokenSpan request);
-
-  // Access(sequence) for its effect, then the ID of the first block holding
-  // the sequence's last whole page, the one a lookup finds (0 if it has no
-  // whole page or its chain is held by no block). O(n) expected.
   NodeId Insert(TokenSpan sequence);
-
-  // Step 1 alone: what Access would answer before its other steps (refusal
-  // aside), changing nothing. O(n) expected.
   Match MatchPrefix(TokenSpan request) const;
-
-  // Blocks holding a chain. O(1).
   std::uint64_t node_count() const { return cached_blocks_; }
-  // Chains dropped from blocks taken by step 4 (its only eviction). O(1).
   std::uint64_t evicted_count() const { return evicted_; }
   const CacheOptions& options() const { return options_; }
-  // Reports the page of each chain step 4 drops from a block.
   void SetEvictionListener(EvictionListener listener) {
     listener_ = std::move(listener);
   }
-  // Heap bytes: the chain, block, page and scratch arrays and the page map.
-  // O(1).
+  // The chain, block, page and scratch arrays and the page map. O(1).
   std::size_t memory_bytes() const;
 
  private:

@@ -15,18 +15,7 @@ RadixCache::RadixCache()
     : RadixCache(CacheOptions{.model = CacheModel::kSglang}) {}
 
 RadixCache::RadixCache(const CacheOptions& options) : options_(options) {
-  if (options.model != CacheModel::kSglang) {
-    throw std::invalid_argument("radix cache: the model is not sglang");
-  }
-  if (const auto problem = FindModelOptionsProblem(options, false)) {
-    throw std::invalid_argument(std::string(problem->member) + ": " +
-                                problem->message);
-  }
-  if (options.page_size < 1 || options.page_size > kMaxPageSize) {
-    throw std::invalid_argument("page size " +
-                                std::to_string(options.page_size) +
-                                " is outside 1 to 2^31 - 1");
-  }
+  CheckModelEngineOptions("radix cache", CacheModel::kSglang, options);
 }
 
 std::size_t RadixCache::CommonTokens(Slot slot, TokenSpan key) const {

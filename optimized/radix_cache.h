@@ -62,43 +62,29 @@ class RadixCache {
  public:
   static constexpr std::string_view kName = "radix";
 
-  // An unbounded cache over tokens (P = 1), trigger after-insert.
-  RadixCache();
-  // A cache of options.capacity pages of options.page_size tokens (SPEC
-  // §9.3) with options.policy (lru or fifo), options.match_limit and
-  // options.trigger. Throws std::invalid_argument if options.model is not
-  // sglang, FindModelOptionsProblem (kvprefix/cache.h) finds a problem or
-  // the page size is outside 1 to 2^31 - 1.
+  // A model engine of kvprefix/prefix_index.h for model sglang: its members
+  // mean what that header says of sglang (and equal ReferenceRadixCache's).
+  // Also throws std::invalid_argument for a page size outside 1 to 2^31 - 1.
+  // Costs for n tokens: Access O(n) expected plus O(log entries) per node
+  // evicted; Insert and MatchPrefix O(n) expected; the counts O(1); Access
+  // throws std::bad_alloc when memory runs out.
+  RadixCache();  // unbounded, over tokens (P = 1), after-insert
+  // options.capacity pages of options.page_size tokens (SPEC §9.3), with
+  // options.policy (lru or fifo), options.match_limit and options.trigger.
   explicit RadixCache(const CacheOptions& options);
 
-  // One request by the trigger's steps (SPEC §9.3): the match's answer,
-  // (0, 0) for a request on-allocate refuses. cache_node may be a node the
-  // match itself created by splitting an edge. O(n) expected plus
-  // O(log entries) per node evicted; throws std::bad_alloc.
   Match Access(TokenSpan request);
-
-  // Access(sequence) for its effect, then the node MatchPrefix(sequence)
-  // would end at.
   NodeId Insert(TokenSpan sequence);
-
-  // What match(request) would answer, changing nothing: where it would
-  // split an edge, cache_node is the ID the split's new node would get.
-  // The match limit does not apply. O(n) expected.
   Match MatchPrefix(TokenSpan request) const;
-
-  // Nodes present, root excluded. O(1).
   std::uint64_t node_count() const { return present_; }
-  // Nodes evicted so far. O(1).
   std::uint64_t evicted_count() const { return evicted_; }
   const CacheOptions& options() const { return options_; }
-  // Reports each evicted node's edge.
   void SetEvictionListener(EvictionListener listener) {
     listener_ = std::move(listener);
   }
   // The tree's size: tokens on the edges of the nodes present. O(1).
   std::uint64_t size_tokens() const { return size_; }
-  // Heap bytes: the node, slot and arena arrays, the page map and the heap.
-  // O(1).
+  // The node, slot and arena arrays, the page map and the heap. O(1).
   std::size_t memory_bytes() const;
 
  private:

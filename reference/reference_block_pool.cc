@@ -21,18 +21,7 @@ ReferenceBlockPool::ReferenceBlockPool()
 
 ReferenceBlockPool::ReferenceBlockPool(const CacheOptions& options)
     : options_(options) {
-  if (options.model != CacheModel::kVllm) {
-    throw std::invalid_argument("reference block pool: the model is not vllm");
-  }
-  if (const auto problem = FindModelOptionsProblem(options, false)) {
-    throw std::invalid_argument(std::string(problem->member) + ": " +
-                                problem->message);
-  }
-  if (options.page_size < 1 || options.page_size > kMaxPageSize) {
-    throw std::invalid_argument("page size " +
-                                std::to_string(options.page_size) +
-                                " is outside 1 to 2^31 - 1");
-  }
+  CheckModelEngineOptions("reference block pool", CacheModel::kVllm, options);
 }
 
 ReferenceBlockPool::ChainId ReferenceBlockPool::FindChain(

@@ -40,39 +40,25 @@ class ReferenceBlockPool {
  public:
   static constexpr std::string_view kName = "reference";
 
-  // An unbounded pool over tokens (P = 1).
-  ReferenceBlockPool();
-  // A pool of options.capacity blocks of options.page_size tokens (SPEC
-  // §9.2). Throws std::invalid_argument if options.model is not vllm or
-  // FindModelOptionsProblem (kvprefix/cache.h) finds a problem.
+  // A model engine of kvprefix/prefix_index.h for model vllm: its members
+  // mean what that header says of vllm. Costs for n tokens, P a page and
+  // `chains` the chains ever created: O(n / P * (P + log(chains))) per
+  // Access, Insert or MatchPrefix; the counts O(1).
+  ReferenceBlockPool();  // unbounded, over tokens (P = 1)
+  // options.capacity blocks of options.page_size tokens (SPEC §9.2).
   explicit ReferenceBlockPool(const CacheOptions& options);
 
-  // SPEC §9.2 steps 0-6 for one request: the match of step 1 (matched_length
-  // h * P tokens, cache_node the ID of hit block h, 0 when h = 0), or (0, 0)
-  // for a refused request (more blocks than the pool, step 2) or an empty one.
-  // O(n / P * (P + log(chains))) for n tokens.
   Match Access(TokenSpan request);
-
-  // Access(sequence) for its effect, then the ID of the first block holding
-  // the sequence's last whole page, the one a lookup finds (0 if it has no
-  // whole page or its chain is held by no block).
   NodeId Insert(TokenSpan sequence);
-
-  // Step 1 alone: what Access would answer before its other steps (refusal
-  // aside), changing nothing. O(n / P * (P + log(chains))).
   Match MatchPrefix(TokenSpan request) const;
-
-  // Blocks holding a chain. O(1).
   std::uint64_t node_count() const { return cached_blocks_; }
-  // Chains dropped from blocks taken by step 4 (its only eviction). O(1).
   std::uint64_t evicted_count() const { return evicted_; }
   const CacheOptions& options() const { return options_; }
-  // Reports the page of each chain step 4 drops from a block.
   void SetEvictionListener(EvictionListener listener) {
     listener_ = std::move(listener);
   }
-  // Heap bytes: the chain map's and the lists' red-black-tree and list
-  // nodes, and the block and page vectors. O(chains).
+  // The chain map's and the lists' red-black-tree and list nodes, and the
+  // block and page vectors. O(chains).
   std::size_t memory_bytes() const;
 
  private:

@@ -31,42 +31,27 @@ class ReferenceRadixCache {
  public:
   static constexpr std::string_view kName = "reference";
 
-  // An unbounded cache over tokens (P = 1), trigger after-insert.
-  ReferenceRadixCache();
-  // A cache of options.capacity pages of options.page_size tokens (SPEC
-  // §9.3) with options.policy (lru or fifo), options.match_limit and
-  // options.trigger. Throws std::invalid_argument if options.model is not
-  // sglang or FindModelOptionsProblem (kvprefix/cache.h) finds a problem.
+  // A model engine of kvprefix/prefix_index.h for model sglang: its members
+  // mean what that header says of sglang. Costs for n tokens: Access
+  // O(n log(children)) plus O(nodes log(nodes)) when it evicts; Insert and
+  // MatchPrefix O(n log(children)); the counts O(1).
+  ReferenceRadixCache();  // unbounded, over tokens (P = 1), after-insert
+  // options.capacity pages of options.page_size tokens (SPEC §9.3), with
+  // options.policy (lru or fifo), options.match_limit and options.trigger.
   explicit ReferenceRadixCache(const CacheOptions& options);
 
-  // One request by the trigger's steps (SPEC §9.3): the match's answer,
-  // (0, 0) for a request on-allocate refuses. cache_node may be a node the
-  // match itself created by splitting an edge. O(n log(children)) plus
-  // O(nodes log(nodes)) when it evicts.
   Match Access(TokenSpan request);
-
-  // Access(sequence) for its effect, then the node MatchPrefix(sequence)
-  // would end at.
   NodeId Insert(TokenSpan sequence);
-
-  // What match(request) would answer, changing nothing: where it would
-  // split an edge, cache_node is the ID the split's new node would get.
-  // The match limit does not apply (this is the match of the whole key).
   Match MatchPrefix(TokenSpan request) const;
-
-  // Nodes present, root excluded. O(1).
   std::uint64_t node_count() const { return present_; }
-  // Nodes evicted so far. O(1).
   std::uint64_t evicted_count() const { return evicted_; }
   const CacheOptions& options() const { return options_; }
-  // Reports each evicted node's edge.
   void SetEvictionListener(EvictionListener listener) {
     listener_ = std::move(listener);
   }
   // The tree's size: tokens on the edges of the nodes present. O(1).
   std::uint64_t size_tokens() const { return size_; }
-  // Heap bytes: the node vector, edges and the children maps' nodes.
-  // O(nodes).
+  // The node vector, edges and the children maps' nodes. O(nodes).
   std::size_t memory_bytes() const;
 
  private:
