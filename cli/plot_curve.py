@@ -11,7 +11,8 @@ marks a capacity asked for ("capacity"), marks the smallest capacity reaching
 target_hit_ratio ("target"; no capacity: unreachable) or leaves it out
 ("point"); rows without a mark are the line. `--extra LABEL=FILE` adds other
 curves' points (the same CSV columns) as markers, e.g. FIFO replays at a few
-capacities.
+capacities; `--line LABEL=FILE` adds another curve drawn as a line through
+its points, e.g. a cache model's curve at the same capacities as LRU's.
 """
 import argparse
 import csv
@@ -31,6 +32,13 @@ def points(rows):
             [row.get("capacity_bytes") or "" for row in rows])
 
 
+def labelled_points(spec):
+    """--extra or --line's LABEL=FILE: (label, points of FILE's rows)."""
+    label, _, path = spec.partition("=")
+    with open(path, newline="") as extra_file:
+        return label, points(read_rows(extra_file))
+
+
 def gib_text(row):
     if not row.get("capacity_bytes"):
         return ""
@@ -43,6 +51,8 @@ def main():
     parser.add_argument("--title", default="LRU hit ratio")
     parser.add_argument("--capacity-label", default="capacity (nodes)")
     parser.add_argument("--extra", action="append", default=[],
+                        metavar="LABEL=FILE")
+    parser.add_argument("--line", action="append", default=[],
                         metavar="LABEL=FILE")
     args = parser.parse_args()
     try:
@@ -63,11 +73,18 @@ def main():
         asked_capacities, asked_ratios, _ = points(asked)
         axes.plot([max(c, 1) for c in asked_capacities], asked_ratios, "o",
                   markersize=4, color="C0", label="capacities asked for")
-    for extra in args.extra:
-        label, _, path = extra.partition("=")
-        with open(path, newline="") as extra_file:
-            extra_capacities, extra_ratios, _ = points(read_rows(extra_file))
-        axes.plot(extra_capacities, extra_ratios, "o", label=label)
+    # Lines first, so that the points (replays at a few capacities) are
+    # drawn over them; each line dashed its own way, so that lines lying on
+    # the LRU curve (and on each other) stay visible.
+    extra_ratios = []  # every series' ratios, for the y axis's top
+    styles = [("--", "-."), ("o",)]
+    for style_cycle, specs in zip(styles, (args.line, args.extra)):
+        for number, spec in enumerate(specs):
+            label, (capacities_of, ratios_of, _) = labelled_points(spec)
+            axes.plot([max(c, 1) for c in capacities_of], ratios_of,
+                      style_cycle[number % len(style_cycle)], linewidth=1.5,
+                      label=label)
+            extra_ratios += ratios_of
     for number, row in enumerate(targets):
         target = float(row["target_hit_ratio"])
         color = f"C{(number + 1) % 10}"
@@ -85,7 +102,8 @@ def main():
     axes.set_xscale("log")
     axes.set_xlabel(args.capacity_label)
     axes.set_ylabel("hit ratio (matched / request tokens)")
-    top_ratio = max(ratios + [float(row["target_hit_ratio"]) for row in targets] + [0.05])
+    top_ratio = max(ratios + extra_ratios
+                    + [float(row["target_hit_ratio"]) for row in targets] + [0.05])
     axes.set_ylim(0, top_ratio * 1.1)
     axes.grid(True, which="both", alpha=0.3)
     axes.set_title(args.title, fontsize=10)

@@ -5,12 +5,14 @@ Checks what the report says about a comparison (a U test that cannot reach
 significance with too few repetitions is named as such, not counted as "0
 benchmarks changed"), noisy rows and their reruns, integer node counts,
 paths, a plugin's rows (kvprefix_bench --kvprefix_engine=plugin:PATH) in
-the tables, the charts and the overhead table, and a column or row for each
-eviction policy the data holds. Exits 77 (skipped, saying so) without Google Benchmark's compare.py,
+the tables, the charts and the overhead table, a column or row for each
+eviction policy the data holds, and the lines of cli/plot_curve.py's
+charts. Exits 77 (skipped, saying so) without Google Benchmark's compare.py,
 scipy or matplotlib (scripts/dev.sh installs them).
 """
 
 import importlib.util
+import io
 import json
 import os
 import statistics
@@ -20,6 +22,7 @@ import tempfile
 
 SOURCE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 REPORT = os.path.join(SOURCE, "bench", "report.py")
+PLOT = os.path.join(SOURCE, "cli", "plot_curve.py")
 COMPARE = "/usr/share/benchmark/compare.py"
 failures = []
 
@@ -153,8 +156,8 @@ def counts_and_paths(folder):
           "NDEBUG" in text, "the debug library is not explained", text)
 
 
-def load_report_module():
-    spec = importlib.util.spec_from_file_location("report", REPORT)
+def load_report_module(path=REPORT, name="report"):
+    spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -255,6 +258,43 @@ def policy_columns(folder):
           "the capacity section lacks the lru or the fifo row", text)
 
 
+def curve_lines(folder):
+    """cli/plot_curve.py draws each --line series (a model's curve in
+    bench/curves.py's charts) as a dashed line through its points, under
+    its label, the --extra series as points, and raises the y axis to the
+    highest of all of them."""
+    module = load_report_module(PLOT, "plot_curve")
+    header = "capacity,capacity_bytes,matched_tokens,request_tokens,hit_ratio\n"
+    model = os.path.join(folder, "vllm.csv")
+    with open(model, "w") as f:
+        f.write(header + "1,,0,100,0\n10,,30,100,0.3\n100,,60,100,0.6\n")
+    fifo = os.path.join(folder, "fifo.csv")
+    with open(fifo, "w") as f:
+        f.write(header + "10,,20,100,0.2\n")
+    figures = []
+    import matplotlib.figure  # here: the test is skipped without matplotlib
+    saved = matplotlib.figure.Figure.savefig
+    matplotlib.figure.Figure.savefig = lambda figure, *a, **k: figures.append(figure)
+    argv, stdin, stdout = sys.argv, sys.stdin, sys.stdout
+    sys.argv = [PLOT, "--line", f"vLLM={model}", "--extra", f"FIFO (replay)={fifo}"]
+    sys.stdin = io.StringIO(header + "1,,10,100,0.1\n10,,40,100,0.4\n100,,50,100,0.5\n")
+    sys.stdout = io.TextIOWrapper(io.BytesIO())
+    try:
+        module.main()
+    finally:
+        matplotlib.figure.Figure.savefig = saved
+        sys.argv, sys.stdin, sys.stdout = argv, stdin, stdout
+    axes = figures[0].axes[0]
+    drawn = {line.get_label(): (line.get_linestyle(), list(line.get_xdata()),
+                                list(line.get_ydata())) for line in axes.get_lines()}
+    check(drawn.get("vLLM") == ("--", [1, 10, 100], [0.0, 0.3, 0.6]),
+          f"the --line series is not a dashed line through its points: {drawn}")
+    check(drawn.get("FIFO (replay)") == ("None", [10], [0.2]),
+          f"the --extra series is not points: {drawn}")
+    check(abs(axes.get_ylim()[1] - 0.66) < 1e-9,
+          f"the y axis ends at {axes.get_ylim()[1]}, not 1.1 x the line's 0.6")
+
+
 def main():
     missing = [what for what, present in (
         (COMPARE, os.path.exists(COMPARE)),
@@ -265,7 +305,8 @@ def main():
               "libbenchmark-tools, python3-scipy, python3-matplotlib)")
         return 77
     for test in (too_few_repetitions, enough_repetitions, noisy_rows_and_reruns,
-                 counts_and_paths, plugin_rows, policy_columns):
+                 counts_and_paths, plugin_rows, policy_columns,
+                 curve_lines):
         before = len(failures)
         with tempfile.TemporaryDirectory() as folder:
             test(folder)
