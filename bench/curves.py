@@ -7,13 +7,17 @@ Usage: bench/curves.py --build BUILD_DIR --data-dir DIR --img-dir DIR
 For each Mooncake trace in block and in token mode: the exact LRU curve at N
 log-spaced capacities (`kvprefix curve`, one pass), then `kvprefix replay`
 with every policy of `kvprefix policies` at a few of those capacities: LRU's
-as a check of the curve, the others (FIFO, LFU) as points beside it. Capacities
-get a second axis in GiB for Llama-3-8B in fp16 (128 KiB of KV cache a
-token: 2 x 32 layers x 8 KV heads x 128 dims x 2 bytes). Writes
-DIR/curve_<trace>_<mode>.csv (the curve) and ..._replays.csv (the replays,
-in the order of `kvprefix policies` at each capacity), and draws
+as a check of the curve, the others (FIFO, LFU) as points beside it. In block mode also
+the curves of the cache models of SPEC §9 (`kvprefix curve --model vllm`,
+`--model sglang`: after-insert, LRU) at the LRU curve's capacities, one
+replay per capacity, drawn as lines, and one `kvprefix replay --model M` per
+model as a check of its curve. Capacities get a second axis in GiB for
+Llama-3-8B in fp16 (128 KiB of KV cache a token: 2 x 32 layers x 8 KV heads
+x 128 dims x 2 bytes). Writes DIR/curve_<trace>_<mode>.csv (the curve),
+..._replays.csv (the replays, in the order of `kvprefix policies` at each
+capacity) and ..._<model>.csv (a model's curve), and draws
 docs/img/curve_<trace>_<mode>.png with cli/plot_curve.py. Fails if an LRU
-replay differs from the curve.
+or a model replay differs from its curve.
 """
 
 import argparse
@@ -23,12 +27,22 @@ import json
 import os
 import subprocess
 import sys
+import time
 
 KV_BYTES_PER_TOKEN = 131072  # Llama-3-8B, fp16
 TRACES = {"conversation": "conversation_trace.jsonl",
           "synthetic": "synthetic_trace.jsonl"}
 REPLAYS = 5  # capacities replayed with every policy per curve
 CURVE_POLICY = "lru"  # the policy whose hit ratios `kvprefix curve` gives
+# The models of SPEC §9 drawn beside LRU: `--model` -> the chart's label.
+# Block mode only: there a node is a 512-token block, the models' page. In
+# token mode (a node is a token, page size 1) vLLM's pool would hold
+# 1-token blocks, which no deployment runs (vLLM's default block is 16
+# tokens), and a curve at another page size counts capacity in pages, not
+# the chart's tokens.
+MODELS = {"vllm": "vLLM block pool",
+          "sglang": "SGLang radix cache (after-insert, LRU)"}
+MODEL_MODES = ("block",)
 
 
 def run(command):
@@ -71,13 +85,16 @@ def main():
             # (there every policy keeps everything).
             step = max(1, (len(rows) - 1) // REPLAYS)
             chosen = rows[step - 1:len(rows) - 1:step][:REPLAYS]
+
+            def replay(capacity, *options):
+                return json.loads(run([
+                    cli, "replay", trace, "--mode", mode, "--capacity", capacity,
+                    "--kv-bytes-per-token", str(KV_BYTES_PER_TOKEN), *options]))
+
             replays = []
             for row in chosen:
                 for policy in all_policies:
-                    summary = json.loads(run([
-                        cli, "replay", trace, "--mode", mode, "--capacity",
-                        row["capacity"], "--policy", policy,
-                        "--kv-bytes-per-token", str(KV_BYTES_PER_TOKEN)]))
+                    summary = replay(row["capacity"], "--policy", policy)
                     replays.append({"policy": policy, "capacity": row["capacity"],
                                     "capacity_bytes": summary["capacity_bytes"],
                                     "matched_tokens": summary["matched_tokens"],
@@ -90,6 +107,29 @@ def main():
                                  f"{row['matched_tokens']}")
             with open(os.path.join(args.data_dir, stem + ".csv"), "w") as f:
                 f.write(curve_csv)
+            # Each model's curve at the LRU curve's capacities, and one
+            # replay, at the middle replayed capacity, that must agree.
+            lines = {}
+            for model, label in (MODELS.items() if mode in MODEL_MODES else ()):
+                started = time.monotonic()
+                model_csv = run([
+                    cli, "curve", trace, "--mode", mode, "--model", model,
+                    "--capacities", ",".join(row["capacity"] for row in rows),
+                    "--kv-bytes-per-token", str(KV_BYTES_PER_TOKEN), "--format",
+                    "csv"])
+                print(f"curves: {stem} {model}: {len(rows)} capacities in "
+                      f"{time.monotonic() - started:.1f} s wall", file=sys.stderr)
+                check = chosen[len(chosen) // 2]["capacity"]
+                curve_at = {r["capacity"]: r["matched_tokens"]
+                            for r in csv.DictReader(io.StringIO(model_csv))}
+                summary = replay(check, "--model", model)
+                if str(summary["matched_tokens"]) != curve_at.get(check):
+                    sys.exit(f"curves: {stem}: {model} replay at {check} matched "
+                             f"{summary['matched_tokens']}, the {model} curve says "
+                             f"{curve_at.get(check)}")
+                lines[label] = os.path.join(args.data_dir, f"{stem}_{model}.csv")
+                with open(lines[label], "w") as f:
+                    f.write(model_csv)
             replays_path = os.path.join(args.data_dir, stem + "_replays.csv")
             with open(replays_path, "w", newline="") as f:
                 writer = csv.DictWriter(f, fieldnames=list(replays[0]))
@@ -108,8 +148,11 @@ def main():
             unit = "512-token blocks" if mode == "block" else "tokens"
             image = subprocess.run(
                 ["/usr/bin/python3", plot, "--format", "png", "--title",
-                 f"{file}, {mode} mode: hit ratio against capacity ({unit}; "
-                 "GiB for Llama-3-8B fp16)"]
+                 f"{file}, {mode} mode: hit ratio against capacity\n({unit}; "
+                 "GiB for Llama-3-8B fp16)", "--capacity-label",
+                 f"capacity ({unit})"]
+                + [argument for label, path in lines.items()
+                   for argument in ("--line", f"{label}, a replay per capacity={path}")]
                 + [argument for policy, path in extras.items()
                    for argument in ("--extra", f"{policy.upper()} (replay)={path}")],
                 input=curve_csv.encode(), check=True, capture_output=True).stdout

@@ -11,7 +11,13 @@ Usage: bench/e2e.py --build BUILD_DIR --out e2e.json [--cli PATH] [--mooncake-di
    same size when the trace is absent), then times one `kvprefix match` per
    engine on it (wall seconds and peak RSS from wait4), and checks that every
    engine wrote byte-identical output.
-2. Times `kvprefix replay --mode token` on each whole Mooncake trace.
+2. Times `kvprefix replay --mode token` on each whole Mooncake trace, and
+   the cache models of SPEC §9 in block mode at a capacity of 10,000 blocks
+   (`kvprefix replay --mode block --model M --engine E --capacity 10000`:
+   spec on radix, vllm on hash and reference, sglang on radix and
+   reference), three fresh processes each, medians: the fresh-process
+   counterparts of the warm BM_Replay/E/mooncake-<trace>-blocks/<lines>/
+   <model>10000 rows.
 
 3. With --baseline-cli (e.g. a build of an older commit), the before/after
    end-to-end targets, side by side in this one run: the old and the new CLI
@@ -36,6 +42,12 @@ import tempfile
 import time
 
 TRACES = ("conversation_trace.jsonl", "synthetic_trace.jsonl")
+# Step 2's model replays: (model, engines), and their capacity in blocks,
+# those of bench/engine_bench.cc's model rows.
+MODEL_REPLAYS = (("spec", ("radix",)), ("vllm", ("hash", "reference")),
+                 ("sglang", ("radix", "reference")))
+MODEL_CAPACITY = 10_000
+MODEL_RUNS = 3
 
 
 def timed(command, stdout):
@@ -50,6 +62,16 @@ def timed(command, stdout):
     if proc.returncode != 0:
         raise RuntimeError(f"{' '.join(command)} exited {proc.returncode}: {stderr}")
     return seconds, usage.ru_utime + usage.ru_stime, usage.ru_maxrss
+
+
+def replay(cli, arguments, tmp):
+    """Times one `kvprefix replay ARGUMENTS`; returns (wall s, CPU s, peak
+    RSS in KiB, its JSON summary)."""
+    summary_path = os.path.join(tmp, "replay.txt")
+    with open(summary_path, "w") as summary_file:
+        seconds, cpu, rss = timed([cli, "replay"] + arguments, summary_file)
+    with open(summary_path) as summary_file:
+        return seconds, cpu, rss, json.loads(summary_file.read())  # one JSON line
 
 
 def digest(path):
@@ -132,7 +154,7 @@ def main():
                       else [e for e in all_engines if e != "reference"])
     have_mooncake = os.path.exists(os.path.join(args.mooncake_dir, TRACES[0]))
     workload = "mooncake-conversation/3000" if have_mooncake else "multi-turn/8000"
-    result = {"workload": workload, "match": [], "replay": [],
+    result = {"workload": workload, "match": [], "replay": [], "model_replay": [],
               "load_avg_start": os.getloadavg()}
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -158,16 +180,30 @@ def main():
         for trace in TRACES if have_mooncake else ():
             path = os.path.join(args.mooncake_dir, trace)
             for engine in replay_engines:
-                summary_path = os.path.join(tmp, "replay.txt")
-                with open(summary_path, "w") as summary_file:
-                    seconds, cpu, rss = timed([cli, "replay", "--engine", engine, "--mode",
-                                          "token", path], summary_file)
-                with open(summary_path) as summary_file:
-                    summary = json.loads(summary_file.read())  # one JSON line
+                seconds, cpu, rss, summary = replay(
+                    cli, ["--engine", engine, "--mode", "token", path], tmp)
                 result["replay"].append({"trace": trace, "engine": engine,
                                          "seconds": seconds, "cpu_seconds": cpu,
                                          "max_rss_kb": rss, "summary": summary})
                 print(f"replay {trace} {engine}: {seconds:.2f} s", file=sys.stderr)
+            for model, model_engines in MODEL_REPLAYS:
+                for engine in model_engines:
+                    runs = [replay(cli, ["--engine", engine, "--mode", "block",
+                                         "--model", model, "--capacity",
+                                         str(MODEL_CAPACITY), path], tmp)
+                            for _ in range(MODEL_RUNS)]
+                    result["model_replay"].append({
+                        "trace": trace, "model": model, "engine": engine,
+                        "capacity": MODEL_CAPACITY, "runs": MODEL_RUNS,
+                        "seconds": statistics.median(r[0] for r in runs),
+                        "cpu_seconds": statistics.median(r[1] for r in runs),
+                        "max_rss_kb": statistics.median(r[2] for r in runs),
+                        "replay_seconds": statistics.median(
+                            r[3]["replay_seconds"] for r in runs),
+                        "summary": runs[0][3]})
+                    print(f"replay {trace} --model {model} {engine}: "
+                          f"{result['model_replay'][-1]['seconds']:.2f} s",
+                          file=sys.stderr)
 
         if args.baseline_cli and have_mooncake:
             result["baseline_name"] = args.baseline_name

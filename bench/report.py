@@ -263,6 +263,11 @@ def mtok(result):
     return rate / 1e6 if rate else None
 
 
+def milliseconds(result):
+    """Wall time per iteration, in ms."""
+    return result.get("real_time") * MS_PER_UNIT[result.get("time_unit")]
+
+
 def ratio(result, base):
     if not result or not base or not base.tokens_per_second():
         return None
@@ -425,10 +430,20 @@ def key_table(results, engines):
     return lines + [""]
 
 
+def model_of(cache):
+    """The model of a BM_Replay/<engine>/<workload>/<size>/<model><capacity>
+    row's cache (bench/engine_bench.cc's RegisterModelReplays), else None
+    (unbounded, or §8's <policy><percent>)."""
+    named = re.fullmatch(r"(.+?)(\d+)", cache or "")
+    return named.group(1) if named and named.group(1) in MODELS else None
+
+
 def capacity_section(results, engines):
     """Replays with a capacity against the same engine unbounded and
-    against the reference with the same capacity."""
-    bounded = [r for r in results if r.op == "Replay" and r.cache and not r.error]
+    against the reference with the same capacity (the model rows have a
+    section of their own)."""
+    bounded = [r for r in results if r.op == "Replay" and r.cache and not r.error
+               and not model_of(r.cache)]
     if not bounded:
         return []
     lines = ["## Capacity-bounded replay (SPEC §8)", "",
@@ -448,14 +463,72 @@ def capacity_section(results, engines):
         slowdown = (r.get("real_time") / unbounded.get("real_time")
                     if unbounded else None)
         speedup = ratio(r, reference) if r.engine != REFERENCE else None
-        milliseconds = r.get("real_time") * MS_PER_UNIT[r.get("time_unit")]
         lines.append(
             f"| {r.workload}/{r.size} | {r.cache} | {r.engine} | "
-            f"{fmt(milliseconds)} | {fmt(mtok(r))} | "
+            f"{fmt(milliseconds(r))} | {fmt(mtok(r))} | "
             f"{fmt(slowdown) + '×' if slowdown else ''} | "
             f"{fmt(speedup) + '×' if speedup else ''} | "
             f"{fmt(r.get('hit_ratio'))} | {count(r.get('evictions'))} |")
     return lines + [""]
+
+
+def models_section(results, engines):
+    """The model rows: a table per workload, a row per model (MODELS order),
+    the columns of each engine that implements it, whose speed is set
+    against the model's own reference (the reference engine of that
+    model)."""
+    rows = [r for r in results
+            if r.op == "Replay" and model_of(r.cache) and not r.error]
+    if not rows:
+        return []
+    lines = ["## Cache models (SPEC §9)", "",
+             "`BM_Replay/<engine>/<workload>/<size>/<model><capacity>`: the whole "
+             "block-mode trace (a token is a 512-token block's hash, SPEC §7, so "
+             "M tokens/s are M blocks/s) replayed on a fresh cache per iteration "
+             "under each model at the same capacity in blocks: `spec` is §8's LRU, "
+             "`vllm` vLLM's block pool (§9.2, match limit all-but-last), `sglang` "
+             "SGLang's radix cache (§9.3, trigger after-insert, LRU), "
+             "`sglang-on-allocate` the same with trigger on-allocate; ms is the wall "
+             "time of one replay. Each model "
+             "runs on the engines that implement it; vs reference is the speed "
+             "over that model's reference engine. Warm benchmark: medians of the "
+             "repetitions of this run (end-to-end runs of the CLI, a fresh process "
+             "each, are under End to end). Hit ratio: matched / request tokens, "
+             "the same for every engine of a model (else marked). Bytes/node is "
+             "memory_bytes / node_count: per block for spec and vllm, per tree "
+             "node (an edge of one or more blocks) for sglang.", ""]
+    workloads = list(dict.fromkeys((r.workload, r.size) for r in rows))
+    for workload, size in workloads:
+        group = [r for r in rows if (r.workload, r.size) == (workload, size)]
+        shown = [e for e in engines if any(r.engine == e for r in group)]
+        caches = sorted({r.cache for r in group},
+                        key=lambda c: (list(MODELS).index(model_of(c)), c))
+        # The reference's speed over itself is no column.
+        columns = [(e, what) for e in shown for what in
+                   ("ms", "M tokens/s", "vs reference", "bytes/node")
+                   if not (e == REFERENCE and what == "vs reference")]
+        lines += [f"### {workload}/{size}", "",
+                  "| model | cache | hit ratio | "
+                  + " | ".join(f"{e} {what}" for e, what in columns) + " |",
+                  "| --- | --- | ---: |" + " ---: |" * len(columns)]
+        for cache in caches:
+            by_engine = {r.engine: r for r in group if r.cache == cache}
+            base = by_engine.get(REFERENCE)
+            ratios = {fmt(r.get("hit_ratio"), 4) for r in by_engine.values()}
+            hit = (ratios.pop() if len(ratios) == 1 else
+                   "**differ: " + ", ".join(sorted(ratios)) + "**")
+            cells = []
+            for engine, what in columns:
+                r = by_engine.get(engine)
+                speedup = ratio(r, base)
+                values = {"ms": fmt(milliseconds(r)), "M tokens/s": fmt(mtok(r)),
+                          "vs reference": fmt(speedup) + "×" if speedup else "–",
+                          "bytes/node": fmt(r.get("bytes_per_node"))} if r else {}
+                cells.append(values.get(what, "–"))
+            lines.append(f"| {MODELS[model_of(cache)]} | {cache} | {hit} | "
+                         + " | ".join(cells) + " |")
+        lines.append("")
+    return lines
 
 
 def fastest_on_mooncake(results, engines):
@@ -698,7 +771,41 @@ def io_section(results, e2e):
                 f"{s['request_tokens'] / 1e6 / s['replay_seconds']:,.0f} | "
                 f"{run['seconds']:.2f} | {run['max_rss_kb'] / 1024:,.0f} |")
         lines.append("")
-    return lines + targets_section(e2e)
+    return lines + model_replays_section(results, e2e) + targets_section(e2e)
+
+
+def model_replays_section(results, e2e):
+    """bench/e2e.py's model replays, each beside the warm benchmark row of
+    the same replay."""
+    runs = e2e.get("model_replay") if e2e else None
+    if not runs:
+        return []
+    lines = ["`kvprefix replay TRACE --mode block --model M --engine E --capacity C` "
+             "(SPEC §9) on each whole trace: fresh processes, "
+             f"{runs[0]['runs']} each, medians (wall: process start, page faults, "
+             "reading and parsing the trace included; replay: the replay alone, "
+             "as the CLI reports it, in whole ms); load average "
+             + ", ".join(f"{x:.2f}" for x in e2e.get("load_avg_start", []))
+             + " at the start of bench/e2e.py. Warm is the benchmark of the same "
+             "replay (`BM_Replay/E/mooncake-<trace>-blocks/<lines>/<model><C>`, "
+             "Cache models above: one process, the trace in memory, a median of "
+             "its repetitions), from the benchmark run, not from this one.", "",
+             "| trace | model | engine | capacity (blocks) | hit ratio | "
+             "replay (ms) | wall (ms) | peak RSS (MB) | warm (ms) | wall / warm |",
+             "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    for run in runs:
+        # conversation_trace.jsonl -> the benchmark's mooncake-conversation-blocks
+        workload = f"mooncake-{run['trace'].split('_')[0]}-blocks"
+        warm = find(results, "Replay", run["engine"], workload,
+                    cache=f"{run['model']}{run['capacity']}")
+        lines.append(
+            f"| {run['trace']} | {run['model']} | {run['engine']} | "
+            f"{run['capacity']:,} | {run['summary']['hit_ratio']:.4f} | "
+            f"{1e3 * run['replay_seconds']:,.0f} | {fmt(1e3 * run['seconds'])} | "
+            f"{run['max_rss_kb'] / 1024:,.0f} | "
+            f"{fmt(milliseconds(warm)) if warm else '–'} | "
+            f"{fmt(1e3 * run['seconds'] / milliseconds(warm)) + '×' if warm else '–'} |")
+    return lines + [""]
 
 
 def targets_section(e2e):
@@ -918,6 +1025,14 @@ PAPER_RATIOS = {"conversation": "~40%", "synthetic": "~66%"}
 # The policy whose hit ratios `kvprefix curve` computes (SPEC §8, "The LRU
 # curve"); the other policies' columns come from the replays CSVs.
 CURVE_POLICY = "lru"
+# The cache models of SPEC §9: `--model` -> how the report names it. Their
+# curves (bench/curves.py's curve_<trace>_<mode>_<model>.csv, block mode
+# only) give the curves table a column each; their BM_Replay rows
+# (.../<model>10000, bench/engine_bench.cc) the models table, beside model
+# spec's (§8's LRU).
+MODELS = {"spec": "spec (§8 LRU)", "vllm": "vLLM", "sglang": "SGLang",
+          "sglang-on-allocate": "SGLang, on-allocate"}
+CURVE_MODELS = ("vllm", "sglang")
 
 
 def read_csv(path):
@@ -943,6 +1058,33 @@ def curves_section(data_dir, img_dir, out_dir):
         for r in rows:
             if r["policy"] not in policies:
                 policies.append(r["policy"])
+    # Each model's curve, capacity -> row, where bench/curves.py drew one.
+    model_curves = {}
+    for (t, m) in present:
+        for model in CURVE_MODELS:
+            path = os.path.join(data_dir, f"curve_{t}_{m}_{model}.csv")
+            if os.path.exists(path):
+                model_curves[t, m, model] = {r["capacity"]: r for r in read_csv(path)}
+    models = [model for model in CURVE_MODELS
+              if any(key[2] == model for key in model_curves)]
+    model_text = ""
+    if models:
+        model_modes = sorted({m for _, m, _ in model_curves})
+        model_text = (
+            " In " + " and ".join(f"{m} mode" for m in model_modes) + ", lines "
+            "for SPEC §9's cache models, "
+            + " and ".join(f"{MODELS[model]} (`--model {model}`)" for model in models)
+            + " (SGLang's with its defaults: trigger after-insert, LRU), at the "
+            "same capacities, one replay per capacity (`kvprefix curve --model M "
+            "--capacities ...`), each checked by one `kvprefix replay --model M` "
+            "at a replayed capacity (bench/curves.py fails otherwise). vLLM always "
+            "matches all of a request but its last token (SPEC §9.1) and refuses "
+            "a request needing more blocks than the pool has (§9.2): hence its "
+            "lower ratios at the smallest capacities. Token mode has no model "
+            "lines: a node is a token there, and vLLM's pool of 1-token blocks "
+            "(page size 1) is no deployment's (vLLM's default block is 16 "
+            "tokens), while another page size counts capacity in pages, not "
+            "the chart's tokens.")
     others = ", ".join(f"`--policy {p}`" for p in policies[1:]) or "no other policy"
     lines = ["## Hit ratio against capacity (SPEC §8)", "",
              "The exact LRU hit ratio at 40 log-spaced capacities from one pass "
@@ -952,7 +1094,7 @@ def curves_section(data_dir, img_dir, out_dir):
              "run too and matched exactly what the curve says (bench/curves.py "
              "fails otherwise). A node is a 512-token block in block mode and a "
              "token in token mode; the top axis is the KV cache those nodes need "
-             "for Llama-3-8B in fp16 (128 KiB a token). Data: "
+             "for Llama-3-8B in fp16 (128 KiB a token)." + model_text + " Data: "
              f"`{display_path(data_dir)}/curve_*.csv`.", "",
              "| trace | mode | distinct prefixes (nodes) | unbounded hit ratio | "
              "Mooncake paper (Table 2) |", "| --- | --- | ---: | ---: | ---: |"]
@@ -969,16 +1111,20 @@ def curves_section(data_dir, img_dir, out_dir):
               "tokens it shares, where block mode counts whole blocks: hence "
               "token mode's slightly higher ratios.",
               "", "| trace | mode | capacity (nodes) | KV cache | "
-              + " | ".join(p.upper() for p in policies) + " |",
-              "| --- | --- | ---: | ---: |" + " ---: |" * len(policies)]
+              + " | ".join([p.upper() for p in policies]
+                           + [MODELS[model] for model in models]) + " |",
+              "| --- | --- | ---: | ---: |" + " ---: |" * (len(policies) + len(models))]
     for trace, mode in present:
         by_capacity = collections.OrderedDict()
         for r in replays[trace, mode]:
             by_capacity.setdefault(r["capacity"], {})[r["policy"]] = r
         for capacity, by_policy in by_capacity.items():
             gib = int(next(iter(by_policy.values()))["capacity_bytes"]) / 2**30
-            ratios = [f"{float(by_policy[p]['hit_ratio']):.2%}" if p in by_policy
-                      else "–" for p in policies]
+            cells = [by_policy.get(p) for p in policies] + [
+                model_curves.get((trace, mode, model), {}).get(capacity)
+                for model in models]
+            ratios = [f"{float(cell['hit_ratio']):.2%}" if cell else "–"
+                      for cell in cells]
             lines.append(f"| {trace} | {mode} | {int(capacity):,} | {gib:,.1f} GiB | "
                          + " | ".join(ratios) + " |")
     lines.append("")
@@ -1040,6 +1186,7 @@ def main():
     lines += key_table(results, engines)
     lines += fastest_on_mooncake(results, engines)
     lines += capacity_section(results, engines)
+    lines += models_section(results, engines)
     lines += answers_section(results, engines)
     lines += plugin_section(results, engines, context)
     out_dir = os.path.dirname(os.path.abspath(args.out))

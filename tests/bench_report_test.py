@@ -6,8 +6,9 @@ significance with too few repetitions is named as such, not counted as "0
 benchmarks changed"), noisy rows and their reruns, integer node counts,
 paths, a plugin's rows (kvprefix_bench --kvprefix_engine=plugin:PATH) in
 the tables, the charts and the overhead table, a column or row for each
-eviction policy the data holds, and the lines of cli/plot_curve.py's
-charts. Exits 77 (skipped, saying so) without Google Benchmark's compare.py,
+eviction policy the data holds, and the cache models' (SPEC §9) benchmark
+table, curve columns and end-to-end rows, and their lines in
+cli/plot_curve.py's charts. Exits 77 (skipped, saying so) without Google Benchmark's compare.py,
 scipy or matplotlib (scripts/dev.sh installs them).
 """
 
@@ -79,10 +80,10 @@ def write(folder, name, run):
     return path
 
 
-def report(folder, runs, baselines=()):
+def report(folder, runs, baselines=(), options=()):
     out = os.path.join(folder, "report.md")
     command = [sys.executable, REPORT, "--out", out, "--img-dir",
-               os.path.join(folder, "img"), "--command", "test"]
+               os.path.join(folder, "img"), "--command", "test", *options]
     for baseline in baselines:
         command += ["--baseline", baseline]
     proc = subprocess.run(command + list(runs), capture_output=True, text=True)
@@ -258,6 +259,84 @@ def policy_columns(folder):
           "the capacity section lacks the lru or the fifo row", text)
 
 
+def model_rows(folder):
+    """The BM_Replay/.../<model>10000 rows: a table per trace, a row per
+    model, each engine's columns (speed over that model's reference), a
+    hit ratio the engines disagree on marked; no model row among §8's
+    capacity rows; the models' curve columns (block mode only) and their
+    end-to-end replays beside the warm rows."""
+    conversation = "mooncake-conversation-blocks/12031"
+    times = {f"BM_Replay/{engine}/{conversation}/{cache}": ms for engine, cache, ms in (
+        ("reference", "spec10000", 20.0), ("radix", "spec10000", 2.5),
+        ("reference", "vllm10000", 48.0), ("hash", "vllm10000", 12.0),
+        ("reference", "sglang10000", 150.0), ("radix", "sglang10000", 2.5),
+        ("reference", "sglang-on-allocate10000", 120.0),
+        ("radix", "sglang-on-allocate10000", 2.4),
+        ("radix", "lru10", 4.0))}
+    counters = {f"BM_Replay/{engine}/{conversation}/{cache}": values
+                for engine, cache, values in (
+        ("reference", "spec10000", {"bytes_per_node": 2164.0, "hit_ratio": 0.2116}),
+        ("radix", "spec10000", {"bytes_per_node": 14.46, "hit_ratio": 0.2116}),
+        ("reference", "vllm10000", {"bytes_per_node": 4007.0, "hit_ratio": 0.2113}),
+        ("hash", "vllm10000", {"bytes_per_node": 192.1, "hit_ratio": 0.2113}),
+        ("reference", "sglang10000", {"bytes_per_node": 4919.0, "hit_ratio": 0.2068}),
+        ("radix", "sglang10000", {"bytes_per_node": 315.4, "hit_ratio": 0.2068}),
+        ("reference", "sglang-on-allocate10000", {"hit_ratio": 0.2067}),
+        ("radix", "sglang-on-allocate10000", {"hit_ratio": 0.2068}))}
+    run = run_json(times, 3, counters=counters)
+    run["context"]["engines"] = "reference hash double-array radix"
+    path = write(folder, "run.json", run)
+    header = "capacity,capacity_bytes,matched_tokens,request_tokens,hit_ratio\n"
+    for stem, body in (
+            ("block", "10,1073741824,25,100,0.25\n20,2147483648,40,100,0.4\n"),
+            ("block_vllm", "10,1073741824,21,100,0.21\n20,2147483648,39,100,0.39\n"),
+            ("block_sglang", "10,1073741824,24,100,0.24\n20,2147483648,38,100,0.38\n"),
+            ("token", "10,1310720,5,100,0.05\n")):
+        with open(os.path.join(folder, f"curve_conversation_{stem}.csv"), "w") as f:
+            f.write(header + body)
+    for mode, rows in (("block", "lru,20,2147483648,40,100,0.4\n"),
+                       ("token", "lru,10,1310720,5,100,0.05\n")):
+        with open(os.path.join(folder, f"curve_conversation_{mode}_replays.csv"),
+                  "w") as f:
+            f.write("policy," + header + rows)
+    e2e = write(folder, "e2e.json", {
+        "input": "kvprefix_make_input x", "input_bytes": 1e6, "match": [],
+        "outputs_identical": True, "model_replay": [
+            {"trace": "conversation_trace.jsonl", "model": "vllm", "engine": "hash",
+             "capacity": 10000, "runs": 3, "seconds": 0.040, "cpu_seconds": 0.03,
+             "max_rss_kb": 18432, "replay_seconds": 0.017,
+             "summary": {"hit_ratio": 0.21133795}}]})
+    text = report(folder, [path], options=["--e2e", e2e])
+    check("| model | cache | hit ratio | reference ms | reference M tokens/s | "
+          "reference bytes/node | hash ms | hash M tokens/s | hash vs reference | "
+          "hash bytes/node | radix ms | radix M tokens/s | radix vs reference | "
+          "radix bytes/node |\n"
+          "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: "
+          "| ---: | ---: | ---: |\n"
+          "| spec (§8 LRU) | spec10000 | 0.2116 | 20.0 | 50.0 | 2,164 | – | – | – | – "
+          "| 2.50 | 400 | 8.00× | 14.5 |\n"
+          "| vLLM | vllm10000 | 0.2113 | 48.0 | 20.8 | 4,007 | 12.0 | 83.3 | 4.00× "
+          "| 192 | – | – | – | – |\n"
+          "| SGLang | sglang10000 | 0.2068 | 150 | 6.67 | 4,919 | – | – | – | – "
+          "| 2.50 | 400 | 60.0× | 315 |\n"
+          "| SGLang, on-allocate | sglang-on-allocate10000 | "
+          "**differ: 0.2067, 0.2068** | 120 | 8.33 | 8.50 | – | – | – | – | 2.40 "
+          "| 417 | 50.0× | 8.50 |\n" in text,
+          "the models table is missing or wrong", text)
+    check("### mooncake-conversation-blocks/12031" in text
+          and "| mooncake-conversation-blocks/12031 | lru10 | radix | 4.00 |" in text
+          and "| spec10000 |" not in text.split("## Cache models")[0],
+          "a model row is among §8's capacity rows, or lru10 is missing", text)
+    check("| trace | mode | capacity (nodes) | KV cache | LRU | vLLM | SGLang |\n"
+          "| --- | --- | ---: | ---: | ---: | ---: | ---: |\n"
+          "| conversation | block | 20 | 2.0 GiB | 40.00% | 39.00% | 38.00% |\n"
+          "| conversation | token | 10 | 0.0 GiB | 5.00% | – | – |\n" in text,
+          "the curves table lacks the models' columns (block mode only)", text)
+    check("| conversation_trace.jsonl | vllm | hash | 10,000 | 0.2113 | 17 | 40.0 | 18 "
+          "| 12.0 | 3.33× |" in text,
+          "the end-to-end model replay is not beside its warm row", text)
+
+
 def curve_lines(folder):
     """cli/plot_curve.py draws each --line series (a model's curve in
     bench/curves.py's charts) as a dashed line through its points, under
@@ -305,7 +384,7 @@ def main():
               "libbenchmark-tools, python3-scipy, python3-matplotlib)")
         return 77
     for test in (too_few_repetitions, enough_repetitions, noisy_rows_and_reruns,
-                 counts_and_paths, plugin_rows, policy_columns,
+                 counts_and_paths, plugin_rows, policy_columns, model_rows,
                  curve_lines):
         before = len(failures)
         with tempfile.TemporaryDirectory() as folder:
