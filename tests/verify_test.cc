@@ -841,6 +841,21 @@ TEST(CacheStateTest, BigCachesAreShownBounded) {
             "  (nothing evicted before it)\n");
 }
 
+// A vllm document's cache was described with the block pool's matches,
+// which never cover a request's last token, so a pool holding the chain
+// [0] whole showed "holds 1 nodes on 0 paths {}".
+TEST(CacheStateTest, VllmChainsAreShownWhole) {
+  ReplayInput input{.requests = SequenceList({{0}, {0}}),
+                    .options = {.capacity = 1,
+                                .model = CacheModel::kVllm,
+                                .match_limit = MatchLimit::kAllButLast}};
+  EXPECT_EQ(DescribeReferenceCache(input, 1),
+            "the reference's cache at request 1 (capacity 1, lru, page size "
+            "1, model vllm, match limit all-but-last):\n"
+            "  holds 1 nodes on 1 paths {[0] at node 1}\n"
+            "  (nothing evicted before it)\n");
+}
+
 // `kvprefix replay --format requests` reads a replay case file as strictly
 // as verify does, naming the file once and the place in it.
 TEST(VerifyRequestsTest, ReplayReadsCaseFilesStrictly) {
@@ -1063,6 +1078,37 @@ TEST(VerifyCliTest, OkRunPrintsWhatTheInputsExercised) {
                         "exercised: 2 replay documents: 50.0% evict (3 "
                         "nodes), policy lru 50.0% fifo 50.0% lfu 0.0%, page "
                         "size 1 50.0% 2 50.0%\n"));
+}
+
+// The statistics of a vllm or sglang document were the spec trie's: its
+// matches past the match limit and its evictions, and "inside an edge" of
+// trie nodes the model has not. Now the model's reference answers, under
+// the match limit, and edges are counted for spec requests only.
+TEST(InputStatisticsTest, ModelDocumentsAreCountedByTheirModel) {
+  const CacheOptions vllm{.model = CacheModel::kVllm,
+                          .match_limit = MatchLimit::kAllButLast};
+  InputStatistics statistics;
+  // Unbounded: [1,2,3] hits blocks 1 and 2, all the limit lets it (2 of 3
+  // tokens): a full hit. The trie matched 2 of 3: none.
+  statistics.Add(ReplayInput{SequenceList({{1, 2}, {1, 2, 3}}), vllm});
+  // Capacity 1: [1,2] needs 2 blocks and is refused, evicting nothing; the
+  // trie of capacity 1 evicted [1,2]'s leaf.
+  CacheOptions refusing = vllm;
+  refusing.capacity = 1;
+  statistics.Add(ReplayInput{SequenceList({{1, 2}}), refusing});
+  EXPECT_EQ(statistics.Format(),
+            "exercised: 3 requests: 66.7% empty matches, 33.3% full hits\n"
+            "exercised: 2 replay documents: 0.0% evict (0 nodes), policy lru "
+            "100.0% fifo 0.0% lfu 0.0%, page size 1 100.0%\n");
+  // Model spec under all-but-last: [1,2,3]'s step 1 covers [1,2], all it
+  // may: a full hit, ending at node 2, a leaf then.
+  InputStatistics spec;
+  spec.Add(ReplayInput{SequenceList({{1, 2}, {1, 2, 3}}),
+                       {.match_limit = MatchLimit::kAllButLast}});
+  statistics.Merge(spec);
+  EXPECT_EQ(statistics.Format().substr(0, statistics.Format().find('\n') + 1),
+            "exercised: 5 requests: 60.0% empty matches, 40.0% full hits, "
+            "0.0% end inside an edge (of the 2 of model spec)\n");
 }
 
 // Every policy of kEvictionPolicies gets its share of the documents, a

@@ -24,6 +24,18 @@ struct Eviction {
   checking::EvictedPages pages;
 };
 
+// What `cache` holds of `tokens`: their match, but without vllm's cap
+// (SPEC §9.2's step 1 never covers a request's last token, so a chain the
+// pool holds whole would not show): one token more lifts it.
+Match HeldPrefix(const PrefixIndex& cache, TokenSpan tokens) {
+  if (cache.options().model != CacheModel::kVllm) {
+    return cache.MatchPrefix(tokens);
+  }
+  std::vector<Token> longer(tokens.begin(), tokens.end());
+  longer.push_back(0);
+  return cache.MatchPrefix(longer);
+}
+
 }  // namespace
 
 std::string DescribeReferenceCache(const ReplayInput& input,
@@ -45,7 +57,7 @@ std::string DescribeReferenceCache(const ReplayInput& input,
   std::vector<TokenSpan> parts;
   for (std::size_t i = 0; i < request; ++i) {
     const TokenSpan tokens = input.requests[i];
-    const std::size_t cached = reference->MatchPrefix(tokens).matched_length;
+    const std::size_t cached = HeldPrefix(*reference, tokens).matched_length;
     if (cached > 0) parts.push_back(tokens.first(cached));
   }
   const auto less = [](TokenSpan a, TokenSpan b) {
@@ -64,7 +76,7 @@ std::string DescribeReferenceCache(const ReplayInput& input,
   for (std::size_t i = 0; i < leaves.size() && i < kMaxShownPaths; ++i) {
     shown.push_back(fmt::format("{} at node {}",
                                 checking::FormatTokens(leaves[i]),
-                                reference->MatchPrefix(leaves[i]).cache_node));
+                                HeldPrefix(*reference, leaves[i]).cache_node));
   }
   if (leaves.size() > kMaxShownPaths) {
     shown.push_back(fmt::format("... {} paths in all", leaves.size()));

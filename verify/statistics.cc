@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include "engines/registry.h"
 #include "kvprefix/paged_index.h"
 #include "reference/reference_trie.h"
 
@@ -15,19 +16,33 @@ double Percent(std::uint64_t part, std::uint64_t whole) {
              : 100.0 * static_cast<double>(part) / static_cast<double>(whole);
 }
 
-// Classifies `match` of `request` on `trie` (the reference, holding the
-// nodes the match was taken against), pages of `page_size` tokens.
-void Classify(const ReferenceTrie& trie, TokenSpan request, const Match& match,
-              std::uint64_t page_size, InputStatistics& statistics) {
+// Counts `match` of `request` as an empty match or a full hit: every whole
+// page of the `limit_tokens` tokens the match limit lets it cover (SPEC
+// §9.1), pages of `page_size` tokens. Returns false for an empty match.
+bool ClassifyLength(TokenSpan request, const Match& match,
+                    std::uint64_t limit_tokens, std::uint64_t page_size,
+                    InputStatistics& statistics) {
   ++statistics.requests;
   if (match.matched_length == 0) {
     ++statistics.empty_matches;
-    return;
+    return false;
   }
-  if (match.matched_length == request.size() - request.size() % page_size) {
+  if (match.matched_length == limit_tokens - limit_tokens % page_size) {
     ++statistics.full_hits;
   }
-  if (trie.child_count(match.cache_node) == 1) ++statistics.inside_edge;
+  return true;
+}
+
+// Also counts a match on `trie` (the reference, holding the nodes the match
+// was taken against) that ends inside an edge.
+void Classify(const ReferenceTrie& trie, TokenSpan request, const Match& match,
+              std::uint64_t limit_tokens, std::uint64_t page_size,
+              InputStatistics& statistics) {
+  ++statistics.trie_requests;
+  if (ClassifyLength(request, match, limit_tokens, page_size, statistics) &&
+      trie.child_count(match.cache_node) == 1) {
+    ++statistics.inside_edge;
+  }
 }
 
 }  // namespace
@@ -36,24 +51,47 @@ void InputStatistics::Add(const BatchInput& input) {
   ReferenceTrie reference;
   for (TokenSpan sequence : input.cached_sequences) reference.Insert(sequence);
   for (TokenSpan request : input.requests) {
-    Classify(reference, request, reference.MatchPrefix(request), 1, *this);
+    Classify(reference, request, reference.MatchPrefix(request), request.size(),
+             1, *this);
   }
 }
 
 void InputStatistics::Add(const ReplayInput& input) {
-  // PagedIndex keeps the reference's node IDs (it maps pages to symbols),
-  // so its engine() answers for the nodes its matches name.
-  PagedIndex<ReferenceTrie> reference(input.options);
-  for (TokenSpan request : input.requests) {
-    Classify(reference.engine(), request, reference.MatchPrefix(request),
-             input.options.page_size, *this);
-    reference.Access(request);
+  const CacheOptions& options = input.options;
+  const auto limit_tokens = [&options](TokenSpan request) {
+    return MatchLimitTokens(options.match_limit, request.size(),
+                            options.page_size);
+  };
+  std::uint64_t evicted = 0;
+  if (options.model == CacheModel::kSpec) {
+    // PagedIndex keeps the reference's node IDs (it maps pages to symbols),
+    // so its engine() answers for the nodes its matches name; the match is
+    // step 1's, under the match limit, taken before the insert changes the
+    // node's children.
+    PagedIndex<ReferenceTrie> reference(options);
+    for (TokenSpan request : input.requests) {
+      const std::uint64_t limit = limit_tokens(request);
+      Classify(reference.engine(), request,
+               reference.MatchPrefix(request.first(limit)), limit,
+               options.page_size, *this);
+      reference.Access(request);
+    }
+    evicted = reference.evicted_count();
+  } else {
+    // The model's own reference (a block pool, a radix cache): its IDs are
+    // no trie's nodes, so only the lengths are classified.
+    const auto reference = MakeEngine(ReferenceTrie::kName, options);
+    for (TokenSpan request : input.requests) {
+      ClassifyLength(request, reference->Access(request), limit_tokens(request),
+                     options.page_size, *this);
+    }
+    evicted = reference->evicted_count();
   }
   ++documents;
-  evicting_documents += reference.evicted_count() > 0 ? 1 : 0;
-  evicted_nodes += reference.evicted_count();
-  ++policy_documents[EvictionPolicyIndex(input.options.policy)];
-  ++page_sizes[input.options.page_size];
+  evicting_documents += evicted > 0 ? 1 : 0;
+  evicted_nodes += evicted;
+  ++policy_documents[EvictionPolicyIndex(options.policy)];
+  ++page_sizes[options.page_size];
 }
 
 void InputStatistics::Merge(const InputStatistics& other) {
@@ -61,6 +99,7 @@ void InputStatistics::Merge(const InputStatistics& other) {
   empty_matches += other.empty_matches;
   full_hits += other.full_hits;
   inside_edge += other.inside_edge;
+  trie_requests += other.trie_requests;
   documents += other.documents;
   evicting_documents += other.evicting_documents;
   evicted_nodes += other.evicted_nodes;
@@ -76,10 +115,17 @@ std::string InputStatistics::Format() const {
   std::string text;
   if (requests > 0) {
     text += fmt::format(
-        "exercised: {} requests: {:.1f}% empty matches, {:.1f}% full hits, "
-        "{:.1f}% end inside an edge\n",
+        "exercised: {} requests: {:.1f}% empty matches, {:.1f}% full hits",
         requests, Percent(empty_matches, requests),
-        Percent(full_hits, requests), Percent(inside_edge, requests));
+        Percent(full_hits, requests));
+    if (trie_requests > 0) {
+      text += fmt::format(", {:.1f}% end inside an edge",
+                          Percent(inside_edge, trie_requests));
+    }
+    if (trie_requests > 0 && trie_requests < requests) {
+      text += fmt::format(" (of the {} of model spec)", trie_requests);
+    }
+    text += '\n';
   }
   if (documents > 0) {
     text += fmt::format(
