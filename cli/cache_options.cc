@@ -92,21 +92,26 @@ CLI::Option* AddNamedValueOption(CLI::App& command, const std::string& name,
 
 }  // namespace
 
-void AddModelOptions(CLI::App& command, CacheArguments& cache) {
+void AddModelOptions(CLI::App& command, CacheArguments& cache,
+                     const ModelOptionsHelp& help) {
   cache.model_option =
       AddNamedValueOption(command, "--model", cache.model, kCacheModels,
-                          "Cache model (SPEC §9); for vllm --capacity counts "
-                          "blocks (pages), for sglang pages of P tokens:")
+                          fmt::format("Cache model (SPEC §9); {}:", help.model))
           ->capture_default_str();
   cache.match_limit_option = AddNamedValueOption(
       command, "--match-limit", cache.match_limit, kMatchLimits,
-      "How much of a request a match may cover (SPEC §9.1; default all, "
-      "all-but-last for vllm, which takes no other):");
-  cache.trigger_option =
-      AddNamedValueOption(command, "--trigger", cache.trigger,
-                          kEvictionTriggers,
-                          "When model sglang evicts (SPEC §9.3; sglang only):")
-          ->capture_default_str();
+      fmt::format("How much of a request a match may cover (SPEC §9.1; {}):",
+                  help.match_limit));
+  if (help.trigger.empty()) return;
+  cache.trigger_option = AddNamedValueOption(
+      command, "--trigger", cache.trigger, kEvictionTriggers,
+      fmt::format("When model sglang evicts (SPEC §9.3; {}):", help.trigger));
+  if (help.show_trigger_default) cache.trigger_option->capture_default_str();
+}
+
+bool ModelOptionsGiven(const CacheArguments& cache) {
+  return Given(cache.model_option) || Given(cache.match_limit_option) ||
+         Given(cache.trigger_option);
 }
 
 void AddCacheOptions(CLI::App& command, CacheArguments& cache, bool bounded) {
@@ -297,6 +302,11 @@ std::string_view ModelEngineName(CacheModel model) {
     return DefaultEngineName();
   }
   return names.back();
+}
+
+std::string_view ChosenEngineName(const CLI::Option* engine_option,
+                                  std::string_view engine, CacheModel model) {
+  return Given(engine_option) ? engine : ModelEngineName(model);
 }
 
 std::optional<std::uint64_t> CapacityBytes(std::uint64_t capacity,

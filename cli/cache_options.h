@@ -44,11 +44,32 @@ inline constexpr std::uint64_t kMaxKvBytesPerToken = std::uint64_t{1} << 40;
 // --kv-bytes-per-token and the model options (AddModelOptions).
 void AddCacheOptions(CLI::App& command, CacheArguments& cache, bool bounded);
 
+// What the model options' help says besides their values: what each
+// applies to and its default. The defaults are replay's and curve's.
+struct ModelOptionsHelp {
+  std::string_view model =
+      "for vllm --capacity counts blocks (pages), for sglang pages of P "
+      "tokens";
+  std::string_view match_limit =
+      "default all, all-but-last for vllm, which takes no other";
+  // Empty: no --trigger (`match`: unbounded, nothing is ever evicted).
+  std::string_view trigger = "sglang only";
+  // False where an option not given means "varied", not its default value
+  // (verify's generated documents): then no [default] is shown for
+  // --trigger.
+  bool show_trigger_default = true;
+};
+
 // Adds --model (kCacheModels' names, default spec), --match-limit
 // (kMatchLimits' names; default DefaultMatchLimit of the model) and
-// --trigger (kEvictionTriggers' names, sglang only), each a usage error for
-// any other name; their help lists every value with its NamedValue help.
-void AddModelOptions(CLI::App& command, CacheArguments& cache);
+// --trigger (kEvictionTriggers' names, sglang only; not added if
+// help.trigger is empty), each a usage error for any other name; their help
+// is `help`'s text for each, then every value with its NamedValue help.
+void AddModelOptions(CLI::App& command, CacheArguments& cache,
+                     const ModelOptionsHelp& help = {});
+
+// True if --model, --match-limit or --trigger was given. O(1).
+bool ModelOptionsGiven(const CacheArguments& cache);
 
 // Adds --policy, one of kEvictionPolicies' names (a usage error otherwise),
 // default lru; its help lists each policy and what it evicts, then
@@ -122,6 +143,11 @@ CacheOptions ReplayDocumentCache(const CacheArguments& cache,
 // (EngineNames(model) lists the reference first; the others are faster).
 // O(engines). Thread-safe.
 std::string_view ModelEngineName(CacheModel model);
+
+// The engine a command runs: --engine's value `engine` if `engine_option`
+// was given, else ModelEngineName(model). O(engines).
+std::string_view ChosenEngineName(const CLI::Option* engine_option,
+                                  std::string_view engine, CacheModel model);
 
 // The KV-cache bytes of `capacity` nodes of `node_bytes` bytes each, or
 // nullopt if node_bytes is 0 (no --kv-bytes-per-token) or the product is

@@ -2,9 +2,11 @@
 // the work is verify::Run (verify/run.h).
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "checking/differential.h"
+#include "cli/cache_options.h"
 #include "cli/commands.h"
 #include "verify/run.h"
 
@@ -20,7 +22,22 @@ struct VerifyFlags {
   std::string protocol = "process";
   std::string compare = "all";
   bool no_format_check = false;
+  CacheArguments cache;  // --model, --match-limit and --trigger only
 };
+
+// --model, --match-limit and --trigger as verify::GeneratedModel (unset if
+// none was given), checked as replay checks them (ToCacheOptions: a usage
+// error naming the option, in replay's words); a match limit or trigger not
+// given is left to the generator to vary.
+std::optional<verify::GeneratedModel> GeneratedModelOf(
+    const CacheArguments& cache) {
+  if (!ModelOptionsGiven(cache)) return std::nullopt;
+  const CacheOptions options = ToCacheOptions(cache, 1);
+  verify::GeneratedModel model{.model = options.model};
+  if (Given(cache.match_limit_option)) model.match_limit = options.match_limit;
+  if (Given(cache.trigger_option)) model.trigger = options.trigger;
+  return model;
+}
 
 }  // namespace
 
@@ -35,7 +52,10 @@ void RegisterVerifyCommand(CLI::App& app) {
       "the command reads a SPEC §8 replay document {\"requests\":[...],"
       "\"capacity\":C,\"policy\":\"lru\",\"page_size\":P} and prints "
       "each request's match before its insert, as `kvprefix replay FILE "
-      "--input-format requests` does. With --protocol lines the command "
+      "--input-format requests` does; a document may name a cache model "
+      "(\"model\":\"vllm\"|\"sglang\", \"match_limit\", \"trigger\": "
+      "SPEC §9.4), and --model makes the generated documents a model's. "
+      "With --protocol lines the command "
       "stays running and answers one line per document line (JSON Lines); "
       "with --compare lengths its own node IDs are accepted. Inputs: FILEs, "
       "--cases, --trace (batch only) and generated ones. The first failure is "
@@ -55,6 +75,18 @@ void RegisterVerifyCommand(CLI::App& app) {
                    "four evict)")
       ->check(CLI::IsMember({"batch", "requests"}))
       ->capture_default_str();
+  AddModelOptions(
+      *verify, flags->cache,
+      ModelOptionsHelp{
+          .model = "--format requests: the model of the generated documents "
+                   "(FILEs and --cases run under their own); default: the "
+                   "plain documents, model spec",
+          .match_limit = "generated documents; default: varied per document "
+                         "for sglang (both about as often), all-but-last for "
+                         "vllm, which takes no other, all for spec",
+          .trigger = "generated documents, sglang only; default: varied per "
+                     "document (both about as often)",
+          .show_trigger_default = false});
   verify->add_option("--cmd", options.command,
                      "command run with /bin/sh -c: once per input, or kept "
                      "running with --protocol lines");
@@ -147,6 +179,7 @@ void RegisterVerifyCommand(CLI::App& app) {
     options.protocol = flags->protocol == "lines" ? verify::Protocol::kLines
                                                   : verify::Protocol::kProcess;
     options.comparison = *checking::ParseComparison(flags->compare);
+    options.model = GeneratedModelOf(flags->cache);
     verify::Run(options);
   });
 }

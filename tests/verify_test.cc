@@ -1548,17 +1548,22 @@ TEST(ShrinkTest, MutantEnginesShrinkToSmallCases) {
   }
 }
 
+// A replay checker of the mutant engine `name` (testing/mutants.h,
+// testing/model_mutants.h) alone, built with each document's options.
+ReplayChecker MutantChecker(std::string_view name) {
+  return MakeReplayEngineChecker([name](const CacheOptions& options) {
+    std::vector<std::unique_ptr<PrefixIndex>> engines;
+    engines.push_back(test::MakeMutant(name, options));
+    return engines;
+  });
+}
+
 // Every cache mutant is caught on the replay documents `kvprefix verify
 // --format requests` generates and shrinks to a small document that still
 // fails (the --engines path).
 TEST(ShrinkTest, CacheMutantsShrinkToSmallDocuments) {
   for (std::string_view name : test::CacheMutantNames()) {
-    const ReplayChecker check =
-        MakeReplayEngineChecker([name](const CacheOptions& options) {
-          std::vector<std::unique_ptr<PrefixIndex>> engines;
-          engines.push_back(test::MakeMutant(name, options));
-          return engines;
-        });
+    const ReplayChecker check = MutantChecker(name);
     std::optional<Failure> failure;
     ReplayInput input;
     for (std::uint64_t run = 0; run < 2000 && !failure; ++run) {
@@ -1611,12 +1616,7 @@ TEST(VerifyInputsTest, GeneratedDocumentsForEachModel) {
 TEST(ShrinkTest, ModelMutantsShrinkToSmallDocuments) {
   for (std::string_view name : test::ModelMutantNames()) {
     const CacheModel model = *test::ModelMutantModel(name);
-    const ReplayChecker check =
-        MakeReplayEngineChecker([name](const CacheOptions& options) {
-          std::vector<std::unique_ptr<PrefixIndex>> engines;
-          engines.push_back(test::MakeMutant(name, options));
-          return engines;
-        });
+    const ReplayChecker check = MutantChecker(name);
     std::optional<Failure> failure;
     ReplayInput input;
     for (std::uint64_t run = 0; run < 2000 && !failure; ++run) {
@@ -1666,12 +1666,7 @@ TEST(VerifyCompareTest, AllEnginesFollowTheModel) {
 TEST(ShrinkTest, ModelOptionsShrinkTowardTheDefaults) {
   const std::string_view name =
       test::SglangMutantName(test::SglangBug::kNoSplitTouch);
-  const ReplayChecker check =
-      MakeReplayEngineChecker([name](const CacheOptions& options) {
-        std::vector<std::unique_ptr<PrefixIndex>> engines;
-        engines.push_back(test::MakeMutant(name, options));
-        return engines;
-      });
+  const ReplayChecker check = MutantChecker(name);
   ReplayInput input{
       .requests = SequenceList({{1, 1}, {2}, {1, 2}, {2}, {1, 1}}),
       .options = {.capacity = 3,
@@ -1690,6 +1685,182 @@ TEST(ShrinkTest, ModelOptionsShrinkTowardTheDefaults) {
   EXPECT_EQ(shrunk.input.options.trigger, EvictionTrigger::kAfterInsert);
   EXPECT_EQ(shrunk.input.options.match_limit, MatchLimit::kAll);
   EXPECT_TRUE(check(shrunk.input));
+}
+
+// --- verify --model, --match-limit, --trigger ------------------------------
+
+// Fixed options stand in every generated document, the others vary as for
+// the model alone, and the name carries the flags that regenerate it.
+TEST(VerifyInputsTest, GeneratedDocumentsTakeTheFixedOptions) {
+  const GeneratedModel on_allocate{.model = CacheModel::kSglang,
+                                   .trigger = EvictionTrigger::kOnAllocate};
+  std::set<MatchLimit> limits;
+  for (std::uint64_t run = 0; run < 40; ++run) {
+    const NamedReplayInput generated =
+        GeneratedReplayInput(1, run, static_cast<int>(run), on_allocate);
+    EXPECT_EQ(generated.input.options.trigger, EvictionTrigger::kOnAllocate);
+    EXPECT_NE(generated.input.options.policy, EvictionPolicy::kLfu);
+    limits.insert(generated.input.options.match_limit);
+    // Documents as GeneratedReplayInput(..., kSglang) makes them, but the
+    // trigger.
+    ReplayInput varied =
+        GeneratedReplayInput(1, run, static_cast<int>(run), CacheModel::kSglang)
+            .input;
+    varied.options.trigger = EvictionTrigger::kOnAllocate;
+    EXPECT_EQ(generated.input, varied) << run;
+  }
+  EXPECT_EQ(limits.size(), 2u);
+  EXPECT_EQ(GeneratedReplayInput(1, 3, 3, on_allocate).name,
+            "generated replay document 3 (--seed 1, size 3, --model sglang "
+            "--trigger on-allocate)");
+  EXPECT_EQ(GeneratedReplayInput(1, 3, 3, CacheModel::kVllm).name,
+            "generated replay document 3 (--seed 1, size 3, --model vllm)");
+  // Model spec with nothing fixed is the plain document, named as before.
+  EXPECT_EQ(GeneratedReplayInput(1, 3, 3, GeneratedModel{}).name,
+            GeneratedReplayInput(1, 3, 3).name);
+  EXPECT_EQ(GeneratedReplayInput(1, 3, 3, GeneratedModel{}).input,
+            GeneratedReplayInput(1, 3, 3).input);
+  const GeneratedModel spec_limited{.model = CacheModel::kSpec,
+                                    .match_limit = MatchLimit::kAllButLast};
+  EXPECT_EQ(
+      GeneratedReplayInput(1, 3, 3, spec_limited).input.options.match_limit,
+      MatchLimit::kAllButLast);
+  EXPECT_EQ(GeneratedModelFlags(spec_limited),
+            "--model spec --match-limit all-but-last");
+  EXPECT_THROW(
+      CheckGeneratedModel(GeneratedModel{.model = CacheModel::kVllm,
+                                         .match_limit = MatchLimit::kAll}),
+      std::invalid_argument);
+  EXPECT_THROW(CheckGeneratedModel(
+                   GeneratedModel{.model = CacheModel::kSpec,
+                                  .trigger = EvictionTrigger::kAfterInsert}),
+               std::invalid_argument);
+}
+
+// The evicts-shortfall mutant breaks on-allocate's eviction only: documents
+// fixed to on-allocate catch it, documents fixed to after-insert never do.
+TEST(ShrinkTest, FixedTriggerDecidesWhetherAnSglangMutantIsCaught) {
+  const std::string_view name =
+      test::SglangMutantName(test::SglangBug::kEvictsShortfall);
+  const ReplayChecker check = MutantChecker(name);
+  const auto first_failure = [&](EvictionTrigger trigger) {
+    const GeneratedModel model{.model = CacheModel::kSglang,
+                               .trigger = trigger};
+    for (std::uint64_t run = 0; run < 1000; ++run) {
+      const ReplayInput input =
+          GeneratedReplayInput(1, run, GeneratorSize(run, 1000, 100), model)
+              .input;
+      if (check(input)) return std::optional<ReplayInput>(input);
+    }
+    return std::optional<ReplayInput>();
+  };
+  EXPECT_FALSE(first_failure(EvictionTrigger::kAfterInsert));
+  const std::optional<ReplayInput> caught =
+      first_failure(EvictionTrigger::kOnAllocate);
+  ASSERT_TRUE(caught);
+  const ReplayShrinkResult shrunk = Shrink(*caught, *check(*caught), check, {});
+  EXPECT_EQ(shrunk.input.options.trigger, EvictionTrigger::kOnAllocate);
+  EXPECT_LE(shrunk.input.requests.size(), 6u);
+}
+
+// verify generates documents of the model the flags name, and every engine
+// of the model agrees on all of them: none is skipped as refused.
+TEST(VerifyModelsCliTest, GeneratesDocumentsOfTheModel) {
+  for (const std::string& model :
+       {std::string("--model vllm"),
+        std::string("--model sglang --trigger on-allocate")}) {
+    const CliRun run = RunVerify("--format requests " + model +
+                                 " --engines all --runs 200 --seed 1");
+    EXPECT_EQ(run.exit_status, 0) << run.output;
+    EXPECT_THAT(run.output,
+                HasSubstr("generating replay documents with --seed 1 " + model +
+                          "\nOK: 200 inputs agree with the reference"));
+    EXPECT_THAT(run.output, ::testing::Not(HasSubstr("skipped")));
+    // A vllm block or an sglang node is no trie node: no edge statistics.
+    EXPECT_THAT(run.output, ::testing::Not(HasSubstr("inside an edge")));
+  }
+}
+
+// A SPEC §8 cache under --model vllm fails and shrinks to a small document
+// that is still vllm's. The command is kvprefix's own spec replay given
+// the document without its "model" member: a §8 cache that honours the
+// match limit (`replay --model spec` would drop it too, and the shrinker
+// would then rightly end at a spec document under all-but-last).
+TEST(VerifyModelsCliTest, SpecCacheFailsUnderVllmAndShrinksToAVllmCase) {
+  const std::string out = TempPath("spec-under-vllm.case.json");
+  const std::string command = "sed s/,.model.:.vllm.// | " + Cli() +
+                              " replay - --input-format requests";
+  const CliRun run =
+      ExpectCommandCaught(command, out, "wrong-answer",
+                          "--format requests --model vllm --runs 200");
+  EXPECT_THAT(run.output,
+              HasSubstr("FAILED: wrong-answer on generated replay document "));
+  EXPECT_THAT(run.output, HasSubstr(", --model vllm)\n"));
+  const ReplayCaseFile shrunk = ReadReplayCaseFile(out);
+  EXPECT_EQ(shrunk.input.options.model, CacheModel::kVllm);
+  EXPECT_LE(shrunk.input.requests.size(), 4u);
+  EXPECT_EQ(shrunk.expected, ReferenceMatches(shrunk.input));
+  std::ifstream file(out);
+  std::stringstream text;
+  text << file.rdbuf();
+  EXPECT_THAT(text.str(), HasSubstr("\"model\":\"vllm\""));
+  // The case replays as written, without the model flags.
+  EXPECT_EQ(
+      RunVerify("--format requests --engines all --cases " + out).exit_status,
+      0);
+}
+
+// A given document keeps its own model: a spec fifo document (a policy vllm
+// refuses) is checked as it is beside vllm's generated ones; with nothing
+// generated the flags would change nothing, a usage error.
+TEST(VerifyModelsCliTest, GivenDocumentsKeepTheirModel) {
+  const std::string file = TempPath("fifo-document.json");
+  WriteFileAtomically(file, R"({"requests":[[1,2],[1,3],[1,2]],"capacity":2,)"
+                            R"("policy":"fifo"})");
+  const CliRun run = RunVerify(
+      "--format requests --model vllm --engines all "
+      "--runs 5 --seed 1 " +
+      file);
+  EXPECT_EQ(run.exit_status, 0) << run.output;
+  EXPECT_THAT(run.output, HasSubstr("OK: 6 inputs agree with the reference"));
+  EXPECT_THAT(run.output, HasSubstr("policy lru 83.3% fifo 16.7%"));
+  EXPECT_THAT(run.output, ::testing::Not(HasSubstr("skipped")));
+  const CliRun alone =
+      RunVerify("--format requests --model vllm --engines all " + file);
+  EXPECT_EQ(alone.exit_status, 2);
+  EXPECT_EQ(alone.output,
+            "kvprefix: verify: --model, --match-limit, --trigger: apply to "
+            "generated documents only, and none are (FILEs or --cases "
+            "without --runs); a given document runs under its own "
+            "\"model\"\n");
+}
+
+// The flags' mistakes are usage errors in replay's words, naming the
+// option; --format batch has no model.
+TEST(VerifyModelsCliTest, FlagMistakesAreUsageErrors) {
+  const auto expect = [](const std::string& flags, const std::string& error) {
+    const CliRun run = RunVerify("--engines all --runs 1 " + flags);
+    EXPECT_EQ(run.exit_status, 2) << flags;
+    EXPECT_THAT(run.output, HasSubstr(error)) << flags;
+    EXPECT_EQ(std::count(run.output.begin(), run.output.end(), '\n'), 1)
+        << run.output;
+  };
+  expect("--format requests --model lmcache", "--model: lmcache not in");
+  expect("--format requests --model sglang --trigger soon",
+         "--trigger: soon not in");
+  expect("--format requests --trigger on-allocate",
+         "kvprefix: --trigger: a trigger needs model \"sglang\"; the model "
+         "is \"spec\"\n");
+  expect("--format requests --model vllm --trigger after-insert",
+         "kvprefix: --trigger: a trigger needs model \"sglang\"; the model "
+         "is \"vllm\"\n");
+  expect("--format requests --model vllm --match-limit all",
+         "kvprefix: --match-limit: model \"vllm\" never matches");
+  expect("--model vllm",
+         "kvprefix: verify: --model, --match-limit, --trigger: apply to "
+         "--format requests only (SPEC §4's batch job has no cache model)\n");
+  expect("--format batch --match-limit all-but-last",
+         "apply to --format requests only");
 }
 
 // The shrinker brings the policy toward the first of kEvictionPolicies (the

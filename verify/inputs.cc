@@ -176,13 +176,24 @@ int GeneratorSize(std::uint64_t run, std::uint64_t runs, int max_size) {
 
 namespace {
 
-// Generated `what` number `run` of `seed` with generate(seed, size).
+// Generated `what` number `run` of `seed` with generate(seed, size), named
+// with `flags` (the options that generated it besides the seed) if any.
 template <typename Input, typename Generate>
 NamedInputOf<Input> Generated(std::string_view what, std::uint64_t seed,
-                              std::uint64_t run, int size, Generate generate) {
-  return NamedInputOf<Input>{fmt::format("generated {} {} (--seed {}, size {})",
-                                         what, run, seed, size),
-                             generate(seed + run, size), std::nullopt};
+                              std::uint64_t run, int size, Generate generate,
+                              std::string_view flags = "") {
+  return NamedInputOf<Input>{
+      fmt::format("generated {} {} (--seed {}, size {}{}{})", what, run, seed,
+                  size, flags.empty() ? "" : ", ", flags),
+      generate(seed + run, size), std::nullopt};
+}
+
+// The options `model` fixes, the rest at their defaults (for the checks).
+CacheOptions FixedOptions(const GeneratedModel& model) {
+  return CacheOptions{
+      .model = model.model,
+      .match_limit = model.match_limit.value_or(DefaultMatchLimit(model.model)),
+      .trigger = model.trigger.value_or(CacheOptions{}.trigger)};
 }
 
 }  // namespace
@@ -200,24 +211,59 @@ NamedReplayInput GeneratedReplayInput(std::uint64_t seed, std::uint64_t run,
 
 NamedReplayInput GeneratedReplayInput(std::uint64_t seed, std::uint64_t run,
                                       int size, CacheModel model) {
-  NamedReplayInput generated = GeneratedReplayInput(seed, run, size);
+  return GeneratedReplayInput(seed, run, size, GeneratedModel{.model = model});
+}
+
+void CheckGeneratedModel(const GeneratedModel& model) {
+  if (const auto problem = FindModelOptionsProblem(FixedOptions(model),
+                                                   model.trigger.has_value())) {
+    throw std::invalid_argument(
+        fmt::format("{}: {}", problem->member, problem->message));
+  }
+}
+
+NamedReplayInput GeneratedReplayInput(std::uint64_t seed, std::uint64_t run,
+                                      int size, const GeneratedModel& model) {
+  CheckGeneratedModel(model);
+  NamedReplayInput generated = Generated<ReplayInput>(
+      "replay document", seed, run, size, checking::RandomReplayInput,
+      GeneratedModelFlags(model));
   CacheOptions& options = generated.input.options;
-  options.model = model;
-  options.match_limit = DefaultMatchLimit(model);
-  if (model == CacheModel::kSpec) return generated;
-  if (model == CacheModel::kVllm || options.policy != EvictionPolicy::kFifo) {
+  const CacheOptions fixed = FixedOptions(model);
+  options.model = fixed.model;
+  options.match_limit = fixed.match_limit;
+  if (model.model != CacheModel::kSpec &&
+      (model.model == CacheModel::kVllm ||
+       options.policy != EvictionPolicy::kFifo)) {
     options.policy = EvictionPolicy::kLru;
   }
-  if (model == CacheModel::kSglang) {
+  if (model.model == CacheModel::kSglang) {
     // Two bits of seed + run (mixed, so that consecutive runs differ in
-    // both) pick the match limit and the trigger.
+    // both) pick the match limit and the trigger not fixed.
     const std::uint64_t bits = (seed + run) * 0x9E3779B97F4A7C15ull >> 62;
-    options.match_limit =
-        (bits & 1) != 0 ? MatchLimit::kAllButLast : MatchLimit::kAll;
-    options.trigger = (bits & 2) != 0 ? EvictionTrigger::kOnAllocate
-                                      : EvictionTrigger::kAfterInsert;
+    options.match_limit = model.match_limit.value_or(
+        (bits & 1) != 0 ? MatchLimit::kAllButLast : MatchLimit::kAll);
+    options.trigger =
+        model.trigger.value_or((bits & 2) != 0 ? EvictionTrigger::kOnAllocate
+                                               : EvictionTrigger::kAfterInsert);
   }
   return generated;
+}
+
+std::string GeneratedModelFlags(const GeneratedModel& model) {
+  std::string flags;
+  if (model != GeneratedModel{}) {
+    flags = fmt::format("--model {}", NameOf(kCacheModels, model.model));
+  }
+  if (model.match_limit) {
+    flags += fmt::format(" --match-limit {}",
+                         NameOf(kMatchLimits, *model.match_limit));
+  }
+  if (model.trigger) {
+    flags +=
+        fmt::format(" --trigger {}", NameOf(kEvictionTriggers, *model.trigger));
+  }
+  return flags;
 }
 
 }  // namespace kvprefix::verify

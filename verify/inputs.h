@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "kvprefix/batch.h"
+#include "kvprefix/cache.h"
 #include "kvprefix/replay.h"
 #include "kvprefix/types.h"
 
@@ -80,13 +81,44 @@ NamedInput GeneratedInput(std::uint64_t seed, std::uint64_t run, int size);
 NamedReplayInput GeneratedReplayInput(std::uint64_t seed, std::uint64_t run,
                                       int size);
 
+// The SPEC §9 options of generated replay documents (`verify --model`,
+// `--match-limit`, `--trigger`): the model, and the match limit and trigger
+// when fixed (nullopt: chosen per document, as GeneratedReplayInput says).
+struct GeneratedModel {
+  CacheModel model = CacheModel::kSpec;
+  std::optional<MatchLimit> match_limit;
+  std::optional<EvictionTrigger> trigger;
+
+  friend bool operator==(const GeneratedModel&,
+                         const GeneratedModel&) = default;
+};
+
 // The same document made valid for SPEC §9's `model` (FindModelOptionsProblem
 // accepts it): vllm takes lru and all-but-last; sglang keeps fifo (any other
 // policy becomes lru) and takes a match limit and trigger from seed + run
 // (each of the four combinations about as often); spec keeps the document as
-// it is. Deterministic, as above.
+// it is, match limit all. Deterministic, as above.
 NamedReplayInput GeneratedReplayInput(std::uint64_t seed, std::uint64_t run,
                                       int size, CacheModel model);
+
+// Throws std::invalid_argument naming the member ("trigger: a trigger needs
+// model \"sglang\"; ...") if `model`'s fixed options break a rule of SPEC
+// §9.4 (FindModelOptionsProblem, a fixed trigger counting as given): vllm
+// with match limit all, a trigger without sglang. O(1).
+void CheckGeneratedModel(const GeneratedModel& model);
+
+// The same with `model`'s match limit and trigger where fixed, the others
+// chosen as above, and the fixed options in the name ("generated replay
+// document 3 (--seed 1, size 3, --model sglang --trigger on-allocate)"; no
+// addition for model spec with nothing fixed, the plain document). Throws
+// as CheckGeneratedModel.
+NamedReplayInput GeneratedReplayInput(std::uint64_t seed, std::uint64_t run,
+                                      int size, const GeneratedModel& model);
+
+// The flags that make `verify --format requests` generate `model`'s
+// documents: "--model vllm", "--model sglang --match-limit all", ...; ""
+// for model spec with nothing fixed (the default). O(1).
+std::string GeneratedModelFlags(const GeneratedModel& model);
 
 }  // namespace kvprefix::verify
 

@@ -120,14 +120,15 @@ std::vector<NamedReplayInput> LoadInputs(const RunOptions& options,
   return inputs;
 }
 
-NamedInput Generate(std::uint64_t seed, std::uint64_t run, int size,
-                    BatchInput) {
+NamedInput Generate(const RunOptions&, std::uint64_t seed, std::uint64_t run,
+                    int size, BatchInput) {
   return GeneratedInput(seed, run, size);
 }
 
-NamedReplayInput Generate(std::uint64_t seed, std::uint64_t run, int size,
-                          ReplayInput) {
-  return GeneratedReplayInput(seed, run, size);
+NamedReplayInput Generate(const RunOptions& options, std::uint64_t seed,
+                          std::uint64_t run, int size, ReplayInput) {
+  return GeneratedReplayInput(seed, run, size,
+                              options.model.value_or(GeneratedModel{}));
 }
 
 // What the reference's cache held at the failing request: a replay's wrong
@@ -199,8 +200,8 @@ struct InputSequence {
     if (index < given.size()) return given[index];
     const std::uint64_t run = index - given.size();
     return WhileDoing("generating inputs", [&] {
-      return Generate(seed, run, GeneratorSize(run, runs, options.max_size),
-                      Input{});
+      return Generate(options, seed, run,
+                      GeneratorSize(run, runs, options.max_size), Input{});
     });
   }
 };
@@ -375,12 +376,22 @@ void RunOn(const RunOptions& options) {
     throw std::invalid_argument(
         "verify: nothing to check (--runs 0 and no FILEs, --cases or --trace)");
   }
+  if (options.model && sequence.runs == 0) {
+    // A document says its own model: flags that change nothing checked
+    // would let a user believe the files ran under them.
+    throw std::invalid_argument(
+        "verify: --model, --match-limit, --trigger: apply to generated "
+        "documents only, and none are (FILEs or --cases without --runs); a "
+        "given document runs under its own \"model\"");
+  }
   sequence.seed = options.seed ? *options.seed : std::random_device{}();
   if (sequence.runs > 0) {
+    const std::string model_flags =
+        options.model ? GeneratedModelFlags(*options.model) : "";
     fmt::print(
-        "generating {} with --seed {}\n",
+        "generating {} with --seed {}{}{}\n",
         std::is_same_v<Input, BatchInput> ? "inputs" : "replay documents",
-        sequence.seed);
+        sequence.seed, model_flags.empty() ? "" : " ", model_flags);
   }
   const std::size_t jobs =
       options.jobs > 0 ? options.jobs
@@ -409,6 +420,14 @@ void Run(const RunOptions& options) {
     throw std::invalid_argument("verify: --out: the output path is empty");
   }
   CheckOutputPath(options.out);
+  if (options.model) {
+    if (options.format == InputFormat::kBatch) {
+      throw std::invalid_argument(
+          "verify: --model, --match-limit, --trigger: apply to --format "
+          "requests only (SPEC §4's batch job has no cache model)");
+    }
+    CheckGeneratedModel(*options.model);
+  }
   if (options.format == InputFormat::kBatch) return RunOn<BatchInput>(options);
   if (!options.trace.empty()) {
     // A window of a trace has no capacity, policy or page size to check.

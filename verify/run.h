@@ -14,6 +14,7 @@
 
 #include "checking/differential.h"
 #include "verify/checker.h"
+#include "verify/inputs.h"
 
 namespace kvprefix::verify {
 
@@ -64,6 +65,13 @@ struct RunOptions {
   std::optional<std::uint64_t> runs;
   std::optional<std::uint64_t> seed;
   int max_size = 100;  // 0 to kMaxGeneratorSize
+  // kRequests only: generated documents of this SPEC §9 model, with its
+  // match limit and trigger where fixed (GeneratedReplayInput in
+  // verify/inputs.h); unset: the plain documents (model spec). Given
+  // documents (files, cases) keep their own model. Set, it is a usage error
+  // with kBatch, when no document is generated, or for options SPEC §9.4
+  // refuses (CheckGeneratedModel).
+  std::optional<GeneratedModel> model;
   // Durations in seconds, finite: time_budget in [0, kMaxSeconds] (0: no
   // budget; no input starts after it), timeout in [kMinTimeout,
   // kMaxSeconds] (per input, for a command or a plugin), shrink_time in
