@@ -4,6 +4,13 @@
 // answers formatted on every core (matches are const and thread-safe), in
 // contiguous chunks written in request order, so the bytes are the same
 // whatever the number of threads.
+//
+// Under --model vllm or sglang (SPEC §9, unbounded) the cache is built as
+// the model builds it, each cached sequence served as a request is (an
+// engine's Insert under a model is its Access for the effect), and each
+// request gets the model's match step changing nothing (ModelMatch), so
+// cache_node is the model's ID: vllm's block, sglang's node. SPEC §9 says
+// only "The batch job (§2) is unchanged"; this reading is cli/README.md's.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -28,10 +35,25 @@ namespace {
 struct MatchOptions {
   std::string input = "-";
   std::string engine;
-  CacheArguments cache;  // --page-size only: the batch job has no capacity
+  // --page-size, --model and --match-limit: the batch job has no capacity,
+  // so nothing to evict and no trigger.
+  CacheArguments cache;
   std::string output = "-";
   unsigned threads = std::max(1u, std::thread::hardware_concurrency());
+  CLI::Option* engine_option = nullptr;
 };
+
+// What step 1 of `index`'s model answers for `request`, changing nothing
+// (SPEC §9): vllm's MatchPrefix is its step 1, the cap to n - 1 tokens
+// included (SPEC §9.2); the others' MatchPrefix matches the whole request,
+// so the match limit cuts the key first (SPEC §9.1 for spec, §9.3's match
+// key for sglang). Thread-safe as MatchPrefix.
+Match ModelMatch(const PrefixIndex& index, TokenSpan request) {
+  const CacheOptions& options = index.options();
+  if (options.model == CacheModel::kVllm) return index.MatchPrefix(request);
+  return index.MatchPrefix(request.first(MatchLimitTokens(
+      options.match_limit, request.size(), options.page_size)));
+}
 
 // Chunks per thread: enough that an unlucky chunk of long requests does not
 // leave the other threads idle at the end.
@@ -76,7 +98,7 @@ std::vector<std::string> MatchAndFormat(const PrefixIndex& index,
     matches.reserve(starts[c + 1] - starts[c]);
     std::size_t suffix_tokens = 0;
     for (std::size_t i = starts[c]; i < starts[c + 1]; ++i) {
-      matches.push_back(index.MatchPrefix(requests[i]));
+      matches.push_back(ModelMatch(index, requests[i]));
       suffix_tokens += requests[i].size() - matches.back().matched_length;
     }
     std::string& out = pieces[c + 1];
@@ -96,8 +118,10 @@ void RunMatch(const MatchOptions& options) {
   progress.Note(fmt::format("parsed {} cached sequences, {} requests",
                             input.cached_sequences.size(),
                             input.requests.size()));
-  const auto index =
-      MakeEngine(options.engine, ToCacheOptions(options.cache, 1));
+  const CacheOptions cache = ToCacheOptions(options.cache, 1);
+  const auto index = MakeEngine(
+      ChosenEngineName(options.engine_option, options.engine, cache.model),
+      cache);
   WhileDoing("inserting the cached sequences", [&] {
     for (TokenSpan sequence : input.cached_sequences) index->Insert(sequence);
   });
@@ -119,13 +143,25 @@ void RegisterMatchCommand(CLI::App& app) {
       "Insert every cached sequence, then match every request (SPEC §2).\n"
       "Input: {\"cached_sequences\":[[...],...],\"requests\":[[...],...]}.\n"
       "Output: {\"matches\":[{\"matched_length\":N,\"cache_node\":N,"
-      "\"uncached_suffix\":[...]},...]}");
+      "\"uncached_suffix\":[...]},...]}\n"
+      "With --model vllm or sglang (SPEC §9, unbounded) the cache is built as "
+      "the model serves each cached sequence as a request, and each request "
+      "gets the model's match, changing nothing: cache_node is vLLM's block "
+      "ID or SGLang's node ID (for a match inside an edge, the ID the split "
+      "would give). --match-limit all-but-last caps every match at n - 1 "
+      "tokens, in whole pages (vllm always).");
   command
       ->add_option("FILE", options->input,
                    "SPEC §4 JSON input; - reads standard input")
       ->capture_default_str();
   AddEngineOption(*command, options->engine);
+  options->engine_option = command->get_option("--engine");
   AddCacheOptions(*command, options->cache, /*bounded=*/false);
+  AddModelOptions(
+      *command, options->cache,
+      ModelOptionsHelp{.model = "unbounded; without --engine, an engine that "
+                                "implements the model",
+                       .trigger = ""});
   AddIntegerOption(*command, "-j,--threads", options->threads,
                    "Threads that match and format the requests (the output "
                    "is the same for any number); default: every core",

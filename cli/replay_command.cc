@@ -37,8 +37,7 @@ struct ReplayOptions {
 // --engine if given, else the default engine of the cache's model.
 std::string_view EngineName(const ReplayOptions& options,
                             const CacheOptions& cache) {
-  return Given(options.engine_option) ? std::string_view(options.engine)
-                                      : ModelEngineName(cache.model);
+  return ChosenEngineName(options.engine_option, options.engine, cache.model);
 }
 
 // {"request":i,"request_length":n,"matched_length":m,"cache_node":c}

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "engines/registry.h"
@@ -310,6 +311,143 @@ TEST(CliModelsTest, CurveRefusesWhatTheModelsCannotDo) {
   ExpectUsageError(
       Kvprefix({"curve", trace, "--model", "vllm", "--policy", "fifo"}),
       "--policy: model \"vllm\" has one order");
+}
+
+// --- match --model, --match-limit (the batch job under a model) ----------
+
+// `match` of a SPEC §4 input of `cached` and `requests` (written to a file)
+// with `flags`: its stdout, checked to exit 0.
+std::string MatchOutput(const test::ScratchDir& dir, const SequenceList& cached,
+                        const SequenceList& requests,
+                        std::vector<std::string> flags) {
+  const std::string file = dir.Path("input.json");
+  std::string json;
+  AppendBatchInputJson(BatchInput{cached, requests}, json);
+  test::WriteTextFile(file, json);
+  std::vector<std::string> args = {"match", file};
+  args.insert(args.end(), flags.begin(), flags.end());
+  const test::ProgramRun run = Kvprefix(args);
+  EXPECT_EQ(run.status, 0) << run.err;
+  return run.out;
+}
+
+// SPEC §5's output answering `requests` with `matches`.
+std::string Answers(const SequenceList& requests,
+                    const std::vector<Match>& matches) {
+  std::string json;
+  AppendMatchesJson(requests, matches, json);
+  return json;
+}
+
+// Worked by hand from SPEC §9.2, the cached sequences served in order on an
+// unbounded pool (new block IDs from 1): [1,2] takes blocks 1 ([1]) and 2
+// ([1,2]); [1] matches nothing (its only token is its last) and takes
+// block 3, a second holder of [1]; [2] takes block 4. Then [1,2] hits
+// block 1 only (the cap: 1 of 2 tokens), [2,5] block 4, [1,2,3] blocks 1
+// and 2. The trie (spec) names the same prefixes nodes 1, 2 and 3 ([2]) and
+// matches [1,2] whole.
+TEST(CliModelsTest, MatchUnderVllmCapsAndAnswersBlockIds) {
+  const test::ScratchDir dir;
+  const SequenceList cached({{1, 2}, {1}, {2}});
+  const SequenceList requests({{1, 2}, {2, 5}, {1, 2, 3}, {}});
+  const auto match = [&](std::vector<std::string> flags) {
+    return MatchOutput(dir, cached, requests, std::move(flags));
+  };
+  EXPECT_EQ(match({"--model", "vllm"}),
+            Answers(requests, {{1, 1}, {1, 4}, {2, 2}, {0, 0}}));
+  EXPECT_EQ(match({}), Answers(requests, {{2, 2}, {1, 3}, {2, 2}, {0, 0}}));
+  // SPEC §9.3: [1] splits [1,2]'s edge (new node 2 holds [1], node 1 keeps
+  // [2]); [2] is node 3. [1,2] ends at node 1; under all-but-last its key
+  // [1] ends at node 2.
+  EXPECT_EQ(match({"--model", "sglang"}),
+            Answers(requests, {{2, 1}, {1, 3}, {2, 1}, {0, 0}}));
+  EXPECT_EQ(match({"--model", "sglang", "--match-limit", "all-but-last"}),
+            Answers(requests, {{1, 2}, {1, 3}, {2, 1}, {0, 0}}));
+  // Pages of 2: [1,2,3]'s partial page takes block 2 and holds nothing, so
+  // [5,6] is block 3 where the trie's page node is 2.
+  const SequenceList paged_cached({{1, 2, 3}, {5, 6}});
+  const SequenceList paged({{5, 6, 7}, {1, 2, 9}});
+  EXPECT_EQ(MatchOutput(dir, paged_cached, paged,
+                        {"--model", "vllm", "--page-size", "2"}),
+            Answers(paged, {{2, 3}, {2, 1}}));
+  EXPECT_EQ(MatchOutput(dir, paged_cached, paged, {"--page-size", "2"}),
+            Answers(paged, {{2, 2}, {2, 1}}));
+}
+
+// SPEC §9.1 with model spec: a full hit of n tokens is cut to n - 1, then
+// to whole pages: [1,2,3,4] matches 3 tokens (node 3), with pages of 2 one
+// page (node 1); [1,2,3,4,5] keeps its 4 either way.
+TEST(CliModelsTest, MatchLimitOfSpecCapsAFullHit) {
+  const test::ScratchDir dir;
+  const SequenceList cached({{1, 2, 3, 4}});
+  const SequenceList requests({{1, 2, 3, 4}, {1, 2, 3, 4, 5}});
+  EXPECT_EQ(
+      MatchOutput(dir, cached, requests, {"--match-limit", "all-but-last"}),
+      Answers(requests, {{3, 3}, {4, 4}}));
+  EXPECT_EQ(MatchOutput(dir, cached, requests,
+                        {"--match-limit", "all-but-last", "--page-size", "2"}),
+            Answers(requests, {{2, 1}, {4, 2}}));
+  EXPECT_EQ(MatchOutput(dir, cached, requests, {}),
+            Answers(requests, {{4, 4}, {4, 4}}));
+}
+
+// An engine without the model is refused by name (the registry's words);
+// SPEC §9.4's combinations are refused as replay refuses them; the batch
+// job evicts nothing, so it has no --trigger.
+TEST(CliModelsTest, MatchRefusesWhatTheModelsCannotDo) {
+  const test::ScratchDir dir;
+  const std::string input = dir.Path("input.json");
+  test::WriteTextFile(input, R"({"cached_sequences":[[1]],"requests":[[1]]})");
+  ExpectUsageError(
+      Kvprefix({"match", input, "--model", "vllm", "--engine", "radix"}),
+      "kvprefix: engine 'radix' does not implement model 'vllm' (engines "
+      "that do: reference, hash)\n");
+  ExpectUsageError(
+      Kvprefix({"match", input, "--model", "vllm", "--match-limit", "all"}),
+      "kvprefix: --match-limit: model \"vllm\" never matches");
+  ExpectUsageError(Kvprefix({"match", input, "--model", "sglang", "--trigger",
+                             "on-allocate"}),
+                   "--trigger");
+}
+
+// Every engine of each model, and each match limit the model takes, answers
+// the examples as the model's default engine does, and the reference too.
+TEST(CliModelsTest, MatchOfEveryEngineOfEachModelAgreesOnTheExamples) {
+  std::vector<std::string> examples;
+  for (const auto& entry :
+       fs::directory_iterator(KVPREFIX_SOURCE_DIR "/examples")) {
+    if (entry.path().extension() == ".json") examples.push_back(entry.path());
+  }
+  ASSERT_GE(examples.size(), 4u);
+  for (const std::string& example : examples) {
+    for (const auto& [model, limits] :
+         std::vector<std::pair<CacheModel, std::vector<std::string>>>{
+             {CacheModel::kSpec, {"all", "all-but-last"}},
+             {CacheModel::kVllm, {"all-but-last"}},
+             {CacheModel::kSglang, {"all", "all-but-last"}}}) {
+      for (const std::string& limit : limits) {
+        for (const std::string page_size : {"1", "2"}) {
+          const std::vector<std::string> args = {
+              "match",         example,
+              "--model",       std::string(NameOf(kCacheModels, model)),
+              "--match-limit", limit,
+              "--page-size",   page_size};
+          const test::ProgramRun by_default = Kvprefix(args);
+          ASSERT_EQ(by_default.status, 0) << by_default.err;
+          for (std::string_view engine : EngineNames(model)) {
+            std::vector<std::string> with_engine = args;
+            with_engine.insert(with_engine.end(),
+                               {"--engine", std::string(engine)});
+            const test::ProgramRun run = Kvprefix(with_engine);
+            EXPECT_EQ(run.status, 0) << run.err;
+            EXPECT_EQ(run.out, by_default.out)
+                << example << " " << NameOf(kCacheModels, model) << " " << limit
+                << " P=" << page_size << " on " << engine;
+          }
+        }
+      }
+    }
+  }
 }
 
 }  // namespace
