@@ -676,13 +676,14 @@ std::int64_t DoubleArrayTrie::Evict(std::int64_t t) {
   return parent_is_leaf ? p : -1;
 }
 
-Match DoubleArrayTrie::MatchPrefix(TokenSpan request) const {
+DoubleArrayTrie::Walk DoubleArrayTrie::WalkArrays(TokenSpan request,
+                                                  Walk walk) const {
   const Cell* cells = cells_.data();
   const std::uint64_t size = size_;
   const Token* tokens = request.data();
   const std::size_t length = request.size();
-  std::int64_t s = 0;
-  std::size_t i = 0;  // tokens matched
+  std::int64_t s = walk.slot;
+  std::size_t i = walk.matched;
   for (; i < length; ++i) {
     const Token token = tokens[i];
     const auto u = static_cast<std::uint32_t>(token);
@@ -690,26 +691,34 @@ Match DoubleArrayTrie::MatchPrefix(TokenSpan request) const {
     std::int64_t t;
     if (u < kDirectTokens) [[likely]] {
       t = base + u + 1;
-      if (static_cast<std::uint64_t>(t) < size && cells[t].check == s) {
-        s = t;
-        continue;
-      }
+      if (static_cast<std::uint64_t>(t) >= size || cells[t].check != s) break;
     } else {
       t = base + kDirectTokens + 1 + HashedCode(u);
-      if (static_cast<std::uint64_t>(t) < size && cells[t].check == s &&
-          tokens_[t] == token) {  // t holds a node with a hashed code
-        s = t;
-        continue;
+      if (static_cast<std::uint64_t>(t) >= size || cells[t].check != s ||
+          tokens_[t] != token) {  // t holds a node with a hashed code
+        break;
       }
     }
-    // A hash node's base puts t out of range: the only way here from the
-    // fast path, once per request where there are no hash nodes.
-    if (base != kHashBase) break;
-    t = HashChild(s, token);
-    if (t < 0) break;
     s = t;
   }
-  return Match{i, IdAt(s)};
+  return Walk{i, s};
+}
+
+Match DoubleArrayTrie::MatchPrefix(TokenSpan request) const {
+  Walk walk{0, 0};
+  for (;;) {
+    walk = WalkArrays(request, walk);
+    // A hash node's base puts every array slot out of range, so the walk
+    // stops at one, and only then does the match look at edges_: once per
+    // request where there are no hash nodes.
+    if (walk.matched == request.size() || cells_[walk.slot].base != kHashBase) {
+      break;
+    }
+    const std::int64_t t = HashChild(walk.slot, request[walk.matched]);
+    if (t < 0) break;
+    walk = Walk{walk.matched + 1, t};
+  }
+  return Match{walk.matched, IdAt(walk.slot)};
 }
 
 std::size_t DoubleArrayTrie::memory_bytes() const {

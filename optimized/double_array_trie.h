@@ -409,6 +409,17 @@ class DoubleArrayTrie {
     return cells_[s].base == kHashBase ? HashChild(s, token) : -1;
   }
   std::int64_t HashChild(std::int64_t s, Token token) const;
+  // Where a match has got to: `matched` tokens, ending at `slot`.
+  struct Walk {
+    std::size_t matched;
+    std::int64_t slot;
+  };
+  // MatchPrefix's hot loop: follows array edges (direct and hashed codes)
+  // from `walk` while the request's next token has one; stops at the end,
+  // at a missing edge or at a hash node. Not inlined, so that the loop has
+  // no call in it: with HashChild's call inside, GCC kept the slot on the
+  // stack, a store on every token.
+  [[gnu::noinline]] Walk WalkArrays(TokenSpan request, Walk walk) const;
 
   bool IsFree(std::int64_t t) const {
     return static_cast<std::size_t>(t) >= size_ || free_.Test(t);
