@@ -159,12 +159,17 @@ class PagedIndex {
 
   PagedIndex() : PagedIndex(CacheOptions{}) {}
   // Throws std::invalid_argument unless 1 <= options.page_size <=
-  // kMaxPageSize.
+  // kMaxPageSize, or if E refuses the options (a trie engine every model but
+  // spec: CheckTrieEngineOptions).
   explicit PagedIndex(const CacheOptions& options)
       : options_(CheckPageSize(options)),
         engine_(CacheOptions{
             .capacity = options.capacity,
             .policy = options.policy,
+            // E's to refuse: dropped, a trie answered SPEC §8 for model
+            // vllm or sglang (KVPREFIX_EXPORT_PLUGIN(PagedIndex<RadixTrie>)
+            // did, once plugins were given the model).
+            .model = options.model,
             // Over pages the limit is floor((n - 1) / P) pages of n tokens,
             // which the engine cannot see in its symbols: Access applies it.
             .match_limit = options.page_size == 1 ? options.match_limit

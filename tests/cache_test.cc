@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -428,6 +429,40 @@ REGISTER_TYPED_TEST_SUITE_P(
     ExhaustiveSmallWorldAgainstBruteForce);
 INSTANTIATE_TYPED_TEST_SUITE_P(Engine, CacheTest, GtestTypes<AllEngines>::type,
                                EngineTypeName);
+
+// Former bug: PagedIndex built its engine from the capacity, policy and match
+// limit alone, dropping the model, so PagedIndex<RadixTrie> with model vllm
+// or sglang answered SPEC §8 where RadixTrie refuses it; exported as a
+// plugin (KVPREFIX_EXPORT_PLUGIN), it then answered §8 for every model
+// plugin ABI 2 gives it. The engine gets the model now, and refuses it.
+TEST(PagedIndexTest, AnEngineOverPagesRefusesTheModelsItDoesNotImplement) {
+  AllEngines::ForEach([]<typename E>() {
+    for (const std::uint64_t page_size : {1, 3}) {
+      const CacheOptions vllm{.page_size = page_size,
+                              .model = ::kvprefix::CacheModel::kVllm,
+                              .match_limit = MatchLimit::kAllButLast};
+      const CacheOptions sglang{.page_size = page_size,
+                                .model = ::kvprefix::CacheModel::kSglang};
+      EXPECT_THROW(PagedIndex<E>{vllm}, std::invalid_argument) << E::kName;
+      EXPECT_THROW(PagedIndex<E>{sglang}, std::invalid_argument) << E::kName;
+      // Model spec, with either match limit, is every trie's.
+      PagedIndex<E> spec(CacheOptions{.page_size = page_size,
+                                      .match_limit = MatchLimit::kAllButLast});
+      EXPECT_EQ(spec.Access(Tokens{1, 2, 3, 4, 5, 6}), (Match{0, 0}));
+      EXPECT_EQ(spec.Access(Tokens{1, 2, 3, 4, 5, 6}).matched_length,
+                page_size == 1 ? 5u : 3u);
+    }
+  });
+  try {
+    PagedIndex<RadixTrie> cache(
+        CacheOptions{.model = ::kvprefix::CacheModel::kSglang});
+    ADD_FAILURE() << "PagedIndex<RadixTrie> took model sglang";
+  } catch (const std::invalid_argument& error) {
+    EXPECT_STREQ(error.what(),
+                 "radix: a trie engine follows model \"spec\"; model "
+                 "\"sglang\" is its own structure's");
+  }
+}
 
 }  // namespace
 }  // namespace kvprefix
