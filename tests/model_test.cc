@@ -24,20 +24,7 @@ namespace {
 
 using Tokens = std::vector<Token>;
 
-std::vector<ReplayCaseFile> LoadModelCases() {
-  return ReadReplayCaseFolder(test::SharedCasesDir() + "/models");
-}
-
-// The answers of replaying `requests` on engine `name` with `options`.
-std::vector<Match> Answers(std::string_view name, const CacheOptions& options,
-                           const SequenceList& requests) {
-  const auto cache = MakeEngine(name, options);
-  std::vector<Match> answers;
-  Replay(*cache, requests, [&](std::size_t, TokenSpan, const Match& match) {
-    answers.push_back(match);
-  });
-  return answers;
-}
+using test::ReplayAnswers;
 
 SequenceList ToList(const std::vector<Tokens>& requests) {
   SequenceList list;
@@ -47,14 +34,15 @@ SequenceList ToList(const std::vector<Tokens>& requests) {
 
 // Every shared model case, on every engine of its model.
 TEST(ModelCasesTest, EveryEngineOfTheModelGivesTheRealSystemsAnswers) {
-  const std::vector<ReplayCaseFile> cases = LoadModelCases();
+  const std::vector<ReplayCaseFile> cases = test::LoadModelCases();
   ASSERT_EQ(cases.size(), 30u);
   std::set<CacheModel> models;
   for (const ReplayCaseFile& shared : cases) {
     const CacheOptions& options = shared.input.options;
     models.insert(options.model);
     for (const std::string_view name : EngineNames(options.model)) {
-      EXPECT_EQ(Answers(name, options, shared.input.requests), shared.expected)
+      EXPECT_EQ(ReplayAnswers(name, options, shared.input.requests),
+                shared.expected)
           << shared.name << " on " << name;
     }
   }
@@ -103,7 +91,8 @@ TEST(ModelExamplesTest, TheSpecsExamples) {
                          const std::vector<Tokens>& requests,
                          const std::vector<Match>& answers) {
     for (const std::string_view name : EngineNames(options.model)) {
-      EXPECT_EQ(Answers(name, options, ToList(requests)), answers) << name;
+      EXPECT_EQ(ReplayAnswers(name, options, ToList(requests)), answers)
+          << name;
     }
   };
   // "vllm, [1,2] twice: (0,0) (1,1)"
@@ -124,8 +113,9 @@ TEST(ModelExamplesTest, SpecAllButLastInsertsTheWholeRequest) {
     for (const std::uint64_t capacity : {kUnbounded, std::uint64_t{8}}) {
       const CacheOptions options{.capacity = capacity,
                                  .match_limit = MatchLimit::kAllButLast};
-      EXPECT_EQ(Answers(name, options, ToList({{1, 2}, {1, 2}, {1, 2, 3}, {}})),
-                (std::vector<Match>{{0, 0}, {1, 1}, {2, 2}, {0, 0}}))
+      EXPECT_EQ(
+          ReplayAnswers(name, options, ToList({{1, 2}, {1, 2}, {1, 2, 3}, {}})),
+          (std::vector<Match>{{0, 0}, {1, 1}, {2, 2}, {0, 0}}))
           << name << " capacity " << capacity;
     }
   }
