@@ -6,7 +6,6 @@
 
 #include "engines/all_engines.h"
 #include "kvprefix/paged_index.h"
-#include "plugin/kvprefix_plugin.h"
 #include "plugin/plugin_engine.h"
 
 namespace kvprefix {
@@ -85,30 +84,28 @@ bool IsEngineName(std::string_view name) {
   return false;
 }
 
+void CheckEngineName(std::string_view name) {
+  if (IsPluginName(name)) return LoadPlugin(name.substr(kPluginPrefix.size()));
+  if (!IsEngineName(name)) MakeEngine(name);  // throws, listing the names
+}
+
 std::unique_ptr<PrefixIndex> MakeEngine(std::string_view name,
                                         const CacheOptions& options) {
+  // A plugin is held to SPEC §9.4 too: it is never asked for a combination
+  // no cache implements.
+  if (const auto problem = FindModelOptionsProblem(options, false)) {
+    throw std::invalid_argument(std::string(problem->member) + ": " +
+                                problem->message);
+  }
   if (IsPluginName(name)) {
     if (options.page_size < 1 || options.page_size > kMaxPageSize) {
       throw std::invalid_argument("page size " +
                                   std::to_string(options.page_size) +
                                   " is outside 1 to 2^31 - 1");
     }
-    // Plugin ABI version 1 carries no model, match limit or trigger: a
-    // plugin would answer SPEC §8 for them without knowing.
-    if (options.model != CacheModel::kSpec ||
-        options.match_limit != MatchLimit::kAll) {
-      throw std::invalid_argument(
-          std::string(name) + ": the plugin interface (ABI version " +
-          std::to_string(KVPREFIX_PLUGIN_ABI_VERSION) +
-          ") carries model \"spec\" with match limit \"all\" only; check a "
-          "vLLM or SGLang cache with `kvprefix verify --protocol lines` "
-          "instead");
-    }
+    // The model goes to the plugin, which implements it or refuses it
+    // (a plugin built for ABI version 1 is refused it by the loader).
     return MakePluginEngine(name.substr(kPluginPrefix.size()), options);
-  }
-  if (const auto problem = FindModelOptionsProblem(options, false)) {
-    throw std::invalid_argument(std::string(problem->member) + ": " +
-                                problem->message);
   }
   bool known = false;
   for (const Entry& entry : Entries()) {

@@ -32,20 +32,28 @@ std::string_view DefaultEngineName();
 // Thread-safe.
 bool IsEngineName(std::string_view name);
 
+// Checks that `name` names an engine MakeEngine can build for some options:
+// a built-in engine, or a plugin that loads (LoadPlugin, building no cache:
+// a plugin may refuse the default options, e.g. one of model vllm only, and
+// still take the inputs' own). Throws std::invalid_argument listing the
+// valid names for an unknown name, PluginError for a plugin that cannot be
+// loaded. Thread-safe.
+void CheckEngineName(std::string_view name);
+
 // A new, empty index of engine `name`: unbounded over tokens by default,
 // else a cache with options.capacity and options.policy over pages of
 // options.page_size tokens (SPEC §8; PagedIndex when the page size is not 1),
 // following options.model (SPEC §9: the engine's structure for that model)
 // and options.match_limit.
-// A plugin, "plugin:PATH", gets the options as they are, page size
-// included (MakePluginEngine). Thread-safe. Throws std::invalid_argument,
-// whose message lists the valid names, if `name` is unknown, or names the
-// problem if the page size is outside 1 to 2^31 - 1, the engine does not
-// implement options.model ("engine 'double-array' does not implement model
-// 'vllm' (engines that do: reference, hash)"), the options break a rule of
-// SPEC §9.4 (FindModelOptionsProblem), a plugin is given a model other than
-// spec or a match limit other than all (plugin ABI version 1 has neither)
-// or refuses the options; PluginError if a plugin cannot be loaded.
+// A plugin, "plugin:PATH", gets the options as they are, page size and
+// model included (MakePluginEngine). Thread-safe. Throws
+// std::invalid_argument, whose message lists the valid names, if `name` is
+// unknown, or names the problem if the page size is outside 1 to 2^31 - 1,
+// the engine does not implement options.model ("engine 'double-array' does
+// not implement model 'vllm' (engines that do: reference, hash)"), the
+// options break a rule of SPEC §9.4 (FindModelOptionsProblem), or a plugin
+// refuses the options (one built for plugin ABI version 1 any model but
+// spec with match limit all); PluginError if a plugin cannot be loaded.
 std::unique_ptr<PrefixIndex> MakeEngine(std::string_view name,
                                         const CacheOptions& options = {});
 

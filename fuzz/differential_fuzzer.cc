@@ -26,6 +26,7 @@
 // node IDs of its own; checking::Comparison). A bad KVPREFIX_FUZZ_ENGINES (an
 // empty or unknown name), a bad KVPREFIX_FUZZ_COMPARE, or both engine
 // variables set, is one line on stderr and exit status 2, at the first input.
+// A plugin that cannot be loaded is the same (PluginError's message).
 // On a disagreement the target prints the report of checking::CheckFuzzInput
 // (the harness report with the cache options, then every engine's answer
 // to the last operation), then aborts.
@@ -44,6 +45,7 @@
 
 #include "checking/fuzz_input.h"
 #include "engines/registry.h"
+#include "plugin/plugin_engine.h"
 #include "reference/reference_trie.h"
 #include "testing/model_mutants.h"
 #include "testing/mutants.h"
@@ -161,8 +163,12 @@ checking::EngineFactory ChooseEngines() {
   } else {
     try {
       names = checking::ParseEngineList(list);
-      for (const std::string& name : names) MakeEngine(name);
+      // Builds no engine: a plugin may refuse the default options (one of
+      // model vllm only) and take the inputs' own.
+      for (const std::string& name : names) CheckEngineName(name);
     } catch (const std::invalid_argument& error) {
+      UsageError(fmt::format("KVPREFIX_FUZZ_ENGINES: {}", error.what()));
+    } catch (const PluginError& error) {
       UsageError(fmt::format("KVPREFIX_FUZZ_ENGINES: {}", error.what()));
     }
   }

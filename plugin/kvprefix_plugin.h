@@ -10,11 +10,22 @@
  * of the one symbol a plugin exports, so a library built for another
  * version is refused by name, never called with the wrong layout.
  *
- * The semantics are SPEC §1, §3 and §8's, as for every kvprefix engine
+ * The semantics are SPEC §1, §3, §8 and §9's, as for every kvprefix engine
  * (kvprefix/prefix_index.h): tokens are int32_t (the whole range), lengths
  * count tokens, node IDs are the plugin's own (the root is 0; a cache with
  * no node IDs answers 0 and is checked with verify's length-only
- * comparison, which never reads them).
+ * comparison, which never reads them). A cache follows one of SPEC §9's
+ * models, which create names (kvprefix_cache_options): SPEC §8's trie
+ * ("spec"), vLLM's block pool ("vllm", §9.2) or SGLang's radix cache
+ * ("sglang", §9.3), so a user's own vLLM- or SGLang-like cache is checked
+ * in-process against the reference of its model.
+ *
+ * Versions: version 2 added the model, match limit and trigger to
+ * kvprefix_cache_options; the table is version 1's. kvprefix looks for
+ * kvprefix_plugin_v2 first, then kvprefix_plugin_v1: a plugin built for
+ * version 1 still loads, gets model "spec" with match limit "all" only,
+ * and any other model is refused on its behalf ("built for ABI 1, which
+ * has no model"), never passed to a cache that could not read it.
  *
  * Threads: kvprefix calls one cache from one thread at a time; different
  * caches of one plugin may be used from different threads at once.
@@ -34,7 +45,7 @@
  *     KVPREFIX_PLUGIN_ABI_VERSION, sizeof(kvprefix_plugin), "mycache",
  *     my_create, my_destroy, my_insert, my_match, NULL, my_node_count,
  *     NULL, NULL, NULL};
- *   KVPREFIX_PLUGIN_EXPORT const kvprefix_plugin* kvprefix_plugin_v1(void) {
+ *   KVPREFIX_PLUGIN_EXPORT const kvprefix_plugin* kvprefix_plugin_v2(void) {
  *     return &table;
  *   }
  *
@@ -50,13 +61,17 @@ extern "C" {
 #endif
 
 /* The version of this header's layout. A change that a plugin built for
- * an older version could misread gets a new version and a new entry
- * symbol; adding a member at the end of kvprefix_plugin does not (kvprefix
- * reads `size` and treats members past it as NULL). */
-#define KVPREFIX_PLUGIN_ABI_VERSION 1
+ * an older version could misread, or would ignore without knowing (version
+ * 2's model: a version 1 cache would answer SPEC §8 for it), gets a new
+ * version and a new entry symbol; adding a member at the end of
+ * kvprefix_plugin does not (kvprefix reads `size` and treats members past
+ * it as NULL). */
+#define KVPREFIX_PLUGIN_ABI_VERSION 2
 
-/* The symbol every plugin exports, of type kvprefix_plugin_entry. */
-#define KVPREFIX_PLUGIN_ENTRY_SYMBOL "kvprefix_plugin_v1"
+/* The symbol every plugin exports, of type kvprefix_plugin_entry; its table's
+ * abi_version must be the version in its name. (Version 1's was
+ * "kvprefix_plugin_v1", see "Versions" above.) */
+#define KVPREFIX_PLUGIN_ENTRY_SYMBOL "kvprefix_plugin_v2"
 
 /* Marks the entry point exported from the shared library, whatever the
  * library's default symbol visibility. */
@@ -71,7 +86,8 @@ typedef int32_t kvprefix_status;
 /* Success: the outputs are set. */
 #define KVPREFIX_OK 0
 /* The options (create) or the arguments are outside what the cache
- * supports, e.g. a policy or page size it does not implement. Refused
+ * supports, e.g. a model, match limit, trigger, policy or page size it
+ * does not implement. Refused
  * options are not a bug: `kvprefix verify` and the differential fuzzer
  * skip the inputs whose options a cache refuses (verify counts them and
  * prints the first refusal), the benchmarks skip the row with the
@@ -91,18 +107,41 @@ typedef struct kvprefix_error {
   char message[KVPREFIX_ERROR_MESSAGE_SIZE];
 } kvprefix_error;
 
-/* The cache to build (SPEC §8). */
+/* The cache to build (SPEC §8, §9). Every name is NUL-terminated, never
+ * NULL, and valid during create only (copy what the cache keeps). New
+ * models, match limits, triggers and policies are new names, not a new
+ * ABI: a cache refuses a name it does not implement, or a combination it
+ * does not, with KVPREFIX_INVALID_ARGUMENT, never running it as another.
+ * kvprefix passes only combinations SPEC §9.4 allows (e.g. never "vllm"
+ * with "fifo"). Members are only ever appended, so a plugin built for an
+ * older version reads the ones it knows right. */
 typedef struct kvprefix_cache_options {
-  /* Nodes kept besides the root; UINT64_MAX is unbounded: never evict. */
+  /* Nodes kept besides the root (spec), blocks (vllm) or pages (sglang);
+   * UINT64_MAX is unbounded: never evict. */
   uint64_t capacity;
-  /* The eviction policy's name, NUL-terminated: one `kvprefix policies`
-   * lists, "lru", "fifo" or "lfu" today (SPEC §8; new policies are new
-   * names, not a new ABI, so a cache refuses a name it does not implement
-   * with KVPREFIX_INVALID_ARGUMENT). */
+  /* The eviction policy's name: one `kvprefix policies` lists, "lru",
+   * "fifo" or "lfu" today (SPEC §8; vllm takes "lru" only, its free
+   * queue's order; sglang "lru" or "fifo", SPEC §9.4). */
   const char* policy;
-  /* Tokens per node, 1 to 2^31 - 1. A cache that keeps pages matches whole
-   * pages only; one that does not refuses page sizes but 1. */
+  /* Tokens per node (spec), block (vllm) or page (sglang), 1 to 2^31 - 1.
+   * A cache that keeps pages matches whole pages only; one that does not
+   * refuses page sizes but 1. */
   uint64_t page_size;
+  /* Since version 2. The model's name (SPEC §9): "spec" (§8's trie of
+   * nodes), "vllm" (vLLM's block pool, §9.2) or "sglang" (SGLang's radix
+   * cache, §9.3). A cache implements one or more and refuses the rest. */
+  const char* model;
+  /* Since version 2. How much of a request a match may cover (SPEC §9.1):
+   * "all", or "all-but-last" (at most n - 1 tokens, in whole pages; always
+   * so for vllm). With "spec" it shortens the match only: the whole
+   * request is still inserted and touched. */
+  const char* match_limit;
+  /* Since version 2. When model "sglang" evicts (SPEC §9.3):
+   * "after-insert" (down to the capacity after each insert) or
+   * "on-allocate" (a request's whole demand before its insert, refusing
+   * the request when that is not enough). "after-insert" for every other
+   * model, which has no trigger: a cache of another model ignores it. */
+  const char* trigger;
 } kvprefix_cache_options;
 
 /* The answer to one match (SPEC §1): matched_length tokens of the request
@@ -128,22 +167,25 @@ typedef void (*kvprefix_eviction_callback)(void* context, const int32_t* tokens,
  * `name` must stay valid while the library is loaded (kvprefix never
  * unloads a plugin). */
 typedef struct kvprefix_plugin {
-  /* KVPREFIX_PLUGIN_ABI_VERSION as the plugin was built. */
+  /* KVPREFIX_PLUGIN_ABI_VERSION as the plugin was built: the version in
+   * the name of the entry symbol that returned the table. */
   uint32_t abi_version;
   /* sizeof(kvprefix_plugin) as the plugin was built. */
   uint32_t size;
   /* One word naming the cache in reports, e.g. "mycache" (required). */
   const char* name;
 
-  /* Required. Builds an empty cache with `options` into *cache. Refuses
-   * options it does not implement with KVPREFIX_INVALID_ARGUMENT. */
+  /* Required. Builds an empty cache with `options` (never NULL) into
+   * *cache. Refuses options it does not implement, a model included, with
+   * KVPREFIX_INVALID_ARGUMENT. */
   kvprefix_status (*create)(const kvprefix_cache_options* options,
                             kvprefix_cache** cache, kvprefix_error* error);
   /* Required. Frees a cache create built (never NULL). */
   void (*destroy)(kvprefix_cache* cache);
   /* Required. Inserts the `length` tokens at `tokens` (a bounded cache
-   * also touches the path and evicts, SPEC §8 steps 2-4) and sets *node to
-   * the deepest node of the sequence's path still present. */
+   * also touches the path and evicts, SPEC §8 steps 2-4, or runs its
+   * model's steps, §9) and sets *node to the deepest node of the
+   * sequence's path still present. */
   kvprefix_status (*insert)(kvprefix_cache* cache, const int32_t* tokens,
                             size_t length, uint64_t* node,
                             kvprefix_error* error);
@@ -152,9 +194,9 @@ typedef struct kvprefix_plugin {
   kvprefix_status (*match)(const kvprefix_cache* cache, const int32_t* tokens,
                            size_t length, kvprefix_match* match,
                            kvprefix_error* error);
-  /* Optional. The serving step, SPEC §8 steps 1-4: *match is what `match`
-   * answered before the request was inserted. NULL: kvprefix calls match,
-   * then insert. */
+  /* Optional. The serving step, SPEC §8 steps 1-4 (or the model's, §9):
+   * *match is what `match` answered before the request was inserted.
+   * NULL: kvprefix calls match, then insert. */
   kvprefix_status (*access)(kvprefix_cache* cache, const int32_t* tokens,
                             size_t length, kvprefix_match* match,
                             kvprefix_error* error);

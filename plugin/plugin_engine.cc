@@ -23,6 +23,8 @@ namespace {
 struct Library {
   std::string path;
   const kvprefix_plugin* table;
+  // The ABI version it was built for: its entry symbol's (kEntries).
+  std::uint32_t abi_version;
   // "plugin 'name' (path)", the prefix of every message about it.
   std::string label;
   // "plugin:name", its engine's name().
@@ -73,6 +75,19 @@ class CallScope {
   CallScope& operator=(const CallScope&) = delete;
 };
 
+// The entry symbols the loader looks for, newest first, with the ABI
+// version each names (plugin/kvprefix_plugin.h, "Versions"). Version 1's
+// table is version 2's; its kvprefix_cache_options lack the model.
+struct EntrySymbol {
+  const char* name;
+  std::uint32_t abi_version;
+};
+constexpr EntrySymbol kEntries[] = {
+    {KVPREFIX_PLUGIN_ENTRY_SYMBOL, KVPREFIX_PLUGIN_ABI_VERSION},
+    {"kvprefix_plugin_v1", 1}};
+static_assert(KVPREFIX_PLUGIN_ABI_VERSION == 2,
+              "a new ABI version gets its entry symbol in kEntries");
+
 template <typename Member>
 bool Has(const kvprefix_plugin& table, const Member member) {
   // A member past the size the plugin was built with is absent.
@@ -102,24 +117,39 @@ const Library& Load(const std::string& path) {
     dlclose(handle);
     return PluginError(where + ": " + problem);
   };
-  void* entry = dlsym(handle, KVPREFIX_PLUGIN_ENTRY_SYMBOL);
+  const EntrySymbol* symbol = nullptr;
+  void* entry = nullptr;
+  for (const EntrySymbol& candidate : kEntries) {
+    entry = dlsym(handle, candidate.name);
+    if (entry != nullptr) {
+      symbol = &candidate;
+      break;
+    }
+  }
   if (entry == nullptr) {
     throw refuse("no " KVPREFIX_PLUGIN_ENTRY_SYMBOL
-                 " symbol (not a kvprefix plugin, or one built for another "
-                 "plugin ABI version than 1)");
+                 " or kvprefix_plugin_v1 symbol (not a kvprefix plugin, or "
+                 "one built for another plugin ABI version than 2 or 1)");
   }
+  const std::string entry_name = symbol->name;
   const kvprefix_plugin* table =
       reinterpret_cast<kvprefix_plugin_entry>(entry)();
   if (table == nullptr) {
-    throw refuse(KVPREFIX_PLUGIN_ENTRY_SYMBOL "() returned NULL");
+    throw refuse(entry_name + "() returned NULL");
   }
-  if (table->abi_version != KVPREFIX_PLUGIN_ABI_VERSION) {
+  // The symbol says which options the plugin reads; a table that says
+  // otherwise is a build mixing two headers, trusted for neither.
+  const std::string version = std::to_string(symbol->abi_version);
+  if (table->abi_version != symbol->abi_version) {
     throw refuse("table of ABI version " + std::to_string(table->abi_version) +
-                 ", expected 1");
+                 ", expected " + version +
+                 " (the version of its entry "
+                 "symbol " +
+                 entry_name + ")");
   }
   if (table->size < offsetof(kvprefix_plugin, access)) {
     throw refuse("table of " + std::to_string(table->size) +
-                 " bytes, too small for ABI version 1");
+                 " bytes, too small for ABI version " + version);
   }
   const std::pair<bool, const char*> required[] = {
       {table->name != nullptr && table->name[0] != '\0', "name"},
@@ -135,7 +165,7 @@ const Library& Load(const std::string& path) {
     }
   }
   Library& library = (*libraries)[path];
-  library = {path, table,
+  library = {path, table, symbol->abi_version,
              "plugin '" + std::string(table->name) + "' (" + path + ")",
              std::string(kPluginPrefix) + table->name};
   return library;
@@ -153,10 +183,29 @@ class PluginEngine final : public PrefixIndex {
         has_memory_bytes_(Has(table_, &kvprefix_plugin::memory_bytes)),
         has_eviction_callback_(
             Has(table_, &kvprefix_plugin::set_eviction_callback)) {
+    // Version 1's options have no model: its cache would answer SPEC §8
+    // for any, so the loader refuses the others on its behalf.
+    if (library.abi_version == 1 &&
+        (options.model != CacheModel::kSpec ||
+         options.match_limit != MatchLimit::kAll ||
+         options.trigger != EvictionTrigger::kAfterInsert)) {
+      throw std::invalid_argument(library_.label + " refuses " +
+                                  Describe(options) +
+                                  ": built for ABI 1, which has no model");
+    }
+    // NUL-terminated copies: a string_view promises no NUL. Each fits in a
+    // short string, so this allocates nothing.
     const std::string policy(EvictionPolicyName(options.policy));
+    const std::string model(NameOf(kCacheModels, options.model));
+    const std::string match_limit(NameOf(kMatchLimits, options.match_limit));
+    const std::string trigger(NameOf(kEvictionTriggers, options.trigger));
+    // A version 1 plugin reads the first three members only.
     const kvprefix_cache_options c_options{.capacity = options.capacity,
                                            .policy = policy.c_str(),
-                                           .page_size = options.page_size};
+                                           .page_size = options.page_size,
+                                           .model = model.c_str(),
+                                           .match_limit = match_limit.c_str(),
+                                           .trigger = trigger.c_str()};
     kvprefix_error error;
     error.message[0] = '\0';
     kvprefix_status status;
@@ -249,6 +298,19 @@ class PluginEngine final : public PrefixIndex {
     text += ", ";
     text += EvictionPolicyName(options.policy);
     text += ", page size " + std::to_string(options.page_size);
+    // SPEC §9's options, named unless spec with match limit all, as the
+    // differential checker's reports name them (FormatCacheOptions).
+    if (options.model != CacheModel::kSpec ||
+        options.match_limit != MatchLimit::kAll) {
+      text += ", model ";
+      text += NameOf(kCacheModels, options.model);
+      text += ", match limit ";
+      text += NameOf(kMatchLimits, options.match_limit);
+    }
+    if (options.trigger != EvictionTrigger::kAfterInsert) {
+      text += ", trigger ";
+      text += NameOf(kEvictionTriggers, options.trigger);
+    }
     return text;
   }
 
@@ -363,6 +425,8 @@ std::unique_ptr<PrefixIndex> MakePluginEngine(std::string_view path,
                                               const CacheOptions& options) {
   return std::make_unique<PluginEngine>(Load(std::string(path)), options);
 }
+
+void LoadPlugin(std::string_view path) { Load(std::string(path)); }
 
 bool DescribePluginCallInFlight(char* buffer, std::size_t size) {
   const CallRecord* in_flight = call_in_flight;

@@ -42,16 +42,23 @@ bool IsPluginName(std::string_view name);
 
 // A new, empty cache of the plugin at `path` (a file path; as dlopen reads
 // it, so a name without '/' is searched on the library path) built with
-// `options`. The library is loaded once per path and process and never
-// unloaded; one refused (see below) is closed again, and a later call
-// opens and refuses it anew. Thread-safe.
+// `options`, SPEC §9's model, match limit and trigger included. The
+// library is loaded once per path and process and never unloaded; one
+// refused (see below) is closed again, and a later call opens and refuses
+// it anew. Thread-safe.
 //
-// Throws PluginError if the library cannot be loaded, lacks the entry
-// symbol (KVPREFIX_PLUGIN_ENTRY_SYMBOL: e.g. built for another ABI
-// version), has a table with another ABI version, a size too small, or a
-// required member NULL, or if create fails other than by refusing the
-// options; std::invalid_argument (message: the plugin and its reason) if
-// create refuses the options (KVPREFIX_INVALID_ARGUMENT).
+// Throws PluginError if the library cannot be loaded, lacks both entry
+// symbols (KVPREFIX_PLUGIN_ENTRY_SYMBOL, then version 1's
+// "kvprefix_plugin_v1": e.g. built for another ABI version), has a table
+// whose ABI version is not its symbol's, a size too small, or a required
+// member NULL, or if create fails other than by refusing the options;
+// std::invalid_argument (message: the plugin, the options and its reason)
+// if create refuses the options (KVPREFIX_INVALID_ARGUMENT), or if a
+// plugin built for ABI version 1 is given options that version cannot
+// carry: a model other than spec, a match limit other than all or a
+// trigger other than after-insert ("... refuses capacity 4, lru, page size
+// 1, model vllm, match limit all-but-last: built for ABI 1, which has no
+// model").
 //
 // The engine's calls throw CapacityError for KVPREFIX_CAPACITY_EXCEEDED,
 // std::bad_alloc for KVPREFIX_OUT_OF_MEMORY, and PluginError for any other
@@ -63,6 +70,13 @@ bool IsPluginName(std::string_view name);
 // plugin keeps to its header's).
 std::unique_ptr<PrefixIndex> MakePluginEngine(std::string_view path,
                                               const CacheOptions& options);
+
+// Loads the plugin at `path` as MakePluginEngine does, building no cache:
+// whether it can be used at all, before any input's options are known (it
+// may still refuse every options it is given). Throws PluginError as
+// MakePluginEngine does for a library that cannot be loaded or is refused.
+// Thread-safe.
+void LoadPlugin(std::string_view path);
 
 // While the calling thread is inside a plugin's function, writes a
 // NUL-terminated description of the call into `buffer` (cut to `size`

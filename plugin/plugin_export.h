@@ -25,12 +25,19 @@
 // KVPREFIX_CAPACITY_EXCEEDED, std::invalid_argument (the constructor's way
 // to refuse options) KVPREFIX_INVALID_ARGUMENT, std::bad_alloc
 // KVPREFIX_OUT_OF_MEMORY and anything else KVPREFIX_INTERNAL_ERROR, each
-// with the exception's what() as the message. A policy name the core does
-// not know (kvprefix/cache.h) is refused before the constructor runs.
+// with the exception's what() as the message. The constructor gets every
+// option, SPEC §9's model, match limit and trigger included, and must
+// refuse (std::invalid_argument) what the class does not implement: a
+// class written for SPEC §8 alone refuses every model but spec with match
+// limit all, as kvprefix's trie engines do (CheckTrieEngineOptions,
+// kvprefix/cache.h). A policy, model, match limit or trigger name the core
+// does not know (kvprefix/cache.h's lists) is refused before the
+// constructor runs.
 #ifndef KVPREFIX_PLUGIN_PLUGIN_EXPORT_H_
 #define KVPREFIX_PLUGIN_PLUGIN_EXPORT_H_
 
 #include <algorithm>
+#include <array>
 #include <concepts>
 #include <cstdint>
 #include <cstring>
@@ -65,6 +72,49 @@ inline void SetMessage(kvprefix_error* error, std::string_view message) {
       std::min(message.size(), sizeof(error->message) - 1);
   std::memcpy(error->message, message.data(), length);
   error->message[length] = '\0';
+}
+
+// The value `parse` reads from the option name `name` (NULL reads as ""),
+// else std::invalid_argument naming the option (`what`) and the names
+// `entries` list, e.g. "unknown model 'vlm' (expected 'spec', 'vllm' or
+// 'sglang')".
+template <typename Entry, std::size_t N, typename Parse>
+auto ParseName(const std::array<Entry, N>& entries, Parse parse,
+               std::string_view what, const char* name) {
+  const std::string_view text = name == nullptr ? "" : name;
+  const auto value = parse(text);
+  if (!value) {
+    throw std::invalid_argument("unknown " + std::string(what) + " '" +
+                                std::string(text) + "' (expected " +
+                                ChoiceNames(entries, '\'') + ")");
+  }
+  return *value;
+}
+
+// ParseName for a list of NamedValue (kvprefix/cache.h).
+template <typename Enum, std::size_t N>
+Enum ParseNamed(const std::array<NamedValue<Enum>, N>& entries,
+                std::string_view what, const char* name) {
+  return ParseName(
+      entries,
+      [&entries](std::string_view text) {
+        return ParseNamedValue(entries, text);
+      },
+      what, name);
+}
+
+// The CacheOptions `options` name; throws std::invalid_argument for a name
+// the core does not know.
+inline CacheOptions ToCacheOptions(const kvprefix_cache_options& options) {
+  return CacheOptions{
+      .capacity = options.capacity,
+      .policy = ParseName(kEvictionPolicies, ParseEvictionPolicy,
+                          "eviction policy", options.policy),
+      .page_size = options.page_size,
+      .model = ParseNamed(kCacheModels, "model", options.model),
+      .match_limit =
+          ParseNamed(kMatchLimits, "match limit", options.match_limit),
+      .trigger = ParseNamed(kEvictionTriggers, "trigger", options.trigger)};
 }
 
 // Runs `body`, mapping what it throws to a status and a message.
@@ -109,16 +159,7 @@ struct Exported {
   static kvprefix_status Create(const kvprefix_cache_options* options,
                                 kvprefix_cache** cache, kvprefix_error* error) {
     return Guard(error, [&] {
-      const std::string_view name =
-          options->policy == nullptr ? "" : options->policy;
-      const auto policy = ParseEvictionPolicy(name);
-      if (!policy) {
-        throw std::invalid_argument("unknown eviction policy '" +
-                                    std::string(name) + "'");
-      }
-      const CacheOptions cache_options{.capacity = options->capacity,
-                                       .policy = *policy,
-                                       .page_size = options->page_size};
+      const CacheOptions cache_options = ToCacheOptions(*options);
       *cache = reinterpret_cast<kvprefix_cache*>(new T(cache_options));
     });
   }
@@ -221,9 +262,11 @@ struct Exported {
 // the table of cache class `...` (an ExportableCache). Use it once per
 // shared library, at namespace scope.
 #define KVPREFIX_EXPORT_PLUGIN(...)                                            \
-  extern "C" KVPREFIX_PLUGIN_EXPORT const kvprefix_plugin* kvprefix_plugin_v1( \
+  extern "C" KVPREFIX_PLUGIN_EXPORT const kvprefix_plugin* kvprefix_plugin_v2( \
       void) {                                                                  \
     return &::kvprefix::plugin::internal::Exported<__VA_ARGS__>::kTable;       \
   }
+static_assert(KVPREFIX_PLUGIN_ABI_VERSION == 2,
+              "KVPREFIX_EXPORT_PLUGIN defines the entry symbol of version 2");
 
 #endif  // KVPREFIX_PLUGIN_PLUGIN_EXPORT_H_

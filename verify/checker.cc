@@ -383,11 +383,11 @@ EngineFactory EnginesByName(const std::vector<std::string>& names) {
   for (const std::string& name : names) {
     if (name == "all") {
       expanded.emplace_back();
-    } else if (IsEngineName(name)) {
-      if (IsPluginName(name)) MakeEngine(name);  // a plugin that cannot load
-      expanded.push_back(name);
     } else {
-      MakeEngine(name);  // throws, listing the valid names
+      // Throws for an unknown name or a plugin that cannot load; builds no
+      // engine, whose default options a plugin may refuse.
+      CheckEngineName(name);
+      expanded.push_back(name);
     }
   }
   return [expanded = std::move(expanded)](const CacheOptions& options) {

@@ -251,6 +251,13 @@ static const Node* Walk(const kvprefix_cache* cache, const int32_t* tokens,
 
 static kvprefix_status Create(const kvprefix_cache_options* options,
                               kvprefix_cache** result, kvprefix_error* error) {
+  /* It implements SPEC §8 only: a vllm or sglang cache, or a match that
+   * stops short of the request, answered as §8's trie would be wrong. */
+  if (strcmp(options->model, "spec") != 0 ||
+      strcmp(options->match_limit, "all") != 0) {
+    return Fail(error, KVPREFIX_INVALID_ARGUMENT,
+                "mycache implements model spec with match limit all only");
+  }
   /* A policy it does not implement (lfu, or any added later: new policies
    * are new names, not a new ABI) is refused with the ABI's code for
    * unsupported options, never run as another policy: verify and the
@@ -377,6 +384,6 @@ static const kvprefix_plugin kTable = {
     .set_eviction_callback = SetEvictionCallback,
 };
 
-KVPREFIX_PLUGIN_EXPORT const kvprefix_plugin* kvprefix_plugin_v1(void) {
+KVPREFIX_PLUGIN_EXPORT const kvprefix_plugin* kvprefix_plugin_v2(void) {
   return &kTable;
 }

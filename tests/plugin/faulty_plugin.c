@@ -13,8 +13,9 @@
 #define FAULT_UNKNOWN_STATUS 2 /* insert returns 42 */
 #define FAULT_CRASH 3          /* match dereferences NULL */
 #define FAULT_NO_NODE_COUNT 4  /* a required member is NULL */
-#define FAULT_ABI_VERSION 5    /* a table of ABI version 2 */
-#define FAULT_PAGES_ONLY_1 6   /* refuses page sizes but 1 */
+#define FAULT_ABI_VERSION 5  /* kvprefix_plugin_v2 returns a version 1 table */
+#define FAULT_PAGES_ONLY_1 6 /* refuses page sizes but 1 */
+#define FAULT_ABI_1 7        /* no fault: built for ABI version 1 */
 
 #ifndef FAULT
 #define FAULT FAULT_NONE
@@ -72,7 +73,9 @@ static uint64_t NodeCount(const kvprefix_cache* cache) {
 }
 
 static const kvprefix_plugin kTable = {
-    FAULT == FAULT_ABI_VERSION ? 2 : KVPREFIX_PLUGIN_ABI_VERSION,
+    FAULT == FAULT_ABI_VERSION || FAULT == FAULT_ABI_1
+        ? 1
+        : KVPREFIX_PLUGIN_ABI_VERSION,
     sizeof(kvprefix_plugin),
     "faulty",
     Create,
@@ -85,6 +88,12 @@ static const kvprefix_plugin kTable = {
     NULL,
     NULL};
 
-KVPREFIX_PLUGIN_EXPORT const kvprefix_plugin* kvprefix_plugin_v1(void) {
-  return &kTable;
-}
+/* FAULT_ABI_1 exports version 1's entry symbol; the table is the same in
+ * both versions, only the cache options differ. */
+#if FAULT == FAULT_ABI_1
+#define ENTRY kvprefix_plugin_v1
+#else
+#define ENTRY kvprefix_plugin_v2
+#endif
+
+KVPREFIX_PLUGIN_EXPORT const kvprefix_plugin* ENTRY(void) { return &kTable; }

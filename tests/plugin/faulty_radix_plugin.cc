@@ -2,7 +2,10 @@
 // names, which strikes only on some inputs: what `kvprefix verify` must
 // catch, report with the input and shrink without dying (verify_test.cc,
 // plugin_test.cc); or, for FAULT_REFUSE_LFU, not a fault at all: a cache
-// that does not implement lfu and refuses it, which verify must skip.
+// that does not implement lfu and refuses it, which verify must skip; or,
+// for FAULT_IGNORE_MODEL, a cache written for SPEC §8 that reads no model
+// and answers §8's trie for vllm and sglang too, which verify and the
+// fuzzer must catch.
 #include <cstdint>
 #include <stdexcept>
 
@@ -13,7 +16,8 @@
 #define FAULT_CRASH 1    // a match containing token 3 after 2 inserts: NULL
 #define FAULT_HANG 2     // a match of 3 or more tokens starting with 4: loops
 #define FAULT_GARBAGE 3  // a match containing token 5: one token too many
-#define FAULT_REFUSE_LFU 4  // create refuses the policy lfu
+#define FAULT_REFUSE_LFU 4    // create refuses the policy lfu
+#define FAULT_IGNORE_MODEL 5  // builds SPEC §8's trie whatever the model
 
 namespace {
 
@@ -21,7 +25,8 @@ class FaultyRadix : public kvprefix::PagedIndex<kvprefix::RadixTrie> {
  public:
   using PagedIndex::PagedIndex;
   explicit FaultyRadix(const kvprefix::CacheOptions& options)
-      : PagedIndex(options) {
+      : PagedIndex(FAULT == FAULT_IGNORE_MODEL ? SpecOptions(options)
+                                               : options) {
     // std::invalid_argument is how a constructor refuses options
     // (plugin/plugin_export.h): KVPREFIX_INVALID_ARGUMENT.
     if (FAULT == FAULT_REFUSE_LFU &&
@@ -59,6 +64,15 @@ class FaultyRadix : public kvprefix::PagedIndex<kvprefix::RadixTrie> {
   }
 
  private:
+  // `options` as a cache that knows only SPEC §8 reads them: without the
+  // model, match limit and trigger of SPEC §9.
+  static kvprefix::CacheOptions SpecOptions(
+      const kvprefix::CacheOptions& options) {
+    return {.capacity = options.capacity,
+            .policy = options.policy,
+            .page_size = options.page_size};
+  }
+
   static bool Contains(kvprefix::TokenSpan tokens, kvprefix::Token token) {
     for (const kvprefix::Token t : tokens) {
       if (t == token) return true;

@@ -6,7 +6,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <csignal>
 #include <cstdint>
+#include <map>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -15,8 +17,10 @@
 #include "checking/differential.h"
 #include "checking/random_input.h"
 #include "engines/registry.h"
+#include "plugin/kvprefix_plugin.h"
 #include "plugin/plugin_engine.h"
 #include "testing/program_run.h"
+#include "testing/shared_cases.h"
 
 namespace kvprefix {
 namespace {
@@ -101,7 +105,8 @@ TEST(PluginTest, LoadFailuresNameThePluginAndTheProblem) {
   EXPECT_THAT(ThrownMessage<PluginError>([] {
                 MakeEngine(Faulty(KVPREFIX_FAULTY_PLUGIN_abi_version));
               }),
-              HasSubstr(": table of ABI version 2, expected 1"));
+              HasSubstr(": table of ABI version 1, expected 2 (the version of "
+                        "its entry symbol kvprefix_plugin_v2)"));
   EXPECT_THAT(ThrownMessage<PluginError>([] {
                 MakeEngine(Faulty(KVPREFIX_FAULTY_PLUGIN_no_node_count));
               }),
@@ -110,7 +115,8 @@ TEST(PluginTest, LoadFailuresNameThePluginAndTheProblem) {
   // plugins export the symbol, the C library does not.
   EXPECT_THAT(
       ThrownMessage<PluginError>([] { MakeEngine("plugin:libc.so.6"); }),
-      HasSubstr("plugin libc.so.6: no kvprefix_plugin_v1 symbol"));
+      HasSubstr("plugin libc.so.6: no kvprefix_plugin_v2 or kvprefix_plugin_v1 "
+                "symbol"));
 }
 
 // A refused plugin stayed loaded (dlopen'ed, never closed) for the rest of
@@ -170,7 +176,10 @@ TEST(PluginTest, ImpossibleAnswersAreThePluginsFault) {
 TEST(PluginTest, RadixPluginExportsOnlyItsEntryPoint) {
   void* handle = dlopen(KVPREFIX_RADIX_PLUGIN, RTLD_NOW | RTLD_LOCAL);
   ASSERT_NE(handle, nullptr) << dlerror();
-  EXPECT_NE(dlsym(handle, "kvprefix_plugin_v1"), nullptr);
+  // Version 2's entry point alone: one that also exported version 1's
+  // would be loaded by an older kvprefix that cannot give it a model.
+  EXPECT_NE(dlsym(handle, "kvprefix_plugin_v2"), nullptr);
+  EXPECT_EQ(dlsym(handle, "kvprefix_plugin_v1"), nullptr);
   // kvprefix::RadixTrie::MatchPrefix(TokenSpan) const
   EXPECT_EQ(dlsym(handle,
                   "_ZNK8kvprefix9RadixTrie11MatchPrefixESt4spanIKiLm"
@@ -330,6 +339,20 @@ TEST(PluginTest, VerifyReportsAHangingPluginWithItsShrunkInput) {
                      path, "timeout", 53));
 }
 
+// Expects `run` to be verify's success on `checked` inputs having skipped
+// `skipped` whose cache a plugin refuses, the first for `first_refusal`
+// (the plugin's "plugin 'name' (path) refuses OPTIONS: REASON").
+void ExpectPassedAndSkipped(const test::ProgramRun& run, int checked,
+                            int skipped, const std::string& first_refusal) {
+  EXPECT_EQ(run.status, 0) << run.out << run.err;
+  EXPECT_THAT(run.out, HasSubstr("OK: " + std::to_string(checked) +
+                                 " inputs agree with the reference"));
+  EXPECT_THAT(run.out, HasSubstr("\nskipped: " + std::to_string(skipped) +
+                                 " inputs whose cache an engine refuses, the "
+                                 "first: " +
+                                 first_refusal + "\n"));
+}
+
 // A cache need not implement every policy: a plugin that refuses lfu
 // (create answers KVPREFIX_INVALID_ARGUMENT) is no failure. verify skips
 // the documents it refuses, counts them after the OK line with the first
@@ -341,15 +364,11 @@ TEST(PluginTest, VerifySkipsTheInputsAPluginRefuses) {
       test::RunProgram(KVPREFIX_CLI, {"verify", "--engines", Faulty(path),
                                       "--format", "requests", "--runs", "200",
                                       "--seed", "1", "--jobs", "3"});
-  EXPECT_EQ(run.status, 0) << run.out << run.err;
-  EXPECT_THAT(run.out, HasSubstr("\nOK: 138 inputs agree with the reference"));
+  ExpectPassedAndSkipped(run, 138, 62,
+                         "plugin 'radix' (" + std::string(path) +
+                             ") refuses capacity 0, lfu, page size 3: this "
+                             "cache implements lru and fifo only");
   EXPECT_THAT(run.out, HasSubstr("policy lru 49.3% fifo 50.7% lfu 0.0%"));
-  EXPECT_THAT(run.out,
-              HasSubstr("\nskipped: 62 inputs whose cache an engine refuses, "
-                        "the first: plugin 'radix' (" +
-                        std::string(path) +
-                        ") refuses capacity 0, lfu, page size 3: this cache "
-                        "implements lru and fifo only\n"));
   // Batch inputs are unbounded lru: nothing is refused, nothing skipped.
   const test::ProgramRun batch = test::RunProgram(
       KVPREFIX_CLI,
@@ -376,6 +395,280 @@ TEST(PluginTest, VerifyReportsAPluginsImpossibleAnswerAsThePluginsFault) {
                      R"("uncached_suffix":[5]})",
                      path, "crash", 2));
 }
+
+// --- The models of SPEC §9 (plugin ABI 2) ----------------------------------
+
+// The block pool and the radix cache exported (model_plugin.cc).
+const std::string kVllm = std::string("plugin:") + KVPREFIX_VLLM_PLUGIN;
+const std::string kSglang = std::string("plugin:") + KVPREFIX_SGLANG_PLUGIN;
+
+// The test plugin of `model`: the radix trie over pages for spec.
+const std::string& PluginOf(CacheModel model) {
+  switch (model) {
+    case CacheModel::kSpec:
+      return kRadix;
+    case CacheModel::kVllm:
+      return kVllm;
+    case CacheModel::kSglang:
+      return kSglang;
+  }
+  return kRadix;
+}
+
+CacheOptions Vllm(std::uint64_t capacity) {
+  return {.capacity = capacity,
+          .model = CacheModel::kVllm,
+          .match_limit = MatchLimit::kAllButLast};
+}
+
+// Every shared model case on its model's plugin, through the differential
+// checker as verify and the fuzzer run it (node IDs, counts and evicted
+// pages compared after every request) and against the answers the real
+// vLLM and SGLang code gave.
+TEST(PluginModelTest, ModelPluginsAgreeWithTheReferenceOnTheSharedCases) {
+  const std::vector<ReplayCaseFile> cases = test::LoadModelCases();
+  ASSERT_EQ(cases.size(), 30u);
+  std::map<CacheModel, int> checked;
+  for (const ReplayCaseFile& shared : cases) {
+    const CacheOptions& options = shared.input.options;
+    const std::string& plugin = PluginOf(options.model);
+    EXPECT_EQ(test::ReplayAnswers(plugin, options, shared.input.requests),
+              shared.expected)
+        << shared.name;
+    std::vector<std::unique_ptr<PrefixIndex>> engines;
+    engines.push_back(MakeEngine(plugin, options));
+    checking::DifferentialChecker checker(options, std::move(engines));
+    EXPECT_EQ(checker.ApplyReplay(shared.input), std::nullopt) << shared.name;
+    ++checked[options.model];
+  }
+  EXPECT_EQ(checked, (std::map<CacheModel, int>{{CacheModel::kSpec, 2},
+                                                {CacheModel::kVllm, 13},
+                                                {CacheModel::kSglang, 15}}));
+}
+
+// Each model plugin refuses the models it does not implement, by its
+// constructor's std::invalid_argument; the radix trie over pages refuses
+// vllm and sglang (it answered SPEC §8 for them before PagedIndex passed
+// the model on: cache_test.cc's PagedIndexTest).
+TEST(PluginModelTest, APluginRefusesTheModelsItDoesNotImplement) {
+  EXPECT_EQ(ThrownMessage<std::invalid_argument>(
+                [] { MakeEngine(kVllm, CacheOptions{.capacity = 4}); }),
+            "plugin 'hash' (" + std::string(KVPREFIX_VLLM_PLUGIN) +
+                ") refuses capacity 4, lru, page size 1: hash block pool: "
+                "the model is not vllm");
+  EXPECT_EQ(ThrownMessage<std::invalid_argument>(
+                [] { MakeEngine(kSglang, Vllm(4)); }),
+            "plugin 'radix' (" + std::string(KVPREFIX_SGLANG_PLUGIN) +
+                ") refuses capacity 4, lru, page size 1, model vllm, match "
+                "limit all-but-last: radix cache: the model is not sglang");
+  EXPECT_EQ(ThrownMessage<std::invalid_argument>([] {
+              MakeEngine(kRadix,
+                         CacheOptions{.model = CacheModel::kSglang,
+                                      .trigger = EvictionTrigger::kOnAllocate});
+            }),
+            "plugin 'radix' (" + std::string(KVPREFIX_RADIX_PLUGIN) +
+                ") refuses unbounded, lru, page size 1, model sglang, match "
+                "limit all, trigger on-allocate: radix: a trie engine follows "
+                "model \"spec\"; model \"sglang\" is its own structure's");
+  // SPEC §9.4's rules hold before any plugin is asked.
+  CacheOptions fifo = Vllm(4);
+  fifo.policy = EvictionPolicy::kFifo;
+  EXPECT_THAT(
+      ThrownMessage<std::invalid_argument>([&] { MakeEngine(kVllm, fifo); }),
+      HasSubstr("policy: model \"vllm\" has one order"));
+}
+
+// KVPREFIX_EXPORT_PLUGIN's create reads the names with the core's lists
+// and refuses one it does not know before the class's constructor runs.
+TEST(PluginModelTest, TheExportRefusesUnknownNamesBeforeTheConstructor) {
+  void* handle = dlopen(KVPREFIX_VLLM_PLUGIN, RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(handle, nullptr) << dlerror();
+  const auto entry = reinterpret_cast<kvprefix_plugin_entry>(
+      dlsym(handle, KVPREFIX_PLUGIN_ENTRY_SYMBOL));
+  ASSERT_NE(entry, nullptr);
+  const kvprefix_plugin& table = *entry();
+  EXPECT_EQ(table.abi_version, 2u);
+  const auto create = [&](kvprefix_cache_options options) {
+    kvprefix_cache* cache = nullptr;
+    kvprefix_error error;
+    const kvprefix_status status = table.create(&options, &cache, &error);
+    if (status == KVPREFIX_OK) table.destroy(cache);
+    return std::make_pair(status, status == KVPREFIX_OK
+                                      ? std::string()
+                                      : std::string(error.message));
+  };
+  const kvprefix_cache_options vllm = {kUnbounded,     "lru",         1, "vllm",
+                                       "all-but-last", "after-insert"};
+  EXPECT_EQ(create(vllm), std::make_pair(KVPREFIX_OK, std::string()));
+  // One name of `vllm` changed, and create's refusal.
+  struct Refused {
+    const char* kvprefix_cache_options::*member;
+    const char* name;
+    std::string message;
+  };
+  const Refused refused[] = {
+      {&kvprefix_cache_options::model, "vLLM",
+       "unknown model 'vLLM' (expected 'spec', 'vllm' or 'sglang')"},
+      {&kvprefix_cache_options::match_limit, nullptr,
+       "unknown match limit '' (expected 'all' or 'all-but-last')"},
+      {&kvprefix_cache_options::trigger, "before-insert",
+       "unknown trigger 'before-insert' (expected 'after-insert' or "
+       "'on-allocate')"},
+      {&kvprefix_cache_options::policy, "mru",
+       "unknown eviction policy 'mru' (expected 'lru', 'fifo' or 'lfu')"},
+      // A known name the class does not implement: its constructor's.
+      {&kvprefix_cache_options::model, "spec",
+       "hash block pool: the model is not vllm"}};
+  for (const Refused& expected : refused) {
+    kvprefix_cache_options options = vllm;
+    options.*expected.member = expected.name;
+    EXPECT_EQ(create(options),
+              std::make_pair(KVPREFIX_INVALID_ARGUMENT, expected.message));
+  }
+  dlclose(handle);
+}
+
+// A plugin built for ABI version 1 loads and runs model spec as before; it
+// is refused any other model (and spec's match limit all-but-last) by name,
+// on its behalf, since its create could not read them.
+TEST(PluginModelTest, APluginBuiltForAbi1IsRefusedEveryModelButSpec) {
+  const char* path = KVPREFIX_FAULTY_PLUGIN_abi_1;
+  const auto spec = MakeEngine(Faulty(path), CacheOptions{.capacity = 4});
+  EXPECT_EQ(spec->name(), "plugin:faulty");
+  EXPECT_EQ(spec->Access(std::vector<Token>{1, 2}), (Match{0, 0}));
+  EXPECT_EQ(
+      ThrownMessage<std::invalid_argument>(
+          [&] { MakeEngine(Faulty(path), Vllm(4)); }),
+      "plugin 'faulty' (" + std::string(path) +
+          ") refuses capacity 4, lru, page size 1, model vllm, match limit "
+          "all-but-last: built for ABI 1, which has no model");
+  EXPECT_THAT(ThrownMessage<std::invalid_argument>([&] {
+                MakeEngine(
+                    Faulty(path),
+                    CacheOptions{.match_limit = MatchLimit::kAllButLast});
+              }),
+              HasSubstr(") refuses unbounded, lru, page size 1, model spec, "
+                        "match limit all-but-last: built for ABI 1, which has "
+                        "no model"));
+  // verify skips the vllm document as refused, saying why.
+  const test::ProgramRun run = test::RunProgram(
+      KVPREFIX_CLI,
+      {"verify", "--format", "requests", "--engines", Faulty(path),
+       test::SharedCasesDir() + "/models/v1-cap-unbounded.json"});
+  ExpectPassedAndSkipped(run, 0, 1,
+                         "plugin 'faulty' (" + std::string(path) +
+                             ") refuses unbounded, lru, page size 1, model "
+                             "vllm, match limit all-but-last: built for ABI "
+                             "1, which has no model");
+}
+
+// `kvprefix verify --cases tests/data/cases/models` passes each model
+// plugin on the documents of its model and skips the others, which it
+// refuses (the first refused, s1-whole-edge.json, is sglang's; spec's
+// first is spec-cap-page2.json). Former bug: verify built each plugin once
+// with the default options to check that it loads, so a plugin refusing
+// them (the block pool: "the model is not vllm") was a usage error, exit 2.
+
+TEST(PluginModelTest, VerifyPassesTheModelPluginsOnTheSharedModelCases) {
+  struct Expected {
+    const std::string& plugin;
+    int checked;
+    int skipped;
+    std::string first_refusal;
+  };
+  const Expected runs[] = {
+      {kVllm, 13, 17,
+       "plugin 'hash' (" + std::string(KVPREFIX_VLLM_PLUGIN) +
+           ") refuses capacity 2, lru, page size 1, model sglang, match limit "
+           "all: hash block pool: the model is not vllm"},
+      {kSglang, 15, 15,
+       "plugin 'radix' (" + std::string(KVPREFIX_SGLANG_PLUGIN) +
+           ") refuses unbounded, lru, page size 2, model spec, match limit "
+           "all-but-last: radix cache: the model is not sglang"}};
+  for (const Expected& expected : runs) {
+    const test::ProgramRun run = test::RunProgram(
+        KVPREFIX_CLI,
+        {"verify", "--format", "requests", "--engines", expected.plugin,
+         "--cases", test::SharedCasesDir() + "/models", "--jobs", "2"});
+    ExpectPassedAndSkipped(run, expected.checked, expected.skipped,
+                           expected.first_refusal);
+    // The cases' answers are the reference's.
+    EXPECT_THAT(run.out, ::testing::Not(HasSubstr("warning")));
+  }
+}
+
+// A v2 plugin that reads no model answers SPEC §8 for a vllm document:
+// verify checks it (it is not refused) and catches the wrong answer, with
+// the document's options in the report. On a spec document with match
+// limit all, SPEC §8's own, it passes.
+TEST(PluginModelTest, VerifyCatchesAPluginThatIgnoresTheModel) {
+  test::ScratchDir dir;
+  const char* path = KVPREFIX_FAULTY_RADIX_PLUGIN_ignore_model;
+  const std::string models = test::SharedCasesDir() + "/models/";
+  const test::ProgramRun vllm = test::RunProgram(
+      KVPREFIX_CLI,
+      {"verify", "--format", "requests", "--engines", Faulty(path),
+       models + "v1-cap-unbounded.json", "--out", dir.Path("case.json")});
+  EXPECT_EQ(vllm.status, 1) << vllm.out << vllm.err;
+  EXPECT_EQ(vllm.err, "kvprefix: verify failed: wrong-answer\n");
+  EXPECT_THAT(vllm.out, ::testing::StartsWith(
+                            "FAILED: wrong-answer on file " + models +
+                            "v1-cap-unbounded.json\nshrunk in 16 checks from "
+                            "2 requests (4 tokens; unbounded, page size 1, "
+                            "model vllm, match limit all-but-last) to 2 "
+                            "requests (2 tokens; unbounded, page size 1, "
+                            "model spec, match limit all-but-last)\n"));
+  // Shrunk to the simpler model spec, where its match limit all-but-last
+  // (which the plugin ignores too) still tells them apart.
+  EXPECT_THAT(vllm.out,
+              HasSubstr("\n  #0 access [0]\n  #1 access [0]\n  expected "
+                        "(reference): access matches (matched_length 0, "
+                        "cache_node 0)\n  actual (plugin:radix): access "
+                        "matches (matched_length 1, cache_node 1)\n"));
+  const test::ProgramRun spec = test::RunProgram(
+      KVPREFIX_CLI, {"verify", "--format", "requests", "--engines",
+                     Faulty(path), models + "spec-default.json"});
+  EXPECT_EQ(spec.status, 0) << spec.out << spec.err;
+  EXPECT_THAT(spec.out, HasSubstr("OK: 1 inputs agree with the reference"));
+}
+
+#ifdef KVPREFIX_DIFFERENTIAL_FUZZER
+// The differential fuzzer's seed corpus (fuzz/corpus/differential_fuzzer/,
+// the shared model cases among its seeds) with KVPREFIX_FUZZ_ENGINES set to
+// plugin `engine`, replayed as ctest does.
+test::ProgramRun FuzzCorpusWith(const std::string& engine) {
+  return test::RunProgram("/usr/bin/env", {"KVPREFIX_FUZZ_ENGINES=" + engine,
+                                           KVPREFIX_DIFFERENTIAL_FUZZER,
+                                           KVPREFIX_DIFFERENTIAL_CORPUS});
+}
+
+// The fuzzer builds a plugin with the input's model: the model plugins
+// pass the corpus (refusing the other models' inputs), and the plugin that
+// ignores the model is caught on an input of another model than spec.
+// Former bug: the fuzzer built each KVPREFIX_FUZZ_ENGINES engine once with
+// the default options to check its name, so a plugin refusing them (the
+// block pool: "the model is not vllm") was a usage error, exit 2, and one
+// that could not load an uncaught PluginError (abort).
+TEST(PluginModelTest, TheDifferentialFuzzerGivesAPluginTheModel) {
+  for (const std::string& plugin : {kVllm, kSglang, kRadix}) {
+    const test::ProgramRun run = FuzzCorpusWith(plugin);
+    EXPECT_EQ(run.status, 0) << plugin << "\n" << run.err;
+  }
+  const test::ProgramRun ignoring =
+      FuzzCorpusWith(Faulty(KVPREFIX_FAULTY_RADIX_PLUGIN_ignore_model));
+  EXPECT_EQ(ignoring.signal, SIGABRT);
+  EXPECT_THAT(ignoring.err,
+              ::testing::MatchesRegex(
+                  "(.|\n)*engine 'plugin:radix' disagrees with the reference "
+                  "after [0-9]+ operations \\([^)]*, model (vllm|sglang), "
+                  "match limit [a-z-]+\\)\n(.|\n)*"));
+  const test::ProgramRun missing = FuzzCorpusWith("plugin:/nonexistent.so");
+  EXPECT_EQ(missing.status, 2);
+  EXPECT_THAT(missing.err,
+              ::testing::StartsWith("KVPREFIX_FUZZ_ENGINES: plugin "
+                                    "/nonexistent.so: cannot load: "));
+}
+#endif
 
 }  // namespace
 }  // namespace kvprefix
