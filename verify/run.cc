@@ -290,6 +290,14 @@ std::optional<FoundFailure> CheckInputs(const RunOptions& options,
       if (progress != nullptr) progress->SetPassed(checked);
     }
   }
+  if (skipped == checked) {
+    // "OK: 0 inputs agree" would be a false success: an engine refused the
+    // cache of every input, so nothing was compared.
+    throw std::invalid_argument(fmt::format(
+        "verify: nothing checked: an engine refuses the cache of each of the "
+        "{} inputs, the first: {}",
+        skipped, first_refusal));
+  }
   const std::chrono::duration<double> elapsed = Clock::now() - start;
   // The OK line comes first and keeps its form: scripts read it.
   fmt::print("OK: {} inputs agree with the reference ({:.1f} s)\n{}",

@@ -550,16 +550,23 @@ TEST(PluginModelTest, APluginBuiltForAbi1IsRefusedEveryModelButSpec) {
               HasSubstr(") refuses unbounded, lru, page size 1, model spec, "
                         "match limit all-but-last: built for ABI 1, which has "
                         "no model"));
-  // verify skips the vllm document as refused, saying why.
+  // verify refuses to call a run OK when it checked nothing: the only
+  // document, a vllm one, is refused (former bug: "OK: 0 inputs agree",
+  // exit 0).
   const test::ProgramRun run = test::RunProgram(
       KVPREFIX_CLI,
       {"verify", "--format", "requests", "--engines", Faulty(path),
        test::SharedCasesDir() + "/models/v1-cap-unbounded.json"});
-  ExpectPassedAndSkipped(run, 0, 1,
-                         "plugin 'faulty' (" + std::string(path) +
-                             ") refuses unbounded, lru, page size 1, model "
-                             "vllm, match limit all-but-last: built for ABI "
-                             "1, which has no model");
+  EXPECT_EQ(run.status, 2) << run.out << run.err;
+  EXPECT_THAT(run.out, ::testing::Not(HasSubstr("OK:")));
+  EXPECT_THAT(run.err,
+              HasSubstr("verify: nothing checked: an engine refuses the cache "
+                        "of each of the 1 inputs, the first: plugin 'faulty' "
+                        "(" +
+                        std::string(path) +
+                        ") refuses unbounded, lru, page size 1, model vllm, "
+                        "match limit all-but-last: built for ABI 1, which has "
+                        "no model"));
 }
 
 // `kvprefix verify --cases tests/data/cases/models` passes each model
