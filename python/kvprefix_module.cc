@@ -54,12 +54,14 @@
 #include "kvprefix/sequence_list.h"
 #include "kvprefix/types.h"
 #include "optimized/radix_trie.h"
+#include "python/named_values.h"
 #include "python/testing_module.h"
 
 namespace kvprefix {
 namespace {
 
 namespace py = pybind11;
+using python::ToNamedValue;
 
 // Raises the Python exception `type` with `message` through pybind11.
 [[noreturn]] void Raise(PyObject* type, const std::string& message) {
@@ -340,27 +342,6 @@ std::string DefaultPolicyName() {
   return std::string(EvictionPolicyName(CacheOptions{}.policy));
 }
 
-// The cache of SPEC §8 from Python arguments: capacity None (unbounded) or
-// an int >= 0, policy a name of kEvictionPolicies, page_size an int from 1
-// to 2^31 - 1.
-// Raises ValueError naming the argument, TypeError for a wrong type.
-// One value of `entries` named by the str `value` of argument `argument`.
-// Raises ValueError naming the argument and the choices otherwise.
-template <typename Enum, std::size_t N>
-Enum ToNamedValue(const std::array<NamedValue<Enum>, N>& entries,
-                  py::handle value, const char* argument) {
-  const std::optional<Enum> parsed =
-      py::isinstance<py::str>(value)
-          ? ParseNamedValue(entries, value.cast<std::string>())
-          : std::nullopt;
-  if (!parsed) {
-    Raise(PyExc_ValueError, std::string(argument) + " must be " +
-                                ChoiceNames(entries, '\'') + ", not " +
-                                std::string(py::repr(value)));
-  }
-  return *parsed;
-}
-
 // The cache model arguments of SPEC §9.4 (model, match_limit, trigger;
 // None: the default, match_limit DefaultMatchLimit(model)), set on
 // `options` and checked with its policy by FindModelOptionsProblem. Raises
@@ -395,6 +376,10 @@ std::string EngineOrDefault(py::handle engine, CacheModel model) {
   return std::string(has_default ? DefaultEngineName() : names.back());
 }
 
+// The cache of SPEC §8 from Python arguments: capacity None (unbounded) or
+// an int >= 0, policy a name of kEvictionPolicies, page_size an int from 1
+// to 2^31 - 1.
+// Raises ValueError naming the argument, TypeError for a wrong type.
 CacheOptions ToCacheOptions(py::handle capacity, const std::string& policy,
                             py::handle page_size) {
   CacheOptions options;
