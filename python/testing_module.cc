@@ -35,6 +35,7 @@
 #include "kvprefix/replay.h"
 #include "kvprefix/sequence_list.h"
 #include "kvprefix/types.h"
+#include "python/named_values.h"
 #include "reference/reference_trie.h"
 #include "verify/cache_state.h"
 #include "verify/checker.h"
@@ -227,6 +228,19 @@ std::string FormatMatch(std::uint64_t length, std::optional<std::uint64_t> node,
   return text;
 }
 
+// The fields of kvprefix.testing.CacheOptions for `options`, in its order:
+// capacity (None: unbounded), policy, page_size, model, match_limit, trigger,
+// the names as kvprefix/cache.h's lists and the CLI spell them.
+py::tuple OptionsFields(const CacheOptions& options) {
+  return py::make_tuple(options.bounded()
+                            ? py::object(py::int_(options.capacity))
+                            : py::object(py::none()),
+                        EvictionPolicyName(options.policy), options.page_size,
+                        NameOf(kCacheModels, options.model),
+                        NameOf(kMatchLimits, options.match_limit),
+                        NameOf(kEvictionTriggers, options.trigger));
+}
+
 // The cache under test, and how one input is run on it.
 class Target {
  public:
@@ -321,10 +335,7 @@ class Target {
 
  private:
   py::object OptionsObject(const CacheOptions& options) const {
-    return options_type_(
-        options.bounded() ? py::object(py::int_(options.capacity))
-                          : py::object(py::none()),
-        std::string(EvictionPolicyName(options.policy)), options.page_size);
+    return options_type_(*OptionsFields(options));
   }
 
   // Calls make_cache(options); false (and a crash finding) if it raised.
@@ -608,15 +619,108 @@ void ApplyOverrides(const Overrides& overrides, ReplayInput& input) {
   if (overrides.capacity) options.capacity = *overrides.capacity;
 }
 
+EvictionPolicy ParsePolicy(const std::string& policy) {
+  const std::optional<EvictionPolicy> parsed = ParseEvictionPolicy(policy);
+  if (!parsed) {
+    throw py::value_error("policy: expected " + EvictionPolicyChoices('\'') +
+                          ", got '" + policy + "'");
+  }
+  return *parsed;
+}
+
+// check()'s model, match_limit and trigger, those given as the members of
+// `given` (the others left to vary per document), as `verify --model M
+// --match-limit L --trigger T` takes them: nullopt when none is given (plain
+// SPEC §8 documents), else the model given or spec. Raises ValueError
+// naming the argument: for a name not in kvprefix/cache.h's lists (with the
+// choices), or a combination SPEC §9.4 refuses (a trigger without sglang,
+// vllm with match limit all), the forced `policy` included (vllm with
+// fifo, sglang with lfu): generated documents must be valid ones.
+std::optional<verify::GeneratedModel> ReadGeneratedModel(
+    const py::dict& given, const std::optional<std::string>& policy) {
+  if (given.empty()) return std::nullopt;
+  for (const auto& [key, value] : given) {
+    const std::string name = py::str(key);
+    if (name != "model" && name != "match_limit" && name != "trigger") {
+      throw py::value_error("expected model, match_limit or trigger, got " +
+                            name);
+    }
+  }
+  verify::GeneratedModel model;
+  if (given.contains("model")) {
+    model.model = python::ToNamedValue(kCacheModels, given["model"], "model");
+  }
+  if (given.contains("match_limit")) {
+    model.match_limit =
+        python::ToNamedValue(kMatchLimits, given["match_limit"], "match_limit");
+  }
+  if (given.contains("trigger")) {
+    model.trigger =
+        python::ToNamedValue(kEvictionTriggers, given["trigger"], "trigger");
+  }
+  // std::invalid_argument ("trigger: a trigger needs model ...") becomes a
+  // ValueError by pybind11's translation.
+  verify::CheckGeneratedModel(model);
+  if (policy) {
+    const CacheOptions options{.policy = ParsePolicy(*policy),
+                               .model = model.model,
+                               .match_limit = model.match_limit.value_or(
+                                   DefaultMatchLimit(model.model))};
+    if (const auto problem = FindModelOptionsProblem(options, false)) {
+      throw py::value_error(std::string(problem->member) + ": " +
+                            problem->message);
+    }
+  }
+  return model;
+}
+
+// Every combination of SPEC §9 options FindModelOptionsProblem accepts, in
+// the order of kvprefix/cache.h's lists (model, then match limit, policy and
+// for sglang trigger; the first of each model has policy lru): (model,
+// match_limit, policy, trigger or None, members), members being the JSON
+// object of what a replay document writes for it besides its requests and
+// page size (AppendReplayDocumentJson: "policy", and "model",
+// "match_limit", "trigger" where they differ from the defaults).
+py::list ModelCombinations() {
+  py::list combinations;
+  for (const auto& model : kCacheModels) {
+    for (const auto& limit : kMatchLimits) {
+      for (const EvictionPolicyEntry& policy : kEvictionPolicies) {
+        const bool sglang = model.value == CacheModel::kSglang;
+        for (const auto& trigger : kEvictionTriggers) {
+          ReplayInput input;
+          input.options = CacheOptions{.policy = policy.policy,
+                                       .model = model.value,
+                                       .match_limit = limit.value,
+                                       .trigger = trigger.value};
+          if (FindModelOptionsProblem(input.options, sglang)) continue;
+          py::dict members =
+              py::module_::import("json").attr("loads")(DocumentJson(input));
+          members.attr("pop")("requests");
+          members.attr("pop")("page_size");
+          combinations.append(py::make_tuple(
+              model.name, limit.name, policy.name,
+              sglang ? py::object(py::str(trigger.name)) : py::none(),
+              std::move(members)));
+          if (!sglang) break;  // one combination: the trigger is not given
+        }
+      }
+    }
+  }
+  return combinations;
+}
+
 Input Generated(const std::string& format, std::uint64_t seed,
-                std::uint64_t run, int size) {
+                std::uint64_t run, int size,
+                const std::optional<verify::GeneratedModel>& model) {
   if (format == "batch") {
     verify::NamedInput named = verify::GeneratedInput(seed, run, size);
     return Input{std::move(named.name), std::move(named.input)};
   }
   if (format == "requests") {
-    verify::NamedReplayInput named =
-        verify::GeneratedReplayInput(seed, run, size);
+    // As verify's Generate: GeneratedModel{} is the plain document.
+    verify::NamedReplayInput named = verify::GeneratedReplayInput(
+        seed, run, size, model.value_or(verify::GeneratedModel{}));
     return Input{std::move(named.name), std::move(named.input)};
   }
   throw py::value_error("format: expected 'batch' or 'requests', got '" +
@@ -685,7 +789,37 @@ void DefineTestingModule(py::module_& parent) {
           "The reference's SPEC §5 answer as JSON, one line (a replay "
           "document's: each request's match at step 1).")
       .def_property_readonly("requests", &RequestCount,
-                             "The number of requests.");
+                             "The number of requests.")
+      .def_property_readonly(
+          "options",
+          [](const Input& input) {
+            const auto* replay = std::get_if<ReplayInput>(&input.input);
+            return OptionsFields(replay ? replay->options : CacheOptions{});
+          },
+          "The fields of kvprefix.testing.CacheOptions the cache of the "
+          "input is built with: (capacity or None, policy, page_size, model, "
+          "match_limit, trigger); a batch input's are the defaults.");
+
+  py::class_<verify::GeneratedModel>(
+      m, "GeneratedModel",
+      "The SPEC §9 options of generated replay documents, as verify's "
+      "--model, --match-limit and --trigger give them (generated_model "
+      "makes one).")
+      .def_property_readonly("flags", &verify::GeneratedModelFlags,
+                             "The verify flags that generate the same "
+                             "documents, e.g. '--model vllm'.");
+  m.def("generated_model", &ReadGeneratedModel, py::arg("given"),
+        py::arg("policy"),
+        "The GeneratedModel of check()'s model, match_limit and trigger, "
+        "those given as the members of the dict `given`, or None when it is "
+        "empty; `policy` the policy forced on the documents (a str) or "
+        "None. Raises ValueError naming the argument for a name not listed "
+        "(with the choices) or a combination SPEC §9.4 refuses.");
+  m.def("model_combinations", &ModelCombinations,
+        "Every combination of SPEC §9 options SPEC §9.4 accepts: a list of "
+        "(model, match_limit, policy, trigger or None, members), members "
+        "the dict of what a replay document holds for it besides requests "
+        "and page_size.");
 
   m.def("parse_input", &ParseInput, py::arg("text"), py::arg("kind"),
         py::arg("name"),
@@ -694,10 +828,11 @@ void DefineTestingModule(py::module_& parent) {
         "io/case_file.h; their expected answer is not used). Raises "
         "kvprefix.InputError naming the JSON location.");
   m.def("generated_input", &Generated, py::arg("format"), py::arg("seed"),
-        py::arg("run"), py::arg("size"),
+        py::arg("run"), py::arg("size"), py::arg("model") = py::none(),
         "Generated input number `run` of `seed` at generator size `size`: "
         "what `kvprefix verify --seed SEED` checks as that input ('batch'), "
-        "or with --format requests ('requests').");
+        "or with --format requests ('requests'; with `model`, a "
+        "GeneratedModel, also with its flags).");
 
   m.def(
       "check_input",
@@ -714,7 +849,7 @@ void DefineTestingModule(py::module_& parent) {
       py::arg("make_cache"), py::arg("options_type"), py::arg("input"),
       py::arg("compare"), py::arg("shrink"), py::arg("max_shrink_attempts"),
       py::arg("shrink_seconds"),
-      "Runs `input` on make_cache(options_type(capacity, policy, page_size)) "
+      "Runs `input` on make_cache(options_type(*input.options)) "
       "and the reference; None when they agree, else the failure report "
       "(a dict; shrunk if `shrink`).");
 
@@ -725,22 +860,17 @@ void DefineTestingModule(py::module_& parent) {
          std::uint64_t runs, std::uint64_t seed, int max_size,
          bool override_capacity, std::optional<std::uint64_t> capacity,
          std::optional<std::string> policy,
-         std::optional<std::uint64_t> page_size, const std::string& compare,
-         bool shrink, std::size_t max_shrink_attempts, double shrink_seconds) {
+         std::optional<std::uint64_t> page_size,
+         const std::optional<verify::GeneratedModel>& model,
+         const std::string& compare, bool shrink,
+         std::size_t max_shrink_attempts, double shrink_seconds) {
         const Target target(std::move(make_cache), std::move(options_type),
                             ParseCompare(compare));
         const ShrinkBudget budget{shrink, max_shrink_attempts, shrink_seconds};
         Overrides overrides;
         if (override_capacity)
           overrides.capacity = capacity.value_or(kUnbounded);
-        if (policy) {
-          overrides.policy = ParseEvictionPolicy(*policy);
-          if (!overrides.policy) {
-            throw py::value_error("policy: expected " +
-                                  EvictionPolicyChoices('\'') + ", got '" +
-                                  *policy + "'");
-          }
-        }
+        if (policy) overrides.policy = ParsePolicy(*policy);
         if (page_size && *page_size == 0) {
           throw py::value_error("page_size: expected 1 or more, got 0");
         }
@@ -763,8 +893,9 @@ void DefineTestingModule(py::module_& parent) {
           requests += RequestCount(*input);
         }
         for (std::uint64_t run = 0; run < runs; ++run) {
-          Input input = Generated(format, seed, run,
-                                  verify::GeneratorSize(run, runs, max_size));
+          Input input =
+              Generated(format, seed, run,
+                        verify::GeneratorSize(run, runs, max_size), model);
           if (auto* replay = std::get_if<ReplayInput>(&input.input)) {
             ApplyOverrides(overrides, *replay);
           }
@@ -779,10 +910,12 @@ void DefineTestingModule(py::module_& parent) {
       py::arg("make_cache"), py::arg("options_type"), py::arg("given"),
       py::arg("format"), py::arg("runs"), py::arg("seed"), py::arg("max_size"),
       py::arg("override_capacity"), py::arg("capacity"), py::arg("policy"),
-      py::arg("page_size"), py::arg("compare"), py::arg("shrink"),
-      py::arg("max_shrink_attempts"), py::arg("shrink_seconds"),
+      py::arg("page_size"), py::arg("model"), py::arg("compare"),
+      py::arg("shrink"), py::arg("max_shrink_attempts"),
+      py::arg("shrink_seconds"),
       "Checks the given inputs, then `runs` generated inputs of `format` "
-      "(their replay documents' options overridden as asked), stopping at "
+      "(replay documents of `model`, a GeneratedModel or None, their "
+      "options overridden as asked), stopping at "
       "the first failure: {'inputs', 'requests', 'failure' (None or the "
       "report)}.");
 }

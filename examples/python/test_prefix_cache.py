@@ -81,7 +81,7 @@ def test_shrunk_case_file_replays(tmp_path):
 @EXAMPLES
 @given(replay_documents())
 def test_prefix_cache_on_hypothesis_documents(document):
-    assert_matches_reference(PrefixCache(*CacheOptions.from_document(document)),
+    assert_matches_reference(make_cache(PrefixCache)(CacheOptions.from_document(document)),
                              document)
 
 

@@ -81,7 +81,9 @@ def test_a_sglang_shared_case():
     assert index.match([1, 2, 4])["matched_length"] == 2
 
 
-@pytest.mark.parametrize("arguments, message", [
+# Arguments replay() and PrefixIndex refuse, with their message (test_testing.py
+# checks that kvprefix.testing.check refuses the same in the same words).
+REFUSED_ARGUMENTS = [
     ({"model": "lmcache"}, "model must be 'spec', 'vllm' or 'sglang', not 'lmcache'"),
     ({"model": 1}, "model must be 'spec', 'vllm' or 'sglang', not 1"),
     ({"match_limit": "none"}, "match_limit must be 'all' or 'all-but-last'"),
@@ -96,14 +98,17 @@ def test_a_sglang_shared_case():
     ({"model": "vllm", "policy": "fifo"}, 'policy: model "vllm" has one order'),
     ({"model": "sglang", "policy": "lfu"}, 'policy: model "sglang" orders edges'),
     ({"model": "vllm", "engine": "radix"}, "engine 'radix' does not implement model 'vllm'"),
-])
+]
+
+
+@pytest.mark.parametrize("arguments, message", REFUSED_ARGUMENTS)
 def test_refused_arguments_raise_value_error_naming_them(arguments, message):
     with pytest.raises(ValueError) as error:
         kvprefix.replay([[1, 2]], **arguments)
     assert message in str(error.value)
-    engine = arguments.pop("engine", "reference")
+    cache = {name: value for name, value in arguments.items() if name != "engine"}
     with pytest.raises(ValueError) as error:
-        kvprefix.PrefixIndex(engine, **arguments)
+        kvprefix.PrefixIndex(arguments.get("engine", "reference"), **cache)
     assert message in str(error.value)
 
 

@@ -2,7 +2,9 @@
 and on the plain-Python caches of tests/verify/ (the ones `kvprefix verify
 --cmd` runs), which answer and shrink exactly as verify does; every answer
 shape, compare="lengths", forced options, documents and case files, failure
-kinds and argument errors; and the Hypothesis strategies."""
+kinds and argument errors; the cache models of SPEC section 9 (check(model=...)
+on kvprefix's model engines, and on caches that ignore the model or the
+trigger); and the Hypothesis strategies."""
 import json
 import os
 import subprocess
@@ -28,16 +30,27 @@ import off_by_one  # noqa: E402 (tests/verify/, after its path)
 import prefix_cache  # noqa: E402
 import replay_cache  # noqa: E402
 import replay_no_touch_on_hit  # noqa: E402
+from test_models import REFUSED_ARGUMENTS  # noqa: E402 (this folder)
 
 
-def engine_cache(engine):
-    return lambda options: kvprefix.PrefixIndex(
-        engine, capacity=options.capacity, policy=options.policy,
-        page_size=options.page_size)
+def engine_cache(engine, ignoring=()):
+    """make_cache of a kvprefix.PrefixIndex of `engine` with the options asked
+    for, but model "spec" if `ignoring` has "model" and trigger after-insert if
+    it has "trigger": a SPEC section 8 cache (or one without SGLang's
+    on-allocate eviction) checked as a model's."""
+    def make(options):
+        model = "spec" if "model" in ignoring else options.model
+        trigger = None if model != "sglang" or "trigger" in ignoring else options.trigger
+        return kvprefix.PrefixIndex(
+            engine, capacity=options.capacity, policy=options.policy,
+            page_size=options.page_size, model=model,
+            match_limit=options.match_limit, trigger=trigger)
+    return make
 
 
 def replay_cache_of(cache_class):
-    return lambda options: cache_class(*options)
+    # The caches of tests/verify/ take SPEC section 8's three options only.
+    return lambda options: cache_class(*options[:3])
 
 
 class Wrapped:
@@ -228,7 +241,7 @@ def test_make_cache_that_raises():
     def make(options):
         if options.capacity == 0:
             raise NotImplementedError("no capacity 0")
-        return replay_cache.ReplayCache(*options)
+        return replay_cache_of(replay_cache.ReplayCache)(options)
 
     with pytest.raises(CheckFailure) as caught:
         check(make, runs=100, seed=1, format="requests")
@@ -236,7 +249,8 @@ def test_make_cache_that_raises():
     assert (failure.kind, failure.step) == ("crash", "make_cache")
     assert failure.document == {"requests": [], "capacity": 0, "policy": "lru",
                                 "page_size": 1}
-    assert "make_cache(CacheOptions(capacity=0, policy='lru', page_size=1)) raised " \
+    assert "make_cache(CacheOptions(capacity=0, policy='lru', page_size=1, " \
+        "model='spec', match_limit='all', trigger='after-insert')) raised " \
         "NotImplementedError: no capacity 0" in str(failure)
 
 
@@ -259,7 +273,7 @@ def test_forced_options_reach_make_cache():
 
     def make(options):
         seen.append(options)
-        return replay_cache.ReplayCache(*options)
+        return replay_cache_of(replay_cache.ReplayCache)(options)
 
     check(make, runs=100, seed=10, format="requests", policy="fifo", page_size=16)
     assert len(seen) == 100
@@ -353,7 +367,9 @@ def test_reference_answer_is_spec_2s_example():
 def test_assert_matches_reference_takes_a_cache_or_a_factory():
     document = {"requests": [[1, 2, 3], [1, 2, 4], [5], [1, 2, 3]], "capacity": 3}
     assert_matches_reference(replay_cache.ReplayCache(3), document)
-    assert_matches_reference(replay_cache_of(replay_cache.ReplayCache), document)
+    options = CacheOptions.from_document(document)
+    assert options[3:] == ("spec", "all", "after-insert")  # no model members
+    assert_matches_reference(replay_cache_of(replay_cache.ReplayCache)(options), document)
     with pytest.raises(CheckFailure) as caught:
         # Unbounded: it keeps (1,2,3) and matches all of it at the end.
         assert_matches_reference(replay_cache.ReplayCache(), document)
@@ -372,8 +388,9 @@ def test_replay_documents_are_valid_documents(document):
     assert all(-2 ** 31 <= t < 2 ** 31 for r in document["requests"] for t in r)
     answer = reference_answer(document)  # parsed by the strict reader
     assert len(answer["matches"]) == len(document["requests"])
-    assert_matches_reference(replay_cache.ReplayCache(*CacheOptions.from_document(document)),
-                             document)
+    options = CacheOptions.from_document(document)
+    assert options[3:] == ("spec", "all", "after-insert")  # no model members
+    assert_matches_reference(replay_cache_of(replay_cache.ReplayCache)(options), document)
 
 
 @settings(max_examples=100, database=None, derandomize=True)
@@ -412,3 +429,141 @@ def test_token_lists_and_sequences():
         assert 1 <= len(sequences) <= 4 and all(isinstance(s, list) for s in sequences)
 
     draw()
+
+
+# The engines that implement each model besides spec (as test_models.py's
+# MODEL_ENGINES): the reference and one optimized engine.
+MODEL_ENGINES = [("vllm", "reference"), ("vllm", "hash"), ("sglang", "reference"),
+                 ("sglang", "radix")]
+
+
+@pytest.mark.parametrize("model, engine", MODEL_ENGINES)
+def test_model_engines_pass_on_their_models_documents(model, engine):
+    seen = []
+
+    def make(options):
+        seen.append(options)
+        return engine_cache(engine)(options)
+
+    result = check(make, model=model, runs=200, seed=1, format="requests")
+    assert (result.inputs, result.seed) == (200, 1)
+    assert result.requests > 2000
+    assert len(seen) == 200 and {o.model for o in seen} == {model}
+    if model == "vllm":
+        assert {(o.policy, o.match_limit, o.trigger) for o in seen} == {
+            ("lru", "all-but-last", "after-insert")}
+    else:  # varied per document, as verify --model sglang varies them
+        assert {o.policy for o in seen} == {"lru", "fifo"}
+        assert {o.match_limit for o in seen} == {"all", "all-but-last"}
+        assert {o.trigger for o in seen} == {"after-insert", "on-allocate"}
+
+
+def test_forced_model_options_reach_make_cache():
+    seen = []
+
+    def make(options):
+        seen.append(options)
+        return engine_cache("reference")(options)
+
+    check(make, model="sglang", trigger="on-allocate", match_limit="all",
+          policy="fifo", runs=100, seed=2, format="requests")
+    assert {(o.model, o.match_limit, o.trigger, o.policy) for o in seen} == {
+        ("sglang", "all", "on-allocate", "fifo")}
+    seen.clear()
+    # A match limit alone is verify's --match-limit alone: model spec.
+    check(make, match_limit="all-but-last", runs=50, seed=2, format="both")
+    assert len(seen) == 100  # batch inputs first, with their defaults
+    assert {(o.model, o.match_limit) for o in seen[:50]} == {("spec", "all")}
+    assert {(o.model, o.match_limit) for o in seen[50:]} == {("spec", "all-but-last")}
+
+
+# What the shrinker leaves of the first document on which a cache of kvprefix's
+# reference, ignoring part of what it is asked, fails under check(..., seed=1,
+# runs=200, format="requests", **arguments): the model (or the trigger) stays,
+# as the bug needs it, and two requests of at most two tokens show it.
+IGNORED_OPTIONS = [
+    ("model", {"model": "vllm"}, "generated replay document 11 (--seed 1, size 11, "
+     "--model vllm)", {"requests": [[0], [0, 0]], "capacity": 1, "policy": "lru",
+                       "page_size": 1, "model": "vllm"}),
+    # The spec cache fails after-insert too: the trigger shrinks away.
+    ("model", {"model": "sglang", "trigger": "on-allocate"}, "generated replay "
+     "document 10 (--seed 1, size 10, --model sglang --trigger on-allocate)",
+     {"requests": [[0, 0], [0]], "capacity": 1, "policy": "lru", "page_size": 1,
+      "model": "sglang"}),
+    ("trigger", {"model": "sglang", "trigger": "on-allocate"}, "generated replay "
+     "document 11 (--seed 1, size 11, --model sglang --trigger on-allocate)",
+     {"requests": [[0], [0, 0]], "capacity": 1, "policy": "lru", "page_size": 1,
+      "model": "sglang", "trigger": "on-allocate"}),
+]
+
+
+@pytest.mark.parametrize("ignored, arguments, input_name, document", IGNORED_OPTIONS,
+                         ids=["vllm", "sglang-on-allocate", "trigger-on-allocate"])
+def test_a_cache_ignoring_its_model_fails_on_a_small_model_case(ignored, arguments,
+                                                                input_name, document):
+    wrong = engine_cache("reference", ignoring=(ignored,))
+    with pytest.raises(CheckFailure) as caught:
+        check(wrong, runs=200, seed=1, format="requests", **arguments)
+    failure = caught.value
+    assert failure.kind == "wrong-answer"
+    assert failure.input_name == input_name
+    assert failure.document == document
+    assert failure.case["document"] == document
+    assert failure.shrink_attempts > 0
+    assert len(failure.original_document["requests"]) > len(document["requests"])
+    assert failure.original_document["model"] == arguments["model"]
+    # The case says its model: a correct cache passes it as it is, the wrong
+    # one fails it again, whatever check() is told.
+    assert check_document(engine_cache("reference"), failure.case) is None
+    with pytest.raises(CheckFailure) as again:
+        check(wrong, runs=0, documents=[failure.case], shrink=False)
+    assert again.value.document == document
+
+
+def test_vllm_case_by_hand():
+    # SPEC 9.4's example: C=2, [1] [2] [2] [1,1]: no hit under vllm, the
+    # recomputed [2] took [1]'s block; a SPEC 8 cache under vllm's match
+    # limit matches [1] at the end.
+    document = {"requests": [[1], [2], [2], [1, 1]], "capacity": 2, "model": "vllm"}
+    assert [m["matched_length"] for m in reference_answer(document)["matches"]] == [0] * 4
+    assert check(engine_cache("hash"), runs=0, documents=[document]).inputs == 1
+    with pytest.raises(CheckFailure) as caught:
+        check_document(engine_cache("reference", ignoring=("model",)), document,
+                       shrink=False)
+    assert (caught.value.request, caught.value.actual["matched_length"]) == (3, 1)
+
+
+def test_cache_options_from_model_documents():
+    assert CacheOptions.from_document({"requests": [], "capacity": 3, "model": "vllm"}) == \
+        CacheOptions(3, "lru", 1, "vllm", "all-but-last", "after-insert")
+    assert CacheOptions.from_document({"requests": [], "policy": "fifo", "page_size": 2,
+                                       "model": "sglang", "trigger": "on-allocate"}) == \
+        CacheOptions(None, "fifo", 2, "sglang", "all", "on-allocate")
+    assert CacheOptions.from_document({"cached_sequences": [[1]], "requests": []}) == \
+        CacheOptions()
+    case = {"document": {"requests": [[1]], "match_limit": "all-but-last"},
+            "expected": {"matches": [{"matched_length": 0, "cache_node": 0,
+                                      "uncached_suffix": [1]}]}}
+    assert CacheOptions.from_document(case).match_limit == "all-but-last"
+    with pytest.raises(kvprefix.InputError, match="match_limit"):
+        CacheOptions.from_document({"requests": [], "model": "vllm", "match_limit": "all"})
+
+
+@pytest.mark.parametrize("arguments, message", [
+    # What replay() refuses, in its words (a model engine is not check()'s).
+    *(row for row in REFUSED_ARGUMENTS if "engine" not in row[0]),
+    ({"model": None}, "model must be 'spec', 'vllm' or 'sglang', not None"),
+    ({"model": "vllm", "format": "batch"},
+     "model: for the replay documents of format 'requests' or 'both' only"),
+    ({"model": "sglang", "trigger": "on-allocate", "format": "batch"},
+     "model, trigger: for the replay documents of format 'requests' or 'both' only"),
+    ({"model": "vllm", "runs": 0, "documents": [{"requests": []}]},
+     "model: for generated replay documents only, and runs=0"),
+])
+def test_refused_model_arguments_name_them(arguments, message):
+    calls = []
+    with pytest.raises(ValueError) as error:
+        check(lambda options: calls.append(options), **{"runs": 1, **arguments})
+    assert message in str(error.value)
+    assert calls == []  # refused before any input
+

@@ -2,11 +2,13 @@
 
 `check(make_cache)` runs the inputs `kvprefix verify` generates (batch
 inputs, SPEC section 4, and replay documents with capacities, every
-eviction policy of kvprefix.policies() and page sizes, SPEC section 8) and your own documents on a fresh
-cache each, in this process, compares every answer with the reference
-engine's, and on the first disagreement shrinks the input with verify's
-shrinker and raises CheckFailure, an AssertionError carrying the minimal
-case. No process is started per input.
+eviction policy of kvprefix.policies() and page sizes, SPEC section 8; with
+check(model="vllm") or model="sglang" the documents of that cache model,
+SPEC section 9, as `kvprefix verify --model` generates them) and your own
+documents on a fresh cache each, in this process, compares every answer
+with the reference engine's, and on the first disagreement shrinks the
+input with verify's shrinker and raises CheckFailure, an AssertionError
+carrying the minimal case. No process is started per input.
 
 The cache under test is any object with the methods
 
@@ -36,6 +38,10 @@ has one, must be the request's tokens from matched_length on.
 
     kvprefix.testing.check(make_cache, runs=1000, seed=1, compare="lengths")
 
+A cache of a model (a vLLM-like block pool) reads options.model,
+options.match_limit and options.trigger too, and is checked with
+check(make_cache, model="vllm").
+
 Hypothesis strategies for token lists and documents are in
 kvprefix.testing.strategies (it imports hypothesis; this module does not).
 """
@@ -54,8 +60,8 @@ __all__ = ["CacheOptions", "CheckFailure", "CheckResult", "GENERATED",
            "assert_matches_reference", "check", "check_document",
            "load_documents", "reference_answer"]
 
-# The value of check()'s capacity, policy and page_size that leaves them as
-# each generated document draws them.
+# The value of check()'s capacity, policy, page_size, model, match_limit and
+# trigger that leaves them as each generated document draws them.
 GENERATED = "generated"
 
 _FORMATS = ("batch", "requests", "both")
@@ -63,24 +69,46 @@ _COMPARES = ("all", "lengths")
 
 
 class CacheOptions(NamedTuple):
-    """The cache make_cache(options) is asked for (SPEC section 8).
+    """The cache make_cache(options) is asked for (SPEC sections 8 and 9).
 
-    capacity: nodes kept besides the root (pages when page_size > 1), or
-    None for an unbounded cache; policy: one of kvprefix.policies(), by
-    default kvprefix.default_policy() ("lru"); page_size: tokens per node (a
-    trailing partial page is neither inserted nor matched). A batch input
-    (SPEC section 4) always asks for CacheOptions(None, "lru", 1).
+    capacity: nodes kept besides the root (pages when page_size > 1; blocks
+    or pages for models vllm and sglang), or None for an unbounded cache;
+    policy: one of kvprefix.policies(), by default kvprefix.default_policy()
+    ("lru"); page_size: tokens per node (a trailing partial page is neither
+    inserted nor matched). model: the rules the cache follows (SPEC section
+    9), "spec" (section 8's trie, the default), "vllm" (vLLM's block pool)
+    or "sglang" (SGLang's radix cache); match_limit: "all" or
+    "all-but-last" (a match covers at most n - 1 tokens, in whole pages;
+    always so for vllm); trigger: when sglang evicts, "after-insert" (the
+    default, and what every other model has) or "on-allocate" (a request's
+    whole demand before its insert, refusing it when that is not enough).
+    The names are the CLI's (--model, --match-limit, --trigger), and
+    kvprefix.PrefixIndex takes them, trigger for model "sglang" only.
+    A batch input (SPEC section 4) always asks for CacheOptions(None,
+    "lru", 1, "spec", "all", "after-insert").
+
+    The three model fields come last with the defaults of a SPEC section 8
+    cache, so a make_cache that reads capacity, policy and page_size by name
+    works as before; one that unpacks the tuple (MyCache(*options)) now gets
+    six values.
     """
     capacity: Optional[int] = None
     policy: str = _kvprefix.default_policy()
     page_size: int = 1
+    model: str = "spec"
+    match_limit: str = "all"
+    trigger: str = "after-insert"
 
     @classmethod
     def from_document(cls, document):
-        """The options of a SPEC section 4 or 8 document (a dict)."""
-        return cls(document.get("capacity"),
-                   document.get("policy", cls._field_defaults["policy"]),
-                   document.get("page_size", 1))
+        """The options of `document`, a SPEC section 4 or 8 document or a
+        case (a dict) as load_documents takes it: its members, the model's
+        match limit (SPEC section 9.4: "all-but-last" for vllm) where it
+        names none, and the defaults for what it leaves out (all of them
+        for a batch document). Raises kvprefix.InputError for a document
+        the strict reader refuses (a combination SPEC section 9.4 refuses
+        included)."""
+        return cls(*_parse(json.dumps(document), document, "document").options)
 
 
 @dataclass(frozen=True)
@@ -186,9 +214,10 @@ def load_documents(documents):
     Each item is a dict (a SPEC section 4 document {"cached_sequences",
     "requests"}, a SPEC section 8 replay document {"requests", "capacity",
     "policy", "page_size"} or a case file's dict, told apart by their
-    members), or a path (str or os.PathLike) of a JSON file holding one, or
-    of a folder whose *.json files are read in name order (tests/data/cases,
-    tests/data/cases/capacity). Documents are read as strictly as `kvprefix
+    members; a replay document may name a cache model, SPEC section 9, in
+    "model", "match_limit" and "trigger"), or a path (str or os.PathLike) of
+    a JSON file holding one, or of a folder whose *.json files are read in
+    name order (tests/data/cases, tests/data/cases/capacity). Documents are read as strictly as `kvprefix
     verify` reads them: a bad one raises kvprefix.InputError naming the
     document or file and the JSON location; an unreadable file OSError; a
     folder without *.json files ValueError.
@@ -236,6 +265,7 @@ def _count(name, value, low, high=None):
 
 def check(make_cache, *, runs=1000, seed=None, max_size=100, format="both",
           capacity=GENERATED, policy=GENERATED, page_size=GENERATED,
+          model=GENERATED, match_limit=GENERATED, trigger=GENERATED,
           compare="all", documents=(), shrink=True, max_shrink_attempts=5000,
           shrink_seconds=120.0):
     """Checks the cache make_cache(options) builds against the reference.
@@ -262,14 +292,35 @@ def check(make_cache, *, runs=1000, seed=None, max_size=100, format="both",
     keeps the drawn value (a forced page size scales a drawn capacity by the
     documents' distinct prefixes at each page size, so that as many evict).
 
+    model, match_limit and trigger make the generated replay documents a
+    cache model's (SPEC section 9), as `kvprefix verify --format requests
+    --model M --match-limit L --trigger T` does: model "spec", "vllm" or
+    "sglang" (GENERATED: plain SPEC section 8 documents, model "spec"),
+    match_limit "all" or "all-but-last", trigger "after-insert" or
+    "on-allocate" (sglang only). Each GENERATED one varies as verify varies
+    it: vllm's match limit is "all-but-last" and its policy lru; sglang
+    draws a match limit and a trigger per document and keeps a drawn fifo
+    (any other policy becomes lru); spec keeps its documents, match limit
+    "all". make_cache then gets them in CacheOptions.model, match_limit and
+    trigger, and a failure's input_name carries the flags ("generated replay
+    document 3 (--seed 1, size 3, --model vllm)"). Given documents keep
+    their own "model". A name not listed, or a combination SPEC section 9.4
+    refuses (a trigger without "sglang", vllm with match_limit "all" or a
+    policy other than lru, sglang with lfu), is a ValueError naming the
+    argument, as is any of the three with format="batch" (SPEC section 4's
+    batch inputs have no cache model) or with runs=0.
+
     compare "all" or "lengths": see the module's doc.
 
     The first input whose answers differ is shrunk (unless shrink is False)
     with `kvprefix verify`'s shrinker, within max_shrink_attempts checks and
     shrink_seconds: requests, tokens and token values dropped or brought
-    toward 0, the capacity toward 0, the policy toward the default and the
-    page size toward 1, each step kept only if the cache still fails the
-    same way. Then CheckFailure is raised with the minimal case.
+    toward 0, the capacity toward 0, the policy toward the default, the
+    page size toward 1 and the model's options toward trigger
+    "after-insert", match limit "all" and model "spec" (within SPEC section
+    9.4's combinations), each step kept only if the cache still fails the
+    same way: a bug of a model alone keeps the model in the minimal case.
+    Then CheckFailure is raised with the minimal case.
 
     Returns a CheckResult when every answer agreed. Raises CheckFailure
     (an AssertionError); ValueError for a bad argument; TypeError when the
@@ -294,6 +345,21 @@ def check(make_cache, *, runs=1000, seed=None, max_size=100, format="both",
         _check_choice("policy", policy, _kvprefix.policies())
     if page_size != GENERATED:
         _count("page_size", page_size, 1, 2 ** 31 - 1)
+    forced_model = {name: value for name, value in (
+        ("model", model), ("match_limit", match_limit), ("trigger", trigger))
+        if value != GENERATED}
+    if forced_model and format == "batch":
+        raise ValueError(f"{', '.join(forced_model)}: for the replay "
+                         f"documents of format 'requests' or 'both' only "
+                         f"(SPEC section 4's batch inputs have no cache model)")
+    if forced_model and runs == 0:
+        # As verify refuses --model without generated documents: a given
+        # document runs under its own "model", not under these.
+        raise ValueError(f"{', '.join(forced_model)}: for generated replay "
+                         f"documents only, and runs=0 generates none (a given "
+                         f"document runs under its own \"model\")")
+    generated_model = _native.generated_model(
+        forced_model, None if policy == GENERATED else policy)
     given = load_documents(documents)
     if not given and runs == 0:
         raise ValueError("nothing to check: runs=0 and no documents")
@@ -306,7 +372,7 @@ def check(make_cache, *, runs=1000, seed=None, max_size=100, format="both",
             runs, seed, max_size, override_capacity,
             None if not override_capacity else capacity,
             None if policy == GENERATED else policy,
-            None if page_size == GENERATED else page_size,
+            None if page_size == GENERATED else page_size, generated_model,
             compare, shrink, max_shrink_attempts, float(shrink_seconds))
         inputs += result["inputs"]
         requests += result["requests"]

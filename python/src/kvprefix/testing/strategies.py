@@ -11,7 +11,8 @@ shrinks a failing document itself:
 
     @given(replay_documents(policy="lru"))
     def test_my_cache(document):
-        cache = MyCache(*CacheOptions.from_document(document))
+        options = CacheOptions.from_document(document)
+        cache = MyCache(options.capacity, options.policy, options.page_size)
         assert_matches_reference(cache, document, compare="lengths")
 
 Random independent token lists rarely share a prefix, so the sequences here
