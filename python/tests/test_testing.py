@@ -12,7 +12,7 @@ import sys
 from collections import namedtuple
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import find, given, settings
 
 import kvprefix
 import kvprefix.testing
@@ -567,3 +567,47 @@ def test_refused_model_arguments_name_them(arguments, message):
     assert message in str(error.value)
     assert calls == []  # refused before any input
 
+
+@settings(max_examples=200, database=None, derandomize=True)
+@given(strategies.replay_documents(models=strategies.MODELS))
+def test_model_documents_are_valid_and_the_model_engines_agree(document):
+    assert set(document) <= {"requests", "capacity", "policy", "page_size", "model",
+                             "match_limit", "trigger"}
+    options = CacheOptions.from_document(document)  # the strict reader accepts it
+    assert options.model == document.get("model", "spec")
+    engine = {"spec": "radix", "vllm": "hash", "sglang": "radix"}[options.model]
+    assert_matches_reference(engine_cache(engine)(options), document)
+
+
+def test_replay_documents_of_models_draw_every_combination():
+    drawn = []
+
+    @settings(max_examples=400, database=None, derandomize=True)
+    @given(strategies.replay_documents(models=strategies.MODELS))
+    def collect(document):
+        drawn.append(CacheOptions.from_document(document))
+
+    collect()
+    assert strategies.MODELS == ("spec", "vllm", "sglang")
+    assert {(o.policy, o.model, o.match_limit, o.trigger) for o in drawn} == {
+        (c.policy, c.model, c.match_limit, c.trigger or "after-insert")
+        for c in strategies._COMBINATIONS}
+    for models in ("vllm", (), ["lmcache"]):
+        with pytest.raises(ValueError, match="models: expected None or a non-empty list"):
+            strategies.replay_documents(models=models)
+
+
+def test_hypothesis_finds_a_cache_ignoring_the_model():
+    wrong = engine_cache("reference", ignoring=("model",))
+
+    def fails(document):
+        try:
+            assert_matches_reference(wrong, document)
+        except CheckFailure:
+            return True
+        return False
+
+    found = find(strategies.replay_documents(models=("vllm",)), fails,
+                 settings=settings(database=None, derandomize=True, max_examples=1000))
+    assert found["model"] == "vllm"
+    assert len(found["requests"]) <= 2

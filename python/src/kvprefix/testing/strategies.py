@@ -21,13 +21,20 @@ from an earlier one (a duplicate, a prefix, an extension, a copy with one
 token changed), over a small alphabet, so that matches end inside cached
 sequences, at branch points and on evicted paths. They shrink toward few
 short sequences over the token 0.
+
+replay_documents(models=strategies.MODELS) draws documents of SPEC section
+9's cache models too (vLLM's block pool, SGLang's radix cache), each with
+options SPEC section 9.4 accepts; a cache that implements one model is
+tested with models=("vllm",).
 """
+from typing import NamedTuple, Optional
+
 from hypothesis import strategies as st
 
 from kvprefix import _kvprefix
 
-__all__ = ["DISTINCT_PERCENT", "TOKENS", "batch_documents", "replay_documents", "sequences",
-           "token_lists"]
+__all__ = ["DISTINCT_PERCENT", "MODELS", "TOKENS", "batch_documents", "replay_documents",
+           "sequences", "token_lists"]
 
 # The default token alphabet: small values (siblings collide), and the
 # int32 limits and -1, where packed or hashed keys go wrong. Shrinks to 0.
@@ -43,6 +50,24 @@ _DERIVATIONS = (("fresh",) * 2 + ("duplicate",) * 6 + ("prefix",) * 4 +
 # requests' distinct prefixes D (in pages), as `kvprefix verify` draws it,
 # so that most documents evict and some keep everything.
 DISTINCT_PERCENT = "distinct-percent"
+
+
+class _Combination(NamedTuple):
+    model: str
+    match_limit: str
+    policy: str
+    trigger: Optional[str]  # None: the document names none (not sglang)
+    members: dict  # the document's "policy", "model", "match_limit", "trigger"
+
+
+# Every combination of SPEC section 9 options section 9.4 accepts, from
+# kvprefix/cache.h's lists and rules (no second copy here), in their order:
+# each model's first has policy lru, match limit "all" where allowed.
+_COMBINATIONS = tuple(_Combination(*each) for each in _kvprefix._testing.model_combinations())
+
+# The cache models (SPEC section 9), "spec" (section 8's trie) first:
+# replay_documents' models=.
+MODELS = tuple(dict.fromkeys(each.model for each in _COMBINATIONS))
 
 
 def _strategy(value):
@@ -107,10 +132,9 @@ def batch_documents(draw, *, tokens=None, max_cached=10, max_requests=10,
     return {"cached_sequences": cached, "requests": _build(recipes, cached)}
 
 
-@st.composite
-def replay_documents(draw, *, capacity=DISTINCT_PERCENT,
+def replay_documents(*, capacity=DISTINCT_PERCENT,
                      policy=st.sampled_from(_kvprefix.policies()),
-                     page_size=st.sampled_from((1, 2, 3)), tokens=None,
+                     page_size=st.sampled_from((1, 2, 3)), models=None, tokens=None,
                      min_requests=1, max_requests=20, max_fresh=3):
     """SPEC section 8 replay documents {"requests": [...], "capacity": C,
     "policy": one of kvprefix.policies(), "page_size": P} ("capacity" left
@@ -122,7 +146,33 @@ def replay_documents(draw, *, capacity=DISTINCT_PERCENT,
     conversation: each fresh (1 to max_fresh tokens) or derived from earlier
     ones. Hypothesis draws short lists most of the time; a bug that takes
     several requests to show (an eviction order) is found sooner with a
-    larger min_requests."""
+    larger min_requests.
+
+    models: None (the default) for SPEC section 8 documents as above, with
+    no model members; else a non-empty list or tuple of names of MODELS
+    ("spec", "vllm", "sglang"), and each document is of one of them (SPEC
+    section 9), drawn evenly, with a match limit and, for sglang, a trigger
+    drawn among those section 9.4 accepts with its policy; a drawn policy the
+    model does not have becomes lru, as `kvprefix verify --model` makes it
+    (vllm has lru only, sglang lru and fifo). The document then names
+    "model", "match_limit" and "trigger" as kvprefix writes them, where they
+    differ from the defaults ("spec"; "all", but "all-but-last" for vllm;
+    "after-insert"): CacheOptions.from_document reads them back. Shrinks
+    toward the first model listed, lru, match limit "all" and trigger
+    "after-insert". Raises ValueError (when called) for a name not in
+    MODELS or an empty list."""
+    if models is not None:
+        if isinstance(models, str) or not models or any(m not in MODELS for m in models):
+            raise ValueError(f"models: expected None or a non-empty list of "
+                             f"{', '.join(map(repr, MODELS))}, got {models!r}")
+        models = tuple(models)
+    return _replay_documents(capacity, policy, page_size, models, tokens, min_requests,
+                             max_requests, max_fresh)
+
+
+@st.composite
+def _replay_documents(draw, capacity, policy, page_size, models, tokens, min_requests,
+                      max_requests, max_fresh):
     document = {"requests": draw(sequences(tokens=tokens, min_size=min_requests,
                                            max_size=max_requests,
                                            max_fresh=max_fresh))}
@@ -140,7 +190,20 @@ def replay_documents(draw, *, capacity=DISTINCT_PERCENT,
         document["capacity"] = drawn_capacity
     document["policy"] = drawn_policy
     document["page_size"] = drawn_page_size
+    if models is not None:
+        document.update(draw(_model_members(models, drawn_policy)))
     return document
+
+
+def _model_members(models, policy):
+    """A strategy of the members of a document of one of `models` with
+    `policy` (the model's first policy if it has not that one)."""
+    def of_model(model):
+        valid = [each for each in _COMBINATIONS if each.model == model]
+        with_policy = [each for each in valid if each.policy == policy] or [
+            each for each in valid if each.policy == valid[0].policy]
+        return st.sampled_from([each.members for each in with_policy])
+    return st.sampled_from(models).flatmap(of_model)
 
 
 def _distinct_prefixes(requests, page_size):
