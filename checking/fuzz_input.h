@@ -144,7 +144,7 @@ struct FuzzCheckOptions {
   // `unbounded`) before anything is built: to keep to what the engines
   // implement, e.g. a mutant that knows one model only. It must leave
   // options that FindModelOptionsProblem accepts.
-  std::function<void(CacheOptions&)> adjust;
+  std::function<void(CacheOptions&)> adjust = nullptr;
 };
 
 // Builds a DifferentialChecker with `options` and make_engines(options),

@@ -48,8 +48,9 @@ void AddCacheOptions(CLI::App& command, CacheArguments& cache, bool bounded);
 // applies to and its default. The defaults are replay's and curve's.
 struct ModelOptionsHelp {
   std::string_view model =
-      "for vllm --capacity counts blocks (pages), for sglang pages of P "
-      "tokens";
+      "without --engine it runs on the model's fastest engine (hash for "
+      "vllm, radix for sglang); a capacity counts blocks (pages) for vllm, "
+      "pages of P tokens for sglang";
   std::string_view match_limit =
       "default all, all-but-last for vllm, which takes no other";
   // Empty: no --trigger (`match`: unbounded, nothing is ever evicted).

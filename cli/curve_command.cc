@@ -509,7 +509,7 @@ void RegisterCurveCommand(CLI::App& app) {
   options->target_option = command->add_option(
       "--target-hit-ratio", options->target_hit_ratios,
       "Comma-separated hit ratios, decimals from 0 to 1 such as 0.3,0.35 "
-      "(as --cached-fraction: no sign or exponent): print the smallest "
+      "(plain decimals: no sign or exponent): print the smallest "
       "capacity reaching each (see above) instead of the curve");
   command
       ->add_option("--format", options->format, "Output format: jsonl or csv")

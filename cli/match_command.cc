@@ -159,8 +159,9 @@ void RegisterMatchCommand(CLI::App& app) {
   AddCacheOptions(*command, options->cache, /*bounded=*/false);
   AddModelOptions(
       *command, options->cache,
-      ModelOptionsHelp{.model = "unbounded; without --engine, an engine that "
-                                "implements the model",
+      ModelOptionsHelp{.model = "unbounded; without --engine, the model's "
+                                "fastest engine (hash for vllm, radix for "
+                                "sglang)",
                        .trigger = ""});
   AddIntegerOption(*command, "-j,--threads", options->threads,
                    "Threads that match and format the requests (the output "

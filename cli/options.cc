@@ -34,7 +34,9 @@ void AddTraceArguments(CLI::App& command, TraceArguments& trace) {
   command
       .add_option("TRACE", trace.path,
                   "Mooncake trace (JSON Lines with input_length and "
-                  "hash_ids); - reads standard input")
+                  "hash_ids), or where the command takes --input-format "
+                  "requests a SPEC §8 replay document; - reads standard "
+                  "input")
       ->required();
   command
       .add_option("-m,--mode", trace.mode,

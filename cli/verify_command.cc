@@ -33,10 +33,13 @@ std::optional<verify::GeneratedModel> GeneratedModelOf(
     const CacheArguments& cache) {
   if (!ModelOptionsGiven(cache)) return std::nullopt;
   const CacheOptions options = ToCacheOptions(cache, 1);
-  verify::GeneratedModel model{.model = options.model};
-  if (Given(cache.match_limit_option)) model.match_limit = options.match_limit;
-  if (Given(cache.trigger_option)) model.trigger = options.trigger;
-  return model;
+  return verify::GeneratedModel{
+      .model = options.model,
+      .match_limit = Given(cache.match_limit_option)
+                         ? std::optional(options.match_limit)
+                         : std::nullopt,
+      .trigger = Given(cache.trigger_option) ? std::optional(options.trigger)
+                                             : std::nullopt};
 }
 
 }  // namespace

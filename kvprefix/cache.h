@@ -292,7 +292,11 @@ struct ModelOptionsProblem {
 inline std::optional<ModelOptionsProblem> FindModelOptionsProblem(
     const CacheOptions& options, bool trigger_given) {
   const auto quoted = [](std::string_view name) {
-    return "\"" + std::string(name) + "\"";
+    // Appended, not "\"" + std::string(name) + "\"": GCC 12 warns on that
+    // form (-Wrestrict, a known false positive of its operator+ inlining).
+    std::string text(1, '"');
+    text.append(name).push_back('"');
+    return text;
   };
   const std::string model = quoted(NameOf(kCacheModels, options.model));
   if (trigger_given && options.model != CacheModel::kSglang) {

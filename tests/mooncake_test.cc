@@ -102,7 +102,8 @@ TEST(AppendTraceLineTest, TokenModeIsSpecFormulaForEveryVocabulary) {
   std::string line = R"({"input_length":)" + std::to_string(512 * ids.size()) +
                      R"(,"hash_ids":[)";
   for (std::size_t b = 0; b < ids.size(); ++b) {
-    line += (b == 0 ? "" : ",") + std::to_string(ids[b]);
+    if (b > 0) line += ',';
+    line += std::to_string(ids[b]);
   }
   line += "]}";
   for (const std::uint32_t vocabulary : {1U, 2U, 3U, 1000U, 65536U, 128256U,

@@ -86,8 +86,8 @@ NamedReplayInput GeneratedReplayInput(std::uint64_t seed, std::uint64_t run,
 // when fixed (nullopt: chosen per document, as GeneratedReplayInput says).
 struct GeneratedModel {
   CacheModel model = CacheModel::kSpec;
-  std::optional<MatchLimit> match_limit;
-  std::optional<EvictionTrigger> trigger;
+  std::optional<MatchLimit> match_limit = std::nullopt;
+  std::optional<EvictionTrigger> trigger = std::nullopt;
 
   friend bool operator==(const GeneratedModel&,
                          const GeneratedModel&) = default;

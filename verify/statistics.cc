@@ -16,12 +16,11 @@ double Percent(std::uint64_t part, std::uint64_t whole) {
              : 100.0 * static_cast<double>(part) / static_cast<double>(whole);
 }
 
-// Counts `match` of `request` as an empty match or a full hit: every whole
+// Counts `match` of a request as an empty match or a full hit: every whole
 // page of the `limit_tokens` tokens the match limit lets it cover (SPEC
 // §9.1), pages of `page_size` tokens. Returns false for an empty match.
-bool ClassifyLength(TokenSpan request, const Match& match,
-                    std::uint64_t limit_tokens, std::uint64_t page_size,
-                    InputStatistics& statistics) {
+bool ClassifyLength(const Match& match, std::uint64_t limit_tokens,
+                    std::uint64_t page_size, InputStatistics& statistics) {
   ++statistics.requests;
   if (match.matched_length == 0) {
     ++statistics.empty_matches;
@@ -35,11 +34,11 @@ bool ClassifyLength(TokenSpan request, const Match& match,
 
 // Also counts a match on `trie` (the reference, holding the nodes the match
 // was taken against) that ends inside an edge.
-void Classify(const ReferenceTrie& trie, TokenSpan request, const Match& match,
+void Classify(const ReferenceTrie& trie, const Match& match,
               std::uint64_t limit_tokens, std::uint64_t page_size,
               InputStatistics& statistics) {
   ++statistics.trie_requests;
-  if (ClassifyLength(request, match, limit_tokens, page_size, statistics) &&
+  if (ClassifyLength(match, limit_tokens, page_size, statistics) &&
       trie.child_count(match.cache_node) == 1) {
     ++statistics.inside_edge;
   }
@@ -51,8 +50,8 @@ void InputStatistics::Add(const BatchInput& input) {
   ReferenceTrie reference;
   for (TokenSpan sequence : input.cached_sequences) reference.Insert(sequence);
   for (TokenSpan request : input.requests) {
-    Classify(reference, request, reference.MatchPrefix(request), request.size(),
-             1, *this);
+    Classify(reference, reference.MatchPrefix(request), request.size(), 1,
+             *this);
   }
 }
 
@@ -71,9 +70,8 @@ void InputStatistics::Add(const ReplayInput& input) {
     PagedIndex<ReferenceTrie> reference(options);
     for (TokenSpan request : input.requests) {
       const std::uint64_t limit = limit_tokens(request);
-      Classify(reference.engine(), request,
-               reference.MatchPrefix(request.first(limit)), limit,
-               options.page_size, *this);
+      Classify(reference.engine(), reference.MatchPrefix(request.first(limit)),
+               limit, options.page_size, *this);
       reference.Access(request);
     }
     evicted = reference.evicted_count();
@@ -82,7 +80,7 @@ void InputStatistics::Add(const ReplayInput& input) {
     // no trie's nodes, so only the lengths are classified.
     const auto reference = MakeEngine(ReferenceTrie::kName, options);
     for (TokenSpan request : input.requests) {
-      ClassifyLength(request, reference->Access(request), limit_tokens(request),
+      ClassifyLength(reference->Access(request), limit_tokens(request),
                      options.page_size, *this);
     }
     evicted = reference->evicted_count();
