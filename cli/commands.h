@@ -68,6 +68,9 @@ struct TraceArguments {
   // --block-tokens, where AddBlockTokensOption added it.
   std::uint64_t block_tokens = kMooncakeBlockTokens;
   CLI::Option* block_tokens_option = nullptr;
+  // --mode and --vocab, set by AddTraceArguments.
+  CLI::Option* mode_option = nullptr;
+  CLI::Option* vocab_option = nullptr;
 };
 
 // The largest --block-tokens: 1 Mi tokens a block.
@@ -75,6 +78,11 @@ inline constexpr std::uint64_t kMaxBlockTokens = std::uint64_t{1} << 20;
 
 // Adds the required TRACE positional, --mode block|token and --vocab V.
 void AddTraceArguments(CLI::App& command, TraceArguments& trace);
+
+// Throws a usage error ("--mode does not apply to --input-format requests")
+// if --mode, --vocab or --block-tokens was given: options of a Mooncake
+// trace, which mean nothing for a replay document.
+void RejectTraceOptionsForDocuments(const TraceArguments& trace);
 
 // Adds --block-tokens N (1 to kMaxBlockTokens, default 512, the Mooncake
 // block) to a command that computes KV-cache byte sizes.

@@ -192,10 +192,7 @@ void RunCurve(const CurveOptions& options) {
   std::optional<ReplayInput> document;
   CacheArguments cache = options.cache;
   const bool requests = options.input_format == "requests";
-  if (requests && options.trace.block_tokens_option->count() > 0) {
-    throw std::invalid_argument(
-        "--block-tokens does not apply to --input-format requests");
-  }
+  if (requests) RejectTraceOptionsForDocuments(options.trace);
   // KV tokens of one symbol before paging: a hash id is a block.
   const std::uint64_t symbol_tokens =
       requests ? 1 : SymbolTokens(options.trace);
@@ -279,11 +276,22 @@ void RunCurve(const CurveOptions& options) {
     replayed = document ? &document->requests : &whole_trace;
     request_count = replayed->size();
     request_tokens = replayed->total_tokens();
-    // The unbounded trie's nodes: where --points' capacities end, and the
-    // plot's title. One more replay, so only when wanted.
+    // The capacity past which the model evicts nothing: where --points'
+    // capacities end, and the plot's title. vllm's unbounded pool holds
+    // node_count blocks; sglang's capacity counts pages while its
+    // node_count counts nodes (edges of any number of pages), and its tree
+    // holds each distinct page prefix once: a spec trie's nodes at the page
+    // size. One more replay, so only when wanted.
     if (!given_capacities || !options.plot.empty()) {
       WhileDoing("computing the curve", [&] {
-        const auto unbounded = MakeEngine(ModelEngineName(model.model), model);
+        CacheOptions counted = model;
+        if (model.model == CacheModel::kSglang) {
+          counted.model = CacheModel::kSpec;
+          counted.match_limit = MatchLimit::kAll;
+          counted.trigger = EvictionTrigger::kAfterInsert;
+        }
+        const auto unbounded =
+            MakeEngine(ModelEngineName(counted.model), counted);
         Replay(*unbounded, *replayed,
                [&](std::size_t i, TokenSpan, const Match&) {
                  progress.Count("replayed", i + 1);
@@ -435,7 +443,8 @@ void RunCurve(const CurveOptions& options) {
                 ? UpperCase(EvictionPolicyName(policy))
                 : fmt::format("{} {}", NameOf(kCacheModels, model.model),
                               UpperCase(EvictionPolicyName(policy))),
-            NodeUnit(block_mode, symbol_tokens, cache.page_size)));
+            NodeUnit(block_mode, symbol_tokens, cache.page_size)),
+        one_pass ? "LRU (exact, one pass)" : "a replay per capacity");
     // Neither file is left new when the other cannot be written.
     WritePlotWithOutput(options.plot, image, write_output);
   }

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <csignal>
+#include <cstdlib>
 #include <cstring>
 
 #include "cli/commands.h"
@@ -59,9 +60,26 @@ extern "C" void ReportPluginCrashAndDie(int signal_number) {
   std::raise(signal_number);
 }
 
-// The tool owns the process's signals; the libraries install no handler.
+// exit() called by a plugin's code (its constructors, entry point or a
+// call) would end the tool with the plugin's status, 0 included, as if the
+// run had succeeded, its output never written: an exit handler that finds
+// a plugin call in flight reports it and ends the process with status 1.
+extern "C" void ReportPluginExit() {
+  char call[512];
+  if (!kvprefix::DescribePluginCallInFlight(call, sizeof(call))) return;
+  const char* parts[] = {"kvprefix: the plugin called exit() in ", call, "\n"};
+  for (const char* part : parts) {
+    if (write(STDERR_FILENO, part, std::strlen(part)) < 0) break;
+  }
+  kvprefix::RemoveTemporaryFileInFlight();
+  _exit(1);
+}
+
+// The tool owns the process's signals and exit handlers; the libraries
+// install none.
 void InstallSignalHandlers() {
   kvprefix::InstallCrashHandler(ReportPluginCrashAndDie);
+  std::atexit(ReportPluginExit);
   // A closed output pipe (`kvprefix match ... | head -c 10`) becomes a write
   // error reported as "Broken pipe" with exit status 1, not a silent death.
   std::signal(SIGPIPE, SIG_IGN);

@@ -1,4 +1,5 @@
 // Options shared by several subcommands (see commands.h).
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -49,6 +50,18 @@ void AddTraceArguments(CLI::App& command, TraceArguments& trace) {
                    "Vocabulary size V for token mode", std::uint32_t{1},
                    std::uint32_t{1} << 31)
       ->capture_default_str();
+  trace.mode_option = command.get_option("--mode");
+  trace.vocab_option = command.get_option("--vocab");
+}
+
+void RejectTraceOptionsForDocuments(const TraceArguments& trace) {
+  for (const CLI::Option* option :
+       {trace.mode_option, trace.vocab_option, trace.block_tokens_option}) {
+    if (option != nullptr && option->count() > 0) {
+      throw std::invalid_argument(option->get_name() +
+                                  " does not apply to --input-format requests");
+    }
+  }
 }
 
 void AddBlockTokensOption(CLI::App& command, TraceArguments& trace) {

@@ -41,17 +41,18 @@ std::string PlotPathProblem(const std::string& path) {
 }
 
 std::string DrawCurve(const std::string& path, std::string_view csv,
-                      std::string_view title, std::string_view capacity_label) {
+                      std::string_view title, std::string_view capacity_label,
+                      std::string_view line_label) {
   if (const std::string problem = PlotPathProblem(path); !problem.empty()) {
     throw IoError(
         fmt::format("--plot {}: {}", EscapeForMessage(path, 1024), problem));
   }
   const std::string command = fmt::format(
-      "{} {} --format {} --title {} --capacity-label {}",
+      "{} {} --format {} --title {} --capacity-label {} --line-label {}",
       verify::ShellQuote(KVPREFIX_PLOT_PYTHON),
       verify::ShellQuote(PlotScript().string()),
       fs::path(path).extension().string().substr(1), verify::ShellQuote(title),
-      verify::ShellQuote(capacity_label));
+      verify::ShellQuote(capacity_label), verify::ShellQuote(line_label));
   const verify::SubprocessResult result =
       verify::RunSubprocess(command, csv, {.timeout = std::chrono::minutes(2)});
   if (result.kind != verify::ExitKind::kExited || result.exit_status != 0) {

@@ -17,7 +17,8 @@ std::string PlotPathProblem(const std::string& path);
 
 // The image of the curve `csv` for `path`, a .png or .svg file (whose
 // suffix picks the format; nothing is written to it), titled `title`,
-// its capacity axis labeled `capacity_label` (what a node is): hit ratio
+// its capacity axis labeled `capacity_label` (what a node is), its line
+// `line_label` (how the curve was computed): hit ratio
 // against capacity on a log scale, with a second axis in GiB when
 // capacity_bytes is given. `csv` has the header capacity,capacity_bytes,
 // matched_tokens,request_tokens,hit_ratio[,mark,target_hit_ratio]; a row's
@@ -29,7 +30,8 @@ std::string PlotPathProblem(const std::string& path);
 // matplotlib missing, the script failing). Takes a second or two (Python
 // starts).
 std::string DrawCurve(const std::string& path, std::string_view csv,
-                      std::string_view title, std::string_view capacity_label);
+                      std::string_view title, std::string_view capacity_label,
+                      std::string_view line_label);
 
 // Writes `image` to `path` and runs `write_output` (which writes the
 // command's other output, e.g. with WriteFileAtomically, and throws on

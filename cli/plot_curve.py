@@ -50,6 +50,8 @@ def main():
     parser.add_argument("--format", choices=["png", "svg"], default="png")
     parser.add_argument("--title", default="LRU hit ratio")
     parser.add_argument("--capacity-label", default="capacity (nodes)")
+    parser.add_argument("--line-label", default="LRU (exact, one pass)",
+                        help="the legend of the curve's line")
     parser.add_argument("--extra", action="append", default=[],
                         metavar="LABEL=FILE")
     parser.add_argument("--line", action="append", default=[],
@@ -68,7 +70,7 @@ def main():
     targets = [row for row in rows if row.get("mark") == "target"]
     capacities, ratios, byte_sizes = points(line)
     figure, axes = plt.subplots(figsize=(7.5, 4.8), dpi=120)
-    axes.plot([max(c, 1) for c in capacities], ratios, label="LRU (exact, one pass)")
+    axes.plot([max(c, 1) for c in capacities], ratios, label=args.line_label)
     if asked:
         asked_capacities, asked_ratios, _ = points(asked)
         axes.plot([max(c, 1) for c in asked_capacities], asked_ratios, "o",

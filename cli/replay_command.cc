@@ -28,8 +28,6 @@ struct ReplayOptions {
   CacheArguments cache;
   std::string matches;  // empty: do not write per-request matches
   std::string output = "-";
-  CLI::Option* mode_option = nullptr;
-  CLI::Option* vocab_option = nullptr;
   CLI::Option* matches_option = nullptr;
   CLI::Option* engine_option = nullptr;
 };
@@ -111,9 +109,7 @@ void ReplayMooncake(const ReplayOptions& options) {
 // --input-format requests: the document's cache, unless an option overrides
 // it (ReplayDocumentCache).
 void ReplayDocument(const ReplayOptions& options) {
-  Reject(options.mode_option, "requests");
-  Reject(options.vocab_option, "requests");
-  Reject(options.trace.block_tokens_option, "requests");
+  RejectTraceOptionsForDocuments(options.trace);
   Reject(options.matches_option, "requests");
   ReplayInput input =
       ReadNamed(options.trace.path, &ReadReplayDocumentOrCaseFile);
@@ -157,8 +153,6 @@ void RegisterReplayCommand(CLI::App& app) {
       "override its cache); prints {\"matches\":[...]} as "
       "`match` does, each request's match before its insert.");
   AddTraceArguments(*command, options->trace);
-  options->mode_option = command->get_option("--mode");
-  options->vocab_option = command->get_option("--vocab");
   const char* const input_format_help =
       "What TRACE holds: mooncake (a Mooncake trace) or requests (a SPEC §8 "
       "replay document)";

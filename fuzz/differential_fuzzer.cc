@@ -137,6 +137,12 @@ std::function<void(CacheOptions&)> ChooseAdjust() {
 // The engines under test (see the top comment), chosen once.
 checking::EngineFactory ChooseEngines() {
   const std::string list = Environment("KVPREFIX_FUZZ_ENGINES");
+  if (list.empty() && std::getenv("KVPREFIX_FUZZ_ENGINES") != nullptr) {
+    // Set but empty: a script's unset variable, not a wish for every engine.
+    UsageError(
+        "KVPREFIX_FUZZ_ENGINES: empty (unset it to check every engine of the "
+        "input's model)");
+  }
   if (!MutantName().empty()) {
     if (!list.empty()) {
       UsageError(

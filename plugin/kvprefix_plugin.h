@@ -27,8 +27,15 @@
  * and any other model is refused on its behalf ("built for ABI 1, which
  * has no model"), never passed to a cache that could not read it.
  *
- * Threads: kvprefix calls one cache from one thread at a time; different
- * caches of one plugin may be used from different threads at once.
+ * Threads: the functions that take a const cache (match, node_count,
+ * evicted_count, memory_bytes) may be called on one cache from several
+ * threads at once (`kvprefix match` matches on --threads threads, every
+ * core by default), never while another function runs on it; the others
+ * (insert, access, set_eviction_callback, destroy) are called from one
+ * thread at a time with nothing else in flight on that cache. A cache whose
+ * match is not safe to call concurrently is run with `match --threads 1`.
+ * Different caches of one plugin may be used from different threads at
+ * once.
  *
  * Errors: every fallible function returns a kvprefix_status; on anything
  * but KVPREFIX_OK it writes a NUL-terminated message (at most

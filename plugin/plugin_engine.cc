@@ -32,10 +32,20 @@ struct Library {
 };
 
 // The calls DescribePluginCallInFlight names.
-enum class Call : std::uint8_t { kCreate, kInsert, kMatch, kAccess, kOther };
+// A cache's records_ are indexed by the first five; kLoad is the loader's.
+enum class Call : std::uint8_t {
+  kCreate,
+  kInsert,
+  kMatch,
+  kAccess,
+  kOther,
+  kLoad
+};
 
 constexpr const char* CallName(Call call) {
   switch (call) {
+    case Call::kLoad:
+      return "loading (its constructors and entry point)";
     case Call::kCreate:
       return "create";
     case Call::kInsert:
@@ -107,6 +117,11 @@ const Library& Load(const std::string& path) {
     return it->second;
   }
   const std::string where = "plugin " + path;
+  // The library's constructors and entry point are its code too: a crash
+  // or an exit() in them is reported as the plugin's.
+  const Library loading{path, nullptr, 0, where, ""};
+  const CallRecord load_record{&loading, Call::kLoad, 0};
+  const CallScope scope(load_record);
   void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) {
     throw PluginError(where + ": cannot load: " + dlerror());
@@ -214,6 +229,7 @@ class PluginEngine final : public PrefixIndex {
       status = table_.create(&c_options, &cache_, &error);
     }
     if (status == KVPREFIX_INVALID_ARGUMENT) {
+      error.message[sizeof(error.message) - 1] = '\0';  // trust no plugin
       throw std::invalid_argument(library_.label + " refuses " +
                                   Describe(options) + ": " + error.message);
     }

@@ -81,8 +81,10 @@ void LoadPlugin(std::string_view path);
 // While the calling thread is inside a plugin's function, writes a
 // NUL-terminated description of the call into `buffer` (cut to `size`
 // bytes), e.g. "access #1234 of plugin 'mycache' (./libmycache.so)" (the
-// number counts that cache's calls of that kind from 1), and returns true;
-// else returns false. For a crash handler: async-signal-safe (reads a
+// number counts that cache's calls of that kind from 1), or "loading (its
+// constructors and entry point) of plugin PATH" while dlopen and the entry
+// point run, and returns true; else returns false. For a crash handler or
+// an exit handler (a plugin that calls exit()): async-signal-safe (reads a
 // thread-local record set around each call, formats without allocating).
 bool DescribePluginCallInFlight(char* buffer, std::size_t size);
 

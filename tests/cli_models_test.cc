@@ -229,6 +229,43 @@ TEST(CliModelsTest, SummaryLineNamesTheModel) {
   EXPECT_EQ(JsonMember(sglang.out, "matched_tokens"), "59657");
 }
 
+// --points' capacities end where the model evicts nothing: for sglang the
+// pages of its unbounded tree, not its nodes (former bug: one 8-page edge
+// made the curve stop at capacity 1, hit ratio 0, "only 1 distinct
+// capacities lie from 1 to the 1 distinct prefixes").
+TEST(CliModelsTest, CurvePointsOfSglangReachItsUnboundedPages) {
+  const test::ScratchDir dir;
+  const std::string twice = dir.Path("twice.json");
+  test::WriteTextFile(
+      twice,
+      R"({"requests":[[1,2,3,4,5,6,7,8],[1,2,3,4,5,6,7,8]],"model":"sglang"})");
+  const test::ProgramRun curve =
+      Kvprefix({"curve", twice, "--input-format", "requests", "--points", "5"});
+  ASSERT_EQ(curve.status, 0) << curve.err;
+  const std::size_t last = curve.out.rfind('\n', curve.out.size() - 2);
+  const std::string row = curve.out.substr(last + 1);
+  EXPECT_EQ(JsonMember(row, "capacity"), "8") << curve.out;
+  EXPECT_EQ(JsonMember(row, "matched_tokens"), "8") << curve.out;
+}
+
+// A replay document has no Mooncake mode, vocabulary or block size: curve
+// refuses those options with one, as replay does (former bug: curve ran
+// with --mode and --vocab given, ignoring them).
+TEST(CliModelsTest, CurveOfADocumentRefusesTraceOptions) {
+  const test::ScratchDir dir;
+  const std::string document = dir.Path("document.json");
+  test::WriteTextFile(document, R"({"requests":[[1,2,3],[1,2,4]]})");
+  for (const std::vector<std::string>& option :
+       {std::vector<std::string>{"--mode", "token"},
+        std::vector<std::string>{"--vocab", "7"}}) {
+    std::vector<std::string> args = {"curve", document, "--input-format",
+                                     "requests"};
+    args.insert(args.end(), option.begin(), option.end());
+    ExpectUsageError(Kvprefix(args),
+                     option[0] + " does not apply to --input-format requests");
+  }
+}
+
 // vllm and sglang are not stack algorithms: curve replays each capacity,
 // says so, and every row is replay's at that capacity.
 TEST(CliModelsTest, CurveOfVllmAndSglangIsReplayAtEachCapacity) {

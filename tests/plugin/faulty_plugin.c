@@ -16,6 +16,9 @@
 #define FAULT_ABI_VERSION 5  /* kvprefix_plugin_v2 returns a version 1 table */
 #define FAULT_PAGES_ONLY_1 6 /* refuses page sizes but 1 */
 #define FAULT_ABI_1 7        /* no fault: built for ABI version 1 */
+#define FAULT_EXIT_IN_MATCH 8 /* match calls exit(0) */
+#define FAULT_EXIT_IN_ENTRY 9 /* the entry point calls exit(0) */
+#define FAULT_UNTERMINATED 10 /* create refuses with 512 bytes and no NUL */
 
 #ifndef FAULT
 #define FAULT FAULT_NONE
@@ -27,6 +30,10 @@ struct kvprefix_cache {
 
 static kvprefix_status Create(const kvprefix_cache_options* options,
                               kvprefix_cache** cache, kvprefix_error* error) {
+  if (FAULT == FAULT_UNTERMINATED) {
+    memset(error->message, 'A', sizeof(error->message));
+    return KVPREFIX_INVALID_ARGUMENT;
+  }
   if (FAULT == FAULT_PAGES_ONLY_1 && options->page_size != 1) {
     strcpy(error->message, "only page size 1");
     return KVPREFIX_INVALID_ARGUMENT;
@@ -64,6 +71,7 @@ static kvprefix_status Match(const kvprefix_cache* cache, const int32_t* tokens,
     volatile int* nowhere = NULL;
     *nowhere = 1;
   }
+  if (FAULT == FAULT_EXIT_IN_MATCH) exit(0);
   return KVPREFIX_OK;
 }
 
@@ -96,4 +104,7 @@ static const kvprefix_plugin kTable = {
 #define ENTRY kvprefix_plugin_v2
 #endif
 
-KVPREFIX_PLUGIN_EXPORT const kvprefix_plugin* ENTRY(void) { return &kTable; }
+KVPREFIX_PLUGIN_EXPORT const kvprefix_plugin* ENTRY(void) {
+  if (FAULT == FAULT_EXIT_IN_ENTRY) exit(0);
+  return &kTable;
+}

@@ -8,6 +8,7 @@
 
 #include <csignal>
 #include <cstdint>
+#include <filesystem>
 #include <map>
 #include <stdexcept>
 #include <string>
@@ -208,6 +209,49 @@ TEST(PluginTest, TheToolReportsACrashInsideThePluginNamingTheCall) {
             "plugin 'faulty' (" +
                 std::string(KVPREFIX_FAULTY_PLUGIN_crash) + ")\n");
   EXPECT_EQ(run.out, "");
+}
+
+// exit() in a plugin's code ended the tool with the plugin's status, 0, as
+// if the run had succeeded, with no output written (former bug: `match`
+// exited 0 and wrote nothing, and a plugin exiting in its entry point made
+// every command that named it "succeed"). The tool's exit handler reports
+// the call and ends with status 1; -o's file is not left behind.
+TEST(PluginTest, AnExitInsideThePluginIsAFailureNamingTheCall) {
+  test::ScratchDir dir;
+  const std::string input = dir.Path("input.json");
+  test::WriteTextFile(input,
+                      R"({"cached_sequences":[[1,2]],"requests":[[1],[2]]})");
+  const std::string output = dir.Path("out.json");
+  const test::ProgramRun in_match = test::RunProgram(
+      KVPREFIX_CLI, {"match", input, "--threads", "1", "-o", output, "--engine",
+                     Faulty(KVPREFIX_FAULTY_PLUGIN_exit_in_match)});
+  EXPECT_EQ(in_match.status, 1);
+  EXPECT_EQ(in_match.err,
+            "kvprefix: the plugin called exit() in match #1 of plugin "
+            "'faulty' (" +
+                std::string(KVPREFIX_FAULTY_PLUGIN_exit_in_match) + ")\n");
+  EXPECT_FALSE(std::filesystem::exists(output));
+  const test::ProgramRun in_entry = test::RunProgram(
+      KVPREFIX_CLI, {"match", input, "--engine",
+                     Faulty(KVPREFIX_FAULTY_PLUGIN_exit_in_entry)});
+  EXPECT_EQ(in_entry.status, 1);
+  EXPECT_EQ(in_entry.err,
+            "kvprefix: the plugin called exit() in loading (its constructors "
+            "and entry point) of plugin " +
+                std::string(KVPREFIX_FAULTY_PLUGIN_exit_in_entry) + "\n");
+  EXPECT_EQ(in_entry.out, "");
+}
+
+// A refusal's message is cut at the buffer's end, as the header promises
+// (former bug: create's refusal path read a message without a NUL past the
+// buffer, printing the stack after it).
+TEST(PluginTest, AnUnterminatedRefusalIsCutAtTheBuffer) {
+  const char* path = KVPREFIX_FAULTY_PLUGIN_unterminated;
+  EXPECT_EQ(ThrownMessage<std::invalid_argument>(
+                [&] { MakeEngine(Faulty(path), CacheOptions{}); }),
+            "plugin 'faulty' (" + std::string(path) +
+                ") refuses unbounded, lru, page size 1: " +
+                std::string(KVPREFIX_ERROR_MESSAGE_SIZE - 1, 'A'));
 }
 
 // Former bug: the crash handlers were one-shot (SA_RESETHAND), so when a
@@ -669,6 +713,10 @@ TEST(PluginModelTest, TheDifferentialFuzzerGivesAPluginTheModel) {
                   "(.|\n)*engine 'plugin:radix' disagrees with the reference "
                   "after [0-9]+ operations \\([^)]*, model (vllm|sglang), "
                   "match limit [a-z-]+\\)\n(.|\n)*"));
+  // Set but empty: a usage error, not every engine (former bug).
+  const test::ProgramRun empty = FuzzCorpusWith("");
+  EXPECT_EQ(empty.status, 2);
+  EXPECT_THAT(empty.err, ::testing::StartsWith("KVPREFIX_FUZZ_ENGINES: empty"));
   const test::ProgramRun missing = FuzzCorpusWith("plugin:/nonexistent.so");
   EXPECT_EQ(missing.status, 2);
   EXPECT_THAT(missing.err,
