@@ -22,7 +22,11 @@ constexpr int kExitIoFailure = 1;
 constexpr int kExitBadInput = 2;
 
 int Fail(int status, std::string_view message) {
-  fmt::print(stderr, "kvprefix: {}\n", message);
+  // Standard error may be gone as well (`2>&1 | head -1`): nothing is left
+  // to tell then, so a failed write is ignored. fmt::print would throw out
+  // of the handler that called Fail, and the tool would abort (status 134).
+  const std::string line = fmt::format("kvprefix: {}\n", message);
+  static_cast<void>(std::fwrite(line.data(), 1, line.size(), stderr));
   return status;
 }
 

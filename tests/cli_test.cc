@@ -495,6 +495,28 @@ TEST_F(CliTest, ClosedStdoutPipeIsAnIoFailure) {
   EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
 }
 
+// Both outputs closed (`kvprefix ... 2>&1 | head -1` once head exits): the
+// failure cannot be told, and the status still says it (former bug: the
+// report of the write error threw again, so the tool aborted: status 134).
+TEST_F(CliTest, ClosedStdoutAndStderrIsStillAnIoFailure) {
+  int pipe_fds[2];
+  ASSERT_EQ(pipe(pipe_fds), 0);
+  close(pipe_fds[0]);  // no reader: every write fails with EPIPE
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], STDOUT_FILENO);
+  posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], STDERR_FILENO);
+  const pid_t pid =
+      Spawn({"verify", "--engines", "all", "--runs", "3"}, actions);
+  close(pipe_fds[1]);
+  posix_spawn_file_actions_destroy(&actions);
+  ASSERT_GT(pid, 0);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status)) << "killed by signal " << WTERMSIG(status);
+  EXPECT_EQ(WEXITSTATUS(status), 1);
+}
+
 // Everything printed through stdio must reach stdout: verify's report,
 // engines, --help and --version once exited 0 onto a full disk (/dev/full).
 TEST_F(CliTest, FullStdoutIsAnIoFailureForEveryCommand) {

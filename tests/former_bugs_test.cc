@@ -27,6 +27,7 @@
 //   a replaced -o file lost its permissions (the temporary file's 0600) -- WriteFileAtomicallyTest.ReplacedFileKeepsItsPermissions
 //   SIGINT, SIGTERM or SIGHUP during a write left the temporary .name.XXXXXX file behind -- CliTest.SignalDuringTheWriteLeavesNoTemporaryFile
 //   a closed stdout pipe (| head -c 10) killed the tool silently with SIGPIPE -- CliTest.ClosedStdoutPipeIsAnIoFailure
+//   with stdout and stderr both closed (2>&1 | head -1) the report of the write error threw again and the tool aborted (status 134) -- CliTest.ClosedStdoutAndStderrIsStillAnIoFailure
 //   an output past the file size limit (ulimit -f) killed the tool with SIGXFSZ, leaving the temporary .name.XXXXXX file -- CliTest.FileSizeLimitIsAWriteErrorAndLeavesNoTemporaryFile
 //   SIGQUIT, SIGXCPU, SIGALRM, SIGUSR1, SIGUSR2, SIGVTALRM or SIGPROF during a write left the temporary .name.XXXXXX file behind -- CliTest.EverySignalThatEndsTheRunLeavesNoTemporaryFile
 //   a size with 19 or more fraction digits (1.00000000000000000000GiB) was refused as not a size, and one with over 20 integer digits got that message instead of "2^64 bytes or more" -- CliOptionsTest.SizeIsExactForAnyNumberOfDigits
