@@ -40,7 +40,7 @@ CASES = [
     # (name, make_cache, format)
     ("tests/verify/prefix_cache.py PrefixTrie", lambda o: verify_prefix_cache.PrefixTrie(),
      "batch"),
-    ("tests/verify/replay_cache.py ReplayCache", lambda o: replay_cache.ReplayCache(*o),
+    ("tests/verify/replay_cache.py ReplayCache", lambda o: replay_cache.ReplayCache(o.capacity, o.policy, o.page_size),
      "requests"),
     ("examples/python PrefixCache", example.make_cache(example.PrefixCache), "batch"),
     ("examples/python PrefixCache", example.make_cache(example.PrefixCache), "requests"),
