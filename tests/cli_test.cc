@@ -73,6 +73,44 @@ class CliTest : public ::testing::Test {
   // SIGXFSZ and `default_signals` at their default action (as from an
   // interactive shell, whatever this process ignores); returns its pid, or
   // -1.
+  // Runs the tool with stdout on a pipe nobody reads (every write fails
+  // with EPIPE) and stderr into the file `err_path`, or onto that pipe too
+  // when it is empty. Returns the exit status; -1, with a test failure, if
+  // it could not start or a signal ended it.
+  static int RunIntoClosedPipe(const std::vector<std::string>& args,
+                               const std::string& err_path) {
+    int pipe_fds[2];
+    if (pipe(pipe_fds) != 0) {
+      ADD_FAILURE() << "pipe failed";
+      return -1;
+    }
+    close(pipe_fds[0]);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], STDOUT_FILENO);
+    if (err_path.empty()) {
+      posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], STDERR_FILENO);
+    } else {
+      posix_spawn_file_actions_addopen(&actions, STDERR_FILENO,
+                                       err_path.c_str(),
+                                       O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    }
+    const pid_t pid = Spawn(args, actions);
+    close(pipe_fds[1]);
+    posix_spawn_file_actions_destroy(&actions);
+    if (pid <= 0) {
+      ADD_FAILURE() << "cannot start " << KVPREFIX_CLI;
+      return -1;
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    if (!WIFEXITED(status)) {
+      ADD_FAILURE() << "killed by signal " << WTERMSIG(status);
+      return -1;
+    }
+    return WEXITSTATUS(status);
+  }
+
   static pid_t Spawn(const std::vector<std::string>& args,
                      const posix_spawn_file_actions_t& actions,
                      std::initializer_list<int> default_signals = {}) {
@@ -473,23 +511,8 @@ TEST_F(CliTest, FileSizeLimitIsAWriteErrorAndLeavesNoTemporaryFile) {
 // (exit 1, one line), not death by SIGPIPE.
 TEST_F(CliTest, ClosedStdoutPipeIsAnIoFailure) {
   WriteFile(Path("in.json"), R"({"cached_sequences":[],"requests":[[1]]})");
-  int pipe_fds[2];
-  ASSERT_EQ(pipe(pipe_fds), 0);
-  close(pipe_fds[0]);  // no reader: every write fails with EPIPE
   const std::string err_path = Path("stderr");
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], STDOUT_FILENO);
-  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err_path.c_str(),
-                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  const pid_t pid = Spawn({"match", Path("in.json")}, actions);
-  close(pipe_fds[1]);
-  posix_spawn_file_actions_destroy(&actions);
-  ASSERT_GT(pid, 0);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  ASSERT_TRUE(WIFEXITED(status)) << "killed by signal " << WTERMSIG(status);
-  EXPECT_EQ(WEXITSTATUS(status), 1);
+  EXPECT_EQ(RunIntoClosedPipe({"match", Path("in.json")}, err_path), 1);
   const std::string err = ReadFile(err_path);
   EXPECT_THAT(err, HasSubstr("Broken pipe"));
   EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
@@ -499,22 +522,8 @@ TEST_F(CliTest, ClosedStdoutPipeIsAnIoFailure) {
 // failure cannot be told, and the status still says it (former bug: the
 // report of the write error threw again, so the tool aborted: status 134).
 TEST_F(CliTest, ClosedStdoutAndStderrIsStillAnIoFailure) {
-  int pipe_fds[2];
-  ASSERT_EQ(pipe(pipe_fds), 0);
-  close(pipe_fds[0]);  // no reader: every write fails with EPIPE
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], STDOUT_FILENO);
-  posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], STDERR_FILENO);
-  const pid_t pid =
-      Spawn({"verify", "--engines", "all", "--runs", "3"}, actions);
-  close(pipe_fds[1]);
-  posix_spawn_file_actions_destroy(&actions);
-  ASSERT_GT(pid, 0);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  ASSERT_TRUE(WIFEXITED(status)) << "killed by signal " << WTERMSIG(status);
-  EXPECT_EQ(WEXITSTATUS(status), 1);
+  EXPECT_EQ(
+      RunIntoClosedPipe({"verify", "--engines", "all", "--runs", "3"}, ""), 1);
 }
 
 // Everything printed through stdio must reach stdout: verify's report,
