@@ -65,12 +65,50 @@ std::string OptionOfMember(std::string_view member) {
   return option;
 }
 
-// The usage error of the first SPEC §9.4 rule `options` break, if any.
-void CheckModelOptions(const CacheOptions& options, bool trigger_given) {
-  if (const auto problem = FindModelOptionsProblem(options, trigger_given)) {
-    throw std::invalid_argument(fmt::format(
-        "{}: {}", OptionOfMember(problem->member), problem->message));
+// What a usage error about `member` names: its option, or, for a member a
+// replay document set (`document`) that no option replaced, the document's.
+std::string SourceOfMember(std::string_view member,
+                           const CacheArguments& cache, bool document) {
+  const CLI::Option* option = member == "policy"        ? cache.policy_option
+                              : member == "match_limit" ? cache.match_limit_option
+                                                        : cache.trigger_option;
+  if (document && !Given(option)) {
+    return fmt::format("the document's \"{}\" (replace it with {})", member,
+                       OptionOfMember(member));
   }
+  return OptionOfMember(member);
+}
+
+// The usage error of the first SPEC §9.4 rule `options` break, if any.
+void CheckModelOptions(const CacheOptions& options, const CacheArguments& cache,
+                       bool document) {
+  if (const auto problem =
+          FindModelOptionsProblem(options, Given(cache.trigger_option))) {
+    throw std::invalid_argument(
+        fmt::format("{}: {}", SourceOfMember(problem->member, cache, document),
+                    problem->message));
+  }
+}
+
+// ToCacheOptions, for a replay document's own members too (`document`).
+CacheOptions BuildCacheOptions(const CacheArguments& cache,
+                               std::uint64_t symbol_tokens, bool document) {
+  // The options' checks admit only the names the parsers know.
+  CacheOptions options{.policy = ParseEvictionPolicy(cache.policy).value(),
+                       .page_size = cache.page_size};
+  options.model = ParseNamedValue(kCacheModels, cache.model).value();
+  options.match_limit =
+      cache.match_limit.empty()
+          ? DefaultMatchLimit(options.model)
+          : ParseNamedValue(kMatchLimits, cache.match_limit).value();
+  options.trigger = ParseNamedValue(kEvictionTriggers, cache.trigger).value();
+  CheckModelOptions(options, cache, document);
+  // Given, even as "": an empty capacity is a mistake, not "unbounded".
+  if (Given(cache.capacity_option)) {
+    options.capacity = ParseCapacity(cache.capacity, "--capacity",
+                                     NodeBytes(cache, symbol_tokens));
+  }
+  return options;
 }
 
 // Adds option `name` taking one of `entries`' names, its help `what` and
@@ -241,22 +279,7 @@ bool Given(const CLI::Option* option) {
 
 CacheOptions ToCacheOptions(const CacheArguments& cache,
                             std::uint64_t symbol_tokens) {
-  // The options' checks admit only the names the parsers know.
-  CacheOptions options{.policy = ParseEvictionPolicy(cache.policy).value(),
-                       .page_size = cache.page_size};
-  options.model = ParseNamedValue(kCacheModels, cache.model).value();
-  options.match_limit =
-      cache.match_limit.empty()
-          ? DefaultMatchLimit(options.model)
-          : ParseNamedValue(kMatchLimits, cache.match_limit).value();
-  options.trigger = ParseNamedValue(kEvictionTriggers, cache.trigger).value();
-  CheckModelOptions(options, Given(cache.trigger_option));
-  // Given, even as "": an empty capacity is a mistake, not "unbounded".
-  if (Given(cache.capacity_option)) {
-    options.capacity = ParseCapacity(cache.capacity, "--capacity",
-                                     NodeBytes(cache, symbol_tokens));
-  }
-  return options;
+  return BuildCacheOptions(cache, symbol_tokens, false);
 }
 
 CacheArguments ForReplayDocument(const CacheArguments& cache,
@@ -276,11 +299,15 @@ CacheOptions ReplayDocumentCache(const CacheArguments& cache,
   if (!Given(cache.policy_option)) {
     arguments.policy = EvictionPolicyName(document.policy);
   }
+  // A model given keeps the document's match limit only if it is the
+  // document's model (another takes its own default).
   if (!Given(cache.model_option)) {
     arguments.model = NameOf(kCacheModels, document.model);
-    if (!Given(cache.match_limit_option)) {
-      arguments.match_limit = NameOf(kMatchLimits, document.match_limit);
-    }
+  }
+  if (!Given(cache.match_limit_option) &&
+      ParseNamedValue(kCacheModels, arguments.model).value() ==
+          document.model) {
+    arguments.match_limit = NameOf(kMatchLimits, document.match_limit);
   }
   if (!Given(cache.trigger_option)) {
     arguments.trigger =
@@ -290,7 +317,7 @@ CacheOptions ReplayDocumentCache(const CacheArguments& cache,
                    ? document.trigger
                    : CacheOptions{}.trigger);
   }
-  CacheOptions options = ToCacheOptions(arguments, 1);
+  CacheOptions options = BuildCacheOptions(arguments, 1, true);
   if (!Given(cache.capacity_option)) options.capacity = document.capacity;
   return options;
 }

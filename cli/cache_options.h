@@ -131,11 +131,13 @@ CacheArguments ForReplayDocument(const CacheArguments& cache,
 // The cache a replay document runs on (`replay --input-format requests`):
 // its capacity, policy, page size, model, match limit and trigger, each
 // replaced by the option if given (a model given without --match-limit
-// takes its DefaultMatchLimit; a model other than sglang, the default
-// trigger); a capacity given as a size is converted with ForReplayDocument's
-// page size. The combination is checked again (FindModelOptionsProblem,
-// --trigger counting as given only when typed). Throws std::invalid_argument
-// as ToCacheOptions.
+// takes its DefaultMatchLimit unless it is the document's model; a model
+// other than sglang, the default trigger); a capacity given as a size is
+// converted with ForReplayDocument's page size. The combination is checked
+// again (FindModelOptionsProblem, --trigger counting as given only when
+// typed). Throws std::invalid_argument as ToCacheOptions, a problem with a
+// member no option replaced naming it as the document's: "the document's
+// \"policy\" (replace it with --policy): model \"vllm\" has one order, ...".
 CacheOptions ReplayDocumentCache(const CacheArguments& cache,
                                  const CacheOptions& document);
 

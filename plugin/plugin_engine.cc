@@ -377,9 +377,11 @@ class PluginEngine final : public PrefixIndex {
   }
 
   // Calls `function`, the table's match or access (`call`), on `request`
-  // and returns its answer, checked. Inline: the boundary's hot path.
+  // and returns its answer, checked. Always inlined: the boundary's hot
+  // path, where a call of its own (with its 0.5 KiB frame for the error)
+  // cost 2 ns of a short request's 45 ns.
   template <typename Function>
-  Match CallMatching(Call call, Function function, TokenSpan request) const {
+  [[gnu::always_inline]] Match CallMatching(Call call, Function function, TokenSpan request) const {
     kvprefix_match match{};
     kvprefix_error error;
     kvprefix_status status;

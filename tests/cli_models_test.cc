@@ -171,6 +171,25 @@ TEST(CliModelsTest, FlagsOverrideTheDocumentsModel) {
       R"({"matches":[{"matched_length":0,"cache_node":0,"uncached_suffix":[1,2]},)"
       R"({"matched_length":2,"cache_node":2,"uncached_suffix":[]}]})"
       "\n");
+  // --model naming the document's own model keeps the document's match
+  // limit (it used to take the model's default: spec matched [1,2]).
+  const std::string limited = dir.Path("limited.json");
+  test::WriteTextFile(limited,
+                      R"({"requests":[[1,2],[1,2]],"match_limit":"all-but-last"})");
+  EXPECT_EQ(matched(Kvprefix({"replay", "--input-format", "requests", limited,
+                              "--model", "spec"})),
+            vllm_answer);
+  // A member the document set and no flag replaced is named as the
+  // document's when the model given refuses it (it used to blame --policy).
+  const std::string lfu = dir.Path("lfu.json");
+  test::WriteTextFile(lfu, R"({"requests":[[1,2],[1,2]],"policy":"lfu"})");
+  ExpectUsageError(Kvprefix({"replay", "--input-format", "requests", lfu,
+                             "--model", "vllm"}),
+                   "the document's \"policy\" (replace it with --policy): "
+                   "model \"vllm\" has one order");
+  EXPECT_EQ(matched(Kvprefix({"replay", "--input-format", "requests", lfu,
+                              "--model", "vllm", "--policy", "lru"})),
+            vllm_answer);
   // A document's trigger goes with --model sglang; --model vllm drops the
   // sglang document's trigger rather than refusing a member the flag made
   // meaningless, and --model spec --trigger is refused.

@@ -96,6 +96,9 @@
 //   the differential fuzzer did the same with KVPREFIX_FUZZ_ENGINES=plugin:PATH (exit 2), and a plugin that could not load escaped as an uncaught PluginError (abort instead of exit 2) -- PluginModelTest.TheDifferentialFuzzerGivesAPluginTheModel
 //   a plugin refused at load (another ABI version, a NULL required member) stayed dlopen'ed for the rest of the process -- PluginTest.ARefusedPluginIsUnloadedAndRefusedAgain
 //   a plugin that crashed on several of match's threads at once cut the crash report short ("kvprefix: the plugin crashed (", about 4 runs in 10 on 16 threads: one-shot handlers gave the second fault the default action) -- PluginTest.CrashesOnManyThreadsAtOnceGiveOneWholeReport
+//   verify --cases with a case whose expected answer is not the reference's printed a warning and exited 0, a success that checked the cache against a stale case -- VerifyCliTest.StaleExpectedAnswerIsBadInput
+//   replay and curve of a document whose own match limit is all-but-last, with --model naming the document's model, ran the model's default match limit (all) instead of the document's -- CliModelsTest.FlagsOverrideTheDocumentsModel
+//   a replay document's policy refused under --model (lfu under vllm) was reported as the user's "--policy", which was not given -- CliModelsTest.FlagsOverrideTheDocumentsModel
 // Benchmark reports
 //   a comparison with too few repetitions for the U test to reach p < 0.05 (3 against 3) reported "0 benchmarks changed" beside a +52% geometric mean -- ctest bench_report
 //   node counts below 100,000 were printed with decimals (3,072.00), and the report showed the maintainer's absolute trace folder -- ctest bench_report

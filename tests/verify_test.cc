@@ -188,6 +188,25 @@ TEST(VerifyCliTest, MinimalFailingInputIsReportedNotShrunk) {
 // FAILED report came first, then "the output path is empty" (exit 2) or
 // the write error. Now verify stops before it generates anything, and a
 // good --out is created only for a failure.
+// A case whose expected answer is not the reference's is bad input (exit
+// 2) naming the case and the first request that differs, before anything
+// is checked; it used to be a warning, and verify exited 0. By hand: [1,2]
+// cached, [1,2,3] matches 2 tokens at node 2.
+TEST(VerifyCliTest, StaleExpectedAnswerIsBadInput) {
+  const std::string stale = TempPath("stale.case.json");
+  std::ofstream(stale)
+      << R"({"cached_sequences":[[1,2]],"requests":[[1,2,3]],"expected":)"
+         R"({"matches":[{"matched_length":1,"cache_node":1,)"
+         R"("uncached_suffix":[2,3]}]}})";
+  const CliRun run = RunVerify("--engines all --cases " + stale);
+  EXPECT_EQ(run.exit_status, 2) << run.output;
+  EXPECT_THAT(run.output,
+              HasSubstr("stale.case.json: its expected answer differs from "
+                        "the reference's at request 0: expected "
+                        "matched_length 1, cache_node 1; the reference 2, 2"));
+  EXPECT_THAT(run.output, ::testing::Not(HasSubstr("OK:")));
+}
+
 TEST(VerifyCliTest, BadOutPathIsFoundBeforeAnyCheck) {
   const std::string off_by_one =
       "--cmd " + Quote(Script("off_by_one.py")) + " --seed 1 --runs 2 --out ";

@@ -280,12 +280,6 @@ std::optional<FoundFailure> CheckInputs(const RunOptions& options,
       } else {
         statistics.Merge(result.second);
       }
-      if (batch[i].expected &&
-          *batch[i].expected != ReferenceMatches(batch[i].input)) {
-        fmt::print(
-            "warning: {}: its expected answer disagrees with the reference\n",
-            batch[i].name);
-      }
       ++checked;
       if (progress != nullptr) progress->SetPassed(checked);
     }
@@ -364,6 +358,34 @@ void CheckInputsInChild(const RunOptions& options,
                 ChildFailure(result, timeout));
 }
 
+// Throws InputError (exit 2) for the first case file whose expected answer
+// is not the reference's: the case is stale or the reference regressed, and
+// checking a cache against either would not mean what the user thinks (it
+// used to be a warning, and verify exited 0). O(the cases' reference runs).
+template <typename Input>
+void CheckExpectedAnswers(const std::vector<NamedInputOf<Input>>& given) {
+  for (const NamedInputOf<Input>& input : given) {
+    if (!input.expected) continue;
+    const std::vector<Match> reference = ReferenceMatches(input.input);
+    const std::vector<Match>& expected = *input.expected;
+    if (expected == reference) continue;
+    // The case reader checked one expected match per request.
+    const std::size_t request =
+        std::mismatch(expected.begin(), expected.end(), reference.begin())
+            .first -
+        expected.begin();
+    const std::string problem = fmt::format(
+        "its expected answer differs from the reference's at request {}: "
+        "expected matched_length {}, cache_node {}; the reference {}, {}",
+        request, expected[request].matched_length,
+        expected[request].cache_node, reference[request].matched_length,
+        reference[request].cache_node);
+    throw InputError(input.name,
+                     problem + " (the case is stale, or the reference "
+                               "regressed)");
+  }
+}
+
 // Run() for inputs of type Input (BatchInput or ReplayInput).
 template <typename Input>
 void RunOn(const RunOptions& options) {
@@ -373,6 +395,8 @@ void RunOn(const RunOptions& options) {
       WhileDoing("reading the inputs",
                  [&] { return LoadInputs(options, Input{}); }),
       0, 0};
+  WhileDoing("checking the cases' expected answers",
+             [&] { CheckExpectedAnswers(sequence.given); });
   // Given inputs replace the generated ones unless `runs` asks for both; a
   // time budget alone means "generate until the time is up".
   sequence.runs = options.runs              ? *options.runs
