@@ -4,23 +4,97 @@
 // uses it to replay the checked-in seed corpora so the targets never rot; it
 // also reproduces a crash file without clang.
 //
-// Exit status: 0 when every input ran; 1 when a path cannot be read or no
-// input was found (an empty corpus replays nothing and proves nothing). A
-// target that finds a bug aborts, as under libFuzzer.
+// Usage: <target>_replay [-timeout=N] PATH...
+//   -timeout=N: seconds one input may run (libFuzzer's flag and default,
+//     1200; 0 for no limit); past it the program reports a timeout.
+//
+// Exit status: 0 when every input ran; 1 when a path cannot be read, no
+// input was found (an empty corpus replays nothing and proves nothing) or a
+// flag is unknown; 70 on a timeout (libFuzzer's -timeout_exitcode). A
+// target that finds a bug aborts, as under libFuzzer; a crash or a timeout
+// names the input it happened on first ("replay: SIGABRT on input FILE"),
+// which libFuzzer's own driver does and a folder replay otherwise hides.
+#include <signal.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <charconv>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <string>
+#include <string_view>
 #include <vector>
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data,
                                       std::size_t size);
 
 namespace {
+
+// libFuzzer's exit status for a timeout.
+constexpr int kTimeoutStatus = 70;
+
+// The input in flight, for the signal handler (which may read only this).
+const char* volatile input_in_flight = nullptr;
+
+void WriteText(const char* text) {
+  // Async-signal-safe; a short write is only a shorter report.
+  [[maybe_unused]] const ssize_t written =
+      write(STDERR_FILENO, text, std::strlen(text));
+}
+
+const char* SignalName(int signal_number) {
+  switch (signal_number) {
+    case SIGABRT:
+      return "SIGABRT";
+    case SIGSEGV:
+      return "SIGSEGV";
+    case SIGBUS:
+      return "SIGBUS";
+    case SIGFPE:
+      return "SIGFPE";
+    case SIGILL:
+      return "SIGILL";
+    case SIGALRM:
+      return "timeout";
+    default:
+      return "signal";
+  }
+}
+
+extern "C" void ReportSignal(int signal_number) {
+  WriteText("replay: ");
+  WriteText(SignalName(signal_number));
+  if (const char* input = input_in_flight) {
+    WriteText(" on input ");
+    WriteText(input);
+  }
+  WriteText("\n");
+  if (signal_number == SIGALRM) _exit(kTimeoutStatus);
+  // The default action once the handler returns (SA_RESETHAND): a fault
+  // faults again, abort() raises again; the exit status stays the signal's.
+}
+
+void InstallSignalHandlers() {
+  // Its own stack: a stack overflow is one of the crashes to report.
+  static char stack[64 * 1024];
+  stack_t alternate = {};
+  alternate.ss_sp = stack;
+  alternate.ss_size = sizeof(stack);
+  sigaltstack(&alternate, nullptr);
+  struct sigaction action = {};
+  action.sa_handler = ReportSignal;
+  action.sa_flags = SA_ONSTACK | SA_RESETHAND;
+  sigemptyset(&action.sa_mask);
+  for (const int signal_number :
+       {SIGABRT, SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGALRM}) {
+    sigaction(signal_number, &action, nullptr);
+  }
+}
 
 // The files `path` names: itself, or every regular file below it, sorted.
 std::vector<std::filesystem::path> InputFiles(
@@ -35,26 +109,54 @@ std::vector<std::filesystem::path> InputFiles(
   return files;
 }
 
-bool RunFile(const std::filesystem::path& file) {
+bool RunFile(const std::filesystem::path& file, unsigned timeout) {
   std::ifstream stream(file, std::ios::binary);
   if (!stream) {
-    std::fprintf(stderr, "cannot read %s\n", file.c_str());
+    std::fprintf(stderr, "replay: cannot read %s\n", file.c_str());
     return false;
   }
   const std::vector<char> bytes((std::istreambuf_iterator<char>(stream)),
                                 std::istreambuf_iterator<char>());
+  input_in_flight = file.c_str();
+  alarm(timeout);
   LLVMFuzzerTestOneInput(reinterpret_cast<const std::uint8_t*>(bytes.data()),
                          bytes.size());
+  alarm(0);
+  input_in_flight = nullptr;
   return true;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::size_t inputs = 0;
+  unsigned timeout = 1200;
+  std::vector<std::filesystem::path> paths;
   for (int i = 1; i < argc; ++i) {
-    for (const auto& file : InputFiles(argv[i])) {
-      if (!RunFile(file)) return 1;
+    const std::string_view argument = argv[i];
+    if (argument.starts_with("-timeout=")) {
+      const std::string_view value = argument.substr(9);
+      const auto [end, error] =
+          std::from_chars(value.data(), value.data() + value.size(), timeout);
+      if (error != std::errc() || end != value.data() + value.size() ||
+          value.empty()) {
+        std::fprintf(stderr, "replay: -timeout=N takes whole seconds: %s\n",
+                     argv[i]);
+        return 1;
+      }
+    } else if (argument.starts_with("-")) {
+      std::fprintf(stderr,
+                   "replay: unknown flag %s (usage: %s [-timeout=N] PATH...)\n",
+                   argv[i], argv[0]);
+      return 1;
+    } else {
+      paths.emplace_back(argument);
+    }
+  }
+  InstallSignalHandlers();
+  std::size_t inputs = 0;
+  for (const auto& path : paths) {
+    for (const auto& file : InputFiles(path)) {
+      if (!RunFile(file, timeout)) return 1;
       ++inputs;
     }
   }

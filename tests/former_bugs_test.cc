@@ -99,6 +99,7 @@
 //   verify --cases with a case whose expected answer is not the reference's printed a warning and exited 0, a success that checked the cache against a stale case -- VerifyCliTest.StaleExpectedAnswerIsBadInput
 //   replay and curve of a document whose own match limit is all-but-last, with --model naming the document's model, ran the model's default match limit (all) instead of the document's -- CliModelsTest.FlagsOverrideTheDocumentsModel
 //   a replay document's policy refused under --model (lfu under vllm) was reported as the user's "--policy", which was not given -- CliModelsTest.FlagsOverrideTheDocumentsModel
+//   the fuzz targets' _replay programs ended a crash with the signal alone, not naming which of the corpus' inputs it was, and waited for ever on a hanging input -- PluginModelTest.TheFuzzReplayNamesTheInputOfACrashOrATimeout
 // Benchmark reports
 //   a comparison with too few repetitions for the U test to reach p < 0.05 (3 against 3) reported "0 benchmarks changed" beside a +52% geometric mean -- ctest bench_report
 //   node counts below 100,000 were printed with decimals (3,072.00), and the report showed the maintainer's absolute trace folder -- ctest bench_report

@@ -687,10 +687,36 @@ TEST(PluginModelTest, VerifyCatchesAPluginThatIgnoresTheModel) {
 // The differential fuzzer's seed corpus (fuzz/corpus/differential_fuzzer/,
 // the shared model cases among its seeds) with KVPREFIX_FUZZ_ENGINES set to
 // plugin `engine`, replayed as ctest does.
-test::ProgramRun FuzzCorpusWith(const std::string& engine) {
-  return test::RunProgram("/usr/bin/env", {"KVPREFIX_FUZZ_ENGINES=" + engine,
-                                           KVPREFIX_DIFFERENTIAL_FUZZER,
-                                           KVPREFIX_DIFFERENTIAL_CORPUS});
+test::ProgramRun FuzzCorpusWith(const std::string& engine,
+                                const std::string& flag = "-timeout=1200") {
+  return test::RunProgram(
+      "/usr/bin/env", {"KVPREFIX_FUZZ_ENGINES=" + engine,
+                       KVPREFIX_DIFFERENTIAL_FUZZER, flag,
+                       KVPREFIX_DIFFERENTIAL_CORPUS});
+}
+
+// The replay program names the input a crash or a timeout happened on (it
+// used to end with the signal alone, the input unnamed among the corpus'
+// hundreds), and ends a hanging input after -timeout=N s with libFuzzer's
+// status 70 (it used to wait for ever). The faulty plugins strike on the
+// corpus' first input whose fault fires; its name is what matters.
+TEST(PluginModelTest, TheFuzzReplayNamesTheInputOfACrashOrATimeout) {
+  const std::string corpus = KVPREFIX_DIFFERENTIAL_CORPUS;
+  const test::ProgramRun crash =
+      FuzzCorpusWith(Faulty(KVPREFIX_FAULTY_RADIX_PLUGIN_crash));
+  EXPECT_EQ(crash.signal, SIGSEGV) << crash.err;
+  EXPECT_THAT(crash.err, ::testing::MatchesRegex(
+                             "(.|\n)*replay: SIGSEGV on input " + corpus +
+                             "/[^\n/]+\n(.|\n)*"));
+  const test::ProgramRun hang =
+      FuzzCorpusWith(Faulty(KVPREFIX_FAULTY_RADIX_PLUGIN_hang), "-timeout=1");
+  EXPECT_EQ(hang.status, 70) << hang.err;
+  EXPECT_THAT(hang.err, ::testing::MatchesRegex(
+                            "(.|\n)*replay: timeout on input " + corpus +
+                            "/[^\n/]+\n(.|\n)*"));
+  const test::ProgramRun flag = FuzzCorpusWith("radix", "-timeout=soon");
+  EXPECT_EQ(flag.status, 1);
+  EXPECT_THAT(flag.err, HasSubstr("replay: -timeout=N takes whole seconds"));
 }
 
 // The fuzzer builds a plugin with the input's model: the model plugins
