@@ -67,11 +67,12 @@ std::string OptionOfMember(std::string_view member) {
 
 // What a usage error about `member` names: its option, or, for a member a
 // replay document set (`document`) that no option replaced, the document's.
-std::string SourceOfMember(std::string_view member,
-                           const CacheArguments& cache, bool document) {
-  const CLI::Option* option = member == "policy"        ? cache.policy_option
-                              : member == "match_limit" ? cache.match_limit_option
-                                                        : cache.trigger_option;
+std::string SourceOfMember(std::string_view member, const CacheArguments& cache,
+                           bool document) {
+  const CLI::Option* option = member == "policy" ? cache.policy_option
+                              : member == "match_limit"
+                                  ? cache.match_limit_option
+                                  : cache.trigger_option;
   if (document && !Given(option)) {
     return fmt::format("the document's \"{}\" (replace it with {})", member,
                        OptionOfMember(member));

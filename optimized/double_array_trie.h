@@ -83,6 +83,17 @@
 // to yield to makes the other side's parent a hash node instead. A hash node
 // left without children becomes a plain leaf again.
 //
+// The root's children. The root is where a family spread over the whole
+// vocabulary is the norm (requests' first tokens), so the density rule makes
+// it a hash node as soon as its second child lands far from the first, and
+// every match would then pay a hash probe at its first token. Unbounded, once
+// the trie holds kRootTableNodes nodes and the root kRootTableChildren hashed
+// children, root_children_ indexes them by token (direct tokens only; edges_
+// stays the record, the index a copy): one array read instead of the probe. It
+// is built once and only grows, since an unbounded trie never removes a node
+// and a hash node's children never move; bounded caches evict root children and
+// keep the probe.
+//
 // The density rule. No placement may extend the used slots (used_end_,
 // past which every slot is free) beyond 1.25 slots per node present plus
 // kSlackSlots (1,024): a family whose codes are spread wider than that is
@@ -463,9 +474,20 @@ class DoubleArrayTrie {
   // child's slot. May move nodes, `s` included (then `s` is updated).
   template <bool kBounded>
   std::int64_t AddChild(std::int64_t& s, Token token);
-  // Adds a child to hash node `s`: any free slot, an edges_ entry.
+  // Adds a child to hash node `s`: any free slot, an edges_ entry (and,
+  // unbounded, a root_children_ entry, building that index once the root
+  // qualifies).
   template <bool kBounded>
   std::int64_t AddHashChild(std::int64_t s, Token token);
+  // Builds root_children_ from edges_, plus the child at `t` along `token`
+  // being added. O(kDirectTokens + hash edges), once per index.
+  void IndexRootChildren(std::int64_t t, Token token);
+  // When an unbounded root that is a hash node gets root_children_: at
+  // kRootTableNodes nodes the index's 1 MiB is at most 16 bytes a node,
+  // and at kRootTableChildren hashed children of the root it saves a probe
+  // on many distinct first tokens.
+  static constexpr std::uint64_t kRootTableNodes = std::uint64_t{1} << 16;
+  static constexpr std::uint32_t kRootTableChildren = 1024;
   // Unbounded: allocates tokens_ before the first token outside the direct
   // range is stored.
   void EnsureLabels();
@@ -551,6 +573,10 @@ class DoubleArrayTrie {
   HugePageHashMap<std::int32_t, Codes> children_;  // see the essay
   HugePageHashMap<EdgeKey, std::int32_t> edges_;   // hash nodes' edges
   HugePageHashMap<std::int32_t, std::uint32_t> hash_children_;
+  // Unbounded, once the root is a hash node with many children: the root's
+  // child slot per direct token (-1: none), kDirectTokens entries; empty
+  // otherwise. See the essay ("The root's children").
+  HugePageVector<std::int32_t> root_children_;
   PolicyLeafHeap<std::int32_t> leaves_;  // bounded: every leaf, by key, lazily
   // Bounded: PushLeaf of the cache's policy, for MoveNode, whose code is
   // shared by every policy (a moved leaf is rare; an indirect call is fine).

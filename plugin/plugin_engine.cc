@@ -381,7 +381,8 @@ class PluginEngine final : public PrefixIndex {
   // path, where a call of its own (with its 0.5 KiB frame for the error)
   // cost 2 ns of a short request's 45 ns.
   template <typename Function>
-  [[gnu::always_inline]] Match CallMatching(Call call, Function function, TokenSpan request) const {
+  [[gnu::always_inline]] Match CallMatching(Call call, Function function,
+                                            TokenSpan request) const {
     kvprefix_match match{};
     kvprefix_error error;
     kvprefix_status status;

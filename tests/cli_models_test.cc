@@ -174,8 +174,8 @@ TEST(CliModelsTest, FlagsOverrideTheDocumentsModel) {
   // --model naming the document's own model keeps the document's match
   // limit (it used to take the model's default: spec matched [1,2]).
   const std::string limited = dir.Path("limited.json");
-  test::WriteTextFile(limited,
-                      R"({"requests":[[1,2],[1,2]],"match_limit":"all-but-last"})");
+  test::WriteTextFile(
+      limited, R"({"requests":[[1,2],[1,2]],"match_limit":"all-but-last"})");
   EXPECT_EQ(matched(Kvprefix({"replay", "--input-format", "requests", limited,
                               "--model", "spec"})),
             vllm_answer);

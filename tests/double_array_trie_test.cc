@@ -237,6 +237,47 @@ TEST(DoubleArrayTrieTest, HundredThousandRootChildren) {
   EXPECT_LT(trie.relocated_nodes(), 10u * kChildren);
 }
 
+// Distinct first tokens spread over the vocabulary make the root a hash
+// node at once; past 65,536 nodes and 1,024 hashed children the unbounded
+// root indexes its children by token (root_children_). Every answer before
+// and after the index exists, including children added after it, tokens
+// outside the direct range (left to edges_) and first tokens never seen,
+// is the reference's.
+TEST(DoubleArrayTrieTest, RootChildrenIndexedByTokenAnswerAsTheReference) {
+  DifferentialChecker checker = test::CheckerOf<DoubleArrayTrie>();
+  std::vector<Token> firsts(1 << 18);
+  std::iota(firsts.begin(), firsts.end(), 0);
+  std::mt19937 random(2026);
+  std::shuffle(firsts.begin(), firsts.end(), random);
+  const auto insert = [&](std::vector<Token> sequence) {
+    return Agrees(checker.Apply({Operation::Kind::kInsert, sequence}));
+  };
+  const auto match = [&](std::vector<Token> request) {
+    return Agrees(checker.Apply({Operation::Kind::kMatch, request}));
+  };
+  for (std::size_t i = 0; i < 50000; ++i) {
+    const Token first = firsts[i];
+    ASSERT_TRUE(insert({first, static_cast<Token>(i % 7)}));
+    if (i % 1000 == 0) {
+      // Outside the direct range: hashed codes, always edges_'.
+      ASSERT_TRUE(insert({static_cast<Token>(1 << 18) + first, 3}));
+      ASSERT_TRUE(insert({-1 - first, 4}));
+    }
+    if (i % 97 == 0) {
+      ASSERT_TRUE(match({firsts[i / 2], static_cast<Token>((i / 2) % 7), 9}));
+      ASSERT_TRUE(match({firsts[60000 + i % 1000]}));  // never inserted
+    }
+  }
+  for (std::size_t i = 0; i < 50000; i += 7) {
+    ASSERT_TRUE(match({firsts[i], static_cast<Token>(i % 7)}));
+    ASSERT_TRUE(match({firsts[i], static_cast<Token>(i % 7 + 1)}));
+  }
+  ASSERT_TRUE(match({static_cast<Token>(1 << 18) + firsts[3000], 3}));
+  ASSERT_TRUE(match({-1 - firsts[3000], 4}));
+  ASSERT_TRUE(match({static_cast<Token>(1 << 18) + firsts[3001], 3}));
+  EXPECT_GE(test::EngineOf<DoubleArrayTrie>(checker).node_count(), 100000u);
+}
+
 TEST(DoubleArrayTrieTest, FiveThousandChildrenAtOneNode) {
   DifferentialChecker checker = test::CheckerOf<DoubleArrayTrie>();
   std::mt19937_64 random(11);

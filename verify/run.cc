@@ -377,12 +377,11 @@ void CheckExpectedAnswers(const std::vector<NamedInputOf<Input>>& given) {
     const std::string problem = fmt::format(
         "its expected answer differs from the reference's at request {}: "
         "expected matched_length {}, cache_node {}; the reference {}, {}",
-        request, expected[request].matched_length,
-        expected[request].cache_node, reference[request].matched_length,
-        reference[request].cache_node);
-    throw InputError(input.name,
-                     problem + " (the case is stale, or the reference "
-                               "regressed)");
+        request, expected[request].matched_length, expected[request].cache_node,
+        reference[request].matched_length, reference[request].cache_node);
+    throw InputError(input.name, problem +
+                                     " (the case is stale, or the reference "
+                                     "regressed)");
   }
 }
 

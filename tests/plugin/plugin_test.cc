@@ -689,10 +689,9 @@ TEST(PluginModelTest, VerifyCatchesAPluginThatIgnoresTheModel) {
 // plugin `engine`, replayed as ctest does.
 test::ProgramRun FuzzCorpusWith(const std::string& engine,
                                 const std::string& flag = "-timeout=1200") {
-  return test::RunProgram(
-      "/usr/bin/env", {"KVPREFIX_FUZZ_ENGINES=" + engine,
-                       KVPREFIX_DIFFERENTIAL_FUZZER, flag,
-                       KVPREFIX_DIFFERENTIAL_CORPUS});
+  return test::RunProgram("/usr/bin/env", {"KVPREFIX_FUZZ_ENGINES=" + engine,
+                                           KVPREFIX_DIFFERENTIAL_FUZZER, flag,
+                                           KVPREFIX_DIFFERENTIAL_CORPUS});
 }
 
 // The replay program names the input a crash or a timeout happened on (it
@@ -705,15 +704,15 @@ TEST(PluginModelTest, TheFuzzReplayNamesTheInputOfACrashOrATimeout) {
   const test::ProgramRun crash =
       FuzzCorpusWith(Faulty(KVPREFIX_FAULTY_RADIX_PLUGIN_crash));
   EXPECT_EQ(crash.signal, SIGSEGV) << crash.err;
-  EXPECT_THAT(crash.err, ::testing::MatchesRegex(
-                             "(.|\n)*replay: SIGSEGV on input " + corpus +
-                             "/[^\n/]+\n(.|\n)*"));
+  EXPECT_THAT(crash.err,
+              ::testing::MatchesRegex("(.|\n)*replay: SIGSEGV on input " +
+                                      corpus + "/[^\n/]+\n(.|\n)*"));
   const test::ProgramRun hang =
       FuzzCorpusWith(Faulty(KVPREFIX_FAULTY_RADIX_PLUGIN_hang), "-timeout=1");
   EXPECT_EQ(hang.status, 70) << hang.err;
-  EXPECT_THAT(hang.err, ::testing::MatchesRegex(
-                            "(.|\n)*replay: timeout on input " + corpus +
-                            "/[^\n/]+\n(.|\n)*"));
+  EXPECT_THAT(hang.err,
+              ::testing::MatchesRegex("(.|\n)*replay: timeout on input " +
+                                      corpus + "/[^\n/]+\n(.|\n)*"));
   const test::ProgramRun flag = FuzzCorpusWith("radix", "-timeout=soon");
   EXPECT_EQ(flag.status, 1);
   EXPECT_THAT(flag.err, HasSubstr("replay: -timeout=N takes whole seconds"));
