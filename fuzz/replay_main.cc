@@ -47,28 +47,15 @@ void WriteText(const char* text) {
       write(STDERR_FILENO, text, std::strlen(text));
 }
 
-const char* SignalName(int signal_number) {
-  switch (signal_number) {
-    case SIGABRT:
-      return "SIGABRT";
-    case SIGSEGV:
-      return "SIGSEGV";
-    case SIGBUS:
-      return "SIGBUS";
-    case SIGFPE:
-      return "SIGFPE";
-    case SIGILL:
-      return "SIGILL";
-    case SIGALRM:
-      return "timeout";
-    default:
-      return "signal";
-  }
-}
-
 extern "C" void ReportSignal(int signal_number) {
   WriteText("replay: ");
-  WriteText(SignalName(signal_number));
+  if (signal_number == SIGALRM) {
+    WriteText("timeout");
+  } else {
+    // glibc's table of names: a lookup, safe in a handler.
+    WriteText("SIG");
+    WriteText(sigabbrev_np(signal_number));
+  }
   if (const char* input = input_in_flight) {
     WriteText(" on input ");
     WriteText(input);
