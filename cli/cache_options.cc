@@ -65,16 +65,17 @@ std::string OptionOfMember(std::string_view member) {
   return option;
 }
 
-// What a usage error about `member` names: its option, or, for a member a
-// replay document set (`document`) that no option replaced, the document's.
+// What a usage error about `member` names: its option, or, for a member the
+// replay document at path `document` (empty: none) set and no option
+// replaced, the member's place in that file.
 std::string SourceOfMember(std::string_view member, const CacheArguments& cache,
-                           bool document) {
+                           std::string_view document) {
   const CLI::Option* option = member == "policy" ? cache.policy_option
                               : member == "match_limit"
                                   ? cache.match_limit_option
                                   : cache.trigger_option;
-  if (document && !Given(option)) {
-    return fmt::format("the document's \"{}\" (replace it with {})", member,
+  if (!document.empty() && !Given(option)) {
+    return fmt::format("{}: $.{} (replace it with {})", document, member,
                        OptionOfMember(member));
   }
   return OptionOfMember(member);
@@ -82,7 +83,7 @@ std::string SourceOfMember(std::string_view member, const CacheArguments& cache,
 
 // The usage error of the first SPEC §9.4 rule `options` break, if any.
 void CheckModelOptions(const CacheOptions& options, const CacheArguments& cache,
-                       bool document) {
+                       std::string_view document) {
   if (const auto problem =
           FindModelOptionsProblem(options, Given(cache.trigger_option))) {
     throw std::invalid_argument(
@@ -91,9 +92,11 @@ void CheckModelOptions(const CacheOptions& options, const CacheArguments& cache,
   }
 }
 
-// ToCacheOptions, for a replay document's own members too (`document`).
+// ToCacheOptions, for the members of the replay document at path `document`
+// too (empty: none).
 CacheOptions BuildCacheOptions(const CacheArguments& cache,
-                               std::uint64_t symbol_tokens, bool document) {
+                               std::uint64_t symbol_tokens,
+                               std::string_view document) {
   // The options' checks admit only the names the parsers know.
   CacheOptions options{.policy = ParseEvictionPolicy(cache.policy).value(),
                        .page_size = cache.page_size};
@@ -280,7 +283,7 @@ bool Given(const CLI::Option* option) {
 
 CacheOptions ToCacheOptions(const CacheArguments& cache,
                             std::uint64_t symbol_tokens) {
-  return BuildCacheOptions(cache, symbol_tokens, false);
+  return BuildCacheOptions(cache, symbol_tokens, {});
 }
 
 CacheArguments ForReplayDocument(const CacheArguments& cache,
@@ -293,7 +296,8 @@ CacheArguments ForReplayDocument(const CacheArguments& cache,
 }
 
 CacheOptions ReplayDocumentCache(const CacheArguments& cache,
-                                 const CacheOptions& document) {
+                                 const CacheOptions& document,
+                                 std::string_view path) {
   // The document's model options stand in for the ones not given, before
   // ToCacheOptions checks the combination.
   CacheArguments arguments = ForReplayDocument(cache, document);
@@ -318,7 +322,7 @@ CacheOptions ReplayDocumentCache(const CacheArguments& cache,
                    ? document.trigger
                    : CacheOptions{}.trigger);
   }
-  CacheOptions options = BuildCacheOptions(arguments, 1, true);
+  CacheOptions options = BuildCacheOptions(arguments, 1, path);
   if (!Given(cache.capacity_option)) options.capacity = document.capacity;
   return options;
 }

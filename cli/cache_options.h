@@ -136,10 +136,12 @@ CacheArguments ForReplayDocument(const CacheArguments& cache,
 // converted with ForReplayDocument's page size. The combination is checked
 // again (FindModelOptionsProblem, --trigger counting as given only when
 // typed). Throws std::invalid_argument as ToCacheOptions, a problem with a
-// member no option replaced naming it as the document's: "the document's
-// \"policy\" (replace it with --policy): model \"vllm\" has one order, ...".
+// member no option replaced naming its place in the document's file `path`:
+// "doc.json: $.policy (replace it with --policy): model \"vllm\" has one
+// order, ...".
 CacheOptions ReplayDocumentCache(const CacheArguments& cache,
-                                 const CacheOptions& document);
+                                 const CacheOptions& document,
+                                 std::string_view path);
 
 // The engine a command runs model `model` on when --engine is not given:
 // DefaultEngineName() if it implements the model, else the model's last

@@ -223,7 +223,8 @@ void RunCurve(const CurveOptions& options) {
     });
     cache = ForReplayDocument(options.cache, document->options);
     // The document's policy and model options unless given.
-    model = ReplayDocumentCache(options.cache, document->options);
+    model = ReplayDocumentCache(options.cache, document->options,
+                                options.trace.path);
     model.capacity = kUnbounded;
   }
   const EvictionPolicy policy = model.policy;

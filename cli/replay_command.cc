@@ -113,7 +113,8 @@ void ReplayDocument(const ReplayOptions& options) {
   Reject(options.matches_option, "requests");
   ReplayInput input =
       ReadNamed(options.trace.path, &ReadReplayDocumentOrCaseFile);
-  const CacheOptions cache = ReplayDocumentCache(options.cache, input.options);
+  const CacheOptions cache =
+      ReplayDocumentCache(options.cache, input.options, options.trace.path);
   const auto index = MakeEngine(EngineName(options, cache), cache);
   std::vector<Match> matches;
   WhileDoing("replaying", [&] {

@@ -12,9 +12,10 @@
 #     the recursive one for at most SECONDS (default 60, CI's fuzz minute),
 #     the fixed one for min(SECONDS, 20) with the same -seed;
 #   or the plain replay programs (_replay): each seed is run alone; the
-#     recursive one must crash (SIGSEGV) on a deep seed (named *deep*) and
-#     pass every other one (so it fails for the depth, not for some other
-#     difference), and the fixed one must pass the whole corpus.
+#     recursive one must crash (SIGSEGV, the replay program naming the seed)
+#     on a deep seed (named *deep*) and pass every other one (so it fails for
+#     the depth, not for some other difference), and the fixed one must pass
+#     the whole corpus.
 # Prints how fast the crash came (seconds, executions). Exit status 0 when
 # both hold.
 set -euo pipefail
@@ -48,7 +49,16 @@ if [[ "$recursive" == *_replay ]]; then
   for seed in "$corpus"/*; do
     ("$recursive" "$seed"; exit $?) >"$work/seed.log" 2>&1 && status=0 || status=$?
     if [[ "$(basename "$seed")" == *deep* ]]; then
-      (( status == 139 )) && deep_crashes=$(( deep_crashes + 1 ))
+      if (( status == 139 )); then
+        deep_crashes=$(( deep_crashes + 1 ))
+        # The overflow named with its input (former bug: the small-stack
+        # thread had no signal stack, so the report never came).
+        if ! grep -qF "replay: SIGSEGV on input $seed" "$work/seed.log"; then
+          echo "teeth: FAIL: the crash on $(basename "$seed") was not named:"
+          tail -5 "$work/seed.log"
+          failed=1
+        fi
+      fi
     elif (( status != 0 )); then
       echo "teeth: FAIL: the recursive checker fails $(basename "$seed"), which is not deep (exit status $status):"
       tail -5 "$work/seed.log"

@@ -84,6 +84,7 @@ void InstallSignalHandlers() {
 }
 
 // The files `path` names: itself, or every regular file below it, sorted.
+// Throws std::filesystem::filesystem_error when a folder cannot be read.
 std::vector<std::filesystem::path> InputFiles(
     const std::filesystem::path& path) {
   if (!std::filesystem::is_directory(path)) return {path};
@@ -142,7 +143,17 @@ int main(int argc, char** argv) {
   InstallSignalHandlers();
   std::size_t inputs = 0;
   for (const auto& path : paths) {
-    for (const auto& file : InputFiles(path)) {
+    std::vector<std::filesystem::path> files;
+    try {
+      files = InputFiles(path);
+    } catch (const std::filesystem::filesystem_error& error) {
+      // A symlink loop, an unreadable folder: the path's fault, not a
+      // crash of the target (it used to end in SIGABRT).
+      std::fprintf(stderr, "replay: cannot read %s: %s\n", path.c_str(),
+                   error.code().message().c_str());
+      return 1;
+    }
+    for (const auto& file : files) {
       if (!RunFile(file, timeout)) return 1;
       ++inputs;
     }

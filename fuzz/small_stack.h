@@ -19,6 +19,7 @@
 #define KVPREFIX_FUZZ_SMALL_STACK_H_
 
 #include <pthread.h>
+#include <signal.h>
 
 #include <condition_variable>
 #include <cstddef>
@@ -59,6 +60,7 @@ class SmallStackThread {
 
  private:
   static void* Loop(void* self) {
+    InstallSignalStack();
     auto& thread = *static_cast<SmallStackThread*>(self);
     std::unique_lock lock(thread.mutex_);
     while (true) {
@@ -67,6 +69,24 @@ class SmallStackThread {
       thread.work_ = nullptr;
       thread.changed_.notify_all();
     }
+  }
+
+  // A signal stack of the thread's own, unless one is set (ASan sets its
+  // own): the alternate stack is per thread, and without one a fault on the
+  // guard page (a stack overflow, what this thread exists to show) cannot
+  // run a handler, so the replay program's "replay: SIGSEGV on input FILE"
+  // never came (fuzz/replay_main.cc).
+  static void InstallSignalStack() {
+    stack_t current = {};
+    if (sigaltstack(nullptr, &current) != 0 ||
+        (current.ss_flags & SS_DISABLE) == 0) {
+      return;
+    }
+    static char stack[64 * 1024];  // one thread per process
+    stack_t alternate = {};
+    alternate.ss_sp = stack;
+    alternate.ss_size = sizeof(stack);
+    sigaltstack(&alternate, nullptr);
   }
 
   std::mutex mutex_;

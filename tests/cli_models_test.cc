@@ -179,14 +179,16 @@ TEST(CliModelsTest, FlagsOverrideTheDocumentsModel) {
   EXPECT_EQ(matched(Kvprefix({"replay", "--input-format", "requests", limited,
                               "--model", "spec"})),
             vllm_answer);
-  // A member the document set and no flag replaced is named as the
-  // document's when the model given refuses it (it used to blame --policy).
+  // A member the document set and no flag replaced is named by its place in
+  // the file when the model given refuses it (it used to blame --policy,
+  // then named no file).
   const std::string lfu = dir.Path("lfu.json");
   test::WriteTextFile(lfu, R"({"requests":[[1,2],[1,2]],"policy":"lfu"})");
   ExpectUsageError(Kvprefix({"replay", "--input-format", "requests", lfu,
                              "--model", "vllm"}),
-                   "the document's \"policy\" (replace it with --policy): "
-                   "model \"vllm\" has one order");
+                   lfu +
+                       ": $.policy (replace it with --policy): model "
+                       "\"vllm\" has one order");
   EXPECT_EQ(matched(Kvprefix({"replay", "--input-format", "requests", lfu,
                               "--model", "vllm", "--policy", "lru"})),
             vllm_answer);

@@ -100,6 +100,8 @@
 //   replay and curve of a document whose own match limit is all-but-last, with --model naming the document's model, ran the model's default match limit (all) instead of the document's -- CliModelsTest.FlagsOverrideTheDocumentsModel
 //   a replay document's policy refused under --model (lfu under vllm) was reported as the user's "--policy", which was not given -- CliModelsTest.FlagsOverrideTheDocumentsModel
 //   the fuzz targets' _replay programs ended a crash with the signal alone, not naming which of the corpus' inputs it was, and waited for ever on a hanging input -- PluginModelTest.TheFuzzReplayNamesTheInputOfACrashOrATimeout
+//   a fuzz target's _replay program given a folder with a symlink loop (or an unreadable folder) ended in SIGABRT from an uncaught filesystem_error, like a crash of the target -- PluginModelTest.TheFuzzReplayReportsAnUnreadablePath
+//   a stack overflow in a fuzz target's _replay program was not named ("replay: SIGSEGV on input FILE"): the small-stack thread had no signal stack, so the handler could not run -- ctest mooncake_line_fuzzer_teeth_seed_corpus
 // Benchmark reports
 //   a comparison with too few repetitions for the U test to reach p < 0.05 (3 against 3) reported "0 benchmarks changed" beside a +52% geometric mean -- ctest bench_report
 //   node counts below 100,000 were printed with decimals (3,072.00), and the report showed the maintainer's absolute trace folder -- ctest bench_report
@@ -196,13 +198,15 @@ TEST(FormerBugsTest, EveryListedTestExists) {
   const std::string gtests = ReadAll(source / "tests", ".cc") +
                              ReadAll(source / "tests/property", ".cc") +
                              ReadAll(source / "tests/plugin", ".cc");
-  const std::string ctests = ReadText(source / "tests/CMakeLists.txt");
+  const std::string ctests = ReadText(source / "tests/CMakeLists.txt") +
+                             ReadText(source / "fuzz/CMakeLists.txt");
   const std::string pytests = ReadAll(source / "python/tests", ".py");
   for (const std::string& test : listed) {
     bool found = false;
     if (test.rfind("ctest ", 0) == 0) {
-      found = ctests.find("add_test(NAME " + test.substr(6) + " ") !=
-              std::string::npos;
+      const std::string name = "add_test(NAME " + test.substr(6);
+      found = ctests.find(name + " ") != std::string::npos ||
+              ctests.find(name + "\n") != std::string::npos;
     } else if (test.rfind("pytest ", 0) == 0) {
       found = pytests.find("def " + test.substr(7) + "(") != std::string::npos;
     } else {

@@ -718,6 +718,21 @@ TEST(PluginModelTest, TheFuzzReplayNamesTheInputOfACrashOrATimeout) {
   EXPECT_THAT(flag.err, HasSubstr("replay: -timeout=N takes whole seconds"));
 }
 
+// A folder the replay program cannot walk (a symlink loop) is a path it
+// cannot read, exit 1, not a crash of the target. Former bug: the
+// filesystem_error escaped main, SIGABRT (exit 134), like a finding.
+TEST(PluginModelTest, TheFuzzReplayReportsAnUnreadablePath) {
+  test::ScratchDir dir;
+  std::filesystem::create_directory_symlink(dir.Path("b"), dir.Path("a"));
+  std::filesystem::create_directory_symlink(dir.Path("a"), dir.Path("b"));
+  const test::ProgramRun run =
+      test::RunProgram(KVPREFIX_DIFFERENTIAL_FUZZER, {dir.Path("a")});
+  EXPECT_EQ(run.signal, 0) << run.err;
+  EXPECT_EQ(run.status, 1) << run.err;
+  EXPECT_EQ(run.err, "replay: cannot read " + dir.Path("a") +
+                         ": Too many levels of symbolic links\n");
+}
+
 // The fuzzer builds a plugin with the input's model: the model plugins
 // pass the corpus (refusing the other models' inputs), and the plugin that
 // ignores the model is caught on an input of another model than spec.
