@@ -98,15 +98,18 @@ std::vector<std::filesystem::path> InputFiles(
 }
 
 bool RunFile(const std::filesystem::path& file, unsigned timeout) {
+  // The clock runs from the open: a FIFO or a slow file counts too (a FIFO
+  // with no writer used to block for ever, the timeout not yet set).
+  input_in_flight = file.c_str();
+  alarm(timeout);
   std::ifstream stream(file, std::ios::binary);
   if (!stream) {
+    alarm(0);
     std::fprintf(stderr, "replay: cannot read %s\n", file.c_str());
     return false;
   }
   const std::vector<char> bytes((std::istreambuf_iterator<char>(stream)),
                                 std::istreambuf_iterator<char>());
-  input_in_flight = file.c_str();
-  alarm(timeout);
   LLVMFuzzerTestOneInput(reinterpret_cast<const std::uint8_t*>(bytes.data()),
                          bytes.size());
   alarm(0);

@@ -101,6 +101,7 @@
 //   a replay document's policy refused under --model (lfu under vllm) was reported as the user's "--policy", which was not given -- CliModelsTest.FlagsOverrideTheDocumentsModel
 //   the fuzz targets' _replay programs ended a crash with the signal alone, not naming which of the corpus' inputs it was, and waited for ever on a hanging input -- PluginModelTest.TheFuzzReplayNamesTheInputOfACrashOrATimeout
 //   a fuzz target's _replay program given a folder with a symlink loop (or an unreadable folder) ended in SIGABRT from an uncaught filesystem_error, like a crash of the target -- PluginModelTest.TheFuzzReplayReportsAnUnreadablePath
+//   a fuzz target's _replay program given a FIFO with no writer blocked for ever under -timeout=N: the clock started after the read -- PluginModelTest.TheFuzzReplayReportsAnUnreadablePath
 //   a stack overflow in a fuzz target's _replay program was not named ("replay: SIGSEGV on input FILE"): the small-stack thread had no signal stack, so the handler could not run -- ctest mooncake_line_fuzzer_teeth_seed_corpus
 // Benchmark reports
 //   a comparison with too few repetitions for the U test to reach p < 0.05 (3 against 3) reported "0 benchmarks changed" beside a +52% geometric mean -- ctest bench_report

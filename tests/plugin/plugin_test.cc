@@ -5,6 +5,7 @@
 #include <dlfcn.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <csignal>
 #include <cstdint>
@@ -731,6 +732,13 @@ TEST(PluginModelTest, TheFuzzReplayReportsAnUnreadablePath) {
   EXPECT_EQ(run.status, 1) << run.err;
   EXPECT_EQ(run.err, "replay: cannot read " + dir.Path("a") +
                          ": Too many levels of symbolic links\n");
+  // A FIFO no one writes to runs out its -timeout (it used to block for
+  // ever: the clock started after the read).
+  ASSERT_EQ(mkfifo(dir.Path("fifo").c_str(), 0600), 0);
+  const test::ProgramRun fifo = test::RunProgram(
+      KVPREFIX_DIFFERENTIAL_FUZZER, {"-timeout=1", dir.Path("fifo")});
+  EXPECT_EQ(fifo.status, 70) << fifo.err;
+  EXPECT_EQ(fifo.err, "replay: timeout on input " + dir.Path("fifo") + "\n");
 }
 
 // The fuzzer builds a plugin with the input's model: the model plugins
