@@ -98,8 +98,8 @@ std::vector<std::filesystem::path> InputFiles(
 }
 
 bool RunFile(const std::filesystem::path& file, unsigned timeout) {
-  // The clock runs from the open: a FIFO or a slow file counts too (a FIFO
-  // with no writer used to block for ever, the timeout not yet set).
+  // The clock runs from the open: waiting on a FIFO with no writer, or on a
+  // slow file, is the input's time too.
   input_in_flight = file.c_str();
   alarm(timeout);
   std::ifstream stream(file, std::ios::binary);
@@ -151,7 +151,7 @@ int main(int argc, char** argv) {
       files = InputFiles(path);
     } catch (const std::filesystem::filesystem_error& error) {
       // A symlink loop, an unreadable folder: the path's fault, not a
-      // crash of the target (it used to end in SIGABRT).
+      // crash of the target.
       std::fprintf(stderr, "replay: cannot read %s: %s\n", path.c_str(),
                    error.code().message().c_str());
       return 1;

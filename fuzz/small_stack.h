@@ -74,8 +74,8 @@ class SmallStackThread {
   // A signal stack of the thread's own, unless one is set (ASan sets its
   // own): the alternate stack is per thread, and without one a fault on the
   // guard page (a stack overflow, what this thread exists to show) cannot
-  // run a handler, so the replay program's "replay: SIGSEGV on input FILE"
-  // never came (fuzz/replay_main.cc).
+  // run a handler, such as the replay program's "replay: SIGSEGV on input
+  // FILE" (fuzz/replay_main.cc).
   static void InstallSignalStack() {
     stack_t current = {};
     if (sigaltstack(nullptr, &current) != 0 ||
