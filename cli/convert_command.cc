@@ -62,6 +62,7 @@ void RegisterConvertCommand(CLI::App& app) {
   command
       ->add_option("-o,--output", options->output,
                    "Output file, replaced atomically; - is standard output")
+      ->check(OutputPath())
       ->capture_default_str();
   command->callback([options] { RunConvert(*options); });
 }

@@ -528,6 +528,7 @@ void RegisterCurveCommand(CLI::App& app) {
   command
       ->add_option("-o,--output", options->output,
                    "Output file, replaced atomically; - is standard output")
+      ->check(OutputPath())
       ->capture_default_str();
   command
       ->add_option(

@@ -28,6 +28,7 @@ CLI::App* AddNameListCommand(CLI::App& app, const std::string& name,
   command
       ->add_option("-o,--output", *output,
                    "Output file, replaced atomically; - is standard output")
+      ->check(OutputPath())
       ->capture_default_str();
   std::string lines;
   for (const std::string& entry : names) {

@@ -172,6 +172,7 @@ void RegisterMatchCommand(CLI::App& app) {
       ->add_option("-o,--output", options->output,
                    "Output file, replaced atomically (never left partial); "
                    "- is standard output")
+      ->check(OutputPath())
       ->capture_default_str();
   command->callback([options] { RunMatch(*options); });
 }

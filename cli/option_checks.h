@@ -108,6 +108,19 @@ CLI::Option* AddIntegerOption(CLI::App& command, const std::string& name,
       ->type_name(fmt::format("INTEGER in [{} - {}]", min, max));
 }
 
+// A CLI11 check for an option naming a file to write (-o, --matches,
+// --out): an empty value is the usage error "<option>: the output path is
+// empty" (exit 2), found before any work is done. Without it an empty
+// --matches read as "not given" and its output was silently not written.
+// Thread-safe.
+inline CLI::Validator OutputPath() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        return text.empty() ? "the output path is empty" : "";
+      },
+      "FILE");
+}
+
 // A CLI11 check for a floating-point option: its value must be a finite
 // number from `min` to `max` (inclusive), else CLI11 reports the usage error
 // "<option>: expected a number from <min> to <max>, found <text>" (exit 2).

@@ -160,6 +160,7 @@ void RegisterVerifyCommand(CLI::App& app) {
                    std::size_t{1}, verify::kMaxJobs);
   verify
       ->add_option("--out", options.out, "where the minimal failing case goes")
+      ->check(OutputPath())
       ->capture_default_str();
   verify->add_flag("--no-format-check", flags->no_format_check,
                    "accept any JSON layout, not only SPEC §5's compact bytes");

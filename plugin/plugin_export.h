@@ -152,8 +152,17 @@ struct Exported {
   static TokenSpan Span(const std::int32_t* tokens, std::size_t length) {
     return TokenSpan(tokens, length);
   }
-  static kvprefix_match ToC(const Match& match) {
-    return {match.matched_length, match.cache_node};
+  // Two 8-byte stores of the two registers the answer returns in. GCC's
+  // SLP vectoriser merged them into one 16-byte store by way of the stack:
+  // two 8-byte stores read back at once as 16 bytes, which store-to-load
+  // forwarding cannot serve, a stall in every call. The empty asm keeps the
+  // values in general registers.
+  static void Store(const Match& from, kvprefix_match* match) {
+    std::uint64_t length = from.matched_length;
+    std::uint64_t node = from.cache_node;
+    asm("" : "+r"(length), "+r"(node));
+    match->matched_length = length;
+    match->cache_node = node;
   }
 
   static kvprefix_status Create(const kvprefix_cache_options* options,
@@ -175,14 +184,14 @@ struct Exported {
                                      std::size_t length, kvprefix_match* match,
                                      kvprefix_error* error) {
     return Guard(error, [&] {
-      *match = ToC(Of(cache).MatchPrefix(Span(tokens, length)));
+      Store(Of(cache).MatchPrefix(Span(tokens, length)), match);
     });
   }
   static kvprefix_status Access(kvprefix_cache* cache,
                                 const std::int32_t* tokens, std::size_t length,
                                 kvprefix_match* match, kvprefix_error* error) {
     return Guard(error,
-                 [&] { *match = ToC(Of(cache).Access(Span(tokens, length))); });
+                 [&] { Store(Of(cache).Access(Span(tokens, length)), match); });
   }
   static std::uint64_t NodeCount(const kvprefix_cache* cache) {
     return Of(cache).node_count();

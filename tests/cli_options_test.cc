@@ -594,5 +594,38 @@ TEST(CliOptionsTest, EveryResultCanGoToAnOutputFile) {
   EXPECT_THAT(test::ReadTextFile(output), HasSubstr(" (default)\n"));
 }
 
+// An empty output path is a usage error naming the option, for every option
+// that names a file to write. Two bugs: `replay --matches ''` read as "no
+// --matches" and wrote the summary alone, exit 0; `-o ''` said "the output
+// path is empty" without naming -o.
+TEST(CliOptionsTest, EmptyOutputPathIsAUsageErrorNamingTheOption) {
+  test::ScratchDir dir;
+  const std::string trace = TraceOf(dir, 3);
+  for (const auto& command : Subcommands()) {
+    if (command[0] == "verify") continue;  // --out, below
+    std::vector<std::string> args = command;
+    args.insert(args.end(), {"-o", ""});
+    const test::ProgramRun run = Kvprefix(args);
+    EXPECT_EQ(run.status, 2) << fmt::format("{}", fmt::join(command, " "));
+    EXPECT_EQ(run.out, "");
+    EXPECT_EQ(run.err,
+              "kvprefix: --output: the output path is empty (run with --help "
+              "for usage)\n")
+        << fmt::format("{}", fmt::join(command, " "));
+  }
+  const test::ProgramRun matches = Kvprefix({"replay", trace, "--matches", ""});
+  EXPECT_EQ(matches.status, 2);
+  EXPECT_EQ(matches.out, "");
+  EXPECT_EQ(matches.err,
+            "kvprefix: --matches: the output path is empty (run with --help "
+            "for usage)\n");
+  const test::ProgramRun out =
+      Kvprefix({"verify", "--engines", "all", "--out", ""});
+  EXPECT_EQ(out.status, 2);
+  EXPECT_EQ(out.err,
+            "kvprefix: --out: the output path is empty (run with --help for "
+            "usage)\n");
+}
+
 }  // namespace
 }  // namespace kvprefix

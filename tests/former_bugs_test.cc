@@ -32,6 +32,7 @@
 //   SIGQUIT, SIGXCPU, SIGALRM, SIGUSR1, SIGUSR2, SIGVTALRM or SIGPROF during a write left the temporary .name.XXXXXX file behind -- CliTest.EverySignalThatEndsTheRunLeavesNoTemporaryFile
 //   a size with 19 or more fraction digits (1.00000000000000000000GiB) was refused as not a size, and one with over 20 integer digits got that message instead of "2^64 bytes or more" -- CliOptionsTest.SizeIsExactForAnyNumberOfDigits
 //   verify found an empty, folder or folderless --out only after the whole check and the shrinking, with the FAILED report printed -- VerifyCliTest.BadOutPathIsFoundBeforeAnyCheck
+//   `replay --matches ''` read as no --matches: the summary alone was written and the tool exited 0; `-o ''` said "the output path is empty" without naming the option -- CliOptionsTest.EmptyOutputPathIsAUsageErrorNamingTheOption
 //   io's atomic write installed SIGINT, SIGTERM and SIGHUP handlers in whatever program called it (library code changing process-wide state; the CLI's main owns the signals now) -- WriteFileAtomicallyTest.LeavesSignalHandlersAlone, WriteFileAtomicallyTest.RemoveTemporaryFileInFlightRemovesIt
 //   -o into a missing folder (or under a file) said "cannot create a temporary file for: No such file or directory", naming no folder -- WriteFileAtomicallyTest.FailureToCreateTheTemporaryFileNamesTheFolder
 //   `kvprefix convert trace.jsonl` (no `mooncake`) said "unknown command 'convert trace.jsonl'"; a command name holding a newline split the message in two lines -- CliOptionsTest.UnknownConvertCommandIsNamedAfterConvert

@@ -184,10 +184,6 @@ TEST(VerifyCliTest, MinimalFailingInputIsReportedNotShrunk) {
   EXPECT_THAT(run.output, ::testing::Not(HasSubstr("shrunk in")));
 }
 
-// A bad --out was found only after the whole check and the shrinking: the
-// FAILED report came first, then "the output path is empty" (exit 2) or
-// the write error. Now verify stops before it generates anything, and a
-// good --out is created only for a failure.
 // A case whose expected answer is not the reference's is bad input (exit
 // 2) naming the case and the first request that differs, before anything
 // is checked; it used to be a warning, and verify exited 0. By hand: [1,2]
@@ -207,13 +203,18 @@ TEST(VerifyCliTest, StaleExpectedAnswerIsBadInput) {
   EXPECT_THAT(run.output, ::testing::Not(HasSubstr("OK:")));
 }
 
+// A bad --out was found only after the whole check and the shrinking: the
+// FAILED report came first, then "the output path is empty" (exit 2) or
+// the write error. Now verify stops before it generates anything, and a
+// good --out is created only for a failure.
 TEST(VerifyCliTest, BadOutPathIsFoundBeforeAnyCheck) {
   const std::string off_by_one =
       "--cmd " + Quote(Script("off_by_one.py")) + " --seed 1 --runs 2 --out ";
   const CliRun empty = RunVerify(off_by_one + "''");
   EXPECT_EQ(empty.exit_status, 2);
   EXPECT_EQ(empty.output,
-            "kvprefix: verify: --out: the output path is empty\n");
+            "kvprefix: --out: the output path is empty (run with --help for "
+            "usage)\n");
   const std::string folder = TempPath("out-folder");
   fs::create_directories(folder);
   const CliRun directory = RunVerify(off_by_one + folder);
