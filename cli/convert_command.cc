@@ -59,11 +59,8 @@ void RegisterConvertCommand(CLI::App& app) {
       ->check(DecimalFractionFrom0To1())
       ->type_name("DECIMAL in [0 - 1]");
   AddTraceArguments(*command, options->trace);
-  command
-      ->add_option("-o,--output", options->output,
-                   "Output file, replaced atomically; - is standard output")
-      ->check(OutputPath())
-      ->capture_default_str();
+  AddOutputOption(*command, "-o,--output", options->output,
+                  "Output file, replaced atomically; - is standard output");
   command->callback([options] { RunConvert(*options); });
 }
 

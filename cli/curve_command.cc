@@ -525,11 +525,8 @@ void RegisterCurveCommand(CLI::App& app) {
       ->add_option("--format", options->format, "Output format: jsonl or csv")
       ->check(CLI::IsMember({"jsonl", "csv"}))
       ->capture_default_str();
-  command
-      ->add_option("-o,--output", options->output,
-                   "Output file, replaced atomically; - is standard output")
-      ->check(OutputPath())
-      ->capture_default_str();
+  AddOutputOption(*command, "-o,--output", options->output,
+                  "Output file, replaced atomically; - is standard output");
   command
       ->add_option(
           "--plot", options->plot,

@@ -25,11 +25,8 @@ CLI::App* AddNameListCommand(CLI::App& app, const std::string& name,
                              std::string_view chosen) {
   auto output = std::make_shared<std::string>("-");
   CLI::App* command = app.add_subcommand(name, description);
-  command
-      ->add_option("-o,--output", *output,
-                   "Output file, replaced atomically; - is standard output")
-      ->check(OutputPath())
-      ->capture_default_str();
+  AddOutputOption(*command, "-o,--output", *output,
+                  "Output file, replaced atomically; - is standard output");
   std::string lines;
   for (const std::string& entry : names) {
     lines += fmt::format("{}{}\n", entry, entry == chosen ? " (default)" : "");

@@ -168,12 +168,9 @@ void RegisterMatchCommand(CLI::App& app) {
                    "is the same for any number); default: every core",
                    1u, kMaxThreads)
       ->capture_default_str();
-  command
-      ->add_option("-o,--output", options->output,
-                   "Output file, replaced atomically (never left partial); "
-                   "- is standard output")
-      ->check(OutputPath())
-      ->capture_default_str();
+  AddOutputOption(*command, "-o,--output", options->output,
+                  "Output file, replaced atomically (never left partial); "
+                  "- is standard output");
   command->callback([options] { RunMatch(*options); });
 }
 

@@ -108,17 +108,22 @@ CLI::Option* AddIntegerOption(CLI::App& command, const std::string& name,
       ->type_name(fmt::format("INTEGER in [{} - {}]", min, max));
 }
 
-// A CLI11 check for an option naming a file to write (-o, --matches,
-// --out): an empty value is the usage error "<option>: the output path is
-// empty" (exit 2), found before any work is done. Without it an empty
-// --matches read as "not given" and its output was silently not written.
-// Thread-safe.
-inline CLI::Validator OutputPath() {
-  return CLI::Validator(
-      [](std::string& text) -> std::string {
-        return text.empty() ? "the output path is empty" : "";
-      },
-      "FILE");
+// Adds the option `name` (-o,--output, --matches, --out) naming a file to
+// write into `path`, its default shown in --help. An empty value is the
+// usage error "<option>: the output path is empty" (exit 2), found before
+// any work is done: an empty --matches once read as "not given" and its
+// output was silently not written. Every output option of the tool is
+// added this way.
+inline CLI::Option* AddOutputOption(CLI::App& command, const std::string& name,
+                                    std::string& path,
+                                    const std::string& description) {
+  return command.add_option(name, path, description)
+      ->check(CLI::Validator(
+          [](std::string& text) -> std::string {
+            return text.empty() ? "the output path is empty" : "";
+          },
+          "FILE"))
+      ->capture_default_str();
 }
 
 // A CLI11 check for a floating-point option: its value must be a finite

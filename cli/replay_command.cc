@@ -170,22 +170,15 @@ void RegisterReplayCommand(CLI::App& app) {
   AddEngineOption(*command, options->engine);
   options->engine_option = command->get_option("--engine");
   AddCacheOptions(*command, options->cache, /*bounded=*/true);
-  options->matches_option =
-      command
-          ->add_option(
-              "--matches", options->matches,
-              "--input-format mooncake: also write every request's match as "
-              "JSON Lines to this file ({\"request\":i,\"request_length\":n,"
-              "\"matched_length\":m,\"cache_node\":c}); - is standard "
-              "output")
-          ->check(OutputPath());
-  command
-      ->add_option("-o,--output", options->output,
-                   "Output file (the summary line, or with --input-format "
-                   "requests the matches), replaced atomically; - is standard "
-                   "output")
-      ->check(OutputPath())
-      ->capture_default_str();
+  options->matches_option = AddOutputOption(
+      *command, "--matches", options->matches,
+      "--input-format mooncake: also write every request's match as JSON Lines "
+      "to this file ({\"request\":i,\"request_length\":n,\"matched_length\":m,"
+      "\"cache_node\":c}); - is standard output");
+  AddOutputOption(*command, "-o,--output", options->output,
+                  "Output file (the summary line, or with --input-format "
+                  "requests the matches), replaced atomically; - is standard "
+                  "output");
   command->callback([options] {
     if (options->input_format == "requests") {
       ReplayDocument(*options);

@@ -158,10 +158,8 @@ void RegisterVerifyCommand(CLI::App& app) {
   AddIntegerOption(*verify, "--jobs", options.jobs,
                    "inputs checked at once (default: one per core)",
                    std::size_t{1}, verify::kMaxJobs);
-  verify
-      ->add_option("--out", options.out, "where the minimal failing case goes")
-      ->check(OutputPath())
-      ->capture_default_str();
+  AddOutputOption(*verify, "--out", options.out,
+                  "where the minimal failing case goes");
   verify->add_flag("--no-format-check", flags->no_format_check,
                    "accept any JSON layout, not only SPEC §5's compact bytes");
   AddIntegerOption(*verify, "--shrink-attempts", options.shrink_attempts,

@@ -446,10 +446,8 @@ void Run(const RunOptions& options) {
     throw std::invalid_argument(
         "verify: --protocol: applies to --cmd only (engines run in process)");
   }
-  // A bad --out is found before the checks and the shrinking, not after.
-  if (options.out.empty()) {
-    throw std::invalid_argument("verify: --out: the output path is empty");
-  }
+  // A bad --out is found before the checks and the shrinking, not after
+  // (an empty one by the CLI's option check).
   CheckOutputPath(options.out);
   if (options.model) {
     if (options.format == InputFormat::kBatch) {
