@@ -37,7 +37,11 @@ ProgramRun RunProgram(const std::string& program,
                       const ProgramOptions& options = {});
 
 // A folder for one test's files, removed (with its contents) on
-// destruction: <tmp>/kvprefix_<test name>_<pid>.
+// destruction: <tmp>/kvprefix_<test name>_<pid>, where <tmp> is
+// std::filesystem::temp_directory_path() ($TMPDIR, else /tmp) and a '/' of a
+// parametrised test's name becomes '_' (so the folder is one level deep and
+// its removal leaves nothing behind). Every test file that writes files
+// writes them here; ctest checks that the tests leave $TMPDIR empty.
 class ScratchDir {
  public:
   ScratchDir();
@@ -45,6 +49,8 @@ class ScratchDir {
   ScratchDir& operator=(const ScratchDir&) = delete;
   ~ScratchDir();
 
+  // The folder itself.
+  const std::string& path() const { return dir_; }
   // The path of `name` inside the folder.
   std::string Path(const std::string& name) const;
 

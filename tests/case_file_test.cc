@@ -5,27 +5,19 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <unistd.h>
 
-#include <filesystem>
 #include <string>
 #include <vector>
 
 #include "io/input_error.h"
 #include "io/json_output.h"
+#include "testing/program_run.h"
 #include "testing/shared_cases.h"
 
 namespace kvprefix {
 namespace {
 
-namespace fs = std::filesystem;
 using ::testing::HasSubstr;
-
-std::string TempPath(const std::string& name) {
-  return (fs::path(::testing::TempDir()) /
-          (std::to_string(::getpid()) + "-" + name))
-      .string();
-}
 
 TEST(CaseFileTest, ReadsMembersInAnyOrder) {
   const CaseFile read = ParseCaseFile(
@@ -117,7 +109,8 @@ TEST(CaseFileTest, RejectsWhatTheProductRejectsNamingFileAndLocation) {
        "$: expected end of input after the root value, found 'x' at byte"},
       {"", "$: expected a JSON object, found end of input"},
   };
-  const std::string path = TempPath("bad-case.json");
+  const test::ScratchDir dir;
+  const std::string path = dir.Path("bad-case.json");
   for (const Example& example : examples) {
     WriteFileAtomically(path, example.text);
     try {
@@ -131,7 +124,8 @@ TEST(CaseFileTest, RejectsWhatTheProductRejectsNamingFileAndLocation) {
 }
 
 TEST(CaseFileTest, MissingFileIsAnIoErrorNamingIt) {
-  const std::string path = TempPath("no-such-case.json");
+  const test::ScratchDir dir;
+  const std::string path = dir.Path("no-such-case.json");
   try {
     ReadCaseFile(path);
     ADD_FAILURE() << "read a missing file";

@@ -26,6 +26,7 @@
 #include "io/json_output.h"
 #include "kvprefix/cache.h"
 #include "testing/bad_inputs.h"
+#include "testing/program_run.h"
 #include "testing/seed_examples.h"
 #include "testing/shared_cases.h"
 
@@ -59,16 +60,6 @@ void WriteFile(const fs::path& path, const std::string& contents) {
 // A fresh folder per test, removed afterwards.
 class CliTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ =
-        fs::temp_directory_path() /
-        ("kvprefix_cli_test_" + std::to_string(getpid()) + "_" + info->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
   // Starts kvprefix with `args`, `actions` (redirections) and SIGPIPE,
   // SIGXFSZ and `default_signals` at their default action (as from an
   // interactive shell, whatever this process ignores); returns its pid, or
@@ -258,7 +249,8 @@ class CliTest : public ::testing::Test {
     return names;
   }
 
-  fs::path dir_;
+  const test::ScratchDir scratch_;
+  const fs::path dir_{scratch_.path()};
 };
 
 TEST_F(CliTest, SeedExamplesAreByteExactFromFileAndStdin) {

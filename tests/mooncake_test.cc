@@ -20,6 +20,7 @@
 #include "engines/registry.h"
 #include "hwy/targets.h"
 #include "kvprefix/replay.h"
+#include "testing/program_run.h"
 
 namespace kvprefix {
 namespace {
@@ -244,8 +245,8 @@ TEST(AppendTraceLineTest, InvalidJsonInUnusedMembersIsRejected) {
 }
 
 TEST(ReadMooncakeTraceTest, SkipsBlankLinesAndCountsThemInErrors) {
-  const fs::path path = fs::temp_directory_path() /
-                        ("kvprefix_mooncake_test_" + std::to_string(getpid()));
+  const test::ScratchDir dir;
+  const fs::path path = dir.Path("trace.jsonl");
   std::ofstream(path) << R"({"input_length":1,"hash_ids":[3]})"
                          "\n\n"
                       << R"({"input_length":2,"hash_ids":[3]})"

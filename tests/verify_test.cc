@@ -36,6 +36,7 @@
 #include "testing/model_mutants.h"
 #include "testing/mutants.h"
 #include "testing/own_node_ids_engine.h"
+#include "testing/program_run.h"
 #include "testing/shared_cases.h"
 #include "verify/cache_state.h"
 #include "verify/checker.h"
@@ -65,10 +66,10 @@ std::string Script(const std::string& name) {
   return "/usr/bin/python3 -S " KVPREFIX_SOURCE_DIR "/tests/verify/" + name;
 }
 
+// The path of `name` in this program's scratch folder, removed at exit.
 std::string TempPath(const std::string& name) {
-  return (fs::path(::testing::TempDir()) /
-          (std::to_string(::getpid()) + "-" + name))
-      .string();
+  static const test::ScratchDir dir;
+  return dir.Path(name);
 }
 
 struct CliRun {
