@@ -77,7 +77,10 @@ struct TraceArguments {
 inline constexpr std::uint64_t kMaxBlockTokens = std::uint64_t{1} << 20;
 
 // Adds the required TRACE positional, --mode block|token and --vocab V.
-void AddTraceArguments(CLI::App& command, TraceArguments& trace);
+// `reads_documents`: the command also reads SPEC §8 replay documents
+// (--input-format requests), which TRACE's help then says.
+void AddTraceArguments(CLI::App& command, TraceArguments& trace,
+                       bool reads_documents);
 
 // Throws a usage error ("--mode does not apply to --input-format requests")
 // if --mode, --vocab or --block-tokens was given: options of a Mooncake

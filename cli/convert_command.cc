@@ -58,7 +58,7 @@ void RegisterConvertCommand(CLI::App& app) {
       ->required()
       ->check(DecimalFractionFrom0To1())
       ->type_name("DECIMAL in [0 - 1]");
-  AddTraceArguments(*command, options->trace);
+  AddTraceArguments(*command, options->trace, /*reads_documents=*/false);
   AddOutputOption(*command, "-o,--output", options->output,
                   "Output file, replaced atomically; - is standard output");
   command->callback([options] { RunConvert(*options); });

@@ -23,6 +23,7 @@
 
 #include "cli/cache_options.h"
 #include "cli/commands.h"
+#include "cli/option_checks.h"
 #include "cli/parallel.h"
 #include "cli/plot.h"
 #include "cli/progress.h"
@@ -479,7 +480,7 @@ void RegisterCurveCommand(CLI::App& app) {
       "is unreachable: capacity and capacity_bytes null (empty in csv), "
       "matched_tokens and hit_ratio the unbounded cache's, a note on "
       "stderr, and exit status 0.");
-  AddTraceArguments(*command, options->trace);
+  AddTraceArguments(*command, options->trace, /*reads_documents=*/true);
   AddBlockTokensOption(*command, options->trace);
   command
       ->add_option("--input-format", options->input_format,
@@ -537,7 +538,10 @@ void RegisterCurveCommand(CLI::App& app) {
       // replayed.
       ->check(CLI::Validator(
           [](std::string& path) { return PlotPathProblem(path); }, "FILE"));
-  command->callback([options] { RunCurve(*options); });
+  command->callback([options] {
+    CheckDistinctOutputs("--output", options->output, "--plot", options->plot);
+    RunCurve(*options);
+  });
 }
 
 }  // namespace kvprefix::cli

@@ -17,6 +17,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <filesystem>
 #include <limits>
 #include <optional>
 #include <stdexcept>
@@ -124,6 +125,33 @@ inline CLI::Option* AddOutputOption(CLI::App& command, const std::string& name,
           },
           "FILE"))
       ->capture_default_str();
+}
+
+// Throws the usage error "<first> and <second> name the same file: <path>"
+// (CLI::ValidationError, exit 2) when the two output options name one file:
+// the same path once symbolic links, "." and ".." are resolved, or one file
+// under two hard links. The second write would replace the first, which was
+// then lost without a word (`replay --matches x -o x` kept the summary
+// alone). "-" (standard output) may be shared, and an empty path (an option
+// not given) is never a clash. For a command's callback, before any work.
+// O(path components); reads the file system, nothing else.
+inline void CheckDistinctOutputs(std::string_view first_name,
+                                 const std::string& first,
+                                 std::string_view second_name,
+                                 const std::string& second) {
+  if (first.empty() || second.empty() || first == "-" || second == "-") {
+    return;
+  }
+  namespace fs = std::filesystem;
+  std::error_code first_error, second_error, ignored;
+  const fs::path first_path = fs::weakly_canonical(first, first_error);
+  const fs::path second_path = fs::weakly_canonical(second, second_error);
+  if (first == second || fs::equivalent(first, second, ignored) ||
+      (!first_error && !second_error && first_path == second_path)) {
+    throw CLI::ValidationError(fmt::format("{} and {} name the same file: {}",
+                                           first_name, second_name,
+                                           EscapeForMessage(second, 200)));
+  }
 }
 
 // A CLI11 check for a floating-point option: its value must be a finite

@@ -31,13 +31,16 @@ void AddEngineOption(CLI::App& command, std::string& engine) {
       ->capture_default_str();
 }
 
-void AddTraceArguments(CLI::App& command, TraceArguments& trace) {
+void AddTraceArguments(CLI::App& command, TraceArguments& trace,
+                       bool reads_documents) {
   command
-      .add_option("TRACE", trace.path,
-                  "Mooncake trace (JSON Lines with input_length and "
-                  "hash_ids), or where the command takes --input-format "
-                  "requests a SPEC §8 replay document; - reads standard "
-                  "input")
+      .add_option(
+          "TRACE", trace.path,
+          fmt::format("Mooncake trace (JSON Lines with input_length "
+                      "and hash_ids){}; - reads standard input",
+                      reads_documents ? ", or with --input-format requests a "
+                                        "SPEC §8 replay document"
+                                      : ""))
       ->required();
   command
       .add_option("-m,--mode", trace.mode,

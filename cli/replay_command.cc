@@ -11,6 +11,7 @@
 
 #include "cli/cache_options.h"
 #include "cli/commands.h"
+#include "cli/option_checks.h"
 #include "cli/progress.h"
 #include "engines/registry.h"
 #include "io/case_file.h"
@@ -141,7 +142,9 @@ void RegisterReplayCommand(CLI::App& app) {
       "request's path and evicts leaves by --policy (SPEC §8).\n"
       "--input-format mooncake (default): a Mooncake trace (JSON Lines with "
       "input_length and hash_ids); prints one JSON line: engine, mode, "
-      "vocab, capacity, policy, page_size, requests, request_tokens, "
+      "vocab, capacity, policy, page_size, model, match_limit, trigger "
+      "(model sglang), capacity_bytes (with --kv-bytes-per-token), "
+      "requests, request_tokens, "
       "matched_tokens, hit_ratio (matched/request tokens), nodes, "
       "peak_nodes, evictions, memory_bytes, read_seconds (reading, parsing "
       "and expanding the trace, on a second thread while the replay runs), "
@@ -153,7 +156,7 @@ void RegisterReplayCommand(CLI::App& app) {
       "or a replay case file as `kvprefix verify` writes it; options given "
       "override its cache); prints {\"matches\":[...]} as "
       "`match` does, each request's match before its insert.");
-  AddTraceArguments(*command, options->trace);
+  AddTraceArguments(*command, options->trace, /*reads_documents=*/true);
   const char* const input_format_help =
       "What TRACE holds: mooncake (a Mooncake trace) or requests (a SPEC §8 "
       "replay document)";
@@ -180,6 +183,8 @@ void RegisterReplayCommand(CLI::App& app) {
                   "requests the matches), replaced atomically; - is standard "
                   "output");
   command->callback([options] {
+    CheckDistinctOutputs("--matches", options->matches, "--output",
+                         options->output);
     if (options->input_format == "requests") {
       ReplayDocument(*options);
     } else {

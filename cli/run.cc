@@ -12,6 +12,7 @@
 
 #include "cli/commands.h"
 #include "io/input_error.h"
+#include "io/json_strings.h"
 #include "kvprefix/types.h"
 #include "kvprefix/version.h"
 
@@ -25,7 +26,10 @@ int Fail(int status, std::string_view message) {
   // Standard error may be gone as well (`2>&1 | head -1`): nothing is left
   // to tell then, so a failed write is ignored. fmt::print would throw out
   // of the handler that called Fail, and the tool would abort (status 134).
-  const std::string line = fmt::format("kvprefix: {}\n", message);
+  // The one line of every failure, with its control characters escaped
+  // whatever composed it (CLI11 and a plugin's error buffer quote text raw).
+  const std::string line =
+      fmt::format("kvprefix: {}\n", EscapeControlCharacters(message));
   static_cast<void>(std::fwrite(line.data(), 1, line.size(), stderr));
   return status;
 }

@@ -114,7 +114,10 @@ void RegisterVerifyCommand(CLI::App& app) {
       ->capture_default_str();
   verify
       ->add_option("--engines", options.engines,
-                   "built-in engines to check: names or 'all'")
+                   "engines to check: built-in names, 'all' (the built-in "
+                   "engines of each document's model), or plugin:PATH (a "
+                   "cache of your own built as a shared library, "
+                   "plugin/kvprefix_plugin.h)")
       ->allow_extra_args(false)
       ->delimiter(',');
   verify

@@ -50,6 +50,21 @@ std::string FoundAtCurrent(const Context& context) {
                  static_cast<std::size_t>(position - context.json.data()));
 }
 
+// The last byte other than whitespace before what the iterator of `context`
+// points at, or '\0' if there is none or no position: after a syntax error,
+// what came before the bad byte says what was expected there.
+char ByteBeforeCurrent(const Context& context) {
+  const char* position = nullptr;
+  if (context.document.current_location().get(position) != simdjson::SUCCESS) {
+    return '\0';
+  }
+  for (auto i = static_cast<std::size_t>(position - context.json.data()); i > 0;
+       --i) {
+    if (!IsWhitespace(context.json[i - 1])) return context.json[i - 1];
+  }
+  return '\0';
+}
+
 std::string_view Trim(std::string_view token) {
   while (!token.empty() && IsWhitespace(token.back())) token.remove_suffix(1);
   return token;
@@ -366,10 +381,23 @@ InputError DiagnoseUnbalanced(std::string_view json,
     return InputError(prefix + "$",
                       "expected a JSON object, found " + DescribeRoot(json));
   }
+  // What the input ended after says what was to come: a value after ':'
+  // (or after ',' in an array, or after '['), a name after ',' in an object.
+  std::string_view rest = json;
+  while (!rest.empty() && IsWhitespace(rest.back())) rest.remove_suffix(1);
+  const char last = rest.empty() ? '\0' : rest.back();
+  const bool is_array = stack.back().is_array;
+  std::string_view expected = is_array ? "',' or ']'" : "',' or '}'";
+  if (last == ':' || (is_array && (last == ',' || last == '['))) {
+    expected = is_array && last == '[' ? "a value or ']'" : "a value";
+  } else if (!is_array && last == ',') {
+    expected = "a member name";
+  } else if (!is_array && last == '{') {
+    expected = "a member name or '}'";
+  }
   return InputError(
       prefix + PathOf(stack),
-      fmt::format("expected {}, found end of input (truncated)",
-                  stack.back().is_array ? "',' or ']'" : "',' or '}'"));
+      fmt::format("expected {}, found end of input (truncated)", expected));
 }
 
 }  // namespace kvprefix::json_diagnostics
@@ -389,11 +417,22 @@ namespace kvprefix::json_diagnostics {
 InputError Unexpected(const Context& context, Value& element,
                       const std::string& location, std::string_view expected) {
   ondemand::value value;
-  const std::string found = element.get(value) == simdjson::SUCCESS
-                                ? DescribeValue(context, value)
-                                : FoundAtCurrent(context);
+  if (element.get(value) == simdjson::SUCCESS) {
+    return InputError(context.Prefix() + location,
+                      fmt::format("expected {}, found {}", expected,
+                                  DescribeValue(context, value)));
+  }
+  // A syntax error where the element should be. An element follows '[' or
+  // ',' and a member's value ':'; after anything else a value has just
+  // ended, so the separator is what is missing ([1 2]), not another value.
+  const char before = ByteBeforeCurrent(context);
+  const bool separator_missing =
+      before != '\0' &&
+      std::string_view("[,:").find(before) == std::string_view::npos;
   return InputError(context.Prefix() + location,
-                    fmt::format("expected {}, found {}", expected, found));
+                    fmt::format("expected {}, found {}",
+                                separator_missing ? "',' or ']'" : expected,
+                                FoundAtCurrent(context)));
 }
 
 InputError SyntaxError(const Context& context, const std::string& location,
@@ -401,6 +440,16 @@ InputError SyntaxError(const Context& context, const std::string& location,
   return InputError(
       context.Prefix() + location,
       fmt::format("expected {}, found {}", expected, FoundAtCurrent(context)));
+}
+
+InputError MemberSyntaxError(const Context& context,
+                             const std::string& location) {
+  // After ',' only a name may come ({"a":1,}), after '{' a name or '}'.
+  const char before = ByteBeforeCurrent(context);
+  return SyntaxError(context, location,
+                     before == ','   ? "a member name"
+                     : before == '{' ? "a member name or '}'"
+                                     : "a member name, ',' or '}'");
 }
 
 InputError StringError(const Context& context, const char* quote,

@@ -108,7 +108,8 @@ InputError DocumentError(simdjson::error_code error, std::string_view json,
 InputError DiagnoseUnbalanced(std::string_view json, std::string_view prefix);
 
 // The error at `location` when `element` (an array element or a member
-// value, possibly carrying a syntax error instead) is not `expected`.
+// value, possibly carrying a syntax error instead) is not `expected`; a
+// syntax error right after a value (a missing ',') expects "',' or ']'".
 InputError Unexpected(const Context& context, Value& element,
                       const std::string& location, std::string_view expected);
 
@@ -116,6 +117,12 @@ InputError Unexpected(const Context& context, Value& element,
 // (a missing comma, a stray character): names the byte found there.
 InputError SyntaxError(const Context& context, const std::string& location,
                        std::string_view expected);
+
+// SyntaxError for a member that could not be read while iterating the
+// object at `location`: what was expected follows from the byte before
+// ("a member name" after ',', "a member name or '}'" after '{').
+InputError MemberSyntaxError(const Context& context,
+                             const std::string& location);
 
 // The error at `location` for the string whose opening quote is at `quote`
 // and which simdjson could not unescape: names the first invalid escape and
@@ -158,7 +165,7 @@ Member ReadMember(const Context& context,
                   ObjectLocation&& object_location) {
   ondemand::field field;
   if (std::move(member).get(field) != simdjson::SUCCESS) [[unlikely]] {
-    throw SyntaxError(context, object_location(), "a member name, ',' or '}'");
+    throw MemberSyntaxError(context, object_location());
   }
   // raw() is the byte after the name's opening quote.
   const char* quote = field.key().raw() - 1;

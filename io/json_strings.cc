@@ -36,11 +36,12 @@ std::size_t Utf8Length(std::string_view text, std::size_t i) {
 }
 
 // Appends text[0..max_bytes) escaped as in a JSON string; a byte that is not
-// UTF-8 becomes `invalid` formatted with the byte. Returns the bytes of
-// `text` consumed.
+// UTF-8 becomes `invalid` formatted with the byte; quotes and backslashes
+// are escaped too unless `quotes` is false. Returns the bytes of `text`
+// consumed.
 std::size_t AppendEscaped(std::string_view text, std::size_t max_bytes,
                           fmt::format_string<unsigned> invalid,
-                          std::string& out) {
+                          std::string& out, bool quotes = true) {
   std::size_t i = 0;
   while (i < text.size() && i < max_bytes) {
     const auto byte = static_cast<unsigned char>(text[i]);
@@ -52,7 +53,7 @@ std::size_t AppendEscaped(std::string_view text, std::size_t max_bytes,
     }
     if (length > 1) {
       out.append(text, i, length);
-    } else if (byte == '"' || byte == '\\') {
+    } else if (quotes && (byte == '"' || byte == '\\')) {
       out += '\\';
       out += static_cast<char>(byte);
     } else if (byte == '\n') {
@@ -141,6 +142,12 @@ std::string EscapeForMessage(std::string_view text, std::size_t max_bytes) {
   if (AppendEscaped(text, max_bytes, "\\x{:02X}", out) < text.size()) {
     out += "...";
   }
+  return out;
+}
+
+std::string EscapeControlCharacters(std::string_view text) {
+  std::string out;
+  AppendEscaped(text, text.size(), "\\x{:02X}", out, /*quotes=*/false);
   return out;
 }
 

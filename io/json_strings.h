@@ -37,6 +37,14 @@ std::optional<InvalidEscape> FirstInvalidEscape(std::string_view body);
 // are added. O(min(size, max_bytes)).
 std::string EscapeForMessage(std::string_view text, std::size_t max_bytes = 40);
 
+// `text` (a message another library composed around the user's text, a
+// line a program printed) with every control character escaped as
+// EscapeForMessage escapes it (\n, \t, \u001b, ...) and each byte that is
+// not UTF-8 shown as \xFF; quotes, backslashes and everything else are left
+// as they are, and nothing is cut: what reaches a terminal can neither move
+// the cursor nor split the line. O(bytes).
+std::string EscapeControlCharacters(std::string_view text);
+
 // Appends `text` as a JSON string (RFC 8259), quotes included: escaped as
 // EscapeForMessage escapes, never cut, and each byte that is not UTF-8
 // replaced by U+FFFD, so that the result is always valid JSON. O(bytes).

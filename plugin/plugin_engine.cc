@@ -124,7 +124,17 @@ const Library& Load(const std::string& path) {
   const CallScope scope(load_record);
   void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) {
-    throw PluginError(where + ": cannot load: " + dlerror());
+    std::string message = where + ": cannot load: " + dlerror();
+    // dlopen searches the library path for a name without '/', not the
+    // current folder: say so when the file is right here.
+    if (path.find('/') == std::string::npos &&
+        access(path.c_str(), F_OK) == 0) {
+      message +=
+          " (a name without '/' is searched on the library path; for "
+          "the file in this folder write plugin:./" +
+          path + ")";
+    }
+    throw PluginError(message);
   }
   // A refused library is closed again: only accepted ones stay loaded
   // (for good: their tables and code outlive every engine made from them).

@@ -41,7 +41,9 @@ inline constexpr std::string_view kPluginPrefix = "plugin:";
 bool IsPluginName(std::string_view name);
 
 // A new, empty cache of the plugin at `path` (a file path; as dlopen reads
-// it, so a name without '/' is searched on the library path) built with
+// it, so a name without '/' is searched on the library path, and the
+// error for such a name says so when a file of that name is in the current
+// folder: "write plugin:./NAME") built with
 // `options`, SPEC §9's model, match limit and trigger included. The
 // library is loaded once per path and process and never unloaded; one
 // refused (see below) is closed again, and a later call opens and refuses

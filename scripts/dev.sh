@@ -4,8 +4,8 @@
 # build/, builds what was asked (ninja's [done/total] progress shows), then
 # runs it:
 #
-#   scripts/dev.sh demo    builds only the tool (build/kvprefix: 65 of the
-#                          195 build steps), then runs the batch job on the
+#   scripts/dev.sh demo    builds only the tool (build/kvprefix: about a
+#                          third of the build steps), then runs the batch job on the
 #                          bundled examples, a block-mode replay of the real
 #                          Mooncake trace, unbounded and with a capacity, and
 #                          its LRU curve with the smallest capacity (nodes and

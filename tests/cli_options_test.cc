@@ -627,5 +627,92 @@ TEST(CliOptionsTest, EmptyOutputPathIsAUsageErrorNamingTheOption) {
             "usage)\n");
 }
 
+// Two outputs naming one file: the second write replaced the first, exit 0
+// (`replay --matches x -o x` kept the summary alone, `curve -o x --plot x`
+// the image). Now a usage error before any work, however the path is
+// spelled; standard output may still be shared.
+TEST(CliOptionsTest, TwoOutputsNamingOneFileAreAUsageError) {
+  test::ScratchDir dir;
+  const std::string trace = TraceOf(dir, 3);
+  const std::string same = dir.Path("same.out");
+  const std::string link = dir.Path("link.out");
+  test::WriteTextFile(same, "previous\n");
+  std::filesystem::create_symlink(same, link);
+  for (const std::string& other :
+       {same, dir.path() + "/./sub/../same.out", link}) {
+    const test::ProgramRun run =
+        Kvprefix({"replay", trace, "--matches", other, "-o", same});
+    EXPECT_EQ(run.status, 2) << other;
+    EXPECT_EQ(run.out, "");
+    EXPECT_EQ(run.err, "kvprefix: --matches and --output name the same file: " +
+                           same + " (run with --help for usage)\n");
+  }
+  EXPECT_EQ(test::ReadTextFile(same), "previous\n");
+  const std::string plot = dir.Path("curve.svg");
+  const test::ProgramRun curve =
+      Kvprefix({"curve", trace, "--points", "3", "-o", plot, "--plot", plot});
+  EXPECT_EQ(curve.status, 2);
+  EXPECT_EQ(curve.err, "kvprefix: --output and --plot name the same file: " +
+                           plot + " (run with --help for usage)\n");
+  EXPECT_FALSE(std::filesystem::exists(plot));
+  // Distinct files, and standard output shared, are fine.
+  const test::ProgramRun apart =
+      Kvprefix({"replay", trace, "--matches", dir.Path("m.jsonl"), "-o", same});
+  EXPECT_EQ(apart.status, 0) << apart.err;
+  EXPECT_THAT(test::ReadTextFile(dir.Path("m.jsonl")),
+              HasSubstr("\"matched_length\""));
+  const test::ProgramRun shared =
+      Kvprefix({"replay", trace, "--matches", "-", "-o", "-"});
+  EXPECT_EQ(shared.status, 0) << shared.err;
+  EXPECT_THAT(shared.out, HasSubstr("\"request\":2"));
+  EXPECT_THAT(shared.out, HasSubstr("\"hit_ratio\""));
+}
+
+// CLI11 quotes a bad value raw in its message; a value holding an escape
+// sequence reached the terminal ("--policy: ^[[2J not in {lru,fifo,lfu}").
+// Every failure line now has its control characters escaped.
+TEST(CliOptionsTest, ControlCharactersInMessagesAreEscaped) {
+  test::ScratchDir dir;
+  const std::string trace = TraceOf(dir, 3);
+  for (const std::vector<std::string>& args :
+       std::vector<std::vector<std::string>>{
+           {"replay", trace, "--policy", "\x1b[2J"},
+           {"replay", trace, "--engine", "radix\x1b[2J"},
+           {"match", "--bad\x1b[2J"},
+           {"replay", trace, "extra\nline"}}) {
+    const test::ProgramRun run = Kvprefix(args);
+    EXPECT_EQ(run.status, 2) << args.back();
+    EXPECT_EQ(run.err.find('\x1b'), std::string::npos) << run.err;
+    EXPECT_EQ(run.err.find('\n'), run.err.size() - 1) << run.err;  // one line
+    EXPECT_THAT(run.err, ::testing::AnyOf(HasSubstr("\\u001b[2J"),
+                                          HasSubstr("extra\\nline")));
+  }
+}
+
+// The summary line named members --help did not list (model, match_limit,
+// trigger, capacity_bytes); convert's TRACE offered replay documents,
+// which convert does not read.
+TEST(CliOptionsTest, HelpNamesWhatTheCommandsPrintAndRead) {
+  test::ScratchDir dir;
+  const std::string trace = TraceOf(dir, 3);
+  const test::ProgramRun run =
+      Kvprefix({"replay", trace, "--capacity", "2", "--model", "sglang",
+                "--kv-bytes-per-token", "100"});
+  ASSERT_EQ(run.status, 0) << run.err;
+  const std::string help = Kvprefix({"replay", "--help"}).out;
+  const std::regex member("\"([a-z_]+)\":");
+  std::size_t members = 0;
+  for (std::sregex_iterator it(run.out.begin(), run.out.end(), member), end;
+       it != end; ++it, ++members) {
+    EXPECT_THAT(help, HasSubstr((*it)[1].str())) << (*it)[1];
+  }
+  EXPECT_GE(members, 20u);
+  EXPECT_THAT(help, HasSubstr("or with --input-format requests a SPEC §8 "
+                              "replay document"));
+  const std::string convert = Kvprefix({"convert", "mooncake", "--help"}).out;
+  EXPECT_THAT(convert, HasSubstr("Mooncake trace"));
+  EXPECT_THAT(convert, ::testing::Not(HasSubstr("--input-format")));
+}
+
 }  // namespace
 }  // namespace kvprefix

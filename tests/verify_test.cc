@@ -180,8 +180,8 @@ TEST(VerifyCliTest, MinimalFailingInputIsReportedNotShrunk) {
   const CliRun run =
       ExpectCommandCaught(Script("off_by_one.py"),
                           TempPath("minimal.case.json"), "wrong-answer", input);
-  EXPECT_THAT(run.output, HasSubstr("\nnot shrunk: no smaller input fails "
-                                    "(3 checks)\n"));
+  EXPECT_THAT(run.output, HasSubstr("\nnot shrunk: none of the 3 smaller "
+                                    "inputs tried fails\n"));
   EXPECT_THAT(run.output, ::testing::Not(HasSubstr("shrunk in")));
 }
 
@@ -990,6 +990,29 @@ TEST(VerifyCliTest, CrashReportQuotesStandardError) {
                                " --out " + TempPath("crash.json"));
   EXPECT_THAT(run.output, HasSubstr("exit status 1"));
   EXPECT_THAT(run.output, HasSubstr("IndexError"));
+}
+
+// The command's standard error and the command itself were printed raw:
+// an escape sequence in either reached the terminal. Each quoted stderr
+// line has its control characters escaped, and the replay line quotes a
+// command holding one as $'...', which bash reads back as the command.
+TEST(VerifyCliTest, ReportEscapesControlCharacters) {
+  const std::string command =
+      "printf \"\\033[31mRED\\nnext\\n\" >&2; exit 1 #\x1b[2J";
+  const CliRun run = ExpectCommandCaught(command, TempPath("escaped.json"),
+                                         "crash", "--runs 1");
+  EXPECT_EQ(run.output.find('\x1b'), std::string::npos) << run.output;
+  EXPECT_THAT(run.output, HasSubstr("\n  | \\u001b[31mRED\n  | next\n"));
+  const std::string quoted =
+      R"($'printf "\\033[31mRED\\nnext\\n" >&2; exit 1 #\x1b[2J')";
+  EXPECT_THAT(run.output, HasSubstr("replay: kvprefix verify --cmd " + quoted +
+                                    " --cases "));
+  const std::string script = TempPath("quoted-back.sh");
+  const std::string back = TempPath("quoted-back.txt");
+  std::ofstream(script) << "printf %s " << quoted << "\n";
+  ASSERT_EQ(std::system(("bash " + script + " > " + back).c_str()), 0);
+  std::ifstream file(back, std::ios::binary);
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(file), {}), command);
 }
 
 TEST(VerifyCliTest, SignalIsCrash) {

@@ -17,6 +17,7 @@
 #include "checking/differential.h"
 #include "engines/registry.h"
 #include "io/json_output.h"
+#include "io/json_strings.h"
 #include "kvprefix/batch.h"
 #include "kvprefix/replay.h"
 #include "plugin/plugin_engine.h"
@@ -40,10 +41,17 @@ std::string StderrTail(std::string_view text) {
       break;
     }
   }
+  // Each line quoted with its control characters escaped: the command's
+  // escape sequences must not reach the terminal.
   std::string tail;
-  for (char c : text.substr(begin)) {
-    if (tail.empty() || c == '\n') tail += "\n  | ";
-    if (c != '\n') tail += c;
+  std::string_view rest = text.substr(begin);
+  if (rest.starts_with('\n')) rest.remove_prefix(1);
+  for (;;) {
+    const std::size_t end = rest.find('\n');
+    tail += "\n  | ";
+    tail += EscapeControlCharacters(rest.substr(0, end));
+    if (end == std::string_view::npos) break;
+    rest.remove_prefix(end + 1);
   }
   return "; standard error ends:" + tail;
 }

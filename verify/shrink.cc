@@ -321,7 +321,9 @@ template <typename Input>
 std::string DescribeShrinkOf(const Input& failing,
                              const ShrinkResultOf<Input>& result) {
   if (result.accepted == 0) {
-    return fmt::format("not shrunk: no smaller input fails ({} checks)",
+    // The shrinker is greedy (one request, token or option at a time): a
+    // smaller failing input may exist that no single step reaches.
+    return fmt::format("not shrunk: none of the {} smaller inputs tried fails",
                        result.attempts);
   }
   return fmt::format("shrunk in {} checks from {} to {}", result.attempts,

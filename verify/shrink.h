@@ -72,9 +72,10 @@ std::string DescribeSize(const ReplayInput& input);
 
 // The shrink report's line (no newline) for `result`, of shrinking
 // `failing`: "shrunk in 11 checks from 2 sequences (7 tokens) to 1
-// sequences (1 tokens)" (DescribeSize's), or "not shrunk: no smaller input
-// fails (2 checks)" when no candidate was kept. verify's and Python's
-// kvprefix.testing reports print it. O(1). Thread-safe.
+// sequences (1 tokens)" (DescribeSize's), or "not shrunk: none of the 2
+// smaller inputs tried fails" when no candidate was kept (the shrinker is
+// greedy, so a smaller failing input that no single step reaches may exist).
+// verify's and Python's kvprefix.testing reports print it. O(1). Thread-safe.
 std::string DescribeShrink(const BatchInput& failing,
                            const ShrinkResult& result);
 std::string DescribeShrink(const ReplayInput& failing,

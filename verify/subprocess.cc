@@ -2,6 +2,7 @@
 #include "verify/subprocess.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -218,6 +219,21 @@ void KillGroupAndReap(pid_t pid, int& status) {
 }  // namespace
 
 std::string ShellQuote(std::string_view text) {
+  const auto is_control = [](char c) {
+    return static_cast<unsigned char>(c) < 0x20 || c == 0x7F;
+  };
+  if (std::any_of(text.begin(), text.end(), is_control)) {
+    std::string quoted = "$'";
+    for (char c : text) {
+      if (is_control(c)) {
+        quoted += fmt::format("\\x{:02x}", static_cast<unsigned char>(c));
+      } else {
+        if (c == '\'' || c == '\\') quoted += '\\';
+        quoted += c;
+      }
+    }
+    return quoted + "'";
+  }
   std::string quoted = "'";
   for (char c : text) {
     quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);

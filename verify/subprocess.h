@@ -133,7 +133,11 @@ class LineProcess {
   std::unique_ptr<State> state_;
 };
 
-// `text` quoted for /bin/sh: in single quotes, each ' written '\''.
+// `text` quoted for a shell: in single quotes, each ' written '\'' (POSIX
+// sh). Text holding a control character (ESC, a newline, ...) is written in
+// ANSI-C quotes instead, $'...' with each such byte as \xHH (bash, zsh, ksh;
+// POSIX.1-2024 sh): a copied command line still runs the same command, and
+// printing it cannot drive the terminal. O(bytes).
 std::string ShellQuote(std::string_view text);
 
 }  // namespace kvprefix::verify

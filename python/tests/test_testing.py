@@ -324,7 +324,7 @@ def test_a_minimal_failing_document_is_reported_not_shrunk():
     failure = caught.value
     assert failure.shrink_attempts == 3
     assert failure.document == document
-    assert "\nnot shrunk: no smaller input fails (3 checks)\n" in str(failure)
+    assert "\nnot shrunk: none of the 3 smaller inputs tried fails\n" in str(failure)
     assert "shrunk in" not in str(failure)
 
 

@@ -121,6 +121,30 @@ TEST(PluginTest, LoadFailuresNameThePluginAndTheProblem) {
                 "symbol"));
 }
 
+// `plugin:NAME` without a '/' is searched on the library path, as dlopen
+// does, not in the current folder: with the file right there, the error
+// said only "cannot open shared object file". It now says how to name it.
+TEST(PluginTest, ANameWithoutSlashSaysHowToNameTheFileHere) {
+  const test::ScratchDir dir;
+  const std::string name = "libcopied_radix_plugin.so";
+  std::filesystem::copy_file(KVPREFIX_RADIX_PLUGIN, dir.Path(name));
+  const std::filesystem::path before = std::filesystem::current_path();
+  std::filesystem::current_path(dir.path());
+  const std::string bare =
+      ThrownMessage<PluginError>([&] { MakeEngine("plugin:" + name); });
+  const std::string absent = ThrownMessage<PluginError>(
+      [] { MakeEngine("plugin:libnot_here_at_all.so"); });
+  const auto here = MakeEngine("plugin:./" + name);
+  std::filesystem::current_path(before);
+  EXPECT_THAT(bare, HasSubstr("plugin " + name + ": cannot load: "));
+  EXPECT_THAT(bare, HasSubstr("(a name without '/' is searched on the library "
+                              "path; for the file in this folder write "
+                              "plugin:./" +
+                              name + ")"));
+  EXPECT_THAT(absent, ::testing::Not(HasSubstr("write plugin:./")));
+  EXPECT_EQ(here->name(), "plugin:radix");
+}
+
 // A refused plugin stayed loaded (dlopen'ed, never closed) for the rest of
 // the process; it is closed, and refused the same way each time.
 TEST(PluginTest, ARefusedPluginIsUnloadedAndRefusedAgain) {

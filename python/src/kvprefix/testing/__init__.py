@@ -154,7 +154,8 @@ class CheckFailure(AssertionError):
         insert's node ID; actual is the returned object as it was when its
         shape is wrong, None for a crash.
       shrink_attempts: checks the shrinker made (0: shrinking was off);
-        the message says "not shrunk: ..." when no smaller input failed.
+        the message says "not shrunk: ..." when none of the smaller inputs
+        tried failed.
       message: the report (also str(error)).
     """
 
