@@ -171,6 +171,24 @@ TEST(VerifyCliTest, OffByOneAtMatchEndIsWrongAnswerShrunk) {
       0);
 }
 
+// The replay line's command, `--cases FILE` with --out FILE, rewrote the
+// case that still failed as it was: only its source changed, from where
+// the case came from to "... on case FILE". It is left as it is now; a
+// case that shrinks further is still written.
+TEST(VerifyCliTest, ReplayingACaseThatFailsAsItIsLeavesItAsItIs) {
+  const std::string out = TempPath("off_by_one.py.case.json");
+  ExpectCaught("off_by_one.py", "wrong-answer");
+  const std::string before = test::ReadTextFile(out);
+  const CliRun again = RunVerify("--cmd " + Quote(Script("off_by_one.py")) +
+                                 " --cases " + out + " --out " + out);
+  EXPECT_EQ(again.exit_status, 1) << again.output;
+  EXPECT_THAT(again.output, HasSubstr("the case in " + out +
+                                      " fails as it is: not rewritten\n"
+                                      "replay: kvprefix verify --cmd "));
+  EXPECT_EQ(test::ReadTextFile(out), before);
+  EXPECT_THAT(before, HasSubstr("on generated input"));
+}
+
 // An input no candidate can replace (dropping the request or its token
 // passes) was reported "shrunk in 3 checks from 1 sequences (1 tokens) to
 // 1 sequences (1 tokens)".

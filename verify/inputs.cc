@@ -82,7 +82,7 @@ std::vector<NamedInputOf<Input>> ReadFiles(
   for (const std::string& path : paths) {
     inputs.push_back(NamedInputOf<Input>{
         "file " + path, WithFileName(path, [&] { return read_file(path); }),
-        std::nullopt});
+        std::nullopt, path});
   }
   return inputs;
 }
@@ -101,11 +101,14 @@ std::vector<NamedInputOf<Input>> ReadCases(const std::string& path,
     // Falling back to generated inputs would check something else than asked.
     throw std::invalid_argument("no case files (*.json) in " + path);
   }
+  const bool folder = std::filesystem::is_directory(path);
   std::vector<NamedInputOf<Input>> inputs;
   for (CaseFileOf<Input>& found : cases) {
-    inputs.push_back(NamedInputOf<Input>{"case " + found.name,
-                                         std::move(found.input),
-                                         std::move(found.expected)});
+    std::string file =
+        folder ? (std::filesystem::path(path) / found.name).string() : path;
+    inputs.push_back(
+        NamedInputOf<Input>{"case " + found.name, std::move(found.input),
+                            std::move(found.expected), std::move(file)});
   }
   return inputs;
 }

@@ -25,6 +25,9 @@ struct NamedInputOf {
   Input input;
   // A case file's own expected answer, cross-checked against the reference.
   std::optional<std::vector<Match>> expected;
+  // The file it was read from (a FILE or a case file); "" when generated or
+  // a window of a trace.
+  std::string path;
 };
 using NamedInput = NamedInputOf<BatchInput>;
 using NamedReplayInput = NamedInputOf<ReplayInput>;

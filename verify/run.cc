@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <functional>
 #include <future>
 #include <random>
@@ -168,16 +169,26 @@ template <typename Input>
   }
   fmt::print("{}\n", shrunk.failure.message);
   fmt::print("{}", DescribeState(shrunk.input, shrunk.failure));
-  const std::string text = FormatCase(
-      shrunk.input, ReferenceMatches(shrunk.input),
-      fmt::format("kvprefix verify {}: {} on {}", TargetFlags(options),
-                  FailureKindName(shrunk.failure.kind), failing.name));
-  if (text.size() <= kMaxPrintedCaseBytes) fmt::print("case: {}", text);
-  WriteFileAtomically(options.out, text);
-  fmt::print(
-      "minimal failing case (with the reference's answer) written to {}\n"
-      "replay: kvprefix verify {} --cases {}\n",
-      options.out, TargetFlags(options), ShellQuote(options.out));
+  // An input that still fails as it is, read from the file --out names (the
+  // replay line's own `--cases FILE`), stays as it is: rewriting it only
+  // replaced its source, where the case came from, with "... on case FILE".
+  std::error_code ignored;
+  if (shrunk.accepted == 0 && !failing.path.empty() &&
+      std::filesystem::equivalent(failing.path, options.out, ignored)) {
+    fmt::print("the case in {} fails as it is: not rewritten\n", options.out);
+  } else {
+    const std::string text = FormatCase(
+        shrunk.input, ReferenceMatches(shrunk.input),
+        fmt::format("kvprefix verify {}: {} on {}", TargetFlags(options),
+                    FailureKindName(shrunk.failure.kind), failing.name));
+    if (text.size() <= kMaxPrintedCaseBytes) fmt::print("case: {}", text);
+    WriteFileAtomically(options.out, text);
+    fmt::print(
+        "minimal failing case (with the reference's answer) written to {}\n",
+        options.out);
+  }
+  fmt::print("replay: kvprefix verify {} --cases {}\n", TargetFlags(options),
+             ShellQuote(options.out));
   std::fflush(stdout);
   throw std::runtime_error(
       fmt::format("verify failed: {}", FailureKindName(failure.kind)));
