@@ -166,9 +166,12 @@ DoubleArrayTrie::DoubleArrayTrie(const CacheOptions& options,
 
 std::int64_t DoubleArrayTrie::HashChild(std::int64_t s, Token token) const {
   const auto u = static_cast<std::uint32_t>(token);
-  if (s == 0 && u < root_children_.size()) return root_children_[u];
-  const auto it = edges_.find(EdgeKey{static_cast<std::uint32_t>(s),
-                                      static_cast<std::uint32_t>(token)});
+  if (s == 0) {
+    if (u < root_children_.size()) return root_children_[u];
+    const auto it = root_edges_.find(u);
+    return it == root_edges_.end() ? -1 : it->second;
+  }
+  const auto it = edges_.find(EdgeKey{static_cast<std::uint32_t>(s), u});
   return it == edges_.end() ? -1 : it->second;
 }
 
@@ -316,9 +319,7 @@ std::int64_t DoubleArrayTrie::AddChildToLeaf(std::int64_t s, Token token) {
 template <bool kBounded>
 std::int64_t DoubleArrayTrie::AddHashChild(std::int64_t s, Token token) {
   const auto t = static_cast<std::int64_t>(FreeSlotFor<kBounded>(s + 1));
-  edges_.emplace(
-      EdgeKey{static_cast<std::uint32_t>(s), static_cast<std::uint32_t>(token)},
-      static_cast<std::int32_t>(t));
+  AddEdge(s, token, t);
   const std::uint32_t children = ++hash_children_[static_cast<std::int32_t>(s)];
   if constexpr (!kBounded) {
     if (s == 0) {
@@ -336,14 +337,32 @@ std::int64_t DoubleArrayTrie::AddHashChild(std::int64_t s, Token token) {
 
 void DoubleArrayTrie::IndexRootChildren(std::int64_t t, Token token) {
   root_children_.assign(kDirectTokens, -1);
-  for (const auto& [edge, child] : edges_) {
-    if (edge.parent == 0 && edge.token < kDirectTokens) {
-      root_children_[edge.token] = child;
-    }
+  for (const auto& [u, child] : root_edges_) {
+    if (u < kDirectTokens) root_children_[u] = child;
   }
-  // The child AddHashChild is adding: in edges_ already, not yet created.
+  // The child AddHashChild is adding: in root_edges_ already, not yet
+  // created.
   if (const auto u = static_cast<std::uint32_t>(token); u < kDirectTokens) {
     root_children_[u] = static_cast<std::int32_t>(t);
+  }
+}
+
+void DoubleArrayTrie::AddEdge(std::int64_t s, Token token, std::int64_t t) {
+  const auto u = static_cast<std::uint32_t>(token);
+  if (s == 0) {
+    root_edges_.emplace(u, static_cast<std::int32_t>(t));
+  } else {
+    edges_.emplace(EdgeKey{static_cast<std::uint32_t>(s), u},
+                   static_cast<std::int32_t>(t));
+  }
+}
+
+void DoubleArrayTrie::RemoveEdge(std::int64_t s, Token token) {
+  const auto u = static_cast<std::uint32_t>(token);
+  if (s == 0) {
+    root_edges_.erase(u);
+  } else {
+    edges_.erase(EdgeKey{static_cast<std::uint32_t>(s), u});
   }
 }
 
@@ -353,15 +372,17 @@ void DoubleArrayTrie::ConvertToHashNode(std::int64_t s) {
   // Allocate first (room for the child the caller adds next, too), so that
   // nothing below can throw: a half-converted node would leave edges_
   // entries keyed by a slot that is not a hash node.
-  edges_.reserve(edges_.size() + codes.size() + 1);
+  if (s == 0) {
+    root_edges_.reserve(codes.size() + 1);
+  } else {
+    edges_.reserve(edges_.size() + codes.size() + 1);
+  }
   hash_children_[static_cast<std::int32_t>(s)] =
       static_cast<std::uint32_t>(codes.size());
   const std::int64_t base = cells_[s].base;
   for (std::uint32_t code : codes) {
     const std::int64_t t = base + code;
-    edges_.emplace(EdgeKey{static_cast<std::uint32_t>(s),
-                           static_cast<std::uint32_t>(TokenAt(t, code))},
-                   static_cast<std::int32_t>(t));
+    AddEdge(s, TokenAt(t, code), t);
   }
   children_.erase(static_cast<std::int32_t>(s));
   cells_[s].base = kHashBase;
@@ -677,8 +698,7 @@ std::int64_t DoubleArrayTrie::Evict(std::int64_t t) {
   const Token token = tokens_[t];
   bool parent_is_leaf = true;  // t == p + 1 was p's only child
   if (cells_[p].base == kHashBase) {
-    edges_.erase(EdgeKey{static_cast<std::uint32_t>(p),
-                         static_cast<std::uint32_t>(token)});
+    RemoveEdge(p, token);
     auto it = hash_children_.find(static_cast<std::int32_t>(p));
     parent_is_leaf = --it->second == 0;
     if (parent_is_leaf) {
@@ -740,7 +760,10 @@ DoubleArrayTrie::Walk DoubleArrayTrie::WalkArrays(TokenSpan request,
 Match DoubleArrayTrie::MatchPrefix(TokenSpan request) const {
   Walk walk{0, 0};
   for (;;) {
-    walk = WalkArrays(request, walk);
+    // At a hash node (the root, for requests' spread-out first tokens) the
+    // probe comes first: the array walk would only find base + code out of
+    // range, one call and a branch miss a request for nothing.
+    if (cells_[walk.slot].base != kHashBase) walk = WalkArrays(request, walk);
     // A hash node's base puts every array slot out of range, so the walk
     // stops at one, and only then does the match look at edges_: once per
     // request where there are no hash nodes.
@@ -762,7 +785,7 @@ std::size_t DoubleArrayTrie::memory_bytes() const {
       ArrayHeapBytes<std::uint64_t>(states_.words().capacity()) +
       ArrayHeapBytes<Token>(tokens_.capacity()) + free_.memory_bytes() +
       FlatHashTableBytes(children_) + FlatHashTableBytes(edges_) +
-      FlatHashTableBytes(hash_children_) +
+      FlatHashTableBytes(root_edges_) + FlatHashTableBytes(hash_children_) +
       VectorHeapBytes<std::int32_t>(root_children_.capacity()) +
       leaves_.memory_bytes() +
       VectorHeapBytes<Token>(evicted_tokens_.capacity());

@@ -69,7 +69,10 @@
 //
 // Hash nodes. A node whose children cannot be placed at base + code without
 // wasting many slots keeps them in one global hash map instead, `edges_`:
-// (parent slot, token) -> child slot, 12 bytes a slot; its base is
+// (parent slot, token) -> child slot, 12 bytes a slot (the root's in a map
+// of its own, `root_edges_`: token -> child slot, 8 bytes a slot, since the
+// root is the hash node with the most children by far, and there the
+// table's size decides how often a probe misses the cache); its base is
 // kHashBase (INT32_MIN), so base + code is negative and a match's bounds
 // check fails on it -- the only way into the hash probe from the fast path,
 // which therefore costs nothing where there are no hash nodes. A node
@@ -88,8 +91,9 @@
 // it a hash node as soon as its second child lands far from the first, and
 // every match would then pay a hash probe at its first token. Unbounded, once
 // the trie holds kRootTableNodes nodes and the root kRootTableChildren hashed
-// children, root_children_ indexes them by token (direct tokens only; edges_
-// stays the record, the index a copy): one array read instead of the probe. It
+// children, root_children_ indexes them by token (direct tokens only;
+// root_edges_ stays the record, the index a copy): one array read instead of
+// the probe. It
 // is built once and only grows, since an unbounded trie never removes a node
 // and a hash node's children never move; bounded caches evict root children and
 // keep the probe.
@@ -306,7 +310,9 @@ class DoubleArrayTrie {
   std::size_t slot_count() const { return size_; }
   std::uint64_t relocated_nodes() const { return relocated_nodes_; }
   std::size_t hash_node_count() const { return hash_children_.size(); }
-  std::size_t hashed_edge_count() const { return edges_.size(); }
+  std::size_t hashed_edge_count() const {
+    return edges_.size() + root_edges_.size();
+  }
   // The code of `token` (see the essay): token + 1 in [0, kDirectTokens),
   // a 29-bit hash past it that distinct tokens may share. Tests use it to
   // build colliding siblings. Pure, O(1), thread-safe.
@@ -479,7 +485,11 @@ class DoubleArrayTrie {
   // qualifies).
   template <bool kBounded>
   std::int64_t AddHashChild(std::int64_t s, Token token);
-  // Builds root_children_ from edges_, plus the child at `t` along `token`
+  // Adds the hashed edge (s, token) -> t, to root_edges_ for the root and
+  // to edges_ for any other node; RemoveEdge removes it. Amortized O(1).
+  void AddEdge(std::int64_t s, Token token, std::int64_t t);
+  void RemoveEdge(std::int64_t s, Token token);
+  // Builds root_children_ from root_edges_, plus the child at `t` along `token`
   // being added. O(kDirectTokens + hash edges), once per index.
   void IndexRootChildren(std::int64_t t, Token token);
   // When an unbounded root that is a hash node gets root_children_: at
@@ -572,6 +582,7 @@ class DoubleArrayTrie {
   std::uint64_t relocated_nodes_ = 0;
   HugePageHashMap<std::int32_t, Codes> children_;  // see the essay
   HugePageHashMap<EdgeKey, std::int32_t> edges_;   // hash nodes' edges
+  HugePageHashMap<std::uint32_t, std::int32_t> root_edges_;  // the root's
   HugePageHashMap<std::int32_t, std::uint32_t> hash_children_;
   // Unbounded, once the root is a hash node with many children: the root's
   // child slot per direct token (-1: none), kDirectTokens entries; empty
