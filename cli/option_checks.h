@@ -127,27 +127,52 @@ inline CLI::Option* AddOutputOption(CLI::App& command, const std::string& name,
       ->capture_default_str();
 }
 
+// The regular file a write to `path` would replace, as an absolute path
+// with "." and ".." and every symbolic link resolved (a dangling one to
+// where it points: the write goes there); "-" is standard output's file
+// when that is a regular file. nullopt for what is not, or would not be, a
+// regular file (a terminal, a pipe, /dev/null): writes there replace
+// nothing. Reads the file system. O(path components).
+inline std::optional<std::filesystem::path> FileWrittenBy(
+    const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code error;
+  fs::path file =
+      path == "-" ? fs::path("/proc/self/fd/1") : fs::absolute(path, error);
+  const auto not_regular = [&error](const fs::path& name) {
+    const fs::file_status status = fs::status(name, error);  // follows links
+    return fs::exists(status) && !fs::is_regular_file(status);
+  };
+  if (not_regular(file) || (path == "-" && !fs::exists(file, error))) {
+    return std::nullopt;
+  }
+  for (int links = 0; links < 40 && fs::is_symlink(file, error); ++links) {
+    const fs::path target = fs::read_symlink(file, error);
+    if (error) break;
+    file = target.is_absolute() ? target : file.parent_path() / target;
+  }
+  file = fs::weakly_canonical(file, error);
+  if (error || not_regular(file)) return std::nullopt;
+  return file;
+}
+
 // Throws the usage error "<first> and <second> name the same file: <path>"
-// (CLI::ValidationError, exit 2) when the two output options name one file:
-// the same path once symbolic links, "." and ".." are resolved, or one file
-// under two hard links. The second write would replace the first, which was
-// then lost without a word (`replay --matches x -o x` kept the summary
-// alone). "-" (standard output) may be shared, and an empty path (an option
-// not given) is never a clash. For a command's callback, before any work.
-// O(path components); reads the file system, nothing else.
+// (CLI::ValidationError, exit 2) when both output options would write one
+// regular file (FileWrittenBy: however it is spelled, through symbolic
+// links, or as "-" with standard output redirected to it): the second
+// write would replace the first, which was then lost without a word
+// (`replay --matches x -o x` kept the summary alone). "-" twice (standard
+// output as a stream, written in turn) and an empty path (an option not
+// given) are never a clash. For a command's callback, before any work.
 inline void CheckDistinctOutputs(std::string_view first_name,
                                  const std::string& first,
                                  std::string_view second_name,
                                  const std::string& second) {
-  if (first.empty() || second.empty() || first == "-" || second == "-") {
+  if (first.empty() || second.empty() || (first == "-" && second == "-")) {
     return;
   }
-  namespace fs = std::filesystem;
-  std::error_code first_error, second_error, ignored;
-  const fs::path first_path = fs::weakly_canonical(first, first_error);
-  const fs::path second_path = fs::weakly_canonical(second, second_error);
-  if (first == second || fs::equivalent(first, second, ignored) ||
-      (!first_error && !second_error && first_path == second_path)) {
+  const auto first_file = FileWrittenBy(first);
+  if (first_file && first_file == FileWrittenBy(second)) {
     throw CLI::ValidationError(fmt::format("{} and {} name the same file: {}",
                                            first_name, second_name,
                                            EscapeForMessage(second, 200)));

@@ -313,9 +313,15 @@ InputError DiagnoseUnbalanced(std::string_view json,
   const std::string prefix(prefix_view);
   std::vector<Level> stack;
   bool root_done = false;
+  // Whether the last token, and the one before it, was a member's name: a
+  // ':' or ',' the input ends with is a separator only after the right one.
+  bool last_was_key = false;
+  bool before_last_was_key = false;
   for (std::size_t i = 0; i < json.size(); ++i) {
     const char c = json[i];
     if (IsWhitespace(c)) continue;
+    before_last_was_key = last_was_key;
+    last_was_key = false;
     if (root_done) {
       return InputError(prefix + "$",
                         "expected end of input after the root value, found " +
@@ -337,6 +343,7 @@ InputError DiagnoseUnbalanced(std::string_view json,
           stack.back().key = json.substr(i + 1, end - i - 1);
           stack.back().has_key = true;
           stack.back().expect_key = false;
+          last_was_key = true;
         }
         i = end;
         root_done = stack.empty();
@@ -381,16 +388,19 @@ InputError DiagnoseUnbalanced(std::string_view json,
     return InputError(prefix + "$",
                       "expected a JSON object, found " + DescribeRoot(json));
   }
-  // What the input ended after says what was to come: a value after ':'
-  // (or after ',' in an array, or after '['), a name after ',' in an object.
+  // What the input ended after says what was to come: a value after a
+  // name's ':' (or after ',' in an array, or after '['), a name after ','
+  // in an object; anything else (a ':' after a value) keeps the general
+  // "',' or '}'".
   std::string_view rest = json;
   while (!rest.empty() && IsWhitespace(rest.back())) rest.remove_suffix(1);
   const char last = rest.empty() ? '\0' : rest.back();
   const bool is_array = stack.back().is_array;
   std::string_view expected = is_array ? "',' or ']'" : "',' or '}'";
-  if (last == ':' || (is_array && (last == ',' || last == '['))) {
+  if ((last == ':' && before_last_was_key) ||
+      (is_array && (last == ',' || last == '['))) {
     expected = is_array && last == '[' ? "a value or ']'" : "a value";
-  } else if (!is_array && last == ',') {
+  } else if (!is_array && last == ',' && !before_last_was_key) {
     expected = "a member name";
   } else if (!is_array && last == '{') {
     expected = "a member name or '}'";

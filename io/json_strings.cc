@@ -35,6 +35,27 @@ std::size_t Utf8Length(std::string_view text, std::size_t i) {
   return valid ? length : 0;
 }
 
+// The code point of the valid UTF-8 sequence of `length` bytes at text[i].
+std::uint32_t CodePoint(std::string_view text, std::size_t i,
+                        std::size_t length) {
+  const auto lead = static_cast<unsigned char>(text[i]);
+  std::uint32_t code = lead & (length == 2 ? 0x1F : length == 3 ? 0x0F : 0x07);
+  for (std::size_t k = 1; k < length; ++k) {
+    code = (code << 6) | (static_cast<unsigned char>(text[i + k]) & 0x3F);
+  }
+  return code;
+}
+
+// Characters beyond ASCII that act on a terminal or on the text's layout
+// rather than show: the C1 controls (U+0080-U+009F; U+009B is a CSI on
+// many terminals), the line and paragraph separators U+2028-U+2029 and the
+// bidirectional embeddings, overrides and isolates U+202A-U+202E,
+// U+2066-U+2069 (which reorder what follows; CVE-2021-42574).
+bool IsInvisibleControl(std::uint32_t code) {
+  return (code >= 0x80 && code <= 0x9F) || (code >= 0x2028 && code <= 0x202E) ||
+         (code >= 0x2066 && code <= 0x2069);
+}
+
 // Appends text[0..max_bytes) escaped as in a JSON string; a byte that is not
 // UTF-8 becomes `invalid` formatted with the byte; quotes and backslashes
 // are escaped too unless `quotes` is false. Returns the bytes of `text`
@@ -52,7 +73,12 @@ std::size_t AppendEscaped(std::string_view text, std::size_t max_bytes,
       continue;
     }
     if (length > 1) {
-      out.append(text, i, length);
+      const std::uint32_t code = CodePoint(text, i, length);
+      if (IsInvisibleControl(code)) {
+        out += fmt::format("\\u{:04x}", code);
+      } else {
+        out.append(text, i, length);
+      }
     } else if (quotes && (byte == '"' || byte == '\\')) {
       out += '\\';
       out += static_cast<char>(byte);

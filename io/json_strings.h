@@ -32,7 +32,9 @@ std::optional<InvalidEscape> FirstInvalidEscape(std::string_view body);
 
 // `text` (a member name, a token, a file name: anything the user wrote) made
 // safe for a one-line message: escaped as in a JSON string (\" \\ \n \r
-// \t \u0000 \u001b ... \u007f), bytes that are not UTF-8 shown as \xFF,
+// \t \u0000 \u001b ... \u007f, and the C1 controls, line separators and
+// bidirectional controls beyond ASCII: \u009b, \u2028, \u202e ...), bytes
+// that are not UTF-8 shown as \xFF,
 // and cut after `max_bytes` bytes of `text` with "..." appended. No quotes
 // are added. O(min(size, max_bytes)).
 std::string EscapeForMessage(std::string_view text, std::size_t max_bytes = 40);

@@ -3,6 +3,7 @@
 
 #include <dlfcn.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -126,9 +127,12 @@ const Library& Load(const std::string& path) {
   if (handle == nullptr) {
     std::string message = where + ": cannot load: " + dlerror();
     // dlopen searches the library path for a name without '/', not the
-    // current folder: say so when the file is right here.
+    // current folder: say so when it found nothing there and a regular
+    // file of that name is right here.
+    struct stat here;
     if (path.find('/') == std::string::npos &&
-        access(path.c_str(), F_OK) == 0) {
+        message.find("cannot open shared object file") != std::string::npos &&
+        stat(path.c_str(), &here) == 0 && S_ISREG(here.st_mode)) {
       message +=
           " (a name without '/' is searched on the library path; for "
           "the file in this folder write plugin:./" +

@@ -648,6 +648,39 @@ TEST(CliOptionsTest, TwoOutputsNamingOneFileAreAUsageError) {
                            same + " (run with --help for usage)\n");
   }
   EXPECT_EQ(test::ReadTextFile(same), "previous\n");
+  // Files not there yet, spelled relative and absolute (missed at first:
+  // a relative name was compared as it was typed); a dangling link and the
+  // file it points to; standard output redirected to a regular file (as
+  // RunProgram does) and /dev/stdout.
+  const std::string fresh = dir.Path("fresh.out");
+  const std::string fresh_relative = std::filesystem::relative(fresh).string();
+  const std::string dangling = dir.Path("dangling.out");
+  std::filesystem::create_symlink(dir.Path("target.out"), dangling);
+  for (const auto& [first, second] :
+       std::vector<std::pair<std::string, std::string>>{
+           {fresh_relative, fresh},
+           {dangling, dir.Path("target.out")},
+           {"/dev/stdout", "-"},
+           {"/proc/self/fd/1", "-"}}) {
+    const test::ProgramRun run =
+        Kvprefix({"replay", trace, "--matches", first, "-o", second});
+    EXPECT_EQ(run.status, 2) << first << " " << second;
+    EXPECT_THAT(run.err,
+                HasSubstr("--matches and --output name the same file"));
+  }
+  EXPECT_FALSE(std::filesystem::exists(fresh));
+  EXPECT_FALSE(std::filesystem::exists(dir.Path("target.out")));
+  // Writes that replace nothing: /dev/null twice, two hard links of one
+  // file (the atomic write replaces a name, the other keeps the old file).
+  const std::string linked = dir.Path("linked.out");
+  std::filesystem::create_hard_link(same, linked);
+  for (const auto& [first, second] :
+       std::vector<std::pair<std::string, std::string>>{
+           {"/dev/null", "/dev/null"}, {linked, same}}) {
+    const test::ProgramRun run =
+        Kvprefix({"replay", trace, "--matches", first, "-o", second});
+    EXPECT_EQ(run.status, 0) << first << " " << run.err;
+  }
   const std::string plot = dir.Path("curve.svg");
   const test::ProgramRun curve =
       Kvprefix({"curve", trace, "--points", "3", "-o", plot, "--plot", plot});
@@ -679,13 +712,22 @@ TEST(CliOptionsTest, ControlCharactersInMessagesAreEscaped) {
            {"replay", trace, "--policy", "\x1b[2J"},
            {"replay", trace, "--engine", "radix\x1b[2J"},
            {"match", "--bad\x1b[2J"},
-           {"replay", trace, "extra\nline"}}) {
+           {"replay", trace, "extra\nline"},
+           {"replay", trace, "--capacity",
+            "\xc2\x9b"
+            "2J"},
+           {"replay", trace, "--capacity",
+            "a\xe2\x80\xae"
+            "b"}}) {
     const test::ProgramRun run = Kvprefix(args);
     EXPECT_EQ(run.status, 2) << args.back();
     EXPECT_EQ(run.err.find('\x1b'), std::string::npos) << run.err;
+    EXPECT_EQ(run.err.find("\xc2\x9b"), std::string::npos) << run.err;
+    EXPECT_EQ(run.err.find("\xe2\x80\xae"), std::string::npos) << run.err;
     EXPECT_EQ(run.err.find('\n'), run.err.size() - 1) << run.err;  // one line
-    EXPECT_THAT(run.err, ::testing::AnyOf(HasSubstr("\\u001b[2J"),
-                                          HasSubstr("extra\\nline")));
+    EXPECT_THAT(run.err, ::testing::AnyOf(
+                             HasSubstr("\\u001b[2J"), HasSubstr("extra\\nline"),
+                             HasSubstr("\\u009b2J"), HasSubstr("a\\u202eb")));
   }
 }
 

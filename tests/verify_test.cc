@@ -1017,7 +1017,7 @@ TEST(VerifyCliTest, CrashReportQuotesStandardError) {
 TEST(VerifyCliTest, ReportEscapesControlCharacters) {
   const std::string command =
       "printf \"\\033[31mRED\\nnext\\n\" >&2; exit 1 #\x1b[2J";
-  const CliRun run = ExpectCommandCaught(command, TempPath("escaped.json"),
+  const CliRun run = ExpectCommandCaught(command, TempPath("escaped\x1b.json"),
                                          "crash", "--runs 1");
   EXPECT_EQ(run.output.find('\x1b'), std::string::npos) << run.output;
   EXPECT_THAT(run.output, HasSubstr("\n  | \\u001b[31mRED\n  | next\n"));

@@ -21,6 +21,7 @@
 #include "io/case_file.h"
 #include "io/input_error.h"
 #include "io/json_output.h"
+#include "io/json_strings.h"
 #include "plugin/plugin_engine.h"
 #include "verify/cache_state.h"
 #include "verify/checker.h"
@@ -148,7 +149,11 @@ template <typename Input>
                                 const CheckerOf<Input>& check,
                                 const NamedInputOf<Input>& failing,
                                 const Failure& failure) {
-  fmt::print("FAILED: {} on {}\n", FailureKindName(failure.kind), failing.name);
+  // Names the user gave (file names) go into the report escaped: a control
+  // character in one must not reach the terminal.
+  const std::string out_shown = EscapeControlCharacters(options.out);
+  fmt::print("FAILED: {} on {}\n", FailureKindName(failure.kind),
+             EscapeControlCharacters(failing.name));
   ShrinkResultOf<Input> shrunk{failing.input, failure, 0};
   // A command that times out usually does on every input, each attempt
   // costing the timeout (a plugin hangs on some inputs only); an input that
@@ -175,7 +180,7 @@ template <typename Input>
   std::error_code ignored;
   if (shrunk.accepted == 0 && !failing.path.empty() &&
       std::filesystem::equivalent(failing.path, options.out, ignored)) {
-    fmt::print("the case in {} fails as it is: not rewritten\n", options.out);
+    fmt::print("the case in {} fails as it is: not rewritten\n", out_shown);
   } else {
     const std::string text = FormatCase(
         shrunk.input, ReferenceMatches(shrunk.input),
@@ -185,7 +190,7 @@ template <typename Input>
     WriteFileAtomically(options.out, text);
     fmt::print(
         "minimal failing case (with the reference's answer) written to {}\n",
-        options.out);
+        out_shown);
   }
   fmt::print("replay: kvprefix verify {} --cases {}\n", TargetFlags(options),
              ShellQuote(options.out));

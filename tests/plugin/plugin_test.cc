@@ -134,6 +134,9 @@ TEST(PluginTest, ANameWithoutSlashSaysHowToNameTheFileHere) {
       ThrownMessage<PluginError>([&] { MakeEngine("plugin:" + name); });
   const std::string absent = ThrownMessage<PluginError>(
       [] { MakeEngine("plugin:libnot_here_at_all.so"); });
+  std::filesystem::create_directory("afolder");  // not a file: no hint
+  const std::string folder =
+      ThrownMessage<PluginError>([] { MakeEngine("plugin:afolder"); });
   const auto here = MakeEngine("plugin:./" + name);
   std::filesystem::current_path(before);
   EXPECT_THAT(bare, HasSubstr("plugin " + name + ": cannot load: "));
@@ -142,6 +145,7 @@ TEST(PluginTest, ANameWithoutSlashSaysHowToNameTheFileHere) {
                               "plugin:./" +
                               name + ")"));
   EXPECT_THAT(absent, ::testing::Not(HasSubstr("write plugin:./")));
+  EXPECT_THAT(folder, ::testing::Not(HasSubstr("write plugin:./")));
   EXPECT_EQ(here->name(), "plugin:radix");
 }
 
