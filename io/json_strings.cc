@@ -9,8 +9,10 @@
 namespace kvprefix {
 namespace {
 
-// Length of the valid UTF-8 sequence at text[i], or 0 if there is none.
-std::size_t Utf8Length(std::string_view text, std::size_t i) {
+// Length of the valid UTF-8 sequence at text[i], or 0 if there is none;
+// its code point goes to *decoded when given.
+std::size_t Utf8Length(std::string_view text, std::size_t i,
+                       std::uint32_t* decoded = nullptr) {
   const auto lead = static_cast<unsigned char>(text[i]);
   std::size_t length;
   std::uint32_t code_point;
@@ -32,18 +34,8 @@ std::size_t Utf8Length(std::string_view text, std::size_t i) {
   }
   const bool valid = code_point >= smallest && code_point <= 0x10FFFF &&
                      (code_point < 0xD800 || code_point > 0xDFFF);
+  if (valid && decoded != nullptr) *decoded = code_point;
   return valid ? length : 0;
-}
-
-// The code point of the valid UTF-8 sequence of `length` bytes at text[i].
-std::uint32_t CodePoint(std::string_view text, std::size_t i,
-                        std::size_t length) {
-  const auto lead = static_cast<unsigned char>(text[i]);
-  std::uint32_t code = lead & (length == 2 ? 0x1F : length == 3 ? 0x0F : 0x07);
-  for (std::size_t k = 1; k < length; ++k) {
-    code = (code << 6) | (static_cast<unsigned char>(text[i + k]) & 0x3F);
-  }
-  return code;
 }
 
 // Characters beyond ASCII that act on a terminal or on the text's layout
@@ -66,14 +58,14 @@ std::size_t AppendEscaped(std::string_view text, std::size_t max_bytes,
   std::size_t i = 0;
   while (i < text.size() && i < max_bytes) {
     const auto byte = static_cast<unsigned char>(text[i]);
-    const std::size_t length = Utf8Length(text, i);
+    std::uint32_t code = byte;
+    const std::size_t length = Utf8Length(text, i, &code);
     if (length == 0) {
       out += fmt::format(invalid, unsigned{byte});
       ++i;
       continue;
     }
     if (length > 1) {
-      const std::uint32_t code = CodePoint(text, i, length);
       if (IsInvisibleControl(code)) {
         out += fmt::format("\\u{:04x}", code);
       } else {
