@@ -8,6 +8,7 @@
 #include "checking/differential.h"
 #include "cli/cache_options.h"
 #include "cli/commands.h"
+#include "engines/registry.h"
 #include "verify/run.h"
 
 namespace kvprefix::cli {
@@ -42,6 +43,24 @@ std::optional<verify::GeneratedModel> GeneratedModelOf(
                                              : std::nullopt};
 }
 
+// CLI::ExistingFile for verify's FILEs, which also says what a missing FILE
+// most likely is when it is an engine's name: the second of `--engines radix
+// hash`, since --engines takes one comma-separated list.
+CLI::Validator ExistingFileOrEngineHint() {
+  return CLI::Validator(
+      [](std::string& name) {
+        std::string problem = CLI::ExistingFile(name);
+        if (!problem.empty() && (IsEngineName(name) || name == "all")) {
+          problem +=
+              " (an engine's name: --engines takes one "
+              "comma-separated list, e.g. --engines radix," +
+              name + ")";
+        }
+        return problem;
+      },
+      "FILE");
+}
+
 }  // namespace
 
 void RegisterVerifyCommand(CLI::App& app) {
@@ -68,7 +87,7 @@ void RegisterVerifyCommand(CLI::App& app) {
       ->add_option("files", options.files,
                    "input files to check: SPEC §4 documents, or replay "
                    "documents with --format requests")
-      ->check(CLI::ExistingFile);
+      ->check(ExistingFileOrEngineHint());
   verify
       ->add_option("--format", flags->format,
                    "what the implementation reads: batch (SPEC §4 input, "

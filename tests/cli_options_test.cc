@@ -756,5 +756,21 @@ TEST(CliOptionsTest, HelpNamesWhatTheCommandsPrintAndRead) {
   EXPECT_THAT(convert, ::testing::Not(HasSubstr("--input-format")));
 }
 
+// `verify --engines radix hash` read "hash" as a FILE and said only that
+// the file does not exist; an engine's name now gets the list's syntax.
+TEST(CliOptionsTest, AnEngineNameReadAsAFileSaysEnginesTakeAList) {
+  const test::ProgramRun run =
+      Kvprefix({"verify", "--engines", "radix", "hash"});
+  EXPECT_EQ(run.status, 2);
+  EXPECT_THAT(run.err, HasSubstr("File does not exist: hash (an engine's "
+                                 "name: --engines takes one comma-separated "
+                                 "list, e.g. --engines radix,hash)"));
+  const test::ProgramRun other =
+      Kvprefix({"verify", "--engines", "radix", "nosuch"});
+  EXPECT_EQ(other.status, 2);
+  EXPECT_THAT(other.err, HasSubstr("File does not exist: nosuch"));
+  EXPECT_THAT(other.err, ::testing::Not(HasSubstr("engine's name")));
+}
+
 }  // namespace
 }  // namespace kvprefix
