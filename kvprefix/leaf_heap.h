@@ -98,7 +98,7 @@ class LeafHeap {
   // heap unchanged; never throws once Reserve made room.
   void Push(const Key& key, Handle handle) {
     entries_.push_back(Entry{key, handle});
-    std::push_heap(entries_.begin(), entries_.end(), Later);
+    std::push_heap(entries_.begin(), entries_.end(), Later{});
   }
 
   // Pops entries, smallest first, until one for which
@@ -117,7 +117,7 @@ class LeafHeap {
       if (entries_.empty()) [[unlikely]] {
         ThrowNoEvictableLeaf(engine, nodes, capacity);
       }
-      std::pop_heap(entries_.begin(), entries_.end(), Later);
+      std::pop_heap(entries_.begin(), entries_.end(), Later{});
       const Entry top = entries_.back();
       entries_.pop_back();
       if (is_current(top)) return top.handle;
@@ -136,7 +136,7 @@ class LeafHeap {
     for_each_leaf([this](const Key& key, Handle handle) {
       entries_.push_back(Entry{key, handle});
     });
-    std::make_heap(entries_.begin(), entries_.end(), Later);
+    std::make_heap(entries_.begin(), entries_.end(), Later{});
   }
 
   // True if the heap holds more than EntryBound(items) entries. O(1).
@@ -170,7 +170,15 @@ class LeafHeap {
  private:
   // "a after b" in the min-order: the std heap algorithms keep the largest
   // element of this order at the front, i.e. an entry of the smallest key.
-  static bool Later(const Entry& a, const Entry& b) { return b.key < a.key; }
+  // A function object, not a function: the heap algorithms are then
+  // instantiated for this type and inline the compare, where a function
+  // pointer left an indirect call in every sift step
+  // (docs/design_history.md).
+  struct Later {
+    bool operator()(const Entry& a, const Entry& b) const {
+      return b.key < a.key;
+    }
+  };
 
   // Out of line and cold: the message is built only when thrown.
   [[noreturn, gnu::cold, gnu::noinline]] static void ThrowNoEvictableLeaf(
