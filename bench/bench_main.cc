@@ -106,14 +106,12 @@ std::string CpuModel() {
 // mmapped block (mallopt(3), "dynamic mmap threshold"), so without fixed
 // thresholds a row that builds and drops a cache every iteration either
 // reused the heap (a row run after others) or gave its pages back and
-// faulted them in again each iteration (the same row run alone or first):
-// the reference's bounded replay of the synthetic trace took 8 ms or 59 ms
-// a replay by position alone, and comparisons of two builds depended on
-// the rows selected. Blocks below 32 MiB (glibc's largest mmap threshold)
-// now always come from the heap, which is never trimmed; larger ones are
-// always mmapped. So a row measures the engine on a warm heap, as a
-// long-lived server runs it; bench/e2e.py measures fresh processes, page
-// faults included.
+// faulted them in again each iteration (the same row run alone or first;
+// CHANGELOG has the measurements). Blocks below 32 MiB (glibc's largest
+// mmap threshold) now always come from the heap, which is never trimmed;
+// larger ones are always mmapped. So a row measures the engine on a warm
+// heap, as a long-lived server runs it; bench/e2e.py measures fresh
+// processes, page faults included.
 void FixHeapPolicy() {
   mallopt(M_MMAP_THRESHOLD, 32 << 20);
   mallopt(M_TRIM_THRESHOLD, 1 << 30);
