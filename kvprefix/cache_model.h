@@ -189,6 +189,16 @@ class PolicyStates {
   typename Policy::Key LeafKey(std::size_t handle, NodeId id) const {
     return Policy::LeafKey(Get<Policy>(handle), id);
   }
+  // Appends the storage of one more handle, its words zero; call it with the
+  // policy the states were built for. Amortised O(1): one emplace_back a
+  // word, inlined (a resize by a run-time count is an out-of-line call and a
+  // memset every node, which the hash engine's growth path felt).
+  template <CachePolicy Policy>
+  void PushBack() {
+    if constexpr (kKeepsState<Policy>) {
+      for (std::size_t i = 0; i < Words64<Policy>(); ++i) words_.emplace_back();
+    }
+  }
   // Copies the state of `from` to `to` (a node moved to another slot).
   void Copy(std::size_t from, std::size_t to) {
     for (std::size_t i = 0; i < per_handle_; ++i) {

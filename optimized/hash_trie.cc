@@ -268,7 +268,6 @@ HashTrie::Slot HashTrie::Remove(Slot slot) {
 template <typename Policy>
 HashTrie::Slot HashTrie::CreateChain(Slot parent, TokenSpan tokens,
                                      std::uint64_t request) {
-  const std::size_t words = states_.words_per_handle();
   for (Token token : tokens) {
     Slot child;
     if (!free_.empty()) {
@@ -281,9 +280,7 @@ HashTrie::Slot HashTrie::CreateChain(Slot parent, TokenSpan tokens,
       ids_.emplace_back();
       parents_.emplace_back();
       children_.emplace_back();
-      if constexpr (kKeepsState<Policy>) {
-        states_.words().resize(states_.words().size() + words);
-      }
+      states_.PushBack<Policy>();
     }
     const bool is_next_node = std::size_t{parent} + 1 == child;
     if (!is_next_node) branches_.emplace(BranchKey(parent, token), child);
