@@ -122,6 +122,14 @@ def enough_repetitions(folder):
           "5 against 5 repetitions called too few", text)
     check("| BM_Match/radix/wide/100 | 2.00 ms | 3.00 ms | +50.0% | 0.0079 | 5 vs 5 |"
           in text, "the changed row is missing or wrong", text)
+    # Former bug: the report called the reference's rows the noise floor
+    # "whose code did not change", true or not; it now gives their change
+    # and says when they are one.
+    check("The reference engine's rows alone (1 in both runs): +50.0%. Where its code is the "
+          "same in both commits" in text,
+          "the reference's rows are not given apart with their condition", text)
+    check("whose code did not change" not in text,
+          "the report still asserts the reference's code did not change", text)
 
 
 def noisy_rows_and_reruns(folder):

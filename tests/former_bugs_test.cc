@@ -115,6 +115,7 @@
 // Benchmark reports
 //   a comparison with too few repetitions for the U test to reach p < 0.05 (3 against 3) reported "0 benchmarks changed" beside a +52% geometric mean -- ctest bench_report
 //   node counts below 100,000 were printed with decimals (3,072.00), and the report showed the maintainer's absolute trace folder -- ctest bench_report
+//   the comparison called the reference engine's rows the noise floor, "whose code did not change", when the reference had changed between the two commits; it now gives their change apart and the condition for reading it as noise -- ctest bench_report
 //   the radix plugin exported its static libraries' functions, so every call between them went through the PLT: 25% over the compiled-in engine on block-mode replay -- PluginTest.RadixPluginExportsOnlyItsEntryPoint
 // The test suite
 //   every ctest run left 266 files and folders in /tmp: the parametrised CLI tests' folders were two levels deep (a '/' of the test's name) and only the inner one was removed, and verify's, the case-file, Mooncake and former-bugs tests' files were never removed; every test now writes into a testing/program_run.h ScratchDir under ctest's own $TMPDIR -- ctest tmpdir_left_empty
