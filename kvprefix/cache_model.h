@@ -28,7 +28,8 @@
 // - PolicyLeafHeap: the leaf heap of the policy's own Key type.
 // - EvictLeaves: step 4's loop over a LeafHeap (kvprefix/leaf_heap.h),
 //   including the chain shortcut (a parent left childless whose key no entry
-//   undercuts is the next victim at once).
+//   undercuts is the next victim at once); EvictLeavesBelow, its first
+//   victims only, those below a key.
 //
 // The reference (reference/reference_trie.h) is deliberately not a client of
 // this layer: it transliterates SPEC §8 on its own and judges the layer.
@@ -266,6 +267,34 @@ class PolicyLeafHeap {
       heaps_;
 };
 
+namespace cache_model_internal {
+
+// Removes `leaf` (RemoveTail) and then, while nodes are still to go, each
+// leaf that removal leaves behind (usually the parent, the rest of a chain)
+// at once when it is the next victim: its key is within(key) and no entry
+// of the heap is below it. The first one that is not is pushed. Returns the
+// nodes removed, 1 to `count`.
+template <typename Key, typename Handle, typename Structure, typename Within>
+std::uint64_t EvictFrom(LeafHeap<Key, Handle>& heap, Structure& structure,
+                        Handle leaf, std::uint64_t count, Within&& within) {
+  std::uint64_t left = count;
+  while (true) {
+    const auto [removed, next] = structure.RemoveTail(leaf, left);
+    left -= removed;
+    if (!next) break;
+    const Key key = structure.LeafKey(*next);
+    if (left > 0 && within(key) && heap.NoneBelow(key)) {
+      leaf = *next;
+      continue;
+    }
+    heap.Push(key, *next);
+    break;
+  }
+  return count - left;
+}
+
+}  // namespace cache_model_internal
+
 // SPEC §8 step 4: evicts `count` nodes, one leaf at a time by the policy's
 // order, from `heap`, whose entries are kept as LeafHeap's invariant says.
 // The structure provides:
@@ -279,9 +308,11 @@ class PolicyLeafHeap {
 //     the handle that is now a leaf with a new key, if any (the parent left
 //     childless, or the shortened run), for this loop to evict at once or
 //     push.
-// `engine` and `capacity` go into NoEvictableLeafError's message, thrown
-// when the heap has no current leaf left; the nodes it names are
-// capacity + the count still to evict. O((count + stale entries) log n).
+// A new leaf whose key no entry undercuts is the next victim at once,
+// without a push and a pop (the chain shortcut). `engine` and `capacity` go
+// into NoEvictableLeafError's message, thrown when the heap has no current
+// leaf left; the nodes it names are capacity + the count still to evict.
+// O((count + stale entries) log n).
 template <typename Key, typename Handle, typename Structure>
 void EvictLeaves(LeafHeap<Key, Handle>& heap, Structure& structure,
                  std::uint64_t count, std::string_view engine,
@@ -291,24 +322,41 @@ void EvictLeaves(LeafHeap<Key, Handle>& heap, Structure& structure,
     return structure.IsCurrent(entry);
   };
   while (count > 0) {
-    Handle leaf =
+    const Handle leaf =
         heap.PopCurrent(is_current, engine, capacity + count, capacity);
-    while (true) {
-      const auto [removed, next] = structure.RemoveTail(leaf, count);
-      count -= removed;
-      if (!next) break;
-      // A new leaf (usually the parent, the rest of a chain): if nothing in
-      // the heap is below its key it is the next victim, without a push and
-      // a pop.
-      const Key key = structure.LeafKey(*next);
-      if (count > 0 && heap.NoneBelow(key)) {
-        leaf = *next;
-        continue;
-      }
-      heap.Push(key, *next);
-      break;
-    }
+    count -= cache_model_internal::EvictFrom(heap, structure, leaf, count,
+                                             [](const Key&) { return true; });
   }
+}
+
+// The first victims of step 4 only: evicts up to `count` nodes as
+// EvictLeaves does, but stops before the first victim whose key is not below
+// `bound`; returns the nodes evicted (0 to count). Never throws for want of
+// a leaf. An engine that creates a request's new nodes before step 4 (a
+// policy without kKeepsFirstCapacityNodes) calls it before creating them,
+// with its path's end kept from being a leaf and `bound` the key the new
+// path's leaf will have: the leaves below that key are exactly the victims
+// step 4 would take first after creating (the new leaf is the only new
+// one, and keys of leaves differ), so evicting them first frees slots for
+// the new nodes without changing a victim or the order. Same structure and
+// cost as EvictLeaves.
+template <typename Key, typename Handle, typename Structure>
+std::uint64_t EvictLeavesBelow(LeafHeap<Key, Handle>& heap,
+                               Structure& structure, std::uint64_t count,
+                               const Key& bound) {
+  using Entry = typename LeafHeap<Key, Handle>::Entry;
+  const auto is_current = [&structure](const Entry& entry) {
+    return structure.IsCurrent(entry);
+  };
+  std::uint64_t left = count;
+  while (left > 0) {
+    const std::optional<Handle> leaf = heap.PopCurrentBelow(is_current, bound);
+    if (!leaf) break;
+    left -= cache_model_internal::EvictFrom(
+        heap, structure, *leaf, left,
+        [&bound](const Key& key) { return key < bound; });
+  }
+  return count - left;
 }
 
 // SPEC §9.1 for model spec: step 1 matches at most MatchLimitTokens of the

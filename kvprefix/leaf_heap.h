@@ -46,6 +46,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -122,6 +123,22 @@ class LeafHeap {
       entries_.pop_back();
       if (is_current(top)) return top.handle;
     }
+  }
+
+  // As PopCurrent, but only among entries whose key is below `bound`:
+  // returns the handle of the first current one, or nothing (and never
+  // throws) once every entry left has a key >= bound, stale or not. Those
+  // are left in place. O((1 + stale popped) * log size).
+  template <typename IsCurrent>
+  std::optional<Handle> PopCurrentBelow(IsCurrent&& is_current,
+                                        const Key& bound) {
+    while (!NoneBelow(bound)) {
+      std::pop_heap(entries_.begin(), entries_.end(), Later{});
+      const Entry top = entries_.back();
+      entries_.pop_back();
+      if (is_current(top)) return top.handle;
+    }
+    return std::nullopt;
   }
 
   // Replaces every entry by one per current leaf: for_each_leaf(add) must

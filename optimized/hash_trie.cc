@@ -174,6 +174,21 @@ HashTrie::BoundedResult HashTrie::InsertBounded(TokenSpan sequence) {
         walk.slot, sequence.subspan(walk.length, stored), request);
   } else {
     // Steps 2 and 4 as SPEC §8 writes them: the path's own nodes may go.
+    // But the leaves off the path whose keys are below the new leaf's would
+    // be step 4's first victims anyway (EvictLeavesBelow), so they go
+    // before creating, as with the shortcut: the new chain then reuses the
+    // slots they free, last freed first, in ascending runs that keep their
+    // implicit next-node edges (slots freed only after creating come back
+    // in the order of other requests' evictions, and most new nodes then
+    // need a branch entry).
+    if (present + stored > options_.capacity) {
+      typename Policy::State state{};
+      Policy::Touch(state, request);
+      ++children_[walk.slot];  // the path's end gets a child: no victim
+      EvictLeavesBelow<Policy>(present + stored - options_.capacity,
+                               Policy::LeafKey(state, next_id_ + stored - 1));
+      --children_[walk.slot];
+    }
     ReserveSlots(stored - std::min<std::uint64_t>(stored, free_.size()));
     deepest =
         CreateChain<Policy>(walk.slot, sequence.subspan(walk.length), request);
@@ -256,6 +271,13 @@ void HashTrie::EvictLeaves(std::uint64_t count) {
   Leaves<Policy> leaves(*this);
   kvprefix::EvictLeaves(leaves_.Get<Policy>(), leaves, count, kName,
                         options_.capacity);
+}
+
+template <typename Policy>
+void HashTrie::EvictLeavesBelow(std::uint64_t count,
+                                const typename Policy::Key& bound) {
+  Leaves<Policy> leaves(*this);
+  kvprefix::EvictLeavesBelow(leaves_.Get<Policy>(), leaves, count, bound);
 }
 
 HashTrie::Slot HashTrie::Remove(Slot slot) {

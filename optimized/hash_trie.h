@@ -53,11 +53,11 @@
 //     slot is free, is no leaf, or its key differs from the slot's current
 //     key. A stale entry can never look valid for a new occupant of its
 //     slot: a slot freed during request r is reused at the earliest by the
-//     next creation, which (with the shortcut below) is r's own nodes, and
-//     a node evicted then was off r's path, its stamp < r; without the
-//     shortcut creation comes before eviction, so reuse is at r + 1 or
-//     later. The occupant's stamp is its creating request or later, and
-//     fifo keys are unique IDs.
+//     next creation, which is r's own nodes when it evicted before creating
+//     (the shortcut below, and lfu's victims below its new leaf's key), and
+//     a node evicted then was off r's path, its stamp < r; a slot freed
+//     after creating is reused at r + 1 or later. The occupant's stamp is
+//     its creating request or later, and fifo keys are unique IDs.
 //
 // Insert walks like MatchPrefix; each missing token creates a node in a
 // slot (unbounded: the next slot, == the next ID) and, if its parent is in
@@ -71,7 +71,10 @@
 // (kvprefix/cache_model.h), touching through PolicyStates and evicting with
 // its EvictLeaves. A policy whose kKeepsFirstCapacityNodes is false (lfu)
 // gets the steps as SPEC §8 writes them: walk and touch, create every new
-// node, evict while more than C are present, the new ones included. Where
+// node, evict while more than C are present, the new ones included; only
+// the victims whose keys are below the new leaf's, which step 4 would take
+// first, go before creating (EvictLeavesBelow), so that the new nodes reuse
+// their slots in ascending runs as below. Where
 // the trait holds (lru, fifo) the insert exploits how the policy orders the
 // victims of one request r whose path (matched nodes, then m new ones) has
 // length L. Every leaf off r's path goes before any node of it: for LRU the
@@ -265,6 +268,9 @@ class HashTrie {
   class Leaves;
   template <typename Policy>
   void EvictLeaves(std::uint64_t count);
+  // Step 4's victims below `bound` only, at most `count` of them.
+  template <typename Policy>
+  void EvictLeavesBelow(std::uint64_t count, const typename Policy::Key& bound);
   template <typename Policy>
   Slot CreateChain(Slot parent, TokenSpan tokens, std::uint64_t request);
   // Frees the leaf in `slot`; returns its parent's slot.

@@ -1,7 +1,8 @@
 // Tests of LeafHeap (kvprefix/leaf_heap.h), the lazy min-heap of leaves that
 // orders the optimized engines' evictions (SPEC §8 step 4): the order of
-// pops, stale entries skipped, the rebuild bound, NoneBelow, a wider key,
-// the memory it reports, and NoEvictableLeafError when nothing is
+// pops, stale entries skipped (PopCurrent, and PopCurrentBelow up to a
+// bound), the rebuild bound, NoneBelow, a wider key, the memory it
+// reports, and NoEvictableLeafError when nothing is
 // evictable (which lru and fifo never reach through an engine, so it is
 // tested here, on the structure itself).
 #include "kvprefix/leaf_heap.h"
@@ -12,6 +13,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -57,6 +59,19 @@ struct Leaves {
     const auto leaf = keys.find(entry.handle);
     return leaf != keys.end() && leaf->second == entry.key;
   }
+  // The predicate PopCurrent and PopCurrentBelow take.
+  auto IsCurrentFn() const {
+    return [this](const Heap::Entry& entry) { return IsCurrent(entry); };
+  }
+  // Leaves 1 to n, leaf h with key h, each pushed to `heap`.
+  static Leaves OneTo(std::uint32_t n, Heap& heap) {
+    Leaves leaves;
+    for (std::uint32_t handle = 1; handle <= n; ++handle) {
+      leaves.keys[handle] = handle;
+      heap.Push(handle, handle);
+    }
+    return leaves;
+  }
   auto ForEach() const {
     return [this](auto add) {
       for (const auto& [handle, key] : keys) add(key, handle);
@@ -66,24 +81,42 @@ struct Leaves {
 
 TEST(LeafHeapTest, PopCurrentSkipsAndDropsStaleEntries) {
   Heap heap;
-  Leaves leaves;
-  for (std::uint32_t handle = 1; handle <= 4; ++handle) {
-    leaves.keys[handle] = handle;  // leaf h has key h
-    heap.Push(handle, handle);
-  }
+  Leaves leaves = Leaves::OneTo(4, heap);
   // Leaf 1 touched (new key 10), leaf 2 gone (evicted or no longer a leaf):
   // their entries (1,1) and (2,2) are stale.
   leaves.keys[1] = 10;
   heap.Push(10, 1);
   leaves.keys.erase(2);
-  const auto is_current = [&](const Heap::Entry& e) {
-    return leaves.IsCurrent(e);
-  };
+  const auto is_current = leaves.IsCurrentFn();
   EXPECT_EQ(heap.PopCurrent(is_current, "test", 3, 2), 3u);
   EXPECT_EQ(heap.size(), 2u) << "(1,1), (2,2) and (3,3) popped";
   EXPECT_EQ(heap.PopCurrent(is_current, "test", 2, 1), 4u);
   EXPECT_EQ(heap.PopCurrent(is_current, "test", 1, 0), 1u);
   EXPECT_TRUE(heap.empty());
+}
+
+// PopCurrentBelow takes current leaves below the bound only, drops the
+// stale entries below it on the way, and neither pops nor throws at the
+// bound: a stale entry and a current one at or above it stay.
+TEST(LeafHeapTest, PopCurrentBelowStopsAtTheBoundWithoutThrowing) {
+  Heap heap;
+  Leaves leaves = Leaves::OneTo(5, heap);
+  leaves.keys.erase(2);  // (2,2) stale, below the bound
+  leaves.keys.erase(4);  // (4,4) stale, at the bound
+  const auto is_current = leaves.IsCurrentFn();
+  EXPECT_EQ(heap.PopCurrentBelow(is_current, 4),
+            std::optional<std::uint32_t>{1});
+  EXPECT_EQ(heap.PopCurrentBelow(is_current, 4),
+            std::optional<std::uint32_t>{3})
+      << "(2,2) is stale and dropped";
+  EXPECT_EQ(heap.PopCurrentBelow(is_current, 4), std::nullopt);
+  EXPECT_EQ(heap.size(), 2u) << "(4,4) and (5,5) stay";
+  EXPECT_EQ(heap.PopCurrentBelow(is_current, 6),
+            std::optional<std::uint32_t>{5})
+      << "(4,4) dropped, then 5";
+  EXPECT_TRUE(heap.empty());
+  EXPECT_EQ(heap.PopCurrentBelow(is_current, 100), std::nullopt)
+      << "an empty heap: nothing, no NoEvictableLeafError";
 }
 
 // Touching one leaf of n over and over pushes a stale entry each time;
@@ -115,9 +148,7 @@ TEST(LeafHeapTest, RebuildKeepsSizeWithinTwiceTheItemsPlus64) {
   EXPECT_EQ(largest, 2 * kLeaves + 64);
   // 1000 touches, a rebuild at 105 entries that leaves 20: every 85th.
   EXPECT_EQ(rebuilds, 1000 / 85);
-  const auto is_current = [&](const Heap::Entry& e) {
-    return leaves.IsCurrent(e);
-  };
+  const auto is_current = leaves.IsCurrentFn();
   std::vector<std::uint32_t> order;
   for (std::size_t i = 0; i < kLeaves; ++i) {
     const std::uint32_t handle = heap.PopCurrent(is_current, "test", 1, 0);
