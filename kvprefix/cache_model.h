@@ -130,6 +130,15 @@ inline bool KeepsNodeState(EvictionPolicy policy) {
   return VisitPolicy(policy, []<typename P>(P) { return kKeepsState<P>; });
 }
 
+// The State of a node created by request `request`: value-initialised
+// (step 2), then touched by its own request (step 3). O(1).
+template <CachePolicy Policy>
+typename Policy::State CreatedState(std::uint64_t request) {
+  typename Policy::State state{};
+  Policy::Touch(state, request);
+  return state;
+}
+
 // Each node's policy State, indexed by the engine's handle (a slot, an edge
 // index), stored as sizeof(State) / 8 words per handle in `words`, a
 // contiguous container of std::uint64_t the engine grows as it grows its own
@@ -176,13 +185,11 @@ class PolicyStates {
       Set<Policy>(handle, state);
     }
   }
-  // A node created at `handle` by request `request`: a fresh State, touched.
+  // A node created at `handle` by request `request` (CreatedState).
   template <CachePolicy Policy>
   void Create(std::size_t handle, std::uint64_t request) {
     if constexpr (kKeepsState<Policy>) {
-      typename Policy::State state{};
-      Policy::Touch(state, request);
-      Set<Policy>(handle, state);
+      Set<Policy>(handle, CreatedState<Policy>(request));
     }
   }
   // The leaf key of the node at `handle`, whose ID is `id`. O(1).

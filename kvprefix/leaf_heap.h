@@ -118,9 +118,7 @@ class LeafHeap {
       if (entries_.empty()) [[unlikely]] {
         ThrowNoEvictableLeaf(engine, nodes, capacity);
       }
-      std::pop_heap(entries_.begin(), entries_.end(), Later{});
-      const Entry top = entries_.back();
-      entries_.pop_back();
+      const Entry top = PopFront();
       if (is_current(top)) return top.handle;
     }
   }
@@ -133,9 +131,7 @@ class LeafHeap {
   std::optional<Handle> PopCurrentBelow(IsCurrent&& is_current,
                                         const Key& bound) {
     while (!NoneBelow(bound)) {
-      std::pop_heap(entries_.begin(), entries_.end(), Later{});
-      const Entry top = entries_.back();
-      entries_.pop_back();
+      const Entry top = PopFront();
       if (is_current(top)) return top.handle;
     }
     return std::nullopt;
@@ -196,6 +192,14 @@ class LeafHeap {
       return b.key < a.key;
     }
   };
+
+  // Removes and returns an entry of the smallest key. Requires !empty().
+  Entry PopFront() {
+    std::pop_heap(entries_.begin(), entries_.end(), Later{});
+    const Entry top = entries_.back();
+    entries_.pop_back();
+    return top;
+  }
 
   // Out of line and cold: the message is built only when thrown.
   [[noreturn, gnu::cold, gnu::noinline]] static void ThrowNoEvictableLeaf(

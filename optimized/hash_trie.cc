@@ -182,11 +182,11 @@ HashTrie::BoundedResult HashTrie::InsertBounded(TokenSpan sequence) {
     // in the order of other requests' evictions, and most new nodes then
     // need a branch entry).
     if (present + stored > options_.capacity) {
-      typename Policy::State state{};
-      Policy::Touch(state, request);
+      const NodeId new_leaf = next_id_ + stored - 1;  // CreateChain's last
       ++children_[walk.slot];  // the path's end gets a child: no victim
-      EvictLeavesBelow<Policy>(present + stored - options_.capacity,
-                               Policy::LeafKey(state, next_id_ + stored - 1));
+      EvictLeavesBelow<Policy>(
+          present + stored - options_.capacity,
+          Policy::LeafKey(CreatedState<Policy>(request), new_leaf));
       --children_[walk.slot];
     }
     ReserveSlots(stored - std::min<std::uint64_t>(stored, free_.size()));
