@@ -29,9 +29,7 @@ HashTrie::HashTrie(const CacheOptions& options, std::uint64_t max_nodes)
                                 " is outside 1 to 2^32 - 1");
   }
   if (options.bounded()) {
-    ids_.assign(1, kRootNode);  // the root's slot holds ID 0 and is never free
-    parents_.assign(1, 0);
-    children_.assign(1, 0);
+    nodes_.assign(1, Node{});  // the root's: ID 0, and never free
     states_ = PolicyStates<HugePageVector<std::uint64_t>>(options.policy);
     states_.words().assign(states_.words_per_handle(), 0);  // the root's
     leaves_ = PolicyLeafHeap<Slot>(options.policy);
@@ -54,7 +52,7 @@ HashTrie::Walk HashTrie::WalkPath(TokenSpan request, Visit&& visit) const {
 Match HashTrie::MatchPrefix(TokenSpan request) const {
   const Walk walk = WalkPath(request, NoVisit{});
   return Match{walk.length,
-               options_.bounded() ? ids_[walk.slot] : NodeId{walk.slot}};
+               options_.bounded() ? nodes_[walk.slot].id : NodeId{walk.slot}};
 }
 
 NodeId HashTrie::Insert(TokenSpan sequence) {
@@ -148,7 +146,7 @@ HashTrie::BoundedResult HashTrie::InsertBounded(TokenSpan sequence) {
   const std::uint64_t request = ++requests_;
   const Walk walk = WalkPath(
       sequence, [&](Slot slot) { states_.Touch<Policy>(slot, request); });
-  const Match match{walk.length, ids_[walk.slot]};
+  const Match match{walk.length, nodes_[walk.slot].id};
 
   // Step 2: the missing nodes, of which `stored` get a slot.
   const std::uint64_t present = node_count();
@@ -157,7 +155,8 @@ HashTrie::BoundedResult HashTrie::InsertBounded(TokenSpan sequence) {
       StoredNodes<Policy>(walk.length, sequence.size());
   Slot deepest = walk.slot;
   if (stored == 0) {
-    if (kKeepsState<Policy> && walk.slot != 0 && children_[walk.slot] == 0) {
+    if (kKeepsState<Policy> && walk.slot != 0 &&
+        nodes_[walk.slot].children == 0) {
       PushLeaf<Policy>(walk.slot);  // a leaf touched: its key changed
     }
   } else if constexpr (Policy::kKeepsFirstCapacityNodes) {
@@ -167,9 +166,9 @@ HashTrie::BoundedResult HashTrie::InsertBounded(TokenSpan sequence) {
     ReserveSlots(stored - std::min(stored, free_.size() + excess));
     // Step 4 before creating: pin the deepest matched node so that only
     // leaves off the path are evicted (it gets a child below anyway).
-    ++children_[walk.slot];
+    ++nodes_[walk.slot].children;
     EvictLeaves<Policy>(excess);
-    --children_[walk.slot];
+    --nodes_[walk.slot].children;
     deepest = CreateChain<Policy>(
         walk.slot, sequence.subspan(walk.length, stored), request);
   } else {
@@ -183,11 +182,11 @@ HashTrie::BoundedResult HashTrie::InsertBounded(TokenSpan sequence) {
     // need a branch entry).
     if (present + stored > options_.capacity) {
       const NodeId new_leaf = next_id_ + stored - 1;  // CreateChain's last
-      ++children_[walk.slot];  // the path's end gets a child: no victim
+      ++nodes_[walk.slot].children;  // the path's end gets a child: no victim
       EvictLeavesBelow<Policy>(
           present + stored - options_.capacity,
           Policy::LeafKey(CreatedState<Policy>(request), new_leaf));
-      --children_[walk.slot];
+      --nodes_[walk.slot].children;
     }
     ReserveSlots(stored - std::min<std::uint64_t>(stored, free_.size()));
     deepest =
@@ -199,8 +198,8 @@ HashTrie::BoundedResult HashTrie::InsertBounded(TokenSpan sequence) {
       // from the deepest node through the freed slots finds its end, in
       // O(nodes of the path evicted) where a new walk costs a lookup per
       // token (it was a fifth of lfu's bounded block replay).
-      while (deepest != 0 && ids_[deepest] == 0) {  // ID 0: a freed slot
-        deepest = parents_[deepest];
+      while (deepest != 0 && nodes_[deepest].id == 0) {  // ID 0: a freed slot
+        deepest = nodes_[deepest].parent;
       }
     }
   }
@@ -209,13 +208,13 @@ HashTrie::BoundedResult HashTrie::InsertBounded(TokenSpan sequence) {
   evicted_ += never_stored;
   // Drop the stale leaf entries once they pile up (kvprefix/leaf_heap.h).
   leaves_.Get<Policy>().RebuildIfOverfull(node_count(), [&](auto add) {
-    for (std::size_t slot = 1; slot < ids_.size(); ++slot) {
-      if (ids_[slot] != 0 && children_[slot] == 0) {
+    for (std::size_t slot = 1; slot < nodes_.size(); ++slot) {
+      if (nodes_[slot].id != 0 && nodes_[slot].children == 0) {
         add(LeafKey<Policy>(static_cast<Slot>(slot)), static_cast<Slot>(slot));
       }
     }
   });
-  const BoundedResult result{match, ids_[deepest]};
+  const BoundedResult result{match, nodes_[deepest].id};
   Notify(sequence.subspan(sequence.size() - never_stored));
   return result;
 }
@@ -228,9 +227,7 @@ void HashTrie::ReserveSlots(std::uint64_t appended) {
   const std::size_t slots = tokens_.size() + appended;
   ReserveGeometric(tokens_, slots, limit);
   ReserveGeometric(next_node_, slots, limit);
-  ReserveGeometric(ids_, slots, limit);
-  ReserveGeometric(parents_, slots, limit);
-  ReserveGeometric(children_, slots, limit);
+  ReserveGeometric(nodes_, slots, limit);
   const std::size_t words = states_.words_per_handle();
   if (words > 0)
     ReserveGeometric(states_.words(), slots * words, limit * words);
@@ -244,8 +241,8 @@ class HashTrie::Leaves {
   explicit Leaves(HashTrie& trie) : trie_(trie) {}
 
   bool IsCurrent(const Entry& entry) const {
-    return trie_.ids_[entry.handle] != 0 &&
-           trie_.children_[entry.handle] == 0 &&
+    return trie_.nodes_[entry.handle].id != 0 &&
+           trie_.nodes_[entry.handle].children == 0 &&
            trie_.LeafKey<Policy>(entry.handle) == entry.key;
   }
   typename Policy::Key LeafKey(Slot slot) const {
@@ -255,7 +252,7 @@ class HashTrie::Leaves {
   std::pair<std::uint64_t, std::optional<Slot>> RemoveTail(Slot leaf,
                                                            std::uint64_t) {
     const Slot parent = trie_.Remove(leaf);
-    if (--trie_.children_[parent] != 0 || parent == 0) return {1, {}};
+    if (--trie_.nodes_[parent].children != 0 || parent == 0) return {1, {}};
     return {1, parent};
   }
 
@@ -281,14 +278,14 @@ void HashTrie::EvictLeavesBelow(std::uint64_t count,
 }
 
 HashTrie::Slot HashTrie::Remove(Slot slot) {
-  const Slot parent = parents_[slot];
+  const Slot parent = nodes_[slot].parent;
   if (next_node_[slot]) {
     next_node_[slot] = false;  // a free slot must never match
   } else {
     branches_.erase(BranchKey(parent, tokens_[slot]));
   }
   if (listener_) evicted_tokens_.push_back(tokens_[slot]);
-  ids_[slot] = 0;
+  nodes_[slot].id = 0;
   free_.push_back(slot);
   ++evicted_;
   return parent;
@@ -306,20 +303,16 @@ HashTrie::Slot HashTrie::CreateChain(Slot parent, TokenSpan tokens,
       child = static_cast<Slot>(tokens_.size());
       tokens_.emplace_back();
       next_node_.emplace_back();
-      ids_.emplace_back();
-      parents_.emplace_back();
-      children_.emplace_back();
+      nodes_.emplace_back();
       states_.PushBack<Policy>();
     }
     const bool is_next_node = std::size_t{parent} + 1 == child;
     if (!is_next_node) branches_.emplace(BranchKey(parent, token), child);
     tokens_[child] = token;
     next_node_[child] = is_next_node;
-    ids_[child] = next_id_++;
-    parents_[child] = parent;
-    children_[child] = 0;
+    nodes_[child] = Node{next_id_++, parent, 0};
     states_.Create<Policy>(child, request);  // step 2, then step 3's touch
-    ++children_[parent];
+    ++nodes_[parent].children;
     parent = child;
   }
   PushLeaf<Policy>(parent);  // the new path's end is a leaf
@@ -336,9 +329,7 @@ std::size_t HashTrie::memory_bytes() const {
   return VectorHeapBytes<Token>(tokens_.capacity()) +
          VectorHeapBytes<std::uint64_t>((next_node_.capacity() + 63) / 64) +
          FlatHashTableBytes(branches_) +
-         VectorHeapBytes<NodeId>(ids_.capacity()) +
-         VectorHeapBytes<Slot>(parents_.capacity()) +
-         VectorHeapBytes<Slot>(children_.capacity()) +
+         VectorHeapBytes<Node>(nodes_.capacity()) +
          VectorHeapBytes<std::uint64_t>(states_.words().capacity()) +
          VectorHeapBytes<Slot>(free_.capacity()) + leaves_.memory_bytes() +
          VectorHeapBytes<Token>(evicted_tokens_.capacity());

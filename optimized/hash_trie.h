@@ -1,6 +1,6 @@
 // HashTrie: a per-token trie whose edges live in one absl::flat_hash_map,
-// unbounded (SPEC §1-§3) or a capacity-bounded cache with LRU or FIFO
-// eviction (SPEC §8).
+// unbounded (SPEC §1-§3) or a capacity-bounded cache under any eviction
+// policy of SPEC §8 (lru, fifo, lfu).
 //
 // Design
 // ------
@@ -20,7 +20,7 @@
 // Storage is indexed by *slot*. Unbounded, slot == node ID: the layout has
 // no ID array at all. Bounded, evicted nodes free their slots and new nodes
 // reuse them, so storage stays proportional to the nodes present while IDs
-// (never given twice, SPEC §8) keep growing; ids_[slot] holds the ID.
+// (never given twice, SPEC §8) keep growing; nodes_[slot].id holds the ID.
 //
 // Memory layout (per slot; slot 0 is the root, its entries unused)
 //   tokens_[s]     the token on the edge into the node in slot s (4 bytes);
@@ -31,9 +31,11 @@
 //                  nodes), and, bounded, where a new chain continues in a
 //                  reused slot that is not right after its parent.
 //   Bounded only (empty vectors, never touched, when unbounded):
-//   ids_[s]        the node's ID, 64-bit; 0 marks a free slot (8 bytes);
-//   parents_[s]    the parent's slot, to find a branch's key on eviction;
-//   children_[s]   the node's child count: 0 means a leaf (4 + 4 bytes);
+//   nodes_[s]      16 bytes, one record because creating and evicting a
+//                  node read them together (one cache line, not three):
+//                  .id the node's ID, 64-bit, 0 marks a free slot;
+//                  .parent the parent's slot, for a branch's key on eviction;
+//                  .children the node's child count, 0 means a leaf;
 //   states_        the policy's state of slot s (kvprefix/cache_model.h's
 //                  PolicyStates): lru's stamp (8 bytes), nothing for fifo;
 //   free_          freed slots, reused last-freed-first;
@@ -277,7 +279,7 @@ class HashTrie {
   Slot Remove(Slot slot);
   template <typename Policy>
   typename Policy::Key LeafKey(Slot slot) const {
-    return states_.LeafKey<Policy>(slot, ids_[slot]);
+    return states_.LeafKey<Policy>(slot, nodes_[slot].id);
   }
   // Records that the leaf in `slot` has its current key.
   template <typename Policy>
@@ -296,9 +298,14 @@ class HashTrie {
   std::vector<bool> next_node_;   // next_node_[slot]: parent is slot - 1
   HugePageHashMap<std::uint64_t, Slot> branches_;
   // Bounded only:
-  HugePageVector<NodeId> ids_;     // ids_[slot]; 0: free
-  HugePageVector<Slot> parents_;   // parents_[slot]
-  HugePageVector<Slot> children_;  // children_[slot]: child count
+  // A bounded slot's record (the essay's memory layout).
+  struct Node {
+    NodeId id = 0;
+    Slot parent = 0;
+    Slot children = 0;
+  };
+  static_assert(sizeof(Node) == 16, "four records a cache line, none split");
+  HugePageVector<Node> nodes_;  // nodes_[slot]
   // The policy's state of slot s (kvprefix/cache_model.h): lru's stamp.
   PolicyStates<HugePageVector<std::uint64_t>> states_;
   std::vector<Slot> free_;             // free slots, last freed at the back
