@@ -22,7 +22,8 @@
 // reuse them, so storage stays proportional to the nodes present while IDs
 // (never given twice, SPEC §8) keep growing; nodes_[slot].id holds the ID.
 //
-// Memory layout (per slot; slot 0 is the root, its entries unused)
+// Memory layout (per slot; slot 0 is the root: only its record's ID, 0, and
+// child count are used)
 //   tokens_[s]     the token on the edge into the node in slot s (4 bytes);
 //   next_node_[s]  true when that node's parent is in slot s - 1 (1 bit);
 //   branches_      flat_hash_map<(parent slot << 32 | uint32 token), child
@@ -32,17 +33,19 @@
 //                  reused slot that is not right after its parent.
 //   Bounded only (empty vectors, never touched, when unbounded):
 //   nodes_[s]      16 bytes, one record because creating and evicting a
-//                  node read them together (one cache line, not three):
+//                  node read them together (one load, not three arrays'):
 //                  .id the node's ID, 64-bit, 0 marks a free slot;
 //                  .parent the parent's slot, for a branch's key on eviction;
 //                  .children the node's child count, 0 means a leaf;
 //   states_        the policy's state of slot s (kvprefix/cache_model.h's
-//                  PolicyStates): lru's stamp (8 bytes), nothing for fifo;
+//                  PolicyStates): lru's stamp (8 bytes), lfu's count and
+//                  stamp (16 bytes), nothing for fifo;
 //   free_          freed slots, reused last-freed-first;
 //   leaves_        the leaves as a LeafHeap (kvprefix/leaf_heap.h, the lazy
 //                  binary min-heap the optimized engines share) of (policy
 //                  key, slot): one heap per policy's key type
-//                  (PolicyLeafHeap), 16 bytes an entry for lru and fifo.
+//                  (PolicyLeafHeap), 16 bytes an entry for lru and fifo,
+//                  24 for lfu.
 //
 // Invariants
 //   * every node except the root has exactly one incoming edge, stored
@@ -118,12 +121,12 @@
 // bytes a node plus ~17-39 bytes (slot + control byte over the load factor)
 // a branch, at most ~47 bytes a node when every node is a branch (the
 // memory property, testing/property_checks.h, asks <= 64). Bounded adds 16
-// (FIFO) or 24 (LRU) bytes a slot and 16 bytes a heap entry (<= 2 * nodes +
-// 64 between inserts), and reused slots make more branches: 30-45 bytes a node
-// on the Mooncake conversation trace in block mode. All of it follows
-// min(capacity, nodes ever created) (the slot arrays stop growing at capacity +
-// 1; without the shortcut at capacity + the longest request's new nodes),
-// never the IDs given.
+// (FIFO), 24 (LRU) or 32 (LFU) bytes a slot and 16 bytes a heap entry (24
+// for LFU; <= 2 * nodes + 64 between inserts), and reused slots make more
+// branches: 30-45 bytes a node on the Mooncake conversation trace in block
+// mode. All of it follows min(capacity, nodes ever created) (the slot arrays
+// stop growing at capacity + 1; without the shortcut at capacity + the longest
+// request's new nodes), never the IDs given.
 //
 // Limits: slots are 32-bit. Unbounded, slot == ID, so Insert throws
 // CapacityError, before changing anything, when the trie would exceed
@@ -304,7 +307,7 @@ class HashTrie {
     Slot parent = 0;
     Slot children = 0;
   };
-  static_assert(sizeof(Node) == 16, "four records a cache line, none split");
+  static_assert(sizeof(Node) == 16, "the essay's 16 bytes a slot");
   HugePageVector<Node> nodes_;  // nodes_[slot]
   // The policy's state of slot s (kvprefix/cache_model.h): lru's stamp.
   PolicyStates<HugePageVector<std::uint64_t>> states_;
