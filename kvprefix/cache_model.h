@@ -276,6 +276,14 @@ class PolicyLeafHeap {
 
 namespace cache_model_internal {
 
+// The predicate LeafHeap's pops take: the structure's IsCurrent.
+template <typename Key, typename Handle, typename Structure>
+auto IsCurrentOf(const Structure& structure) {
+  return [&structure](const typename LeafHeap<Key, Handle>::Entry& entry) {
+    return structure.IsCurrent(entry);
+  };
+}
+
 // Removes `leaf` (RemoveTail) and then, while nodes are still to go, each
 // leaf that removal leaves behind (usually the parent, the rest of a chain)
 // at once when it is the next victim: its key is within(key) and no entry
@@ -324,10 +332,8 @@ template <typename Key, typename Handle, typename Structure>
 void EvictLeaves(LeafHeap<Key, Handle>& heap, Structure& structure,
                  std::uint64_t count, std::string_view engine,
                  std::uint64_t capacity) {
-  using Entry = typename LeafHeap<Key, Handle>::Entry;
-  const auto is_current = [&structure](const Entry& entry) {
-    return structure.IsCurrent(entry);
-  };
+  const auto is_current =
+      cache_model_internal::IsCurrentOf<Key, Handle>(structure);
   while (count > 0) {
     const Handle leaf =
         heap.PopCurrent(is_current, engine, capacity + count, capacity);
@@ -351,10 +357,8 @@ template <typename Key, typename Handle, typename Structure>
 std::uint64_t EvictLeavesBelow(LeafHeap<Key, Handle>& heap,
                                Structure& structure, std::uint64_t count,
                                const Key& bound) {
-  using Entry = typename LeafHeap<Key, Handle>::Entry;
-  const auto is_current = [&structure](const Entry& entry) {
-    return structure.IsCurrent(entry);
-  };
+  const auto is_current =
+      cache_model_internal::IsCurrentOf<Key, Handle>(structure);
   std::uint64_t left = count;
   while (left > 0) {
     const std::optional<Handle> leaf = heap.PopCurrentBelow(is_current, bound);

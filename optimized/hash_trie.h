@@ -309,7 +309,7 @@ class HashTrie {
   };
   static_assert(sizeof(Node) == 16, "the essay's 16 bytes a slot");
   HugePageVector<Node> nodes_;  // nodes_[slot]
-  // The policy's state of slot s (kvprefix/cache_model.h): lru's stamp.
+  // The policy's state of slot s (kvprefix/cache_model.h; the essay).
   PolicyStates<HugePageVector<std::uint64_t>> states_;
   std::vector<Slot> free_;             // free slots, last freed at the back
   PolicyLeafHeap<Slot> leaves_;        // every leaf, by key, lazily
