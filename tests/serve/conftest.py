@@ -1,0 +1,5 @@
+"""pytest setup: lets the tests import serve_oracle from this folder."""
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
