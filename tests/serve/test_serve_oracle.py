@@ -462,17 +462,24 @@ def section_10_answers(answer):
             for r in answer["requests"]]
 
 
-def test_theorem_10_7_on_random_documents():
-    # B = 1 and output "none": whatever the arrivals and durations, every
-    # (matched_length, cache_node, refused) equals the zero-duration replay.
-    rng = random.Random(107)
-    for _ in range(1500):
+def theorem_documents(seed, count):
+    """§10.7's setting: random documents with B = 1 and output "none",
+    each with its §8/§9 document (the same without §10's members)."""
+    rng = random.Random(seed)
+    for _ in range(count):
         document = random_document(rng)
         document["max_running"] = 1
         document["output"] = "none"
         sequential = {k: v for k, v in document.items()
                       if k in ("requests", "model", "capacity", "policy",
                                "page_size", "match_limit", "trigger")}
+        yield document, sequential
+
+
+def test_theorem_10_7_on_random_documents():
+    # Whatever the arrivals and durations, every (matched_length,
+    # cache_node, refused) equals the zero-duration replay.
+    for document, sequential in theorem_documents(107, 1500):
         assert section_10_answers(replay(document)) == \
             section_10_answers(replay(sequential)), document
 
@@ -486,14 +493,7 @@ def test_theorem_10_7_against_the_cpp_reference():
         import kvprefix.testing as testing
     else:
         testing = pytest.importorskip("kvprefix.testing")
-    rng = random.Random(1007)
-    for _ in range(2000):
-        document = random_document(rng)
-        document["max_running"] = 1
-        document["output"] = "none"
-        sequential = {k: v for k, v in document.items()
-                      if k in ("requests", "model", "capacity", "policy",
-                               "page_size", "match_limit", "trigger")}
+    for document, sequential in theorem_documents(1007, 2000):
         matches = testing.reference_answer(sequential)["matches"]
         assert [a[:2] for a in section_10_answers(replay(document))] == \
             [(m["matched_length"], m["cache_node"]) for m in matches], document
