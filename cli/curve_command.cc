@@ -21,7 +21,9 @@
 #include <thread>
 #include <vector>
 
-#include "cli/cache_options.h"
+#include "cli/byte_sizes.h"
+#include "cli/cache_choice.h"
+#include "cli/cache_flags.h"
 #include "cli/commands.h"
 #include "cli/option_checks.h"
 #include "cli/parallel.h"
@@ -49,7 +51,8 @@ constexpr unsigned kMaxJobs = 1024;
 struct CurveOptions {
   TraceArguments trace;
   std::string input_format = "mooncake";
-  CacheArguments cache;  // --policy, --page-size and --kv-bytes-per-token
+  // --policy, --page-size, --kv-bytes-per-token and the model's
+  CacheArguments cache;
   std::string capacities;
   std::size_t points = kDefaultPoints;
   std::string target_hit_ratios;
@@ -168,194 +171,235 @@ std::string UpperCase(std::string_view name) {
   return upper;
 }
 
-// For lru, one pass over the requests: a Mooncake trace is streamed
-// (StreamTrace), so memory holds the trie and a window of the trace; a
-// replay document is read whole first, as its page size comes with it. For
-// any other policy the requests are read whole, once, and replayed once per
-// capacity (ReplayEachCapacity).
-void RunCurve(const CurveOptions& options) {
-  const bool given_capacities = options.capacities_option->count() > 0;
-  const bool given_points = options.points_option->count() > 0;
-  const bool given_targets = options.target_option->count() > 0;
+// The usage errors of --capacities, --points and --target-hit-ratio
+// together, found before anything is read.
+void CheckCurveChoices(const CurveOptions& options) {
+  const bool given_capacities = Given(options.capacities_option);
+  const bool given_points = Given(options.points_option);
   if (given_capacities && given_points) {
     throw std::invalid_argument("give --capacities or --points, not both");
   }
   // With targets the output is one line per target: --capacities and
   // --points only choose what --plot draws.
-  if (given_targets && options.plot.empty() &&
+  if (Given(options.target_option) && options.plot.empty() &&
       (given_capacities || given_points)) {
     throw std::invalid_argument(fmt::format(
         "{} with --target-hit-ratio only sets what --plot draws (the output "
         "is one line per target): give --plot or leave it out",
         given_capacities ? "--capacities" : "--points"));
   }
-  Progress progress;
-  std::optional<ReplayInput> document;
-  CacheArguments cache = options.cache;
-  const bool requests = options.input_format == "requests";
-  if (requests) RejectTraceOptionsForDocuments(options.trace);
-  // KV tokens of one symbol before paging: a hash id is a block.
-  const std::uint64_t symbol_tokens =
-      requests ? 1 : SymbolTokens(options.trace);
-  const std::vector<double> targets =
-      given_targets ? ParseHitRatioList(options.target_hit_ratios)
-                    : std::vector<double>{};
-  // Checked before the pass: a Mooncake trace's policy before it is read.
-  const auto check_targets = [&](const CacheOptions& model) {
-    if (given_targets && model.model != CacheModel::kSpec) {
-      throw std::invalid_argument(fmt::format(
-          "--target-hit-ratio needs --model spec and --policy lru, a stack "
-          "algorithm, whose hit ratio never falls as the capacity grows; "
-          "model {} is not one",
-          NameOf(kCacheModels, model.model)));
-    }
-    if (given_targets && model.policy != EvictionPolicy::kLru) {
-      throw std::invalid_argument(fmt::format(
-          "--target-hit-ratio needs --policy lru, a stack algorithm, whose "
-          "hit ratio never falls as the capacity grows; {} is not one",
-          EvictionPolicyName(model.policy)));
-    }
-  };
-  // The cache of every replay but its capacity (curve has no --capacity).
-  CacheOptions model = ToCacheOptions(cache, symbol_tokens);
-  if (requests) {
-    document = ReadNamed(options.trace.path, [](const std::string& path) {
-      return ReadReplayDocumentFile(path);
-    });
-    cache = ForReplayDocument(options.cache, document->options);
-    // The document's policy and model options unless given.
-    model = ReplayDocumentCache(options.cache, document->options,
-                                options.trace.path);
-    model.capacity = kUnbounded;
-  }
-  const EvictionPolicy policy = model.policy;
-  check_targets(model);
-  const UInt128 node_bytes = NodeBytes(cache, symbol_tokens);
-  // Checked before the pass, so that a typo costs nothing.
-  // Given, even as "": an empty list is a mistake, not the default points.
-  const std::vector<std::uint64_t> requested =
-      given_capacities ? ParseCapacityList(options.capacities, node_bytes)
-                       : std::vector<std::uint64_t>{};
+}
 
-  // LRU's curve comes from its stack distances (LruCurve), under either
-  // match limit, which changes which path nodes count and not what the cache
-  // holds (SPEC §9.4); no other policy, and neither vllm nor sglang, is a
-  // stack algorithm, so each capacity is replayed.
-  const bool one_pass =
-      model.model == CacheModel::kSpec && policy == EvictionPolicy::kLru;
-  std::optional<LruCurve<PagedIndex<RadixTrie>>> curve;
-  SequenceList whole_trace;  // another policy's Mooncake trace, read once
-  const SequenceList* replayed = nullptr;  // what another policy replays
+// --target-hit-ratio needs a cache whose hit ratio never falls as the
+// capacity grows: model spec with policy lru, a stack algorithm.
+void CheckTargets(const CurveOptions& options, const CacheOptions& model) {
+  if (!Given(options.target_option)) return;
+  if (model.model != CacheModel::kSpec) {
+    throw std::invalid_argument(fmt::format(
+        "--target-hit-ratio needs --model spec and --policy lru, a stack "
+        "algorithm, whose hit ratio never falls as the capacity grows; "
+        "model {} is not one",
+        NameOf(kCacheModels, model.model)));
+  }
+  if (model.policy != EvictionPolicy::kLru) {
+    throw std::invalid_argument(fmt::format(
+        "--target-hit-ratio needs --policy lru, a stack algorithm, whose "
+        "hit ratio never falls as the capacity grows; {} is not one",
+        EvictionPolicyName(model.policy)));
+  }
+}
+
+// What a curve is computed from: the trace's or document's cache (its
+// capacity unbounded: curve has no --capacity) and, for a replay document,
+// its requests.
+struct CurveSource {
+  ChosenCache cache;
+  std::uint64_t symbol_tokens = 1;  // KV tokens of one symbol before paging
+  std::optional<ReplayInput> document;
+};
+
+// The source of `options`' curve: a replay document is read here (its page
+// size comes with it), a Mooncake trace later.
+CurveSource ReadCurveSource(const CurveOptions& options) {
+  CurveSource source;
+  if (options.input_format != "requests") {
+    // A hash id is a block.
+    source.symbol_tokens = SymbolTokens(options.trace);
+    source.cache = ChooseCache(options.cache, source.symbol_tokens);
+    return source;
+  }
+  // The flags first: a typo costs no read.
+  ChooseCache(options.cache, 1);
+  source.document = ReadNamed(options.trace.path, [](const std::string& path) {
+    return ReadReplayDocumentFile(path);
+  });
+  // The document's policy and model options unless given.
+  source.cache =
+      ChooseCache(options.cache, 1,
+                  DocumentCache{source.document->options, options.trace.path});
+  source.cache.options.capacity = kUnbounded;
+  return source;
+}
+
+// The requests' totals and what answers for any capacity: for model spec
+// with lru the stack distances of one pass (LruCurve), under either match
+// limit, which changes which path nodes count and not what the cache holds
+// (SPEC §9.4); else the requests, replayed once per capacity.
+struct CurveData {
+  bool one_pass = false;
+  std::optional<LruCurve<PagedIndex<RadixTrie>>> lru;
+  SequenceList requests;  // replayed per capacity (not one_pass)
   std::uint64_t request_count = 0;
   std::uint64_t request_tokens = 0;
   std::uint64_t distinct_prefixes = 0;
+};
+
+// One pass over the requests: a Mooncake trace is streamed (StreamTrace),
+// so memory holds the trie and a window of the trace.
+void AddToLruCurve(const CurveOptions& options, const CurveSource& source,
+                   CurveData& data, Progress& progress) {
+  data.lru.emplace(source.cache.options.page_size,
+                   source.cache.options.match_limit);
+  const auto add_all = [&](const SequenceList& requests) {
+    WhileDoing("computing the curve", [&] {
+      for (const TokenSpan request : requests) {
+        data.lru->Add(request);
+        progress.Count("replayed", data.lru->requests());
+      }
+    });
+  };
+  if (source.document) {
+    add_all(source.document->requests);
+  } else {
+    StreamTrace(options.trace, add_all);
+  }
+  data.request_count = data.lru->requests();
+  data.request_tokens = data.lru->request_tokens();
+  data.distinct_prefixes = data.lru->distinct_prefixes();
+}
+
+// The capacity past which `model` evicts nothing, by one unbounded replay
+// of `requests`: vllm's unbounded pool holds node_count blocks; sglang's
+// capacity counts pages while its node_count counts nodes (edges of any
+// number of pages), and its tree holds each distinct page prefix once: a
+// spec trie's nodes at the page size.
+std::uint64_t CountDistinctPrefixes(const SequenceList& requests,
+                                    const CacheOptions& model,
+                                    Progress& progress) {
+  return WhileDoing("computing the curve", [&] {
+    CacheOptions counted = model;
+    if (model.model == CacheModel::kSglang) {
+      counted.model = CacheModel::kSpec;
+      counted.match_limit = MatchLimit::kAll;
+      counted.trigger = EvictionTrigger::kAfterInsert;
+    }
+    const auto unbounded = MakeEngine(ModelEngineName(counted.model), counted);
+    Replay(*unbounded, requests, [&](std::size_t i, TokenSpan, const Match&) {
+      progress.Count("replayed", i + 1);
+    });
+    return unbounded->node_count();
+  });
+}
+
+// The curve's data: one pass, or the requests read whole, once.
+CurveData ReadCurveData(const CurveOptions& options, CurveSource& source,
+                        Progress& progress) {
+  CurveData data;
+  const CacheOptions& model = source.cache.options;
+  data.one_pass =
+      model.model == CacheModel::kSpec && model.policy == EvictionPolicy::kLru;
   const auto note_totals = [&] {
     progress.Note(fmt::format("{} requests, {} tokens; {} distinct prefixes",
-                              request_count, request_tokens,
-                              distinct_prefixes));
+                              data.request_count, data.request_tokens,
+                              data.distinct_prefixes));
   };
-  if (one_pass) {
-    curve.emplace(cache.page_size, model.match_limit);
-    const auto add_all = [&](const SequenceList& requests) {
-      WhileDoing("computing the curve", [&] {
-        for (const TokenSpan request : requests) {
-          curve->Add(request);
-          progress.Count("replayed", curve->requests());
-        }
-      });
-    };
-    if (document) {
-      add_all(document->requests);
-    } else {
-      StreamTrace(options.trace, add_all);
-    }
-    request_count = curve->requests();
-    request_tokens = curve->request_tokens();
-    distinct_prefixes = curve->distinct_prefixes();
+  if (data.one_pass) {
+    AddToLruCurve(options, source, data, progress);
     note_totals();
-  } else {
-    if (!document) whole_trace = ReadTrace(options.trace);
-    replayed = document ? &document->requests : &whole_trace;
-    request_count = replayed->size();
-    request_tokens = replayed->total_tokens();
-    // The capacity past which the model evicts nothing: where --points'
-    // capacities end, and the plot's title. vllm's unbounded pool holds
-    // node_count blocks; sglang's capacity counts pages while its
-    // node_count counts nodes (edges of any number of pages), and its tree
-    // holds each distinct page prefix once: a spec trie's nodes at the page
-    // size. One more replay, so only when wanted.
-    if (!given_capacities || !options.plot.empty()) {
-      WhileDoing("computing the curve", [&] {
-        CacheOptions counted = model;
-        if (model.model == CacheModel::kSglang) {
-          counted.model = CacheModel::kSpec;
-          counted.match_limit = MatchLimit::kAll;
-          counted.trigger = EvictionTrigger::kAfterInsert;
-        }
-        const auto unbounded =
-            MakeEngine(ModelEngineName(counted.model), counted);
-        Replay(*unbounded, *replayed,
-               [&](std::size_t i, TokenSpan, const Match&) {
-                 progress.Count("replayed", i + 1);
-               });
-        distinct_prefixes = unbounded->node_count();
-      });
-      note_totals();
-    }
+    return data;
   }
-  const auto hit_ratio = [&](std::uint64_t matched) {
-    return ReplaySummary{.request_tokens = request_tokens,
+  data.requests = source.document ? std::move(source.document->requests)
+                                  : ReadTrace(options.trace);
+  data.request_count = data.requests.size();
+  data.request_tokens = data.requests.total_tokens();
+  // Where --points' capacities end, and the plot's title: one more replay,
+  // so only when wanted.
+  if (!Given(options.capacities_option) || !options.plot.empty()) {
+    data.distinct_prefixes =
+        CountDistinctPrefixes(data.requests, model, progress);
+    note_totals();
+  }
+  return data;
+}
+
+// The matched tokens at each of `capacities`, as `replay --capacity C` with
+// `model`'s policy and options finds them: from the stack distances, or one
+// replay per capacity (said on stderr).
+std::vector<std::uint64_t> MatchedTokens(
+    const CurveOptions& options, CurveData& data, const CacheOptions& model,
+    std::span<const std::uint64_t> capacities, Progress& progress) {
+  if (data.one_pass) return data.lru->MatchedTokens(capacities);
+  const std::size_t threads =
+      std::min<std::size_t>(options.jobs, capacities.size());
+  const std::string capacity_count = fmt::format(
+      "{} capacit{} on {} thread{}", capacities.size(),
+      capacities.size() == 1 ? "y" : "ies", threads, threads == 1 ? "" : "s");
+  if (model.model == CacheModel::kSpec) {
+    fmt::print(stderr,
+               "kvprefix: curve: {} is not a stack algorithm: replaying "
+               "once per capacity ({})\n",
+               EvictionPolicyName(model.policy), capacity_count);
+  } else {
+    fmt::print(stderr,
+               "kvprefix: curve: model {} is not a stack algorithm: one "
+               "replay per capacity, {}\n",
+               NameOf(kCacheModels, model.model), capacity_count);
+  }
+  return ReplayEachCapacity(data.requests, capacities, model, options.jobs,
+                            progress);
+}
+
+// The output's rows, as csv, jsonl and the plot's csv. Each row:
+// capacity,capacity_bytes,matched_tokens,request_tokens,hit_ratio, after
+// target_hit_ratio in target rows.
+class CurveRows {
+ public:
+  CurveRows(bool targets, std::uint64_t request_tokens, UInt128 node_bytes)
+      : targets_(targets),
+        request_tokens_(request_tokens),
+        node_bytes_(node_bytes) {
+    csv = targets ? "target_hit_ratio," : "";
+    csv += "capacity,capacity_bytes,matched_tokens,request_tokens,hit_ratio\n";
+    plot_csv =
+        "capacity,capacity_bytes,matched_tokens,request_tokens,hit_ratio,"
+        "mark,target_hit_ratio\n";
+  }
+
+  double HitRatio(std::uint64_t matched) const {
+    return ReplaySummary{.request_tokens = request_tokens_,
                          .matched_tokens = matched}
         .hit_ratio();
-  };
-  // The matched tokens at each of `capacities`, as `replay --capacity C
-  // --policy <policy>` finds them.
-  const auto matched_tokens = [&](std::span<const std::uint64_t> capacities) {
-    if (one_pass) return curve->MatchedTokens(capacities);
-    const std::size_t threads =
-        std::min<std::size_t>(options.jobs, capacities.size());
-    const std::string capacity_count = fmt::format(
-        "{} capacit{} on {} thread{}", capacities.size(),
-        capacities.size() == 1 ? "y" : "ies", threads, threads == 1 ? "" : "s");
-    if (model.model == CacheModel::kSpec) {
-      fmt::print(stderr,
-                 "kvprefix: curve: {} is not a stack algorithm: replaying "
-                 "once per capacity ({})\n",
-                 EvictionPolicyName(policy), capacity_count);
-    } else {
-      fmt::print(stderr,
-                 "kvprefix: curve: model {} is not a stack algorithm: one "
-                 "replay per capacity, {}\n",
-                 NameOf(kCacheModels, model.model), capacity_count);
-    }
-    return ReplayEachCapacity(*replayed, capacities, model, options.jobs,
-                              progress);
-  };
+  }
 
-  // Each row: capacity,capacity_bytes,matched_tokens,request_tokens,
-  // hit_ratio, after target_hit_ratio in target rows. `mark` says what the
-  // row is to the plot (plot.h): "point" (a log-spaced capacity nobody
-  // asked for), "capacity" (one asked for), "line" (only drawn) or
-  // "target". A capacity of nullopt is an unreachable target's.
-  std::string csv;
-  std::string jsonl;
-  std::string plot_csv;
-  const auto append_row = [&](std::optional<std::uint64_t> capacity,
-                              std::uint64_t matched, std::string_view mark,
-                              std::optional<double> target) {
+  // `mark` says what the row is to the plot (plot.h): "point" (a
+  // log-spaced capacity nobody asked for), "capacity" (one asked for),
+  // "line" (only drawn) or "target". A capacity of nullopt is an
+  // unreachable target's.
+  void Append(std::optional<std::uint64_t> capacity, std::uint64_t matched,
+              std::string_view mark, std::optional<double> target) {
     const std::optional<std::uint64_t> bytes =
-        capacity ? CapacityBytes(*capacity, node_bytes) : std::nullopt;
+        capacity ? CapacityBytes(*capacity, node_bytes_) : std::nullopt;
     const std::string capacity_text = capacity ? std::to_string(*capacity) : "";
     const std::string bytes_text = bytes ? std::to_string(*bytes) : "";
     const std::string target_text =
         target ? fmt::format("{}", *target) : std::string();
-    const double ratio = hit_ratio(matched);
+    const double ratio = HitRatio(matched);
     const std::string fields =
         fmt::format("{},{},{},{},{}", capacity_text, bytes_text, matched,
-                    request_tokens, ratio);
+                    request_tokens_, ratio);
     plot_csv += fmt::format("{},{},{}\n", fields, mark, target_text);
     const bool printed =
-        targets.empty() ? mark == "point" || mark == "capacity" : bool(target);
+        targets_ ? bool(target) : mark == "point" || mark == "capacity";
     if (!printed) return;
     csv += target ? fmt::format("{},{}\n", target_text, fields) : fields + "\n";
     jsonl += fmt::format(
@@ -363,93 +407,149 @@ void RunCurve(const CurveOptions& options) {
         "\"request_tokens\":{},\"hit_ratio\":{}}}\n",
         target ? fmt::format("\"target_hit_ratio\":{},", target_text) : "",
         capacity ? capacity_text : "null", bytes ? bytes_text : "null", matched,
-        request_tokens, ratio);
+        request_tokens_, ratio);
+  }
+
+  std::string csv;
+  std::string jsonl;
+  std::string plot_csv;
+
+ private:
+  bool targets_;
+  std::uint64_t request_tokens_;
+  UInt128 node_bytes_;
+};
+
+// The capacities of the curve's lines: --capacities', else --points
+// log-spaced ones (with a note when fewer exist); none with targets alone.
+std::vector<std::uint64_t> CurveCapacities(const CurveOptions& options,
+                                           const CurveData& data,
+                                           UInt128 node_bytes,
+                                           std::vector<std::string>& notes) {
+  // Given, even as "": an empty list is a mistake, not the default points.
+  if (Given(options.capacities_option)) {
+    return ParseCapacityList(options.capacities, node_bytes);
+  }
+  if (Given(options.target_option) && !Given(options.points_option)) return {};
+  std::vector<std::uint64_t> capacities =
+      LogSpacedCapacities(data.distinct_prefixes, options.points);
+  if (capacities.size() < options.points) {
+    notes.push_back(fmt::format(
+        "--points {}: {} line{}: only {} distinct capacities lie from 1 "
+        "to the {} distinct prefixes, past which every capacity hits as "
+        "much",
+        options.points, capacities.size(), capacities.size() == 1 ? "" : "s",
+        capacities.size(), data.distinct_prefixes));
+  }
+  return capacities;
+}
+
+// One row per --target-hit-ratio (lru only: CheckTargets), and a note for
+// each unreachable one.
+void AppendTargetRows(std::span<const double> targets, CurveData& data,
+                      CurveRows& rows, std::vector<std::string>& notes) {
+  for (const double target : targets) {
+    const std::uint64_t unbounded[] = {kUnbounded};
+    const std::uint64_t best = data.lru->MatchedTokens(unbounded)[0];
+    const std::optional<std::uint64_t> capacity =
+        data.lru->SmallestCapacityReaching(target);
+    const std::uint64_t at[] = {capacity.value_or(kUnbounded)};
+    rows.Append(capacity, data.lru->MatchedTokens(at)[0], "target", target);
+    if (!capacity) {
+      const std::uint64_t reached =
+          data.lru->SmallestCapacityReaching(rows.HitRatio(best)).value_or(0);
+      notes.push_back(fmt::format(
+          "--target-hit-ratio {}: unreachable: no capacity hits more than "
+          "the unbounded cache's {} (reached from {} on)",
+          target, rows.HitRatio(best),
+          reached == 1 ? "1 node" : fmt::format("{} nodes", reached)));
+    }
+  }
+}
+
+// Writes the output, and with --plot the drawing with it.
+void WriteCurve(const CurveOptions& options, const CurveSource& source,
+                const CurveData& data, const CurveRows& rows) {
+  const auto write_output = [&] {
+    WriteFileAtomically(options.output,
+                        options.format == "csv" ? rows.csv : rows.jsonl);
   };
-  // Said on stderr once the output is written.
+  if (options.plot.empty()) return write_output();
+  const CacheOptions& model = source.cache.options;
+  const bool requests = source.document.has_value();
+  const bool block_mode = !requests && options.trace.mode == "block";
+  const std::string mode = requests
+                               ? std::string("replay document")
+                               : fmt::format("{} mode", options.trace.mode);
+  const std::string policy = UpperCase(EvictionPolicyName(model.policy));
+  const std::string image = DrawCurve(
+      options.plot, rows.plot_csv,
+      fmt::format("{}, {}, page size {}: {} requests, {} distinct prefixes",
+                  std::filesystem::path(options.trace.path).filename().string(),
+                  mode, model.page_size, data.request_count,
+                  data.distinct_prefixes),
+      fmt::format(
+          "{} capacity (nodes = {})",
+          model.model == CacheModel::kSpec
+              ? policy
+              : fmt::format("{} {}", NameOf(kCacheModels, model.model), policy),
+          NodeUnit(block_mode, source.symbol_tokens, model.page_size)),
+      data.one_pass ? "LRU (exact, one pass)" : "a replay per capacity");
+  // Neither file is left new when the other cannot be written.
+  WritePlotWithOutput(options.plot, image, write_output);
+}
+
+// The curve of `options`, its targets or both, and the notes said on stderr
+// once the output is written.
+void RunCurve(const CurveOptions& options) {
+  CheckCurveChoices(options);
+  if (options.input_format == "requests") {
+    RejectTraceOptionsForDocuments(options.trace);
+  }
+  const std::vector<double> targets =
+      Given(options.target_option)
+          ? ParseHitRatioList(options.target_hit_ratios)
+          : std::vector<double>{};
+  Progress progress;
+  CurveSource source = ReadCurveSource(options);
+  const CacheOptions model = source.cache.options;
+  // Checked before the pass, so that a typo costs nothing.
+  CheckTargets(options, model);
+  if (Given(options.capacities_option)) {
+    ParseCapacityList(options.capacities, source.cache.node_bytes);
+  }
+  CurveData data = ReadCurveData(options, source, progress);
+  CurveRows rows(!targets.empty(), data.request_tokens,
+                 source.cache.node_bytes);
   std::vector<std::string> notes;
   WhileDoing("computing the curve", [&] {
-    csv = targets.empty() ? "" : "target_hit_ratio,";
-    csv += "capacity,capacity_bytes,matched_tokens,request_tokens,hit_ratio\n";
-    plot_csv =
-        "capacity,capacity_bytes,matched_tokens,request_tokens,hit_ratio,"
-        "mark,target_hit_ratio\n";
-    std::vector<std::uint64_t> capacities = requested;
-    if (!given_capacities && (targets.empty() || given_points)) {
-      capacities = LogSpacedCapacities(distinct_prefixes, options.points);
-      if (capacities.size() < options.points) {
-        notes.push_back(fmt::format(
-            "--points {}: {} line{}: only {} distinct capacities lie from 1 "
-            "to the {} distinct prefixes, past which every capacity hits as "
-            "much",
-            options.points, capacities.size(),
-            capacities.size() == 1 ? "" : "s", capacities.size(),
-            distinct_prefixes));
-      }
-    }
-    const std::vector<std::uint64_t> matched = matched_tokens(capacities);
+    const std::vector<std::uint64_t> capacities =
+        CurveCapacities(options, data, source.cache.node_bytes, notes);
+    const std::vector<std::uint64_t> matched =
+        MatchedTokens(options, data, model, capacities, progress);
     const std::string_view mark =
-        given_capacities || given_points ? "capacity" : "point";
+        Given(options.capacities_option) || Given(options.points_option)
+            ? "capacity"
+            : "point";
     for (std::size_t i = 0; i < capacities.size(); ++i) {
-      append_row(capacities[i], matched[i], mark, std::nullopt);
+      rows.Append(capacities[i], matched[i], mark, std::nullopt);
     }
     if (!options.plot.empty()) {
       // Another policy's line joins the capacities replayed: 256 more
       // replays would cost more than the curve itself.
       const std::vector<std::uint64_t> line =
-          one_pass ? LogSpacedCapacities(distinct_prefixes, kPlotPoints)
-                   : capacities;
+          data.one_pass
+              ? LogSpacedCapacities(data.distinct_prefixes, kPlotPoints)
+              : capacities;
       const std::vector<std::uint64_t> line_matched =
-          one_pass ? matched_tokens(line) : matched;
+          data.one_pass ? data.lru->MatchedTokens(line) : matched;
       for (std::size_t i = 0; i < line.size(); ++i) {
-        append_row(line[i], line_matched[i], "line", std::nullopt);
+        rows.Append(line[i], line_matched[i], "line", std::nullopt);
       }
     }
-    // Targets come with lru only (check_targets).
-    for (const double target : targets) {
-      const std::uint64_t unbounded[] = {kUnbounded};
-      const std::uint64_t best = curve->MatchedTokens(unbounded)[0];
-      const std::optional<std::uint64_t> capacity =
-          curve->SmallestCapacityReaching(target);
-      const std::uint64_t at[] = {capacity.value_or(kUnbounded)};
-      append_row(capacity, curve->MatchedTokens(at)[0], "target", target);
-      if (!capacity) {
-        const std::uint64_t reached =
-            curve->SmallestCapacityReaching(hit_ratio(best)).value_or(0);
-        notes.push_back(fmt::format(
-            "--target-hit-ratio {}: unreachable: no capacity hits more than "
-            "the unbounded cache's {} (reached from {} on)",
-            target, hit_ratio(best),
-            reached == 1 ? "1 node" : fmt::format("{} nodes", reached)));
-      }
-    }
+    AppendTargetRows(targets, data, rows, notes);
   });
-  const auto write_output = [&] {
-    WriteFileAtomically(options.output, options.format == "csv" ? csv : jsonl);
-  };
-  if (options.plot.empty()) {
-    write_output();
-  } else {
-    const bool block_mode = !requests && options.trace.mode == "block";
-    const std::string mode = requests
-                                 ? std::string("replay document")
-                                 : fmt::format("{} mode", options.trace.mode);
-    const std::string image = DrawCurve(
-        options.plot, plot_csv,
-        fmt::format(
-            "{}, {}, page size {}: {} requests, {} distinct prefixes",
-            std::filesystem::path(options.trace.path).filename().string(), mode,
-            cache.page_size, request_count, distinct_prefixes),
-        fmt::format(
-            "{} capacity (nodes = {})",
-            model.model == CacheModel::kSpec
-                ? UpperCase(EvictionPolicyName(policy))
-                : fmt::format("{} {}", NameOf(kCacheModels, model.model),
-                              UpperCase(EvictionPolicyName(policy))),
-            NodeUnit(block_mode, symbol_tokens, cache.page_size)),
-        one_pass ? "LRU (exact, one pass)" : "a replay per capacity");
-    // Neither file is left new when the other cannot be written.
-    WritePlotWithOutput(options.plot, image, write_output);
-  }
+  WriteCurve(options, source, data, rows);
   for (const std::string& note : notes) {
     fmt::print(stderr, "kvprefix: {}\n", note);
   }

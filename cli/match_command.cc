@@ -19,7 +19,8 @@
 #include <thread>
 #include <vector>
 
-#include "cli/cache_options.h"
+#include "cli/cache_choice.h"
+#include "cli/cache_flags.h"
 #include "cli/commands.h"
 #include "cli/parallel.h"
 #include "cli/progress.h"
@@ -34,13 +35,11 @@ namespace {
 
 struct MatchOptions {
   std::string input = "-";
-  std::string engine;
-  // --page-size, --model and --match-limit: the batch job has no capacity,
-  // so nothing to evict and no trigger.
+  // --engine, --page-size, --model and --match-limit: the batch job has no
+  // capacity, so nothing to evict and no trigger.
   CacheArguments cache;
   std::string output = "-";
   unsigned threads = std::max(1u, std::thread::hardware_concurrency());
-  CLI::Option* engine_option = nullptr;
 };
 
 // What step 1 of `index`'s model answers for `request`, changing nothing
@@ -118,10 +117,8 @@ void RunMatch(const MatchOptions& options) {
   progress.Note(fmt::format("parsed {} cached sequences, {} requests",
                             input.cached_sequences.size(),
                             input.requests.size()));
-  const CacheOptions cache = ToCacheOptions(options.cache, 1);
-  const auto index = MakeEngine(
-      ChosenEngineName(options.engine_option, options.engine, cache.model),
-      cache);
+  const ChosenCache cache = ChooseCache(options.cache, 1);
+  const auto index = MakeEngine(cache.engine, cache.options);
   WhileDoing("inserting the cached sequences", [&] {
     for (TokenSpan sequence : input.cached_sequences) index->Insert(sequence);
   });
@@ -154,8 +151,7 @@ void RegisterMatchCommand(CLI::App& app) {
       ->add_option("FILE", options->input,
                    "SPEC §4 JSON input; - reads standard input")
       ->capture_default_str();
-  AddEngineOption(*command, options->engine);
-  options->engine_option = command->get_option("--engine");
+  AddCacheEngineOption(*command, options->cache);
   AddCacheOptions(*command, options->cache, /*bounded=*/false);
   AddModelOptions(
       *command, options->cache,

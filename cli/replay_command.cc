@@ -9,7 +9,8 @@
 #include <memory>
 #include <string>
 
-#include "cli/cache_options.h"
+#include "cli/cache_choice.h"
+#include "cli/cache_flags.h"
 #include "cli/commands.h"
 #include "cli/option_checks.h"
 #include "cli/progress.h"
@@ -25,19 +26,11 @@ namespace {
 struct ReplayOptions {
   TraceArguments trace;
   std::string input_format = "mooncake";
-  std::string engine;
-  CacheArguments cache;
-  std::string matches;  // empty: do not write per-request matches
+  CacheArguments cache;  // --engine too
+  std::string matches;   // empty: do not write per-request matches
   std::string output = "-";
   CLI::Option* matches_option = nullptr;
-  CLI::Option* engine_option = nullptr;
 };
-
-// --engine if given, else the default engine of the cache's model.
-std::string_view EngineName(const ReplayOptions& options,
-                            const CacheOptions& cache) {
-  return ChosenEngineName(options.engine_option, options.engine, cache.model);
-}
 
 // {"request":i,"request_length":n,"matched_length":m,"cache_node":c}
 void AppendMatchLine(std::size_t i, TokenSpan request, const Match& match,
@@ -64,8 +57,8 @@ void ReplayMooncake(const ReplayOptions& options) {
   Progress progress;
   // In block mode a symbol is a hash id: --block-tokens of KV cache.
   const std::uint64_t symbol_tokens = SymbolTokens(options.trace);
-  const CacheOptions cache = ToCacheOptions(options.cache, symbol_tokens);
-  const auto index = MakeEngine(EngineName(options, cache), cache);
+  const ChosenCache cache = ChooseCache(options.cache, symbol_tokens);
+  const auto index = MakeEngine(cache.engine, cache.options);
   std::string match_lines;
   ReplaySummary summary;
   double replay_seconds = 0;
@@ -96,10 +89,10 @@ void ReplayMooncake(const ReplayOptions& options) {
         "\"nodes\":{},\"peak_nodes\":{},\"evictions\":{},\"memory_bytes\":{},"
         "\"read_seconds\":{:.3f},\"replay_seconds\":{:.3f}}}\n",
         index->name(), options.trace.mode, options.trace.options.vocabulary,
-        CacheSummaryJson(cache, options.cache, symbol_tokens), summary.requests,
-        summary.request_tokens, summary.matched_tokens, summary.hit_ratio(),
-        index->node_count(), summary.peak_nodes, index->evicted_count(),
-        index->memory_bytes(), read_seconds, replay_seconds);
+        CacheSummaryJson(cache), summary.requests, summary.request_tokens,
+        summary.matched_tokens, summary.hit_ratio(), index->node_count(),
+        summary.peak_nodes, index->evicted_count(), index->memory_bytes(),
+        read_seconds, replay_seconds);
   });
   if (!options.matches.empty()) {
     WriteFileAtomically(options.matches, match_lines);
@@ -108,15 +101,17 @@ void ReplayMooncake(const ReplayOptions& options) {
 }
 
 // --input-format requests: the document's cache, unless an option overrides
-// it (ReplayDocumentCache).
+// it (ChooseCache).
 void ReplayDocument(const ReplayOptions& options) {
   RejectTraceOptionsForDocuments(options.trace);
   Reject(options.matches_option, "requests");
   ReplayInput input =
-      ReadNamed(options.trace.path, &ReadReplayDocumentOrCaseFile);
-  const CacheOptions cache =
-      ReplayDocumentCache(options.cache, input.options, options.trace.path);
-  const auto index = MakeEngine(EngineName(options, cache), cache);
+      ReadNamed(options.trace.path, [](const std::string& path) {
+        return ReadReplayDocumentOrCaseFile(path);
+      });
+  const ChosenCache cache = ChooseCache(
+      options.cache, 1, DocumentCache{input.options, options.trace.path});
+  const auto index = MakeEngine(cache.engine, cache.options);
   std::vector<Match> matches;
   WhileDoing("replaying", [&] {
     matches.reserve(input.requests.size());
@@ -170,8 +165,7 @@ void RegisterReplayCommand(CLI::App& app) {
   command->add_option("-f,--format", options->input_format, input_format_help)
       ->check(CLI::IsMember({"mooncake", "requests"}))
       ->group("");
-  AddEngineOption(*command, options->engine);
-  options->engine_option = command->get_option("--engine");
+  AddCacheEngineOption(*command, options->cache);
   AddCacheOptions(*command, options->cache, /*bounded=*/true);
   options->matches_option = AddOutputOption(
       *command, "--matches", options->matches,

@@ -6,7 +6,8 @@
 #include <string>
 
 #include "checking/differential.h"
-#include "cli/cache_options.h"
+#include "cli/cache_choice.h"
+#include "cli/cache_flags.h"
 #include "cli/commands.h"
 #include "engines/registry.h"
 #include "verify/run.h"
@@ -27,13 +28,13 @@ struct VerifyFlags {
 };
 
 // --model, --match-limit and --trigger as verify::GeneratedModel (unset if
-// none was given), checked as replay checks them (ToCacheOptions: a usage
+// none was given), checked as replay checks them (ChooseCache: a usage
 // error naming the option, in replay's words); a match limit or trigger not
 // given is left to the generator to vary.
 std::optional<verify::GeneratedModel> GeneratedModelOf(
     const CacheArguments& cache) {
   if (!ModelOptionsGiven(cache)) return std::nullopt;
-  const CacheOptions options = ToCacheOptions(cache, 1);
+  const CacheOptions options = ChooseCache(cache, 1).options;
   return verify::GeneratedModel{
       .model = options.model,
       .match_limit = Given(cache.match_limit_option)

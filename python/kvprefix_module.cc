@@ -851,68 +851,86 @@ class PyPrefixIndex {
   mutable std::shared_mutex mutex_;
 };
 
-}  // namespace
-}  // namespace kvprefix
+// The bytes `kvprefix match path --engine engine --page-size page_size`
+// prints, through the CLI's reader, engine and writer, so that both give the
+// same bytes, and bad input raises the CLI's message (cli/commands.h's
+// FileInputError: the file, then the InputError) as kvprefix.InputError, as
+// read_trace does.
+py::bytes MatchFilePy(const std::string& path, const std::string& engine,
+                      py::handle page_size) {
+  // A C string ends at the first NUL: "a\0b" would name the file "a".
+  if (path.find('\0') != std::string::npos) {
+    Raise(PyExc_ValueError, "embedded null byte in path");
+  }
+  std::unique_ptr<PrefixIndex> index = MakeEngineOrRaise(
+      engine, ToCacheOptions(py::none(), DefaultPolicyName(), page_size));
+  std::string json;
+  try {
+    py::gil_scoped_release release;
+    const BatchInput input = ReadBatchInputFile(path);
+    const auto matches = FindPrefixMatches(*index, input);
+    AppendMatchesJson(input.requests, matches, json);
+    index.reset();
+  } catch (const InputError& error) {
+    const std::string file =
+        path == "-" ? "<stdin>" : EscapeForMessage(path, 1024);
+    PyErr_SetString(input_error_type, (file + ": " + error.what()).c_str());
+    throw py::error_already_set();
+  } catch (const IoError& error) {
+    PyErr_SetString(PyExc_OSError, error.what());
+    throw py::error_already_set();
+  }
+  return py::bytes(json);
+}
 
-// The extension kvprefix._kvprefix; the package kvprefix (python/src/kvprefix/)
-// re-exports it.
-PYBIND11_MODULE(_kvprefix, m) {
-  namespace py = pybind11;
-  using kvprefix::PyPrefixIndex;
-  const std::string default_engine(kvprefix::DefaultEngineName());
-
-  m.doc() =
-      "Longest reusable KV-cache prefix of each LLM request (token trie).\n"
-      "Tokens are int32; node IDs are the root 0, then 1, 2, ... in creation "
-      "order.";
-  m.attr("__version__") = KVPREFIX_VERSION;
-  // An engine with narrower node IDs or offsets ran out of them (SPEC §1):
-  // a resource limit, not bad input, hence a MemoryError.
-  py::register_exception<kvprefix::CapacityError>(m, "CapacityError",
-                                                  PyExc_MemoryError);
-
+// The lists of engines and policies, and their defaults.
+void DefineNameLists(py::module_& m) {
   m.def(
       "engines",
       [] {
         std::vector<std::string> names;
-        for (std::string_view name : kvprefix::EngineNames()) {
+        for (std::string_view name : EngineNames()) {
           names.emplace_back(name);
         }
         return names;
       },
       "Names of the built-in engines, the reference first.");
   m.def(
-      "default_engine",
-      [] { return std::string(kvprefix::DefaultEngineName()); },
+      "default_engine", [] { return std::string(DefaultEngineName()); },
       "The engine used when none is named.");
   m.def(
       "policies",
       [] {
         std::vector<std::string> names;
-        for (const kvprefix::EvictionPolicyEntry& entry :
-             kvprefix::kEvictionPolicies) {
+        for (const EvictionPolicyEntry& entry : kEvictionPolicies) {
           names.emplace_back(entry.name);
         }
         return names;
       },
       "Names of the eviction policies a capacity-bounded cache takes (the "
       "`policy` arguments, `kvprefix policies`), the default first.");
-  m.def("default_policy", &kvprefix::DefaultPolicyName,
+  m.def("default_policy", &DefaultPolicyName,
         "The eviction policy used when none is named.");
-  // What each policy evicts, for the docstrings: "'lru' evicts the least
-  // recently used leaf; 'fifo' evicts the oldest created leaf".
+}
+
+// What each policy evicts, for the docstrings: "'lru' evicts the least
+// recently used leaf; 'fifo' evicts the oldest created leaf".
+std::string PolicyVictims() {
   std::string victims;
-  for (const kvprefix::EvictionPolicyEntry& entry :
-       kvprefix::kEvictionPolicies) {
+  for (const EvictionPolicyEntry& entry : kEvictionPolicies) {
     victims += victims.empty() ? "" : "; ";
     victims += fmt::format("'{}' evicts {}", entry.name, entry.victim);
   }
-  const std::string choices = kvprefix::EvictionPolicyChoices('\'');
 
+  return victims;
+}
+
+// find_prefix_matches and match_file: the batch job (SPEC §2).
+void DefineBatchFunctions(py::module_& m) {
+  const std::string default_engine(DefaultEngineName());
   m.def(
-      "find_prefix_matches", &kvprefix::FindPrefixMatchesPy,
-      py::arg("cached_sequences"), py::arg("requests"),
-      py::arg("engine") = default_engine, py::kw_only(),
+      "find_prefix_matches", &FindPrefixMatchesPy, py::arg("cached_sequences"),
+      py::arg("requests"), py::arg("engine") = default_engine, py::kw_only(),
       py::arg("page_size") = 1,
       R"doc(Inserts every cached sequence in order, then matches every request.
 
@@ -928,12 +946,27 @@ OverflowError (token outside int32), ValueError (unknown engine, page_size
 out of range), kvprefix.CapacityError (the engine ran out of node IDs; a
 MemoryError). The GIL is released while the engine inserts and matches.)doc");
 
-  m.def("replay", &kvprefix::ReplayPy, py::arg("requests"), py::kw_only(),
+  m.def("match_file", &MatchFilePy, py::arg("path"),
+        py::arg("engine") = default_engine, py::arg("page_size") = 1,
+        R"doc(The SPEC §5 answer to the SPEC §4 input file `path` ("-": standard
+input), as the bytes `kvprefix match path --page-size page_size` prints (one
+line of JSON).
+Raises kvprefix.InputError (a ValueError) for bad input, with the message the
+CLI prints after "kvprefix: " (the file, the JSON location, the problem);
+OSError when the file cannot be read; ValueError for an unknown engine or a
+page size outside 1 to 2^31 - 1; kvprefix.CapacityError as
+find_prefix_matches.)doc");
+}
+
+// replay: SPEC §3's replay, on a cache of §8 and §9.
+void DefineReplay(py::module_& m) {
+  const std::string victims = PolicyVictims();
+  const std::string choices = EvictionPolicyChoices('\'');
+  m.def("replay", &ReplayPy, py::arg("requests"), py::kw_only(),
         py::arg("capacity") = py::none(),
-        py::arg("policy") = kvprefix::DefaultPolicyName(),
-        py::arg("page_size") = 1, py::arg("engine") = py::none(),
-        py::arg("model") = py::none(), py::arg("match_limit") = py::none(),
-        py::arg("trigger") = py::none(),
+        py::arg("policy") = DefaultPolicyName(), py::arg("page_size") = 1,
+        py::arg("engine") = py::none(), py::arg("model") = py::none(),
+        py::arg("match_limit") = py::none(), py::arg("trigger") = py::none(),
         (R"doc(Replays requests on a prefix cache as a serving system does.
 
 Each request is matched, then inserted (SPEC section 3); with a capacity C
@@ -967,9 +1000,12 @@ trigger without sglang), an engine that lacks the model, or a
 policy other than )doc" +
          choices + ".")
             .c_str());
+}
 
+// curve: the hit ratio at many capacities.
+void DefineCurve(py::module_& m) {
   m.def(
-      "curve", &kvprefix::CurvePy, py::arg("requests"), py::kw_only(),
+      "curve", &CurvePy, py::arg("requests"), py::kw_only(),
       py::arg("page_size") = 1, py::arg("capacities") = py::none(),
       py::arg("points") = py::none(), py::arg("target_hit_ratios") = py::none(),
       py::arg("model") = py::none(), py::arg("match_limit") = py::none(),
@@ -997,61 +1033,12 @@ Raises as replay, ValueError for both capacities and points, an empty
 capacities (as the CLI's --capacities "" is an error), points outside 1 to
 100000 or a target outside 0 to 1, and TypeError for a target that is not a
 number.)doc");
+}
 
-  // match_file: `kvprefix match FILE` through the CLI's reader, engine and
-  // writer, so that both give the same bytes, and bad input raises the CLI's
-  // message (cli/commands.h's FileInputError: the file, then the
-  // InputError) as kvprefix.InputError, as read_trace does.
-  static py::exception<kvprefix::InputError>& input_error =
-      py::register_exception<kvprefix::InputError>(m, "InputError",
-                                                   PyExc_ValueError);
-  kvprefix::input_error_type = input_error.ptr();
-  m.def(
-      "match_file",
-      [](const std::string& path, const std::string& engine,
-         py::handle page_size) {
-        // A C string ends at the first NUL: "a\0b" would name the file "a".
-        if (path.find('\0') != std::string::npos) {
-          kvprefix::Raise(PyExc_ValueError, "embedded null byte in path");
-        }
-        std::unique_ptr<kvprefix::PrefixIndex> index =
-            kvprefix::MakeEngineOrRaise(
-                engine,
-                kvprefix::ToCacheOptions(
-                    py::none(), kvprefix::DefaultPolicyName(), page_size));
-        std::string json;
-        try {
-          py::gil_scoped_release release;
-          const kvprefix::BatchInput input = kvprefix::ReadBatchInputFile(path);
-          const auto matches = kvprefix::FindPrefixMatches(*index, input);
-          kvprefix::AppendMatchesJson(input.requests, matches, json);
-          index.reset();
-        } catch (const kvprefix::InputError& error) {
-          const std::string file =
-              path == "-" ? "<stdin>" : kvprefix::EscapeForMessage(path, 1024);
-          PyErr_SetString(input_error.ptr(),
-                          (file + ": " + error.what()).c_str());
-          throw py::error_already_set();
-        } catch (const kvprefix::IoError& error) {
-          PyErr_SetString(PyExc_OSError, error.what());
-          throw py::error_already_set();
-        }
-        return py::bytes(json);
-      },
-      py::arg("path"), py::arg("engine") = default_engine,
-      py::arg("page_size") = 1,
-      R"doc(The SPEC §5 answer to the SPEC §4 input file `path` ("-": standard
-input), as the bytes `kvprefix match path --page-size page_size` prints (one
-line of JSON).
-Raises kvprefix.InputError (a ValueError) for bad input, with the message the
-CLI prints after "kvprefix: " (the file, the JSON location, the problem);
-OSError when the file cannot be read; ValueError for an unknown engine or a
-page size outside 1 to 2^31 - 1; kvprefix.CapacityError as
-find_prefix_matches.)doc");
-
-  m.def("read_trace", &kvprefix::ReadTracePy, py::arg("path"),
-        py::arg("mode") = "block",
-        py::arg("vocab") = kvprefix::kDefaultVocabulary,
+// read_trace and run_command_line: the tool's reader and command line.
+void DefineToolFunctions(py::module_& m) {
+  m.def("read_trace", &ReadTracePy, py::arg("path"), py::arg("mode") = "block",
+        py::arg("vocab") = kDefaultVocabulary,
         R"doc(The requests of the Mooncake trace `path` (SPEC section 7: JSON
 Lines with input_length and hash_ids; str, bytes or os.PathLike; "-" is
 standard input), read by the tool's own reader: the tokens `kvprefix replay
@@ -1069,7 +1056,7 @@ out; ValueError for a mode other than 'block' and 'token', a vocab outside 1
 to 2^31 or a NUL byte in the path. The GIL is released while reading.)doc");
 
   m.def(
-      "run_command_line", &kvprefix::RunCommandLinePy, py::arg("arguments"),
+      "run_command_line", &RunCommandLinePy, py::arg("arguments"),
       R"doc(Runs the command-line tool's `kvprefix ARGUMENTS...` with its match,
 replay and curve commands, through the tool's own parser and code (what
 `python3 -m kvprefix` does): the same options, output bytes, one-line
@@ -1080,7 +1067,12 @@ descriptors 1 and 2, not sys.stdout and sys.stderr: flush those first).
 Returns the exit status: 0 success, 2 bad input or usage, 1 an input/output
 or resource failure. Raises ValueError for a NUL byte in an argument. The GIL
 is released while the command runs.)doc");
+}
 
+// The PrefixIndex class.
+void DefinePrefixIndex(py::module_& m) {
+  const std::string default_engine(DefaultEngineName());
+  const std::string choices = EvictionPolicyChoices('\'');
   py::class_<PyPrefixIndex>(m, "PrefixIndex",
                             "An online prefix index: insert and match in any "
                             "order. Thread-safe: matches run concurrently, "
@@ -1089,9 +1081,9 @@ is released while the command runs.)doc");
                     py::handle, py::handle, py::handle, py::handle>(),
            py::arg("engine") = default_engine, py::kw_only(),
            py::arg("capacity") = py::none(),
-           py::arg("policy") = kvprefix::DefaultPolicyName(),
-           py::arg("page_size") = 1, py::arg("model") = py::none(),
-           py::arg("match_limit") = py::none(), py::arg("trigger") = py::none(),
+           py::arg("policy") = DefaultPolicyName(), py::arg("page_size") = 1,
+           py::arg("model") = py::none(), py::arg("match_limit") = py::none(),
+           py::arg("trigger") = py::none(),
            ("A prefix index of `engine`; with a capacity (nodes besides the "
             "root) a cache that evicts leaves by `policy` (" +
             choices +
@@ -1127,7 +1119,35 @@ is released while the command runs.)doc");
         return "<kvprefix.PrefixIndex engine='" + std::string(index.engine()) +
                "' node_count=" + std::to_string(index.node_count()) + ">";
       });
+}
 
+}  // namespace
+}  // namespace kvprefix
+
+// The extension kvprefix._kvprefix; the package kvprefix (python/src/kvprefix/)
+// re-exports it.
+PYBIND11_MODULE(_kvprefix, m) {
+  namespace py = pybind11;
+  m.doc() =
+      "Longest reusable KV-cache prefix of each LLM request (token trie).\n"
+      "Tokens are int32; node IDs are the root 0, then 1, 2, ... in creation "
+      "order.";
+  m.attr("__version__") = KVPREFIX_VERSION;
+  // An engine with narrower node IDs or offsets ran out of them (SPEC §1):
+  // a resource limit, not bad input, hence a MemoryError.
+  py::register_exception<kvprefix::CapacityError>(m, "CapacityError",
+                                                  PyExc_MemoryError);
+  // Raised by match_file and read_trace for bad input.
+  static py::exception<kvprefix::InputError>& input_error =
+      py::register_exception<kvprefix::InputError>(m, "InputError",
+                                                   PyExc_ValueError);
+  kvprefix::input_error_type = input_error.ptr();
+  kvprefix::DefineNameLists(m);
+  kvprefix::DefineBatchFunctions(m);
+  kvprefix::DefineReplay(m);
+  kvprefix::DefineCurve(m);
+  kvprefix::DefineToolFunctions(m);
+  kvprefix::DefinePrefixIndex(m);
   // kvprefix.testing's C++ half (python/testing_module.h).
   kvprefix::python_testing::DefineTestingModule(m);
 }
