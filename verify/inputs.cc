@@ -163,7 +163,7 @@ std::vector<NamedInput> TraceWindowInputs(const std::string& path,
         fmt::format("trace {} requests {}..{} (block mode; first {} cached)",
                     path, begin + 1, end, middle - begin),
         BatchInput{Slice(trace, begin, middle), Slice(trace, middle, end)},
-        std::nullopt});
+        std::nullopt, ""});
   }
   return inputs;
 }
@@ -188,7 +188,7 @@ NamedInputOf<Input> Generated(std::string_view what, std::uint64_t seed,
   return NamedInputOf<Input>{
       fmt::format("generated {} {} (--seed {}, size {}{}{})", what, run, seed,
                   size, flags.empty() ? "" : ", ", flags),
-      generate(seed + run, size), std::nullopt};
+      generate(seed + run, size), std::nullopt, ""};
 }
 
 // The options `model` fixes, the rest at their defaults (for the checks).
