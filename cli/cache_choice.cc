@@ -12,65 +12,98 @@
 namespace kvprefix::cli {
 namespace {
 
-// "--match-limit" for the member "match_limit" FindModelOptionsProblem names.
-std::string OptionOfMember(std::string_view member) {
-  std::string option = "--" + std::string(member);
-  std::replace(option.begin(), option.end(), '_', '-');
-  return option;
-}
+// A member of a replay document that a flag replaces (SPEC §9.4): its
+// flag's value and option in CacheArguments, and the document's value.
+struct ReplaceableMember {
+  std::string_view name;  // "match_limit"
+  std::string CacheArguments::*value;
+  CLI::Option* CacheArguments::*option;
+  std::string_view (*of)(const CacheOptions& document);
+};
 
-// What a usage error about `member` names: its option, or, for a member the
-// replay document at path `document` (empty: none) set and no option
-// replaced, the member's place in that file.
-std::string SourceOfMember(std::string_view member, const CacheArguments& flags,
-                           std::string_view document) {
-  const CLI::Option* option = member == "policy" ? flags.policy_option
-                              : member == "match_limit"
-                                  ? flags.match_limit_option
-                                  : flags.trigger_option;
-  if (!document.empty() && !Given(option)) {
-    return fmt::format("{}: $.{} (replace it with {})", document, member,
-                       OptionOfMember(member));
-  }
-  return OptionOfMember(member);
-}
+// Every member a flag replaces but the page size and the capacity, which
+// no flag's value makes invalid.
+constexpr ReplaceableMember kReplaceableMembers[] = {
+    {"model", &CacheArguments::model, &CacheArguments::model_option,
+     [](const CacheOptions& document) {
+       return NameOf(kCacheModels, document.model);
+     }},
+    {"policy", &CacheArguments::policy, &CacheArguments::policy_option,
+     [](const CacheOptions& document) {
+       return EvictionPolicyName(document.policy);
+     }},
+    {"match_limit", &CacheArguments::match_limit,
+     &CacheArguments::match_limit_option,
+     [](const CacheOptions& document) {
+       return NameOf(kMatchLimits, document.match_limit);
+     }},
+    {"trigger", &CacheArguments::trigger, &CacheArguments::trigger_option,
+     [](const CacheOptions& document) {
+       return NameOf(kEvictionTriggers, document.trigger);
+     }},
+};
 
-// The usage error of the first SPEC §9.4 rule `options` break, if any.
-void CheckModelOptions(const CacheOptions& options, const CacheArguments& flags,
-                       std::string_view document) {
-  if (const auto problem =
-          FindModelOptionsProblem(options, Given(flags.trigger_option))) {
-    throw std::invalid_argument(
-        fmt::format("{}: {}", SourceOfMember(problem->member, flags, document),
-                    problem->message));
-  }
-}
-
-// `flags` with the document's cache standing in for the flags not given:
-// its page size, policy and model; its match limit if the model is its
-// own; its trigger under sglang.
+// The rule of SPEC §9.4 for a document under flags, for every member of
+// kReplaceableMembers alike: a member is the flag's value if the flag was
+// given, else the document's if the document set it, else the default (of
+// the model so chosen, for the match limit); the combination is then
+// checked as a whole, so that a member the document set and a flag made
+// invalid is refused, not dropped. The page size: --page-size, else the
+// document's.
 CacheArguments WithDocument(const CacheArguments& flags,
-                            const CacheOptions& document) {
+                            const DocumentCache& document) {
   CacheArguments merged = flags;
-  if (!Given(flags.page_size_option)) merged.page_size = document.page_size;
-  if (!Given(flags.policy_option)) {
-    merged.policy = EvictionPolicyName(document.policy);
+  if (!Given(flags.page_size_option)) {
+    merged.page_size = document.options.page_size;
   }
-  // A model given keeps the document's match limit only if it is the
-  // document's model (another takes its own default).
-  if (!Given(flags.model_option)) {
-    merged.model = NameOf(kCacheModels, document.model);
-  }
-  const CacheModel model = ParseNamedValue(kCacheModels, merged.model).value();
-  if (!Given(flags.match_limit_option) && model == document.model) {
-    merged.match_limit = NameOf(kMatchLimits, document.match_limit);
-  }
-  if (!Given(flags.trigger_option)) {
-    merged.trigger = NameOf(kEvictionTriggers, model == CacheModel::kSglang
-                                                   ? document.trigger
-                                                   : CacheOptions{}.trigger);
+  for (const ReplaceableMember& member : kReplaceableMembers) {
+    if (!Given(flags.*member.option) && document.places.contains(member.name)) {
+      merged.*member.value = member.of(document.options);
+    }
   }
   return merged;
+}
+
+// True if `member` was set: by its flag, or by `document` (if any).
+bool MemberSet(const ReplaceableMember& member, const CacheArguments& flags,
+               const std::optional<DocumentCache>& document) {
+  return Given(flags.*member.option) ||
+         (document && document->places.contains(member.name));
+}
+
+// The member named `name`.
+const ReplaceableMember& MemberNamed(std::string_view name) {
+  return *std::find_if(
+      std::begin(kReplaceableMembers), std::end(kReplaceableMembers),
+      [name](const ReplaceableMember& member) { return member.name == name; });
+}
+
+// "--match-limit" for the member "match_limit".
+std::string FlagOf(std::string_view member) {
+  std::string flag = "--" + std::string(member);
+  std::replace(flag.begin(), flag.end(), '_', '-');
+  return flag;
+}
+
+// The usage error of the first SPEC §9.4 rule `options` break, if any,
+// naming the member's flag, or for a member `document` set and no flag
+// replaced, its place in the file: "doc.json: $.trigger (set by the
+// document, not replaced by a flag): a trigger needs model ...".
+void CheckModelOptions(const CacheOptions& options, const CacheArguments& flags,
+                       const std::optional<DocumentCache>& document) {
+  const auto problem = FindModelOptionsProblem(
+      options, MemberSet(MemberNamed("trigger"), flags, document));
+  if (!problem) return;
+  const ReplaceableMember& member = MemberNamed(problem->member);
+  if (!Given(flags.*member.option) && document &&
+      document->places.contains(member.name)) {
+    throw std::invalid_argument(
+        fmt::format("{}: {} (set by the document, not replaced by {}): {}",
+                    document->path, document->places.find(member.name)->second,
+                    FlagOf(member.name), problem->message));
+  }
+  throw std::invalid_argument(
+      fmt::format("{}: {}", FlagOf(member.name), problem->message));
 }
 
 // The cache of `flags` but its capacity. The flags' checks admit only the
@@ -93,11 +126,10 @@ ChosenCache ChooseCache(const CacheArguments& flags,
                         std::uint64_t symbol_tokens,
                         const std::optional<DocumentCache>& document) {
   const CacheArguments merged =
-      document ? WithDocument(flags, document->options) : flags;
+      document ? WithDocument(flags, *document) : flags;
   ChosenCache chosen;
   chosen.options = UnboundedCacheOf(merged);
-  CheckModelOptions(chosen.options, flags,
-                    document ? document->path : std::string_view());
+  CheckModelOptions(chosen.options, flags, document);
   chosen.node_bytes = static_cast<UInt128>(merged.kv_bytes_per_token) *
                       symbol_tokens * merged.page_size;
   // Given, even as "": an empty capacity is a mistake, not "unbounded".

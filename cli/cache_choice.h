@@ -13,6 +13,7 @@
 
 #include "cli/byte_sizes.h"
 #include "cli/cache_flags.h"
+#include "io/replay_document.h"
 #include "kvprefix/cache.h"
 
 namespace kvprefix::cli {
@@ -20,8 +21,9 @@ namespace kvprefix::cli {
 // A replay document's own cache (SPEC §8, §9.4), which the flags given
 // replace member by member.
 struct DocumentCache {
-  const CacheOptions& options;  // as read, defaults filled in
-  std::string_view path;        // the document's file, named in errors
+  const CacheOptions& options;   // as read, defaults filled in
+  const DocumentPlaces& places;  // where it set each member
+  std::string_view path;         // the document's file, named in errors
 };
 
 // What the flags choose.
@@ -42,18 +44,18 @@ struct ChosenCache {
 //    count, or a size holding floor(size / node_bytes) nodes), else the
 //    document's, else unbounded. For vllm it counts blocks (pages), for
 //    sglang pages of P tokens;
-//  * model, match limit, trigger and policy: the flag's, else the
-//    document's (a model given without --match-limit takes its
-//    DefaultMatchLimit unless it is the document's model; a model other
-//    than sglang, the default trigger), else the default (the match limit
-//    DefaultMatchLimit(model));
+//  * model, policy, match limit and trigger, each alike (SPEC §9.4): the
+//    flag's if given, else the document's if it set the member, else the
+//    default (the match limit DefaultMatchLimit(model));
 //  * engine: --engine if given, else ModelEngineName(model).
 // Throws std::invalid_argument (a usage error) for a capacity that is not a
 // decimal integer or a size, a size without --kv-bytes-per-token, or a
-// combination SPEC §9.4 refuses (FindModelOptionsProblem), naming the flag
+// combination SPEC §9.4 refuses (FindModelOptionsProblem; a document's
+// member a flag made invalid is refused, never dropped), naming the flag
 // ("--policy: model \"vllm\" has one order, ...") or, for a document member
-// no flag replaced, its place in the file: "doc.json: $.policy (replace it
-// with --policy): model \"vllm\" has one order, ...". O(digits).
+// no flag replaced, its place in the file: "doc.json: $.trigger (set by
+// the document, not replaced by --trigger): a trigger needs model
+// \"sglang\"; ...". O(digits).
 ChosenCache ChooseCache(const CacheArguments& flags,
                         std::uint64_t symbol_tokens,
                         const std::optional<DocumentCache>& document = {});

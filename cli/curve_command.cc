@@ -228,15 +228,16 @@ CurveSource ReadCurveSource(const CurveOptions& options) {
     source.cache = ChooseCache(options.cache, source.symbol_tokens);
     return source;
   }
-  // The flags first: a typo costs no read.
-  ChooseCache(options.cache, 1);
-  source.document = ReadNamed(options.trace.path, [](const std::string& path) {
-    return ReadReplayDocumentFile(path);
-  });
-  // The document's policy and model options unless given.
-  source.cache =
-      ChooseCache(options.cache, 1,
-                  DocumentCache{source.document->options, options.trace.path});
+  // The flags are checked with the document's members (ChooseCache), not
+  // alone: `--trigger` is right for an sglang document.
+  DocumentPlaces places;
+  source.document =
+      ReadNamed(options.trace.path, [&places](const std::string& path) {
+        return ReadReplayDocumentFile(path, &places);
+      });
+  source.cache = ChooseCache(
+      options.cache, 1,
+      DocumentCache{source.document->options, places, options.trace.path});
   source.cache.options.capacity = kUnbounded;
   return source;
 }

@@ -105,12 +105,14 @@ void ReplayMooncake(const ReplayOptions& options) {
 void ReplayDocument(const ReplayOptions& options) {
   RejectTraceOptionsForDocuments(options.trace);
   Reject(options.matches_option, "requests");
+  DocumentPlaces places;
   ReplayInput input =
-      ReadNamed(options.trace.path, [](const std::string& path) {
-        return ReadReplayDocumentOrCaseFile(path);
+      ReadNamed(options.trace.path, [&places](const std::string& path) {
+        return ReadReplayDocumentOrCaseFile(path, &places);
       });
-  const ChosenCache cache = ChooseCache(
-      options.cache, 1, DocumentCache{input.options, options.trace.path});
+  const ChosenCache cache =
+      ChooseCache(options.cache, 1,
+                  DocumentCache{input.options, places, options.trace.path});
   const auto index = MakeEngine(cache.engine, cache.options);
   std::vector<Match> matches;
   WhileDoing("replaying", [&] {

@@ -117,7 +117,10 @@ CaseFile Parse(simdjson::padded_string_view json) {
   return result;
 }
 
-ReplayCaseFile ParseReplay(simdjson::padded_string_view json) {
+// ParseReplay, and where the document set each member (`places`, if not
+// null).
+ReplayCaseFile ParseReplayWithPlaces(simdjson::padded_string_view json,
+                                     DocumentPlaces* places) {
   ReplayCaseFile result;
   WrittenMatches written;
   json_reader::ReplayDocumentReader document;
@@ -134,6 +137,7 @@ ReplayCaseFile ParseReplay(simdjson::padded_string_view json) {
                   document.Read(context, member, member_value, member_path);
                 });
             result.input = document.Finish();
+            if (places != nullptr) *places = document.places;
             break;
           case 1:
             ReadExpected(context, value, path, written);
@@ -145,6 +149,10 @@ ReplayCaseFile ParseReplay(simdjson::padded_string_view json) {
   CheckMatches(written, result.input.requests);
   result.expected = std::move(written.matches);
   return result;
+}
+
+ReplayCaseFile ParseReplay(simdjson::padded_string_view json) {
+  return ParseReplayWithPlaces(json, nullptr);
 }
 
 // The case file `path`, parsed by `parse`; errors name the path as given
@@ -223,10 +231,11 @@ std::vector<ReplayCaseFile> ReadReplayCaseFolder(const std::string& dir) {
   return ReadFolder(dir, &ParseReplay);
 }
 
-ReplayInput ReadReplayDocumentOrCaseFile(const std::string& path) {
+ReplayInput ReadReplayDocumentOrCaseFile(const std::string& path,
+                                         DocumentPlaces* places) {
   const std::string text = ReadPaddedFile(path);
   try {
-    return json_reader::ReadReplayDocument(PaddedView(text));
+    return json_reader::ReadReplayDocument(PaddedView(text), places);
   } catch (const InputError& error) {
     // A replay document has none of a case file's own members.
     const bool case_file = std::ranges::any_of(
@@ -236,7 +245,7 @@ ReplayInput ReadReplayDocumentOrCaseFile(const std::string& path) {
         });
     if (!case_file) throw;
   }
-  return ParseReplay(PaddedView(text)).input;
+  return ParseReplayWithPlaces(PaddedView(text), places).input;
 }
 
 std::string FormatCaseFile(const BatchInput& input,

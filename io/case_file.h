@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "io/input_error.h"
+#include "io/replay_document.h"
 #include "kvprefix/batch.h"
 #include "kvprefix/replay.h"
 #include "kvprefix/types.h"
@@ -79,8 +80,10 @@ std::string FormatReplayCaseFile(const ReplayInput& input,
 // expected answer is checked for shape but not replayed). Throws InputError
 // as ParseReplayDocument or ParseReplayCaseFile, without the file name
 // (which the caller adds), and IoError if the file cannot be read ("-" is
-// standard input). O(bytes).
-ReplayInput ReadReplayDocumentOrCaseFile(const std::string& path);
+// standard input). With `places`, also where the document set each member
+// ("$.document.policy" in a case file). O(bytes).
+ReplayInput ReadReplayDocumentOrCaseFile(const std::string& path,
+                                         DocumentPlaces* places = nullptr);
 
 }  // namespace kvprefix
 

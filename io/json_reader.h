@@ -16,6 +16,7 @@
 #include <string_view>
 
 #include "io/json_diagnostics.h"
+#include "io/replay_document.h"
 #include "kvprefix/replay.h"
 #include "kvprefix/sequence_list.h"
 
@@ -40,11 +41,12 @@ inline constexpr std::array<std::string_view, 7> kReplayMembers = {
     "requests", "capacity",    "policy", "page_size",
     "model",    "match_limit", "trigger"};
 
-// A replay document as it is read: the input, and where the members that
-// SPEC §9.4 checks together were (empty: absent), for Finish.
+// A replay document as it is read: the input, and where each member it set
+// was (DocumentPlaces), for Finish's checks and for the options that may
+// replace the members (SPEC §9.4).
 struct ReplayDocumentReader {
   ReplayInput input;
-  std::string policy_at, match_limit_at, trigger_at;
+  DocumentPlaces places;
 
   // Reads member kReplayMembers[index] (replay_document.h says what each may
   // hold).
@@ -52,13 +54,15 @@ struct ReplayDocumentReader {
             const JsonPath& path);
   // After the last member: the model's default match limit where none was
   // given, then SPEC §9.4's combined rules (FindModelOptionsProblem), an
-  // InputError at the member that breaks one. Returns the input.
+  // InputError at the member that breaks one. Returns the input; `places`
+  // stays.
   ReplayInput Finish();
 };
 
 // The whole of `json` as one replay document (ParseReplayDocument's rules),
-// parsed in place.
-ReplayInput ReadReplayDocument(simdjson::padded_string_view json);
+// parsed in place; with `places`, also where it set each member.
+ReplayInput ReadReplayDocument(simdjson::padded_string_view json,
+                               DocumentPlaces* places = nullptr);
 
 // An integer from 0 to 2^64 - 1 (-0 is 0, as for every integer read: SPEC
 // §6), or InputError at `path`.

@@ -39,6 +39,7 @@ Enum ReadNamedValue(const Context& context, Value value, const JsonPath& path,
 void ReplayDocumentReader::Read(const Context& context, std::size_t index,
                                 Value value, const JsonPath& path) {
   CacheOptions& options = input.options;
+  places[std::string(kReplayMembers[index])] = context.Prefix() + path.str();
   switch (index) {
     case 0:
       ReadSequences(context, value, path, input.requests);
@@ -56,7 +57,6 @@ void ReplayDocumentReader::Read(const Context& context, std::size_t index,
                         EscapeForMessage(name)));
       }
       options.policy = *policy;
-      policy_at = context.Prefix() + path.str();
       break;
     }
     case 3:
@@ -68,36 +68,36 @@ void ReplayDocumentReader::Read(const Context& context, std::size_t index,
       break;
     case 5:
       options.match_limit = ReadNamedValue(context, value, path, kMatchLimits);
-      match_limit_at = context.Prefix() + path.str();
       break;
     default:
       options.trigger = ReadNamedValue(context, value, path, kEvictionTriggers);
-      trigger_at = context.Prefix() + path.str();
   }
 }
 
 ReplayInput ReplayDocumentReader::Finish() {
   CacheOptions& options = input.options;
-  if (match_limit_at.empty()) {
+  if (!places.contains("match_limit")) {
     options.match_limit = DefaultMatchLimit(options.model);
   }
   if (const auto problem =
-          FindModelOptionsProblem(options, !trigger_at.empty())) {
-    const std::string& at = problem->member == "trigger"       ? trigger_at
-                            : problem->member == "match_limit" ? match_limit_at
-                                                               : policy_at;
-    throw InputError(at, problem->message);
+          FindModelOptionsProblem(options, places.contains("trigger"))) {
+    const auto place = places.find(problem->member);
+    throw InputError(place == places.end() ? "$" : place->second,
+                     problem->message);
   }
   return std::move(input);
 }
 
-ReplayInput ReadReplayDocument(simdjson::padded_string_view json) {
+ReplayInput ReadReplayDocument(simdjson::padded_string_view json,
+                               DocumentPlaces* places) {
   ReplayDocumentReader reader;
   ReadRootObject(
       json, kReplayMembers, 1,
       [&](const Context& context, std::size_t index, Value value,
           const JsonPath& path) { reader.Read(context, index, value, path); });
-  return reader.Finish();
+  ReplayInput input = reader.Finish();
+  if (places != nullptr) *places = std::move(reader.places);
+  return input;
 }
 
 }  // namespace json_reader
@@ -107,9 +107,10 @@ ReplayInput ParseReplayDocument(std::string_view json) {
   return json_reader::ReadReplayDocument(PaddedView(padded));
 }
 
-ReplayInput ReadReplayDocumentFile(const std::string& path) {
+ReplayInput ReadReplayDocumentFile(const std::string& path,
+                                   DocumentPlaces* places) {
   const std::string text = ReadPaddedFile(path);
-  return json_reader::ReadReplayDocument(PaddedView(text));
+  return json_reader::ReadReplayDocument(PaddedView(text), places);
 }
 
 }  // namespace kvprefix

@@ -4,6 +4,8 @@
 #ifndef KVPREFIX_IO_REPLAY_DOCUMENT_H_
 #define KVPREFIX_IO_REPLAY_DOCUMENT_H_
 
+#include <functional>
+#include <map>
 #include <string>
 #include <string_view>
 
@@ -11,6 +13,12 @@
 #include "kvprefix/replay.h"
 
 namespace kvprefix {
+
+// Where a document set each of its members: the member's name ("policy")
+// to its JSON location ("$.policy"; "$.document.policy" in a case file).
+// A member absent from the document (defaulted) is absent here, so that an
+// option may tell a member the document chose from a default (SPEC §9.4).
+using DocumentPlaces = std::map<std::string, std::string, std::less<>>;
 
 // Parses one SPEC §8 replay document: an object with the member "requests"
 // (an array of arrays of int32 tokens, as in SPEC §4) and optionally
@@ -24,9 +32,11 @@ namespace kvprefix {
 // Thread-safe.
 ReplayInput ParseReplayDocument(std::string_view json);
 
-// Reads and parses a file ("-" is standard input). Throws IoError if it
-// cannot be read, InputError as ParseReplayDocument.
-ReplayInput ReadReplayDocumentFile(const std::string& path);
+// Reads and parses a file ("-" is standard input); with `places`, also
+// where the document set each member. Throws IoError if it cannot be read,
+// InputError as ParseReplayDocument.
+ReplayInput ReadReplayDocumentFile(const std::string& path,
+                                   DocumentPlaces* places = nullptr);
 
 }  // namespace kvprefix
 

@@ -187,14 +187,14 @@ TEST(CliModelsTest, FlagsOverrideTheDocumentsModel) {
   ExpectUsageError(Kvprefix({"replay", "--input-format", "requests", lfu,
                              "--model", "vllm"}),
                    lfu +
-                       ": $.policy (replace it with --policy): model "
-                       "\"vllm\" has one order");
+                       ": $.policy (set by the document, not replaced by "
+                       "--policy): model \"vllm\" has one order");
   EXPECT_EQ(matched(Kvprefix({"replay", "--input-format", "requests", lfu,
                               "--model", "vllm", "--policy", "lru"})),
             vllm_answer);
-  // A document's trigger goes with --model sglang; --model vllm drops the
-  // sglang document's trigger rather than refusing a member the flag made
-  // meaningless, and --model spec --trigger is refused.
+  // A document's trigger goes with --model sglang; --model vllm refuses the
+  // sglang document's trigger (DocumentMembersAFlagMakesInvalidAreRefused),
+  // and --model spec --trigger is refused.
   const std::string sglang = dir.Path("sglang.json");
   test::WriteTextFile(sglang,
                       R"({"requests":[[1,2,3],[1,2,4],[1,5]],"model":"sglang",)"
@@ -212,13 +212,102 @@ TEST(CliModelsTest, FlagsOverrideTheDocumentsModel) {
       R"({"matches":[{"matched_length":0,"cache_node":0,"uncached_suffix":[1,2]},)"
       R"({"matched_length":2,"cache_node":1,"uncached_suffix":[]}]})"
       "\n");
-  EXPECT_EQ(matched(Kvprefix({"replay", "--input-format", "requests", sglang,
-                              "--model", "vllm"}))
-                .substr(0, 13),
-            R"({"matches":[{)");
   ExpectUsageError(Kvprefix({"replay", "--input-format", "requests", sglang,
                              "--model", "spec", "--trigger", "on-allocate"}),
                    "--trigger: a trigger needs model \"sglang\"");
+}
+
+// Every document member a flag makes invalid is refused the same way (SPEC
+// §9.4), in replay and curve, in a document and in a case file: exit 2,
+// nothing on stdout, one stderr line naming the member's place. They used to
+// be dropped: the match limit "all" answered as all-but-last under --model
+// vllm, the trigger as after-insert under --model vllm or spec, while a
+// policy was refused.
+TEST(CliModelsTest, DocumentMembersAFlagMakesInvalidAreRefused) {
+  const test::ScratchDir dir;
+  const auto write = [&](const std::string& name, const std::string& json) {
+    test::WriteTextFile(dir.Path(name), json);
+    return dir.Path(name);
+  };
+  const std::string all =
+      write("all.json", R"({"requests":[[1,2],[1,2]],"match_limit":"all"})");
+  const std::string sglang =
+      write("sglang.json", R"({"requests":[[1,2,3],[1,2,4],[1,5]],)"
+                           R"("model":"sglang","trigger":"on-allocate"})");
+  const std::string after =
+      write("after.json", R"({"requests":[[1,2]],"model":"sglang","trigger":)"
+                          R"("after-insert"})");
+  const std::string lfu =
+      write("lfu.json", R"({"requests":[[1,2],[1,2]],"policy":"lfu"})");
+  const std::string case_file =
+      write("case.json",
+            R"({"document":{"requests":[[1,2],[1,2]],)"
+            R"("match_limit":"all"},"expected":{"matches":[)"
+            R"({"matched_length":0,"cache_node":0,"uncached_suffix":[1,2]},)"
+            R"({"matched_length":2,"cache_node":2,"uncached_suffix":[]}]}})");
+  const std::vector<std::pair<std::vector<std::string>, std::string>> refused =
+      {{{all, "--model", "vllm"},
+        all + ": $.match_limit (set by the document, not replaced by "
+              "--match-limit): model \"vllm\" never matches"},
+       {{sglang, "--model", "vllm"},
+        sglang + ": $.trigger (set by the document, not replaced by "
+                 "--trigger): a trigger needs model \"sglang\"; the model is "
+                 "\"vllm\""},
+       {{sglang, "--model", "spec"}, sglang + ": $.trigger"},
+       // Whatever its value (SPEC §9.4: "a trigger member, whatever its
+       // value, unless the model is sglang").
+       {{after, "--model", "vllm"}, after + ": $.trigger"},
+       {{lfu, "--model", "vllm"}, lfu + ": $.policy"},
+       {{lfu, "--model", "sglang"}, lfu + ": $.policy"}};
+  for (const std::string command : {"replay", "curve"}) {
+    for (const auto& [args, message] : refused) {
+      std::vector<std::string> line = {command, "--input-format", "requests"};
+      line.insert(line.end(), args.begin(), args.end());
+      if (command == std::string("curve")) line.push_back("--capacities=1,2");
+      SCOPED_TRACE(::testing::PrintToString(line));
+      ExpectUsageError(Kvprefix(line), message);
+    }
+  }
+  ExpectUsageError(Kvprefix({"replay", "--input-format", "requests", case_file,
+                             "--model", "vllm"}),
+                   case_file + ": $.document.match_limit (set by the document");
+  // A flag that replaces the member takes its place.
+  const test::ProgramRun replaced =
+      Kvprefix({"replay", "--input-format", "requests", sglang, "--model",
+                "sglang", "--trigger", "after-insert"});
+  EXPECT_EQ(replaced.status, 0) << replaced.err;
+  const test::ProgramRun limited =
+      Kvprefix({"replay", "--input-format", "requests", all, "--model", "vllm",
+                "--match-limit", "all-but-last"});
+  EXPECT_EQ(
+      limited.out,
+      R"({"matches":[{"matched_length":0,"cache_node":0,"uncached_suffix":[1,2]},)"
+      R"({"matched_length":1,"cache_node":1,"uncached_suffix":[2]}]})"
+      "\n");
+}
+
+// curve checked its flags alone before reading the document, so --trigger
+// with an sglang document was refused ("--trigger: a trigger needs model
+// \"sglang\"; the model is \"spec\"") where replay took it. Now each
+// capacity answers as replay's does.
+TEST(CliModelsTest, CurveTakesATriggerForAnSglangDocument) {
+  const test::ScratchDir dir;
+  const std::string sglang = dir.Path("sglang.json");
+  test::WriteTextFile(sglang,
+                      R"({"requests":[[1,2,3],[1,2,3],[1,2,4],[1,2,3]],)"
+                      R"("model":"sglang"})");
+  const test::ProgramRun curve =
+      Kvprefix({"curve", "--input-format", "requests", sglang, "--trigger",
+                "on-allocate", "--capacities", "2,3,4", "--format", "csv"});
+  ASSERT_EQ(curve.status, 0) << curve.err;
+  // At C = 2 the first request's 3 pages never fit, so nothing is kept;
+  // at 3 request 2 matches 3, request 3 matches [1,2] and its page [4]
+  // evicts [3] before it is allocated, so request 4 matches 2: 7; at 4 all
+  // fit: 3 + 2 + 3.
+  EXPECT_EQ(curve.out,
+            "capacity,capacity_bytes,matched_tokens,request_tokens,hit_ratio\n"
+            "2,,0,12,0\n3,,7,12,0.5833333333333334\n4,,8,12,"
+            "0.6666666666666666\n");
 }
 
 // The summary line names the model and match limit, and sglang's trigger;

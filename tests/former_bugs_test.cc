@@ -112,6 +112,8 @@
 //   a fuzz target's _replay program given a folder with a symlink loop (or an unreadable folder) ended in SIGABRT from an uncaught filesystem_error, like a crash of the target -- PluginModelTest.TheFuzzReplayReportsAnUnreadablePath
 //   a fuzz target's _replay program given a FIFO with no writer blocked for ever under -timeout=N: the clock started after the read -- PluginModelTest.TheFuzzReplayReportsAnUnreadablePath
 //   a stack overflow in a fuzz target's _replay program was not named ("replay: SIGSEGV on input FILE"): the small-stack thread had no signal stack, so the handler could not run -- ctest mooncake_line_fuzzer_teeth_seed_corpus
+//   a replay document's member that a flag made invalid was dropped, not refused: {"requests":[[1,2],[1,2]],"match_limit":"all"} with `replay --input-format requests --model vllm` answered as all-but-last (exit 0), and "trigger" with --model spec or vllm was dropped (replay and curve), while "policy" was refused (SPEC §9.4 makes all errors) -- CliModelsTest.DocumentMembersAFlagMakesInvalidAreRefused
+//   curve checked its flags alone before reading a replay document, so `--trigger on-allocate` with an sglang document was refused ("--trigger: a trigger needs model \"sglang\"; the model is \"spec\"") where replay took it -- CliModelsTest.CurveTakesATriggerForAnSglangDocument
 // Benchmark reports
 //   a comparison with too few repetitions for the U test to reach p < 0.05 (3 against 3) reported "0 benchmarks changed" beside a +52% geometric mean -- ctest bench_report
 //   node counts below 100,000 were printed with decimals (3,072.00), and the report showed the maintainer's absolute trace folder -- ctest bench_report
