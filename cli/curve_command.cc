@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <limits>
+#include <map>
 #include <memory>
 #include <optional>
 #include <span>
@@ -190,25 +191,6 @@ void CheckCurveChoices(const CurveOptions& options) {
   }
 }
 
-// --target-hit-ratio needs a cache whose hit ratio never falls as the
-// capacity grows: model spec with policy lru, a stack algorithm.
-void CheckTargets(const CurveOptions& options, const CacheOptions& model) {
-  if (!Given(options.target_option)) return;
-  if (model.model != CacheModel::kSpec) {
-    throw std::invalid_argument(fmt::format(
-        "--target-hit-ratio needs --model spec and --policy lru, a stack "
-        "algorithm, whose hit ratio never falls as the capacity grows; "
-        "model {} is not one",
-        NameOf(kCacheModels, model.model)));
-  }
-  if (model.policy != EvictionPolicy::kLru) {
-    throw std::invalid_argument(fmt::format(
-        "--target-hit-ratio needs --policy lru, a stack algorithm, whose "
-        "hit ratio never falls as the capacity grows; {} is not one",
-        EvictionPolicyName(model.policy)));
-  }
-}
-
 // What a curve is computed from: the trace's or document's cache (its
 // capacity unbounded: curve has no --capacity) and, for a replay document,
 // its requests.
@@ -323,9 +305,10 @@ CurveData ReadCurveData(const CurveOptions& options, CurveSource& source,
                                   : ReadTrace(options.trace);
   data.request_count = data.requests.size();
   data.request_tokens = data.requests.total_tokens();
-  // Where --points' capacities end, and the plot's title: one more replay,
-  // so only when wanted.
-  if (!Given(options.capacities_option) || !options.plot.empty()) {
+  // Where --points' capacities and a target's bisection end, and the
+  // plot's title: one more replay, so only when wanted.
+  if (!Given(options.capacities_option) || !options.plot.empty() ||
+      Given(options.target_option)) {
     data.distinct_prefixes =
         CountDistinctPrefixes(data.requests, model, progress);
     note_totals();
@@ -340,6 +323,7 @@ std::vector<std::uint64_t> MatchedTokens(
     const CurveOptions& options, CurveData& data, const CacheOptions& model,
     std::span<const std::uint64_t> capacities, Progress& progress) {
   if (data.one_pass) return data.lru->MatchedTokens(capacities);
+  if (capacities.empty()) return {};  // targets alone
   const std::size_t threads =
       std::min<std::size_t>(options.jobs, capacities.size());
   const std::string capacity_count = fmt::format(
@@ -445,10 +429,166 @@ std::vector<std::uint64_t> CurveCapacities(const CurveOptions& options,
   return capacities;
 }
 
-// One row per --target-hit-ratio (lru only: CheckTargets), and a note for
-// each unreachable one.
-void AppendTargetRows(std::span<const double> targets, CurveData& data,
-                      CurveRows& rows, std::vector<std::string>& notes) {
+// The smallest capacity reaching a target hit ratio of a cache that is not
+// a stack algorithm (another policy than lru, model vllm or sglang), found
+// by replays: a bisection over capacity from 0 to the distinct prefixes
+// (past which nothing is evicted), `jobs` replays at a time, which assumes
+// the hit ratio grows with capacity. It need not: these caches are not
+// stack algorithms (a larger cache may evict differently and hit less), so
+// every capacity replayed is kept and checked against that assumption.
+class TargetBisection {
+ public:
+  TargetBisection(const CurveOptions& options, const CurveData& data,
+                  const CacheOptions& model, const CurveRows& rows,
+                  Progress& progress)
+      : options_(options),
+        data_(data),
+        model_(model),
+        rows_(rows),
+        progress_(progress) {}
+
+  // The smallest capacity from 0 to the distinct prefixes whose hit ratio
+  // reaches `target`, if the assumption holds; nullopt if the largest does
+  // not. Replays each capacity once. O(log(distinct prefixes) / log(jobs +
+  // 1)) rounds of at most `jobs` replays.
+  std::optional<std::uint64_t> SmallestReaching(double target) {
+    const std::uint64_t top = data_.distinct_prefixes;
+    if (!Reaches(Matched(top), target)) return std::nullopt;
+    // Capacities below `low` miss the target (assumed), `high` reaches it.
+    std::uint64_t low = 0;
+    std::uint64_t high = top;
+    while (low < high) {
+      // Up to `jobs` capacities cutting [low, high) into equal parts
+      // (the middle for one job), distinct since count <= width.
+      const std::uint64_t width = high - low;
+      const std::uint64_t count = std::min<std::uint64_t>(options_.jobs, width);
+      std::vector<std::uint64_t> probes;
+      for (std::uint64_t i = 1; i <= count; ++i) {
+        probes.push_back(low +
+                         static_cast<std::uint64_t>(
+                             static_cast<UInt128>(width) * i / (count + 1)));
+      }
+      ReplayAll(probes);
+      std::uint64_t next_low = probes.back() + 1;
+      for (std::size_t i = 0; i < probes.size(); ++i) {
+        if (Reaches(Matched(probes[i]), target)) {
+          high = probes[i];
+          next_low = i == 0 ? low : probes[i - 1] + 1;
+          break;
+        }
+      }
+      low = next_low;
+    }
+    return high;
+  }
+
+  // The matched tokens at `capacity`, replayed once.
+  std::uint64_t Matched(std::uint64_t capacity) {
+    ReplayAll({capacity});
+    return matched_.at(capacity);
+  }
+
+  // What the bisection assumed and what it checked for `capacity`, found
+  // for `target`: the replays at it and one below, and the first capacities
+  // replayed where the hit ratio falls as the capacity grows, if any.
+  std::string Check(double target, std::uint64_t capacity) {
+    std::string note = fmt::format(
+        "--target-hit-ratio {}: capacity {} by bisection ({} capacities "
+        "replayed in all), assuming the hit ratio grows with capacity ({} is "
+        "not a stack algorithm); checked: ",
+        target, capacity, matched_.size(), CacheName());
+    if (capacity > 0) {
+      note += fmt::format("capacity {} hits {} < {}, ", capacity - 1,
+                          rows_.HitRatio(Matched(capacity - 1)), target);
+    }
+    note += fmt::format("capacity {} hits {}", capacity,
+                        rows_.HitRatio(Matched(capacity)));
+    std::optional<std::pair<std::uint64_t, std::uint64_t>> highest;
+    for (auto it = matched_.begin(); it != matched_.end(); ++it) {
+      if (highest && it->second < highest->second) {
+        return note + fmt::format(
+                          "; but the assumption fails: capacity {} hits {}, "
+                          "more than capacity {}'s {}, so capacity {} may "
+                          "not be the smallest reaching the target",
+                          highest->first, rows_.HitRatio(highest->second),
+                          it->first, rows_.HitRatio(it->second), capacity);
+      }
+      if (!highest || it->second > highest->second) highest = *it;
+    }
+    return note;
+  }
+
+ private:
+  bool Reaches(std::uint64_t matched, double target) const {
+    return rows_.HitRatio(matched) >= target;
+  }
+
+  // "model vllm", "fifo".
+  std::string CacheName() const {
+    return model_.model == CacheModel::kSpec
+               ? std::string(EvictionPolicyName(model_.policy))
+               : fmt::format("model {}", NameOf(kCacheModels, model_.model));
+  }
+
+  // Replays the capacities of `capacities` not replayed yet, at once.
+  void ReplayAll(std::vector<std::uint64_t> capacities) {
+    std::erase_if(capacities, [this](std::uint64_t capacity) {
+      return matched_.contains(capacity);
+    });
+    if (capacities.empty()) return;
+    const std::vector<std::uint64_t> matched = ReplayEachCapacity(
+        data_.requests, capacities, model_, options_.jobs, progress_);
+    for (std::size_t i = 0; i < capacities.size(); ++i) {
+      matched_[capacities[i]] = matched[i];
+    }
+  }
+
+  const CurveOptions& options_;
+  const CurveData& data_;
+  const CacheOptions& model_;
+  const CurveRows& rows_;
+  Progress& progress_;
+  std::map<std::uint64_t, std::uint64_t> matched_;  // capacity: tokens
+};
+
+// The note of an unreachable target: the unbounded cache's hit ratio and
+// the capacity it is reached from, found as `how` says ("" for lru).
+std::string UnreachableNote(double target, double best, std::uint64_t reached,
+                            std::string_view how) {
+  return fmt::format(
+      "--target-hit-ratio {}: unreachable: no capacity hits more than the "
+      "unbounded cache's {} (reached from {} on{})",
+      target, best, reached == 1 ? "1 node" : fmt::format("{} nodes", reached),
+      how);
+}
+
+// One row per --target-hit-ratio, from the stack distances for lru, else by
+// replays (TargetBisection, which says on stderr what it assumed and
+// checked), and a note for each unreachable one.
+void AppendTargetRows(const CurveOptions& options,
+                      std::span<const double> targets, CurveData& data,
+                      const CacheOptions& model, CurveRows& rows,
+                      std::vector<std::string>& notes, Progress& progress) {
+  if (targets.empty()) return;
+  if (!data.one_pass) {
+    TargetBisection bisection(options, data, model, rows, progress);
+    const std::uint64_t best = bisection.Matched(data.distinct_prefixes);
+    for (const double target : targets) {
+      const std::optional<std::uint64_t> capacity =
+          bisection.SmallestReaching(target);
+      rows.Append(capacity, capacity ? bisection.Matched(*capacity) : best,
+                  "target", target);
+      if (capacity) {
+        notes.push_back(bisection.Check(target, *capacity));
+      } else {
+        notes.push_back(UnreachableNote(
+            target, rows.HitRatio(best),
+            *bisection.SmallestReaching(rows.HitRatio(best)),
+            ", by bisection, assuming the hit ratio grows with capacity"));
+      }
+    }
+    return;
+  }
   for (const double target : targets) {
     const std::uint64_t unbounded[] = {kUnbounded};
     const std::uint64_t best = data.lru->MatchedTokens(unbounded)[0];
@@ -457,13 +597,10 @@ void AppendTargetRows(std::span<const double> targets, CurveData& data,
     const std::uint64_t at[] = {capacity.value_or(kUnbounded)};
     rows.Append(capacity, data.lru->MatchedTokens(at)[0], "target", target);
     if (!capacity) {
-      const std::uint64_t reached =
-          data.lru->SmallestCapacityReaching(rows.HitRatio(best)).value_or(0);
-      notes.push_back(fmt::format(
-          "--target-hit-ratio {}: unreachable: no capacity hits more than "
-          "the unbounded cache's {} (reached from {} on)",
+      notes.push_back(UnreachableNote(
           target, rows.HitRatio(best),
-          reached == 1 ? "1 node" : fmt::format("{} nodes", reached)));
+          data.lru->SmallestCapacityReaching(rows.HitRatio(best)).value_or(0),
+          ""));
     }
   }
 }
@@ -515,7 +652,6 @@ void RunCurve(const CurveOptions& options) {
   CurveSource source = ReadCurveSource(options);
   const CacheOptions model = source.cache.options;
   // Checked before the pass, so that a typo costs nothing.
-  CheckTargets(options, model);
   if (Given(options.capacities_option)) {
     ParseCapacityList(options.capacities, source.cache.node_bytes);
   }
@@ -548,7 +684,7 @@ void RunCurve(const CurveOptions& options) {
         rows.Append(line[i], line_matched[i], "line", std::nullopt);
       }
     }
-    AppendTargetRows(targets, data, rows, notes);
+    AppendTargetRows(options, targets, data, model, rows, notes, progress);
   });
   WriteCurve(options, source, data, rows);
   for (const std::string& note : notes) {
@@ -573,14 +709,18 @@ void RegisterCurveCommand(CLI::App& app) {
       "\"capacity_bytes\":B|null,\"matched_tokens\":M,\"request_tokens\":R,"
       "\"hit_ratio\":M/R}; csv: the same columns).\n"
       "With --target-hit-ratio, one line per target instead, in the order "
-      "given: the smallest capacity whose hit ratio is at least the target, "
-      "exact from every stack distance ({\"target_hit_ratio\":T,"
-      "\"capacity\":C,...} with the columns above; csv: a first column "
-      "target_hit_ratio; lru only). A target above the unbounded cache's hit "
-      "ratio "
-      "is unreachable: capacity and capacity_bytes null (empty in csv), "
-      "matched_tokens and hit_ratio the unbounded cache's, a note on "
-      "stderr, and exit status 0.");
+      "given: the smallest capacity whose hit ratio is at least the target "
+      "({\"target_hit_ratio\":T,\"capacity\":C,...} with the columns "
+      "above; csv: a first column target_hit_ratio): for lru exact from every "
+      "stack distance; for any other policy and for --model vllm and sglang, "
+      "which are not stack algorithms, by a bisection over capacity of "
+      "replays (--jobs at a time) that assumes the hit ratio grows with "
+      "capacity, which these caches do not promise: a note on stderr gives "
+      "the replays at the capacity and one below, and says so if the "
+      "capacities replayed show the hit ratio falling. A target above the "
+      "unbounded cache's hit ratio is unreachable: capacity and "
+      "capacity_bytes null (empty in csv), matched_tokens and hit_ratio the "
+      "unbounded cache's, a note on stderr, and exit status 0.");
   AddTraceArguments(*command, options->trace, /*reads_documents=*/true);
   AddBlockTokensOption(*command, options->trace);
   command
@@ -597,7 +737,8 @@ void RegisterCurveCommand(CLI::App& app) {
                   "replays the trace once per capacity");
   AddIntegerOption(*command, "--jobs", options->jobs,
                    "Replays run at once, each on its own thread, for a "
-                   "--policy other than lru (default: one per core)",
+                   "cache other than lru's (another --policy, --model vllm "
+                   "or sglang; default: one per core)",
                    1u, kMaxJobs);
   AddKvBytesPerTokenOption(
       *command, options->cache,
@@ -622,7 +763,9 @@ void RegisterCurveCommand(CLI::App& app) {
       "--target-hit-ratio", options->target_hit_ratios,
       "Comma-separated hit ratios, decimals from 0 to 1 such as 0.3,0.35 "
       "(plain decimals: no sign or exponent): print the smallest "
-      "capacity reaching each (see above) instead of the curve");
+      "capacity reaching each (see above; by bisection of replays, assuming "
+      "the hit ratio grows with capacity, for a cache other than lru's) "
+      "instead of the curve");
   command
       ->add_option("--format", options->format, "Output format: jsonl or csv")
       ->check(CLI::IsMember({"jsonl", "csv"}))

@@ -445,14 +445,80 @@ TEST(CliModelsTest, CurveOfSpecUnderTheMatchLimitIsOnePassAndExact) {
   }
 }
 
-// curve's own refusals for the models: --target-hit-ratio needs a stack
-// algorithm, and the §9.4 rules hold there too.
+// --target-hit-ratio under vllm and sglang (refused before: "needs --model
+// spec") finds the capacity by a bisection of replays, says what it assumed
+// and checked on stderr, and the capacity it prints is the first that
+// `replay --capacity` gives the target at, one less missing it.
+TEST(CliModelsTest, CurveFindsATargetsCapacityByReplaysForEveryModel) {
+  const std::string trace =
+      KVPREFIX_SOURCE_DIR "/data/mooncake/synthetic_trace.jsonl";
+  const std::vector<std::pair<std::vector<std::string>, std::string>> models = {
+      {{"--model", "vllm"}, "1245"},
+      {{"--model", "sglang", "--trigger", "on-allocate"}, "1322"}};
+  for (const auto& [model, expected] : models) {
+    for (const std::string jobs : {"1", "3"}) {
+      std::vector<std::string> args = {"curve", trace,    "--target-hit-ratio",
+                                       "0.1",   "--jobs", jobs};
+      args.insert(args.end(), model.begin(), model.end());
+      const test::ProgramRun curve = Kvprefix(args);
+      ASSERT_EQ(curve.status, 0) << curve.err;
+      const std::string capacity = JsonMember(curve.out, "capacity");
+      EXPECT_EQ(capacity, expected) << model[1] << " --jobs " << jobs;
+      EXPECT_NE(curve.err.find("capacity " + expected +
+                               " by bisection (" /* count */),
+                std::string::npos)
+          << curve.err;
+      EXPECT_NE(curve.err.find("assuming the hit ratio grows with capacity "
+                               "(model " +
+                               model[1] + " is not a stack algorithm)"),
+                std::string::npos)
+          << curve.err;
+      EXPECT_EQ(curve.err.find("the assumption fails"), std::string::npos);
+      for (const std::string& at :
+           {capacity, std::to_string(std::stoull(capacity) - 1)}) {
+        std::vector<std::string> replay_args = {"replay", trace, "--capacity",
+                                                at};
+        replay_args.insert(replay_args.end(), model.begin(), model.end());
+        const test::ProgramRun replay = Kvprefix(replay_args);
+        ASSERT_EQ(replay.status, 0) << replay.err;
+        const double ratio = std::stod(JsonMember(replay.out, "hit_ratio"));
+        if (at == capacity) {
+          EXPECT_GE(ratio, 0.1);
+          EXPECT_EQ(JsonMember(replay.out, "hit_ratio"),
+                    JsonMember(curve.out, "hit_ratio"));
+          EXPECT_NE(curve.err.find("capacity " + at + " hits " +
+                                   JsonMember(replay.out, "hit_ratio")),
+                    std::string::npos)
+              << curve.err;
+        } else {
+          EXPECT_LT(ratio, 0.1);
+          EXPECT_NE(
+              curve.err.find("checked: capacity " + at + " hits " +
+                             JsonMember(replay.out, "hit_ratio") + " < 0.1"),
+              std::string::npos)
+              << curve.err;
+        }
+      }
+    }
+  }
+  // Unreachable: the unbounded cache's, as for lru.
+  const test::ProgramRun unreachable = Kvprefix(
+      {"curve", trace, "--model", "vllm", "--target-hit-ratio", "0.99"});
+  ASSERT_EQ(unreachable.status, 0) << unreachable.err;
+  EXPECT_EQ(JsonMember(unreachable.out, "capacity"), "null");
+  const test::ProgramRun unbounded =
+      Kvprefix({"replay", trace, "--model", "vllm"});
+  EXPECT_EQ(JsonMember(unreachable.out, "matched_tokens"),
+            JsonMember(unbounded.out, "matched_tokens"));
+  EXPECT_NE(unreachable.err.find("--target-hit-ratio 0.99: unreachable"),
+            std::string::npos)
+      << unreachable.err;
+}
+
+// curve's own refusals for the models: the §9.4 rules hold there too.
 TEST(CliModelsTest, CurveRefusesWhatTheModelsCannotDo) {
   const std::string trace =
       KVPREFIX_SOURCE_DIR "/data/mooncake/synthetic_trace.jsonl";
-  ExpectUsageError(Kvprefix({"curve", trace, "--model", "vllm",
-                             "--target-hit-ratio", "0.3"}),
-                   "--target-hit-ratio needs --model spec");
   ExpectUsageError(Kvprefix({"curve", trace, "--trigger", "on-allocate"}),
                    "--trigger: a trigger needs model \"sglang\"");
   ExpectUsageError(
