@@ -366,9 +366,14 @@ void SetModelOptions(py::handle model, py::handle match_limit,
   }
 }
 
-// The engine of model `model` when none is named: the default engine if it
-// implements the model, else the model's last (the reference is first).
+// The engine named by `engine` (a str, or None for model `model`'s: the
+// default engine if it implements the model, else the model's last, the
+// reference being first). Raises TypeError for anything else.
 std::string EngineOrDefault(py::handle engine, CacheModel model) {
+  if (!engine.is_none() && !py::isinstance<py::str>(engine)) {
+    Raise(PyExc_TypeError,
+          "engine must be a str or None, not " + TypeName(engine.ptr()));
+  }
   if (!engine.is_none()) return engine.cast<std::string>();
   const std::vector<std::string_view> names = EngineNames(model);
   const bool has_default =
@@ -557,17 +562,8 @@ py::dict CurvePy(py::handle requests, py::handle page_size,
     // request for the default points.
     if (chosen.empty()) Raise(PyExc_ValueError, "capacities must not be empty");
   }
-  std::size_t count = 32;
-  if (!points.is_none()) {
-    if (PyBool_Check(points.ptr()) || !PyIndex_Check(points.ptr()) ||
-        py::int_(py::reinterpret_borrow<py::object>(points)) < py::int_(1) ||
-        py::int_(py::reinterpret_borrow<py::object>(points)) >
-            py::int_(kMaxCurvePoints)) {
-      Raise(PyExc_ValueError, "points must be an int from 1 to " +
-                                  std::to_string(kMaxCurvePoints));
-    }
-    count = points.cast<std::size_t>();
-  }
+  const std::size_t count =
+      points.is_none() ? 32 : ToUint(points, "points", 1, kMaxCurvePoints);
   const std::vector<double> targets = target_hit_ratios.is_none()
                                           ? std::vector<double>{}
                                           : ToHitRatios(target_hit_ratios);
@@ -992,7 +988,10 @@ for a block-mode trace), "hit_ratio" (matched_tokens / request_tokens, 0.0
 for no tokens), "nodes" (at the end, root excluded), "peak_nodes" (the most
 after any request), "evictions" and "memory_bytes" (the engine's heap bytes
 at the end).
-Raises as find_prefix_matches, and ValueError naming the argument for a
+Raises as find_prefix_matches, TypeError naming the argument for a value
+of the wrong type (a capacity or page_size that is not an int; a policy,
+engine, model, match_limit or trigger that is not a str), and ValueError
+naming the argument for a
 capacity below 0, a model, match_limit or trigger not listed above or a
 combination SPEC section 9.4 refuses (vllm with match_limit 'all' or a
 policy other than 'lru'; sglang with a policy other than 'lru' or 'fifo'; a
@@ -1031,8 +1030,8 @@ least the target, exact from every stack distance (as `kvprefix curve
 reaches it (then the unbounded replay's matched tokens and hit ratio).
 Raises as replay, ValueError for both capacities and points, an empty
 capacities (as the CLI's --capacities "" is an error), points outside 1 to
-100000 or a target outside 0 to 1, and TypeError for a target that is not a
-number.)doc");
+100000 or a target outside 0 to 1, and TypeError for points that are not an
+int or a target that is not a number.)doc");
 }
 
 // read_trace and run_command_line: the tool's reader and command line.

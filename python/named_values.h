@@ -17,17 +17,21 @@
 namespace kvprefix::python {
 
 // The value of `entries` named by `value`, a str, of the Python argument
-// `argument`. Throws pybind11::value_error (ValueError) naming the argument
-// and the choices otherwise, e.g. "model must be 'spec', 'vllm' or
-// 'sglang', not 'lmcache'" (a non-str shown by its repr: "..., not 1").
-// O(entries). Needs the GIL.
+// `argument`. Throws, naming the argument and the choices, as CPython's own
+// functions do: pybind11::type_error (TypeError) for a value that is not a
+// str ("model must be a str, 'spec', 'vllm' or 'sglang', not int"),
+// pybind11::value_error (ValueError) for another name ("model must be
+// 'spec', 'vllm' or 'sglang', not 'lmcache'"). O(entries). Needs the GIL.
 template <typename Enum, std::size_t N>
 Enum ToNamedValue(const std::array<NamedValue<Enum>, N>& entries,
                   pybind11::handle value, const char* argument) {
+  if (!pybind11::isinstance<pybind11::str>(value)) {
+    throw pybind11::type_error(std::string(argument) + " must be a str, " +
+                               ChoiceNames(entries, '\'') + ", not " +
+                               Py_TYPE(value.ptr())->tp_name);
+  }
   const std::optional<Enum> parsed =
-      pybind11::isinstance<pybind11::str>(value)
-          ? ParseNamedValue(entries, value.cast<std::string>())
-          : std::nullopt;
+      ParseNamedValue(entries, value.cast<std::string>());
   if (!parsed) {
     throw pybind11::value_error(std::string(argument) + " must be " +
                                 ChoiceNames(entries, '\'') + ", not " +

@@ -71,6 +71,7 @@
 //   curve's unreachable-target note said "(reached from 1 nodes on)" -- CliTest.CurveUnreachableNoteCountsOneNode
 //   Python: curve(points=10**18) ran for years, holding no GIL and deaf to Ctrl-C; points=2**64 was a RuntimeError -- pytest test_curve_bad_arguments_raise
 //   Python: match_file("a\0b") read the file "a" (a C string ends at the NUL) -- pytest test_match_file_rejects_a_path_with_a_null_byte
+//   Python: a wrong type raised ValueError for model, match_limit and trigger (replay, curve, PrefixIndex, testing.check), curve's points and testing.check's counts and choices, RuntimeError for replay's engine, and testing.check took shrink="yes"; a negative max_shrink_attempts of check_document was a TypeError -- pytest test_every_argument_raises_type_error_for_a_type_value_error_for_a_value
 //   Python: curve(capacities=[]) gave the default points, where the CLI's --capacities "" is an error -- pytest test_curve_with_no_capacities_raises
 // verify
 //   case files were read with nlohmann's get<Token>(), which converts: [[4294967297]] was sent as [[1]], true as 1 -- CaseFileTest.RejectsWhatTheProductRejectsNamingFileAndLocation

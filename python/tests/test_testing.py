@@ -552,7 +552,6 @@ def test_cache_options_from_model_documents():
 @pytest.mark.parametrize("arguments, message", [
     # What replay() refuses, in its words (a model engine is not check()'s).
     *(row for row in REFUSED_ARGUMENTS if "engine" not in row[0]),
-    ({"model": None}, "model must be 'spec', 'vllm' or 'sglang', not None"),
     ({"model": "vllm", "format": "batch"},
      "model: for the replay documents of format 'requests' or 'both' only"),
     ({"model": "sglang", "trigger": "on-allocate", "format": "batch"},

@@ -250,18 +250,38 @@ def load_documents(documents):
     return inputs
 
 
+# A wrong type raises TypeError, a wrong value ValueError, as CPython's own
+# functions do.
 def _check_choice(name, value, choices):
+    if not isinstance(value, str):
+        raise TypeError(f"{name}: expected a str, one of "
+                        f"{', '.join(map(repr, choices))}, got {type(value).__name__}")
     if value not in choices:
         raise ValueError(f"{name}: expected one of {', '.join(map(repr, choices))}, "
                          f"got {value!r}")
 
 
 def _count(name, value, low, high=None):
-    if isinstance(value, bool) or not isinstance(value, int) or value < low or (
-            high is not None and value > high):
-        bound = f"from {low}" + (f" to {high}" if high is not None else "")
+    bound = f"from {low}" + (f" to {high}" if high is not None else "")
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name}: expected an int {bound}, got "
+                        f"{type(value).__name__}")
+    if value < low or (high is not None and value > high):
         raise ValueError(f"{name}: expected an int {bound}, got {value!r}")
     return value
+
+
+def _check_shrink(make_cache, shrink, max_shrink_attempts, shrink_seconds):
+    if not callable(make_cache):
+        raise TypeError(f"make_cache: expected a callable, got {type(make_cache).__name__}")
+    if not isinstance(shrink, bool):
+        raise TypeError(f"shrink: expected a bool, got {type(shrink).__name__}")
+    _count("max_shrink_attempts", max_shrink_attempts, 0)
+    if isinstance(shrink_seconds, bool) or not isinstance(shrink_seconds, (int, float)):
+        raise TypeError(f"shrink_seconds: expected a number, got "
+                        f"{type(shrink_seconds).__name__}")
+    if not 0 <= shrink_seconds <= 1e6:
+        raise ValueError(f"shrink_seconds: expected 0 to 1e6, got {shrink_seconds!r}")
 
 
 def check(make_cache, *, runs=1000, seed=None, max_size=100, format="both",
@@ -324,8 +344,9 @@ def check(make_cache, *, runs=1000, seed=None, max_size=100, format="both",
     Then CheckFailure is raised with the minimal case.
 
     Returns a CheckResult when every answer agreed. Raises CheckFailure
-    (an AssertionError); ValueError for a bad argument; TypeError when the
-    cache lacks a method it needs (insert and match; or access); what
+    (an AssertionError); TypeError for an argument of the wrong type,
+    ValueError for a wrong value; TypeError when the cache lacks a method it
+    needs (insert and match; or access); what
     load_documents raises; and whatever BaseException that is not an
     Exception (KeyboardInterrupt) the cache raises.
     """
@@ -333,9 +354,7 @@ def check(make_cache, *, runs=1000, seed=None, max_size=100, format="both",
     _check_choice("compare", compare, _COMPARES)
     _count("runs", runs, 0)
     _count("max_size", max_size, 0, 100000)
-    _count("max_shrink_attempts", max_shrink_attempts, 0)
-    if not 0 <= float(shrink_seconds) <= 1e6:
-        raise ValueError(f"shrink_seconds: expected 0 to 1e6, got {shrink_seconds!r}")
+    _check_shrink(make_cache, shrink, max_shrink_attempts, shrink_seconds)
     if seed is None:
         seed = random.SystemRandom().randrange(2 ** 32)
     _count("seed", seed, 0, 2 ** 64 - 1)
@@ -393,6 +412,7 @@ def check_document(make_cache, document, *, compare="all", shrink=True,
     load_documents; a folder checks each of its files): None when every
     answer agrees, else CheckFailure, shrunk unless shrink is False."""
     _check_choice("compare", compare, _COMPARES)
+    _check_shrink(make_cache, shrink, max_shrink_attempts, shrink_seconds)
     for each in load_documents([document]):
         report = _native.check_input(make_cache, CacheOptions, each, compare,
                                      shrink, max_shrink_attempts,
