@@ -1,9 +1,9 @@
 """Checking a user's Python prefix cache with kvprefix.testing, under pytest.
 
 PrefixCache (prefix_cache.py) passes kvprefix verify's generated inputs, in
-this process; NoRefreshOnHit, one method different, is caught and shrunk to
-a five-request replay; the Hypothesis tests check the same two on documents
-Hypothesis draws and shrinks. Run from an installed kvprefix (pip install
+this process; NoRefreshOnHit, one method different, is caught and shrunk
+from 16 requests to a four-request replay; the Hypothesis tests check the
+same two on documents Hypothesis draws and shrinks. Run from an installed kvprefix (pip install
 ./python) or the build tree (PYTHONPATH=build/python):
 
     python3 -m pytest examples/python
