@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -271,19 +272,28 @@ TEST(CliModelsTest, DocumentMembersAFlagMakesInvalidAreRefused) {
   ExpectUsageError(Kvprefix({"replay", "--input-format", "requests", case_file,
                              "--model", "vllm"}),
                    case_file + ": $.document.match_limit (set by the document");
-  // A flag that replaces the member takes its place.
-  const test::ProgramRun replaced =
-      Kvprefix({"replay", "--input-format", "requests", sglang, "--model",
-                "sglang", "--trigger", "after-insert"});
-  EXPECT_EQ(replaced.status, 0) << replaced.err;
-  const test::ProgramRun limited =
-      Kvprefix({"replay", "--input-format", "requests", all, "--model", "vllm",
-                "--match-limit", "all-but-last"});
-  EXPECT_EQ(
-      limited.out,
-      R"({"matches":[{"matched_length":0,"cache_node":0,"uncached_suffix":[1,2]},)"
-      R"({"matched_length":1,"cache_node":1,"uncached_suffix":[2]}]})"
-      "\n");
+  // A flag that replaces the member takes its place: the answer is that of
+  // the document without the member.
+  const std::string twice =
+      write("twice.json", R"({"requests":[[1,2],[1,2]]})");
+  const std::string plain =
+      write("plain.json", R"({"requests":[[1,2,3],[1,2,4],[1,5]],)"
+                          R"("model":"sglang"})");
+  for (const auto& [document, flags, without] : std::vector<
+           std::tuple<std::string, std::vector<std::string>, std::string>>{
+           {all, {"--model", "vllm", "--match-limit", "all-but-last"}, twice},
+           {sglang, {"--trigger", "after-insert"}, plain}}) {
+    std::vector<std::string> replaced = {"replay", "--input-format", "requests",
+                                         document};
+    replaced.insert(replaced.end(), flags.begin(), flags.end());
+    replaced.push_back("--capacity=2");
+    const test::ProgramRun with_flag = Kvprefix(replaced);
+    replaced[3] = without;
+    const test::ProgramRun without_member = Kvprefix(replaced);
+    ASSERT_EQ(with_flag.status, 0) << with_flag.err;
+    EXPECT_EQ(with_flag.out, without_member.out);
+    EXPECT_NE(with_flag.out.find("matched_length"), std::string::npos);
+  }
 }
 
 // curve checked its flags alone before reading the document, so --trigger

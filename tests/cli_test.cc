@@ -1045,18 +1045,22 @@ TEST_F(CliTest, CurvePolicyMistakesAreUsageErrors) {
 // capacities it replayed show the hit ratio falling. Belady's sequence
 // under fifo hits 0, 0, 0, 3, 2, 7 of 12 tokens at capacities 0 to 5.
 TEST_F(CliTest, CurveBisectsATargetOfFifoAndSaysWhenTheRatioFalls) {
-  WriteFile(Path("doc.json"),
+  WriteFile(Path("belady.json"),
             R"({"requests":[[1],[2],[3],[4],[1],[2],[5],[1],[2],[3],[4],)"
             R"([5]],"policy":"fifo"})");
+  const auto bisect = [&](const std::string& target, const std::string& jobs) {
+    const RunResult run =
+        Run({"curve", Path("belady.json"), "--input-format", "requests",
+             "--target-hit-ratio", target, "--jobs", jobs, "--format", "csv"});
+    EXPECT_EQ(run.status, 0) << run.err;
+    return run;
+  };
+  const std::string header =
+      "target_hit_ratio,capacity,capacity_bytes,matched_tokens,"
+      "request_tokens,hit_ratio\n";
   // One job: capacities 5, 2, 4 (2 of 12 reaches 0.16), then 3.
-  const RunResult fell =
-      Run({"curve", Path("doc.json"), "--input-format", "requests",
-           "--target-hit-ratio", "0.16", "--jobs", "1"});
-  EXPECT_EQ(fell.status, 0) << fell.err;
-  EXPECT_EQ(fell.out,
-            R"({"target_hit_ratio":0.16,"capacity":3,"capacity_bytes":null,)"
-            R"("matched_tokens":3,"request_tokens":12,"hit_ratio":0.25})"
-            "\n");
+  const RunResult fell = bisect("0.16", "1");
+  EXPECT_EQ(fell.out, header + "0.16,3,,3,12,0.25\n");
   EXPECT_EQ(fell.err,
             "kvprefix: --target-hit-ratio 0.16: capacity 3 by bisection (4 "
             "capacities replayed in all), assuming the hit ratio grows with "
@@ -1066,13 +1070,8 @@ TEST_F(CliTest, CurveBisectsATargetOfFifoAndSaysWhenTheRatioFalls) {
             "0.16666666666666666, so capacity 3 may not be the smallest "
             "reaching the target\n");
   // Two jobs: capacities 5, 1 and 3, then 2: the fall is not seen.
-  const RunResult unseen =
-      Run({"curve", Path("doc.json"), "--input-format", "requests",
-           "--target-hit-ratio", "0.25", "--jobs", "2", "--format", "csv"});
-  EXPECT_EQ(unseen.status, 0) << unseen.err;
-  EXPECT_EQ(unseen.out,
-            "target_hit_ratio,capacity,capacity_bytes,matched_tokens,"
-            "request_tokens,hit_ratio\n0.25,3,,3,12,0.25\n");
+  const RunResult unseen = bisect("0.25", "2");
+  EXPECT_EQ(unseen.out, header + "0.25,3,,3,12,0.25\n");
   EXPECT_THAT(unseen.err, HasSubstr("checked: capacity 2 hits 0 < 0.25, "
                                     "capacity 3 hits 0.25\n"));
   EXPECT_THAT(unseen.err, Not(HasSubstr("fails")));
