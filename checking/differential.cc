@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "engines/registry.h"
+#include "io/json_strings.h"
 #include "reference/reference_trie.h"
 
 namespace kvprefix::checking {
@@ -300,9 +301,12 @@ std::optional<std::string> DifferentialChecker::ApplyReplay(
 std::string DifferentialChecker::Report(const PrefixIndex& engine,
                                         const std::string& expected,
                                         const std::string& actual) const {
+  // A plugin's name is the plugin's text: escaped, so that it cannot split
+  // the report's lines or drive the terminal.
+  const std::string name = EscapeControlCharacters(engine.name());
   std::string report = fmt::format(
       "engine '{}' disagrees with the reference after {} operations ({})\n",
-      engine.name(), history_.size(), FormatCacheOptions(options_));
+      name, history_.size(), FormatCacheOptions(options_));
   const std::size_t first = history_.size() > kMaxReportedOperations
                                 ? history_.size() - kMaxReportedOperations
                                 : 0;
@@ -311,7 +315,7 @@ std::string DifferentialChecker::Report(const PrefixIndex& engine,
     report += fmt::format("  #{} {}\n", i, FormatOperation(history_[i]));
   }
   report += fmt::format("  expected (reference): {}\n  actual ({}): {}\n",
-                        expected, engine.name(), actual);
+                        expected, name, actual);
   return report;
 }
 

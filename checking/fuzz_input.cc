@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "engines/registry.h"
+#include "io/json_strings.h"
 #include "reference/reference_trie.h"
 
 namespace kvprefix::checking {
@@ -192,7 +193,7 @@ std::optional<std::string> CheckEach(
     text += fmt::format("  {}: {}\n", reference->name(),
                         AnswerToLast(*reference, history));
     for (auto& engine : make_engines(options)) {
-      text += fmt::format("  {}: {}\n", engine->name(),
+      text += fmt::format("  {}: {}\n", EscapeControlCharacters(engine->name()),
                           AnswerToLast(*engine, history));
     }
     return text;

@@ -2,17 +2,13 @@
 // then runs every subcommand by RunCommandLine (run.h), which maps every
 // failure to one stderr line and an exit status (SPEC §6).
 #include <signal.h>
-#include <unistd.h>
 
 #include <csignal>
-#include <cstdlib>
-#include <cstring>
 
 #include "cli/commands.h"
 #include "cli/run.h"
 #include "io/json_kernel.h"
 #include "io/json_output.h"
-#include "plugin/plugin_engine.h"
 
 namespace {
 
@@ -27,59 +23,11 @@ extern "C" void RemoveTemporaryFileAndDie(int signal_number) {
   std::raise(signal_number);  // delivered with the default action on return
 }
 
-// A crash (a signal of InstallCrashHandler) inside a plugin's function is the
-// plugin's fault and says so on stderr, naming the call
-// (DescribePluginCallInFlight), before the default action (a core dump).
-// Async-signal-safe: strlen, write, unlink, signal and raise.
-constexpr const char* CrashSignalName(int signal_number) {
-  switch (signal_number) {
-    case SIGSEGV:
-      return "SIGSEGV";
-    case SIGBUS:
-      return "SIGBUS";
-    case SIGFPE:
-      return "SIGFPE";
-    case SIGILL:
-      return "SIGILL";
-    default:
-      return "SIGABRT";
-  }
-}
-
-extern "C" void ReportPluginCrashAndDie(int signal_number) {
-  char call[512];
-  if (kvprefix::DescribePluginCallInFlight(call, sizeof(call))) {
-    const char* parts[] = {"kvprefix: the plugin crashed (",
-                           CrashSignalName(signal_number), ") in ", call, "\n"};
-    for (const char* part : parts) {
-      if (write(STDERR_FILENO, part, std::strlen(part)) < 0) break;
-    }
-  }
-  kvprefix::RemoveTemporaryFileInFlight();
-  std::signal(signal_number, SIG_DFL);
-  std::raise(signal_number);
-}
-
-// exit() called by a plugin's code (its constructors, entry point or a
-// call) would end the tool with the plugin's status, 0 included, as if the
-// run had succeeded, its output never written: an exit handler that finds
-// a plugin call in flight reports it and ends the process with status 1.
-extern "C" void ReportPluginExit() {
-  char call[512];
-  if (!kvprefix::DescribePluginCallInFlight(call, sizeof(call))) return;
-  const char* parts[] = {"kvprefix: the plugin called exit() in ", call, "\n"};
-  for (const char* part : parts) {
-    if (write(STDERR_FILENO, part, std::strlen(part)) < 0) break;
-  }
-  kvprefix::RemoveTemporaryFileInFlight();
-  _exit(1);
-}
-
 // The tool owns the process's signals and exit handlers; the libraries
-// install none.
+// install none. A plugin's crash, exit() or hang is not handled here: the
+// commands that run a plugin run it in a child process (cli/supervised.h,
+// verify/isolation.h) that reports it.
 void InstallSignalHandlers() {
-  kvprefix::InstallCrashHandler(ReportPluginCrashAndDie);
-  std::atexit(ReportPluginExit);
   // A closed output pipe (`kvprefix match ... | head -c 10`) becomes a write
   // error reported as "Broken pipe" with exit status 1, not a silent death.
   std::signal(SIGPIPE, SIG_IGN);

@@ -24,6 +24,7 @@
 #include "cli/commands.h"
 #include "cli/parallel.h"
 #include "cli/progress.h"
+#include "cli/supervised.h"
 #include "engines/registry.h"
 #include "io/json_input.h"
 #include "io/json_output.h"
@@ -39,6 +40,7 @@ struct MatchOptions {
   // capacity, so nothing to evict and no trigger.
   CacheArguments cache;
   std::string output = "-";
+  double timeout = 0;  // seconds a plugin's call may take
   unsigned threads = std::max(1u, std::thread::hardware_concurrency());
 };
 
@@ -128,7 +130,7 @@ void RunMatch(const MatchOptions& options) {
   });
   progress.Note("matched and formatted");
   const std::vector<std::string_view> views(pieces.begin(), pieces.end());
-  WriteFileAtomically(options.output, views);
+  WriteOutput(options.output, views);
 }
 
 }  // namespace
@@ -167,7 +169,11 @@ void RegisterMatchCommand(CLI::App& app) {
   AddOutputOption(*command, "-o,--output", options->output,
                   "Output file, replaced atomically (never left partial); "
                   "- is standard output");
-  command->callback([options] { RunMatch(*options); });
+  AddPluginTimeoutOption(*command, options->timeout);
+  command->callback([options] {
+    RunSupervised(options->cache.engine, options->timeout,
+                  [&] { RunMatch(*options); });
+  });
 }
 
 }  // namespace kvprefix::cli

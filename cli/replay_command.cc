@@ -14,10 +14,12 @@
 #include "cli/commands.h"
 #include "cli/option_checks.h"
 #include "cli/progress.h"
+#include "cli/supervised.h"
 #include "engines/registry.h"
 #include "io/case_file.h"
 #include "io/input_error.h"
 #include "io/json_output.h"
+#include "io/json_strings.h"
 #include "kvprefix/replay.h"
 
 namespace kvprefix::cli {
@@ -29,6 +31,7 @@ struct ReplayOptions {
   CacheArguments cache;  // --engine too
   std::string matches;   // empty: do not write per-request matches
   std::string output = "-";
+  double timeout = 0;  // seconds a plugin's call may take
   CLI::Option* matches_option = nullptr;
 };
 
@@ -83,21 +86,22 @@ void ReplayMooncake(const ReplayOptions& options) {
   // Both outputs are built before either is written: running out of memory
   // leaves neither.
   const std::string line = WhileDoing("formatting the output", [&] {
+    // The engine's name is a plugin's text: a JSON string, escaped.
+    std::string engine;
+    AppendJsonString(index->name(), engine);
     return fmt::format(
-        "{{\"engine\":\"{}\",\"mode\":\"{}\",\"vocab\":{},{},\"requests\":{},"
+        "{{\"engine\":{},\"mode\":\"{}\",\"vocab\":{},{},\"requests\":{},"
         "\"request_tokens\":{},\"matched_tokens\":{},\"hit_ratio\":{},"
         "\"nodes\":{},\"peak_nodes\":{},\"evictions\":{},\"memory_bytes\":{},"
         "\"read_seconds\":{:.3f},\"replay_seconds\":{:.3f}}}\n",
-        index->name(), options.trace.mode, options.trace.options.vocabulary,
+        engine, options.trace.mode, options.trace.options.vocabulary,
         CacheSummaryJson(cache), summary.requests, summary.request_tokens,
         summary.matched_tokens, summary.hit_ratio(), index->node_count(),
         summary.peak_nodes, index->evicted_count(), index->memory_bytes(),
         read_seconds, replay_seconds);
   });
-  if (!options.matches.empty()) {
-    WriteFileAtomically(options.matches, match_lines);
-  }
-  WriteFileAtomically(options.output, line);
+  if (!options.matches.empty()) WriteOutput(options.matches, match_lines);
+  WriteOutput(options.output, line);
 }
 
 // --input-format requests: the document's cache, unless an option overrides
@@ -125,7 +129,7 @@ void ReplayDocument(const ReplayOptions& options) {
   std::string json;
   WhileDoing("formatting the output",
              [&] { AppendMatchesJson(input.requests, matches, json); });
-  WriteFileAtomically(options.output, json);
+  WriteOutput(options.output, json);
 }
 
 }  // namespace
@@ -178,14 +182,17 @@ void RegisterReplayCommand(CLI::App& app) {
                   "Output file (the summary line, or with --input-format "
                   "requests the matches), replaced atomically; - is standard "
                   "output");
+  AddPluginTimeoutOption(*command, options->timeout);
   command->callback([options] {
     CheckDistinctOutputs("--matches", options->matches, "--output",
                          options->output);
-    if (options->input_format == "requests") {
-      ReplayDocument(*options);
-    } else {
-      ReplayMooncake(*options);
-    }
+    RunSupervised(options->cache.engine, options->timeout, [&] {
+      if (options->input_format == "requests") {
+        ReplayDocument(*options);
+      } else {
+        ReplayMooncake(*options);
+      }
+    });
   });
 }
 

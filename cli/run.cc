@@ -72,20 +72,34 @@ int RunCommandLine(int argc, char** argv,
       return Fail(kExitBadInput,
                   fmt::format("{} (run with --help for usage)", error.what()));
     }
+  } catch (...) {
+    const CommandFailure failure = CurrentFailure();
+    return Fail(failure.status(), failure.what());
+  }
+}
+
+CommandFailure CurrentFailure() {
+  try {
+    throw;
+  } catch (const CommandFailure& failure) {
+    return failure;
   } catch (const FileInputError& error) {
-    return Fail(kExitBadInput, error.what());
+    return CommandFailure(kExitBadInput, error.what());
   } catch (const InputError& error) {
-    return Fail(kExitBadInput, error.what());
+    return CommandFailure(kExitBadInput, error.what());
   } catch (const std::invalid_argument& error) {
-    return Fail(kExitBadInput, error.what());
+    return CommandFailure(kExitBadInput, error.what());
   } catch (const IoError& error) {
-    return Fail(kExitIoFailure, error.what());
+    return CommandFailure(kExitIoFailure, error.what());
   } catch (const CapacityError& error) {
-    return Fail(kExitIoFailure, fmt::format("capacity: {}", error.what()));
+    return CommandFailure(kExitIoFailure,
+                          fmt::format("capacity: {}", error.what()));
   } catch (const std::bad_alloc&) {
-    return Fail(kExitIoFailure, "out of memory");
+    return CommandFailure(kExitIoFailure, "out of memory");
   } catch (const std::exception& error) {
-    return Fail(kExitIoFailure, error.what());
+    return CommandFailure(kExitIoFailure, error.what());
+  } catch (...) {
+    return CommandFailure(kExitIoFailure, "unknown exception");
   }
 }
 

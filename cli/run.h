@@ -7,6 +7,8 @@
 
 #include <CLI/CLI.hpp>
 #include <span>
+#include <stdexcept>
+#include <string>
 
 namespace kvprefix::cli {
 
@@ -27,6 +29,27 @@ using RegisterCommand = void (*)(CLI::App& app);
 // to the process's standard output and error.
 int RunCommandLine(int argc, char** argv,
                    std::span<const RegisterCommand> commands);
+
+// A command's failure as RunCommandLine reports it: the exit status (1 or
+// 2) and the message of its stderr line, without "kvprefix: ". Thrown as
+// it is by a command that already knows both (a supervised child's
+// failure, cli/supervised.h); RunCommandLine prints it unchanged.
+class CommandFailure : public std::runtime_error {
+ public:
+  CommandFailure(int status, const std::string& message)
+      : std::runtime_error(message), status_(status) {}
+  int status() const { return status_; }
+
+ private:
+  int status_;
+};
+
+// The CommandFailure that RunCommandLine makes of the exception being
+// handled (call it inside a catch block): InputError, FileInputError and
+// std::invalid_argument are bad input (2); IoError, CapacityError
+// ("capacity: ..."), std::bad_alloc ("out of memory") and any other
+// exception are failures (1). Throws nothing. O(message).
+CommandFailure CurrentFailure();
 
 }  // namespace kvprefix::cli
 

@@ -414,6 +414,28 @@ InputError DiagnoseUnbalanced(std::string_view json,
 
 namespace kvprefix {
 
+bool NestsTooDeep(std::string_view json) {
+  std::size_t depth = 0;
+  bool in_string = false;
+  for (std::size_t i = 0; i < json.size(); ++i) {
+    const char c = json[i];
+    if (in_string) {
+      if (c == '\\') {
+        ++i;
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > kMaxJsonDepth) return true;
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return false;
+}
+
 InputError NestingError(std::string_view json) {
   // The walk meets the first container too deep before anything else it
   // could report in a document that is otherwise well formed.

@@ -6,9 +6,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <cstring>
+#include <deque>
 #include <map>
 #include <mutex>
 #include <new>
@@ -30,10 +32,14 @@ struct Library {
   std::string label;
   // "plugin:name", its engine's name().
   std::string engine_name;
+  // Its number among the libraries this process loaded or tried to
+  // (LabelIndex), which a published call names it by.
+  std::uint64_t index;
 };
 
 // The calls DescribePluginCallInFlight names.
-// A cache's records_ are indexed by the first five; kLoad is the loader's.
+// A cache's records_ are indexed by the first four (counted); kOther is
+// any other call of a cache, kLoad the loader's.
 enum class Call : std::uint8_t {
   kCreate,
   kInsert,
@@ -61,29 +67,108 @@ constexpr const char* CallName(Call call) {
   return "call";
 }
 
-// One kind of call of one cache, for DescribePluginCallInFlight: the
-// number is that cache's count of such calls (0: not counted). Atomic
-// because const calls (match) may run concurrently
-// (kvprefix/prefix_index.h); counted by a relaxed load and store, not a
-// locked increment: concurrent matches may lose a count, which only a
-// crash message's "#N" shows.
+// A call in flight is published as one word: its number (that cache's
+// count of such calls; 0: not counted) above kNumberShift bits, the
+// library's index (LabelIndex) above 4 bits, and its Call plus 1 below; 0
+// is no call. One store before and one after each call, to a slot of the
+// calling thread's own (a cache line), which a crash handler in the same
+// process and a supervising process sharing the slots' memory
+// (PluginCallBoard) both read.
+constexpr int kNumberShift = 12;
+constexpr std::uint64_t kMaxLabels = 255;  // index 255: a library past them
+constexpr std::uint64_t CallWord(std::uint64_t library_index, Call call) {
+  return library_index << 4 | (static_cast<std::uint64_t>(call) + 1);
+}
+
+// One kind of call of one cache: its word without the number, and that
+// cache's count of such calls. Atomic because const calls (match) may run
+// concurrently (kvprefix/prefix_index.h); counted by a relaxed load and
+// store, not a locked increment: concurrent matches may lose a count,
+// which only a report's "#N" shows.
 struct CallRecord {
-  const Library* library;
-  Call call;
+  std::uint64_t word;
   std::atomic<std::uint64_t> number;
 };
-// The call the thread is in, or nullptr: one thread-local pointer, set
-// before and cleared after each call (a single store each way: the
-// boundary's bookkeeping is on the path of every sequence).
-thread_local const CallRecord* call_in_flight = nullptr;
 
-// Marks the thread as inside `record`'s call for its lifetime.
+// The labels of the libraries by index ("plugin 'name' (path)", or while
+// it loads "plugin PATH"), for describing a published call: immutable
+// strings, never freed, so that a crash handler reads them safely.
+std::atomic<const char*> labels[kMaxLabels + 1] = {};
+
+// The board a supervising process reads (PublishPluginCalls), or nullptr.
+PluginCallBoard* board = nullptr;
+
+// The calling thread's slot: the board's, claimed at its first call, or
+// its own when there is no board (or no free slot).
+thread_local std::atomic<std::uint64_t>* call_slot = nullptr;
+thread_local std::atomic<std::uint64_t> own_slot{0};
+
+}  // namespace
+
+// Shared with a supervising process: the libraries' labels, copied at
+// each change, and one slot (a cache line) per thread that called a
+// plugin.
+struct PluginCallBoard {
+  static constexpr std::size_t kLabels = 64;
+  static constexpr std::size_t kLabelBytes = 512;
+  static constexpr std::size_t kSlots = 1152;  // match's most threads, and more
+  struct alignas(64) Slot {
+    std::atomic<std::uint64_t> call{0};
+  };
+  std::atomic<std::uint64_t> threads{0};  // slots claimed, may pass kSlots
+  char labels[kLabels][kLabelBytes] = {};
+  Slot slots[kSlots];
+};
+static_assert(std::atomic<std::uint64_t>::is_always_lock_free,
+              "shared across processes: must not hide a lock");
+
+namespace {
+
+// Copies label `index` to the board, cut to its size. Not thread-safe
+// (called under Load's lock, or while the process has one thread).
+void CopyLabelToBoard(std::uint64_t index) {
+  const char* label = labels[index].load(std::memory_order_relaxed);
+  if (board == nullptr || label == nullptr ||
+      index >= PluginCallBoard::kLabels) {
+    return;
+  }
+  std::strncpy(board->labels[index], label, PluginCallBoard::kLabelBytes - 1);
+}
+
+// Sets library `index`'s label to `label`, which must never be freed.
+void SetLabel(std::uint64_t index, const char* label) {
+  labels[index].store(label, std::memory_order_release);
+  CopyLabelToBoard(index);
+}
+
+// The calling thread's slot, claimed: the cold path of its first call.
+[[gnu::noinline, gnu::cold]] std::atomic<std::uint64_t>* ClaimCallSlot() {
+  std::atomic<std::uint64_t>* slot = &own_slot;
+  if (board != nullptr) {
+    const std::uint64_t claimed =
+        board->threads.fetch_add(1, std::memory_order_relaxed);
+    if (claimed < PluginCallBoard::kSlots) slot = &board->slots[claimed].call;
+  }
+  call_slot = slot;
+  return slot;
+}
+
+// Publishes `word` as the calling thread's call in flight for its
+// lifetime.
 class CallScope {
  public:
-  explicit CallScope(const CallRecord& record) { call_in_flight = &record; }
-  ~CallScope() { call_in_flight = nullptr; }
+  explicit CallScope(std::uint64_t word) : slot_(call_slot) {
+    if (slot_ == nullptr) [[unlikely]] {
+      slot_ = ClaimCallSlot();
+    }
+    slot_->store(word, std::memory_order_relaxed);
+  }
+  ~CallScope() { slot_->store(0, std::memory_order_relaxed); }
   CallScope(const CallScope&) = delete;
   CallScope& operator=(const CallScope&) = delete;
+
+ private:
+  std::atomic<std::uint64_t>* slot_;
 };
 
 // The entry symbols the loader looks for, newest first, with the ABI
@@ -118,11 +203,16 @@ const Library& Load(const std::string& path) {
     return it->second;
   }
   const std::string where = "plugin " + path;
-  // The library's constructors and entry point are its code too: a crash
-  // or an exit() in them is reported as the plugin's.
-  const Library loading{path, nullptr, 0, where, ""};
-  const CallRecord load_record{&loading, Call::kLoad, 0};
-  const CallScope scope(load_record);
+  // The library's constructors and entry point are its code too: a crash,
+  // an exit() or a hang in them is reported as the plugin's.
+  static std::uint64_t loaded = 0;  // libraries tried, under the lock
+  static std::deque<std::string>* loading_labels =
+      new std::deque<std::string>();  // never freed: read by crash handlers
+  const std::uint64_t index = std::min(loaded++, kMaxLabels);
+  if (index < kMaxLabels) {
+    SetLabel(index, loading_labels->emplace_back(where).c_str());
+  }
+  const CallScope scope(CallWord(index, Call::kLoad));
   void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) {
     std::string message = where + ": cannot load: " + dlerror();
@@ -194,9 +284,13 @@ const Library& Load(const std::string& path) {
     }
   }
   Library& library = (*libraries)[path];
-  library = {path, table, symbol->abi_version,
+  library = {path,
+             table,
+             symbol->abi_version,
              "plugin '" + std::string(table->name) + "' (" + path + ")",
-             std::string(kPluginPrefix) + table->name};
+             std::string(kPluginPrefix) + table->name,
+             index};
+  if (index < kMaxLabels) SetLabel(index, library.label.c_str());
   return library;
 }
 
@@ -253,7 +347,7 @@ class PluginEngine final : public PrefixIndex {
     }
   }
   ~PluginEngine() override {
-    CallScope scope(records_[static_cast<int>(Call::kOther)]);
+    CallScope scope(Uncounted());
     table_.destroy(cache_);
   }
   PluginEngine(const PluginEngine&) = delete;
@@ -286,17 +380,17 @@ class PluginEngine final : public PrefixIndex {
   }
 
   std::uint64_t node_count() const override {
-    CallScope scope(records_[static_cast<int>(Call::kOther)]);
+    CallScope scope(Uncounted());
     return table_.node_count(cache_);
   }
   std::uint64_t evicted_count() const override {
     if (!has_evicted_count_) return 0;
-    CallScope scope(records_[static_cast<int>(Call::kOther)]);
+    CallScope scope(Uncounted());
     return table_.evicted_count(cache_);
   }
   std::size_t memory_bytes() const override {
     if (!has_memory_bytes_) return 0;
-    CallScope scope(records_[static_cast<int>(Call::kOther)]);
+    CallScope scope(Uncounted());
     return table_.memory_bytes(cache_);
   }
   const CacheOptions& options() const override { return options_; }
@@ -307,7 +401,7 @@ class PluginEngine final : public PrefixIndex {
     kvprefix_error error;
     kvprefix_status status;
     {
-      CallScope scope(records_[static_cast<int>(Call::kOther)]);
+      CallScope scope(Uncounted());
       status = table_.set_eviction_callback(
           cache_, listener_ ? &PluginEngine::OnEviction : nullptr, this,
           &error);
@@ -344,13 +438,16 @@ class PluginEngine final : public PrefixIndex {
     return text;
   }
 
-  // The record of a call of kind `call`, counted.
-  const CallRecord& Counted(Call call) const {
+  // The word of a call of kind `call`, counted (CallWord).
+  std::uint64_t Counted(Call call) const {
     CallRecord& record = records_[static_cast<int>(call)];
-    record.number.store(record.number.load(std::memory_order_relaxed) + 1,
-                        std::memory_order_relaxed);
-    return record;
+    const std::uint64_t number =
+        record.number.load(std::memory_order_relaxed) + 1;
+    record.number.store(number, std::memory_order_relaxed);
+    return record.word | number << kNumberShift;
   }
+  // The word of a call of no counted kind (destroy, node_count, ...).
+  std::uint64_t Uncounted() const { return other_word_; }
 
   // Access without the plugin's access: out of the hot path, so that
   // Access keeps a small frame.
@@ -431,12 +528,13 @@ class PluginEngine final : public PrefixIndex {
   const bool has_eviction_callback_;
   kvprefix_cache* cache_ = nullptr;
   EvictionListener listener_;
-  // Indexed by Call; kOther's number stays 0.
-  mutable CallRecord records_[5] = {{&library_, Call::kCreate, 0},
-                                    {&library_, Call::kInsert, 0},
-                                    {&library_, Call::kMatch, 0},
-                                    {&library_, Call::kAccess, 0},
-                                    {&library_, Call::kOther, 0}};
+  const std::uint64_t other_word_ = CallWord(library_.index, Call::kOther);
+  // Indexed by Call, of the counted kinds.
+  mutable CallRecord records_[4] = {
+      {CallWord(library_.index, Call::kCreate), 0},
+      {CallWord(library_.index, Call::kInsert), 0},
+      {CallWord(library_.index, Call::kMatch), 0},
+      {CallWord(library_.index, Call::kAccess), 0}};
 };
 
 // Appends `text` to buffer[*used..size - 1) without allocating.
@@ -446,6 +544,37 @@ void Append(char* buffer, std::size_t size, std::size_t* used, const char* text,
     buffer[(*used)++] = *text++;
     --length;
   }
+}
+
+// Writes the description of the published call `word` (not 0) of the
+// library labelled `label` (nullptr: unknown) into `buffer`, NUL-terminated
+// and cut to `size` (> 0) bytes: "match #3 of plugin 'mycache' (path)".
+// Async-signal-safe.
+void FormatCall(std::uint64_t word, const char* label, char* buffer,
+                std::size_t size) {
+  const auto call = static_cast<Call>((word & 0xF) - 1);
+  const std::uint64_t number = word >> kNumberShift;
+  std::size_t used = 0;
+  const char* name = CallName(call);
+  Append(buffer, size, &used, name, std::strlen(name));
+  if (number != 0) {
+    char digits[24];
+    std::size_t count = 0;
+    for (std::uint64_t n = number; n != 0; n /= 10) {
+      digits[count++] = static_cast<char>('0' + n % 10);
+    }
+    Append(buffer, size, &used, " #", 2);
+    while (count > 0) Append(buffer, size, &used, &digits[--count], 1);
+  }
+  Append(buffer, size, &used, " of ", 4);
+  if (label == nullptr) label = "a plugin (one of more than 254 loaded)";
+  Append(buffer, size, &used, label, std::strlen(label));
+  buffer[used] = '\0';
+}
+
+// The library index of a published call.
+std::uint64_t LabelIndex(std::uint64_t word) {
+  return (word >> 4) & ((std::uint64_t{1} << (kNumberShift - 4)) - 1);
 }
 
 }  // namespace
@@ -462,27 +591,51 @@ std::unique_ptr<PrefixIndex> MakePluginEngine(std::string_view path,
 void LoadPlugin(std::string_view path) { Load(std::string(path)); }
 
 bool DescribePluginCallInFlight(char* buffer, std::size_t size) {
-  const CallRecord* in_flight = call_in_flight;
-  if (in_flight == nullptr || size == 0) return false;
-  const std::uint64_t number =
-      in_flight->number.load(std::memory_order_relaxed);
-  std::size_t used = 0;
-  const char* name = CallName(in_flight->call);
-  Append(buffer, size, &used, name, std::strlen(name));
-  if (number != 0) {
-    char digits[24];
-    std::size_t count = 0;
-    for (std::uint64_t n = number; n != 0; n /= 10) {
-      digits[count++] = static_cast<char>('0' + n % 10);
-    }
-    Append(buffer, size, &used, " #", 2);
-    while (count > 0) Append(buffer, size, &used, &digits[--count], 1);
-  }
-  Append(buffer, size, &used, " of ", 4);
-  const std::string& label = in_flight->library->label;
-  Append(buffer, size, &used, label.data(), label.size());
-  buffer[used] = '\0';
+  const std::atomic<std::uint64_t>* slot = call_slot;
+  if (slot == nullptr || size == 0) return false;
+  const std::uint64_t word = slot->load(std::memory_order_relaxed);
+  if (word == 0) return false;
+  FormatCall(word, labels[LabelIndex(word)].load(std::memory_order_acquire),
+             buffer, size);
   return true;
+}
+
+std::size_t PluginCallBoardBytes() { return sizeof(PluginCallBoard); }
+
+PluginCallBoard* CreatePluginCallBoard(void* memory) {
+  return new (memory) PluginCallBoard();
+}
+
+void PublishPluginCalls(PluginCallBoard& shared) {
+  board = &shared;
+  call_slot = nullptr;
+  for (std::uint64_t index = 0; index < PluginCallBoard::kLabels; ++index) {
+    CopyLabelToBoard(index);
+  }
+}
+
+std::size_t PluginCallSlots(const PluginCallBoard& shared) {
+  return static_cast<std::size_t>(std::min<std::uint64_t>(
+      shared.threads.load(std::memory_order_relaxed), PluginCallBoard::kSlots));
+}
+
+std::uint64_t PluginCallInSlot(const PluginCallBoard& shared,
+                               std::size_t slot) {
+  return shared.slots[slot].call.load(std::memory_order_relaxed);
+}
+
+std::string DescribePluginCall(const PluginCallBoard& shared,
+                               std::uint64_t call) {
+  const std::uint64_t index = LabelIndex(call);
+  char label[PluginCallBoard::kLabelBytes];
+  const bool known = index < PluginCallBoard::kLabels;
+  if (known) {
+    std::memcpy(label, shared.labels[index], sizeof(label));
+    label[sizeof(label) - 1] = '\0';
+  }
+  char buffer[sizeof(label) + 64];
+  FormatCall(call, known ? label : nullptr, buffer, sizeof(buffer));
+  return buffer;
 }
 
 namespace {

@@ -16,8 +16,10 @@
 #define KVPREFIX_PLUGIN_PLUGIN_ENGINE_H_
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <stdexcept>
+#include <string>
 #include <string_view>
 
 #include "kvprefix/cache.h"
@@ -86,9 +88,53 @@ void LoadPlugin(std::string_view path);
 // number counts that cache's calls of that kind from 1), or "loading (its
 // constructors and entry point) of plugin PATH" while dlopen and the entry
 // point run, and returns true; else returns false. For a crash handler or
-// an exit handler (a plugin that calls exit()): async-signal-safe (reads a
-// thread-local record set around each call, formats without allocating).
+// an exit handler (a plugin that calls exit()): async-signal-safe (reads
+// the thread's slot, set around each call, formats without allocating).
 bool DescribePluginCallInFlight(char* buffer, std::size_t size);
+
+// The plugin calls in flight of a process, published for another one: a
+// supervising process that forks a child to run plugins (verify/isolation.h)
+// maps PluginCallBoardBytes() bytes shared with it (MAP_SHARED) before the
+// fork, the child publishes its calls there (PublishPluginCalls), and the
+// parent reads which call each of the child's threads is in, even after
+// the child died (by a signal, exit() or _exit()) or while it hangs, and
+// names it as DescribePluginCallInFlight does. A call costs the same
+// published or not: one store to the calling thread's slot (a cache line
+// of its own) before it and one after.
+struct PluginCallBoard;
+
+// The bytes of a PluginCallBoard (about 110 KiB). O(1).
+std::size_t PluginCallBoardBytes();
+
+// An empty board made in `memory`: PluginCallBoardBytes() bytes aligned to
+// 64, not yet used by one. It holds no resource: unmapping the memory ends
+// it. O(its bytes).
+PluginCallBoard* CreatePluginCallBoard(void* memory);
+
+// From now on the process publishes its plugin calls on `board` (which
+// must outlive them): the calling thread's and those of threads it starts
+// later, one slot each (the first 1152 threads; a thread beyond them keeps
+// its calls to itself), and the labels of the plugins loaded. For a child
+// right after fork, while it has one thread. Not thread-safe.
+void PublishPluginCalls(PluginCallBoard& board);
+
+// Slots of `board` in use: one per thread that called a plugin. Any
+// process; thread-safe. O(1).
+std::size_t PluginCallSlots(const PluginCallBoard& board);
+
+// The call in flight in `slot` (< PluginCallSlots(board)): 0 when none,
+// else a word that differs from the word of the thread's previous call of
+// the same kind to the same cache (its number grew), so that a caller
+// seeing the same word over time sees one call that has not returned.
+// Any process; thread-safe. O(1).
+std::uint64_t PluginCallInSlot(const PluginCallBoard& board, std::size_t slot);
+
+// The description of `call` (a word PluginCallInSlot returned, not 0), as
+// DescribePluginCallInFlight writes it: "match #3 of plugin 'mycache'
+// (./libmycache.so)". Meant for a board whose process has ended or is
+// stopped (a label being rewritten may read cut). O(label bytes).
+std::string DescribePluginCall(const PluginCallBoard& board,
+                               std::uint64_t call);
 
 // Installs `handler` for the signals of a crash (SIGSEGV, SIGBUS, SIGFPE,
 // SIGILL, SIGABRT), on a 64 KiB alternate stack of the calling thread, so

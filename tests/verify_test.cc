@@ -469,6 +469,23 @@ TEST(VerifyLinesTest, NoAnswerLineIsTimeoutOrCrash) {
                         "line, before its newline"));
 }
 
+// The same through --protocol lines, as the issue met them.
+TEST(VerifyLinesTest, AnswersNestedTooDeepOrOutOfRangeArePlacedBySpec6) {
+  const CliRun deep = ExpectCommandCaught(
+      LinesScript("answers_too_deep.py"), TempPath("deep.lines.json"),
+      "wrong-shape", "--protocol lines --runs 1");
+  EXPECT_THAT(deep.output,
+              HasSubstr(": expected at most 1024 nested arrays and objects, "
+                        "found '[' at byte 1024 nested deeper than 1024\n"));
+  const CliRun huge = ExpectCommandCaught(
+      LinesScript("answers_huge_length.py"), TempPath("huge.lines.json"),
+      "wrong-shape", "--protocol lines --runs 20");
+  EXPECT_THAT(huge.output,
+              HasSubstr("\n$.matches[0].matched_length: expected an integer "
+                        "from 0 to 18446744073709551615, found "
+                        "18446744073709551616\n"));
+}
+
 TEST(VerifyLinesTest, ProtocolIsForCommandsOnly) {
   const CliRun run = RunVerify("--engines all --protocol lines --runs 1");
   EXPECT_EQ(run.exit_status, 2) << run.output;
@@ -1051,8 +1068,8 @@ TEST(VerifyCliTest, WrongTypeIsWrongShapeWithLocation) {
   EXPECT_EQ(run.exit_status, 1);
   EXPECT_THAT(run.output, HasSubstr("FAILED: wrong-shape"));
   EXPECT_THAT(run.output,
-              HasSubstr("$.matches[0].cache_node: expected an unsigned 64-bit "
-                        "integer, found \"node 0\""));
+              HasSubstr("$.matches[0].cache_node: expected an integer from 0 "
+                        "to 18446744073709551615, found \"node 0\""));
 }
 
 TEST(VerifyCliTest, SleepingForeverIsTimeout) {
@@ -1543,12 +1560,13 @@ TEST(OutputCheckTest, ClassifiesShapeErrorsWithTheirLocation) {
       {"{\"matches\":[{\"matched_length\":1.0,\"cache_node\":0,"
        "\"uncached_suffix\":[]}]}",
        FailureKind::kWrongShape,
-       "$.matches[0].matched_length: expected an "
-       "unsigned 64-bit integer, found 1.0"},
+       "$.matches[0].matched_length: expected an integer from 0 to "
+       "18446744073709551615, found 1.0"},
       {"{\"matches\":[{\"matched_length\":0,\"cache_node\":0,"
        "\"uncached_suffix\":[2147483648]}]}",
        FailureKind::kWrongShape,
-       "$.matches[0].uncached_suffix[0]: expected an integer in the int32"},
+       "$.matches[0].uncached_suffix[0]: expected an integer from "
+       "-2147483648 to 2147483647, found 2147483648"},
       {"{\"matches\":[{\"matched_length\":0,\"cache_node\":0,"
        "\"uncached_suffix\":[7]}],\"extra\":1}",
        FailureKind::kWrongShape, "$: unknown member \"extra\""},
@@ -1559,6 +1577,61 @@ TEST(OutputCheckTest, ClassifiesShapeErrorsWithTheirLocation) {
     EXPECT_EQ(std::get<Failure>(parsed).kind, example.kind) << example.text;
     EXPECT_THAT(std::get<Failure>(parsed).message, HasSubstr(example.message));
   }
+}
+
+// SPEC §6 for an answer verify reads: text nested too deep gets the depth
+// rule first, and a number no 64-bit type holds is a value out of range at
+// its JSON location. Former bugs: 200,000 unclosed '[' were "improper
+// structure", and matched_length 18446744073709551616 "not one JSON
+// document", with neither location nor range.
+TEST(OutputCheckTest, DepthFirstAndOutOfRangeNumbersByLocation) {
+  const auto message = [](const std::string& text,
+                          checking::Comparison comparison =
+                              checking::Comparison::kAll) {
+    const auto parsed = ParsePrintedMatches(text, 1, comparison);
+    EXPECT_TRUE(std::holds_alternative<Failure>(parsed)) << text;
+    if (!std::holds_alternative<Failure>(parsed)) return std::string();
+    EXPECT_EQ(std::get<Failure>(parsed).kind, FailureKind::kWrongShape);
+    return std::get<Failure>(parsed).message;
+  };
+  EXPECT_EQ(
+      message(std::string(200000, '[')),
+      "$" +
+          [] {
+            std::string path;
+            for (int i = 0; i < 1024; ++i) path += "[0]";
+            return path;
+          }() +
+          ": expected at most 1024 nested arrays and objects, found "
+          "'[' at byte 1024 nested deeper than 1024");
+  EXPECT_EQ(message("{\"matches\":[{\"matched_length\":18446744073709551616,"
+                    "\"cache_node\":0,\"uncached_suffix\":[]}]}"),
+            "$.matches[0].matched_length: expected an integer from 0 to "
+            "18446744073709551615, found 18446744073709551616");
+  EXPECT_EQ(message("{\"matches\":[{\"matched_length\":0,\"cache_node\":0,"
+                    "\"uncached_suffix\":[1,-99999999999999999999]}]}"),
+            "$.matches[0].uncached_suffix[1]: expected an integer from "
+            "-2147483648 to 2147483647, found -99999999999999999999");
+  EXPECT_EQ(message("{\"matches\":[{\"matched_length\":0,\"cache_node\":1e999,"
+                    "\"uncached_suffix\":[]}]}"),
+            "$.matches[0].cache_node: expected an integer from 0 to "
+            "18446744073709551615, found 1e999");
+  // Under --compare lengths cache_node may hold any JSON value: a large
+  // number is one, kept as printed.
+  const auto lengths = ParsePrintedMatches(
+      "{\"matches\":[{\"matched_length\":0,\"cache_node\":"
+      "123456789012345678901234567890,\"uncached_suffix\":[]}]}",
+      1, checking::Comparison::kLengths);
+  ASSERT_TRUE(std::holds_alternative<std::vector<PrintedMatch>>(lengths));
+  EXPECT_EQ(std::get<std::vector<PrintedMatch>>(lengths)[0].cache_node_json,
+            "123456789012345678901234567890");
+  // A number JSON does not allow is still not JSON.
+  const auto leading_zero = ParsePrintedMatches(
+      "{\"matches\":[{\"matched_length\":01,\"cache_node\":0,"
+      "\"uncached_suffix\":[]}]}",
+      1);
+  ASSERT_TRUE(std::holds_alternative<Failure>(leading_zero));
+  EXPECT_EQ(std::get<Failure>(leading_zero).kind, FailureKind::kNotJson);
 }
 
 TEST(OutputCheckTest, WrongAnswerNamesTheRequest) {
@@ -1987,9 +2060,10 @@ TEST(IsolationTest, CrashNamesTheInputInFlightAndThoseBeforeIt) {
   EXPECT_EQ(result.plugin_call, "");
   const Failure failure = ChildFailure(result, std::chrono::seconds(10));
   EXPECT_EQ(failure.kind, FailureKind::kCrash);
-  EXPECT_EQ(failure.message,
-            "the check was killed by signal 11 (Segmentation fault), outside "
-            "any plugin call (memory a plugin corrupted?)");
+  EXPECT_EQ(
+      failure.message,
+      "the checking process was killed by signal 11 (Segmentation fault), "
+      "outside any plugin call (memory a plugin corrupted?)");
 }
 
 TEST(IsolationTest, AnInputInFlightPastTheTimeoutIsKilled) {
@@ -2019,8 +2093,8 @@ TEST(IsolationTest, AnExitInTheMiddleOfACheckIsACrash) {
   EXPECT_EQ(result.end, ChildResult::End::kExited);
   EXPECT_EQ(result.exit_status, 3);
   EXPECT_EQ(ChildFailure(result, std::chrono::seconds(10)).message,
-            "the checking process exited with status 3 in the middle of a "
-            "check (a plugin that calls exit?)");
+            "the checking process exited with status 3 before it finished, "
+            "outside any plugin call (a plugin that calls exit?)");
 }
 
 TEST(IsolationTest, FailuresCrossThePipeWhole) {

@@ -316,7 +316,8 @@ CheckerOf<Input> EngineChecker(EngineFactory make_engines,
         // A cache need not implement every policy or page size: a plugin
         // whose create refuses these options (plugin/plugin_engine.h) has
         // nothing to answer. The runner skips the input and says so.
-        return Failure{FailureKind::kRefused, error.what()};
+        return Failure{FailureKind::kRefused,
+                       EscapeControlCharacters(error.what())};
       }
       checking::DifferentialChecker checker(options, std::move(engines),
                                             comparison);
@@ -332,14 +333,17 @@ CheckerOf<Input> EngineChecker(EngineFactory make_engines,
     } catch (const std::bad_alloc&) {
       throw;  // the machine ran out, not the engine: a resource failure
     } catch (const PluginError& error) {
-      // It names the plugin, the call and what no cache may answer.
+      // It names the plugin, the call and what no cache may answer (the
+      // plugin's name and message escaped, as every line of the report).
       return Failure{FailureKind::kCrash,
-                     fmt::format("the plugin failed: {}", error.what())};
+                     fmt::format("the plugin failed: {}",
+                                 EscapeControlCharacters(error.what()))};
     } catch (const std::exception& error) {
       // CapacityError included: the engine fails an input the reference
       // answers, a finding to shrink and report like any other.
       return Failure{FailureKind::kCrash,
-                     fmt::format("an engine threw: {}", error.what())};
+                     fmt::format("an engine threw: {}",
+                                 EscapeControlCharacters(error.what()))};
     }
   };
 }
@@ -392,9 +396,10 @@ EngineFactory EnginesByName(const std::vector<std::string>& names) {
     if (name == "all") {
       expanded.emplace_back();
     } else {
-      // Throws for an unknown name or a plugin that cannot load; builds no
-      // engine, whose default options a plugin may refuse.
-      CheckEngineName(name);
+      // Throws for an unknown name; builds no engine, whose default options
+      // a plugin may refuse. A plugin is not loaded here, in the caller's
+      // process: verify loads it in a child first (CheckPluginInChild).
+      if (!IsPluginName(name)) CheckEngineName(name);
       expanded.push_back(name);
     }
   }

@@ -122,7 +122,10 @@ ReplayChecker MakeReplayEngineChecker(
 // make_engines for MakeEngineChecker from registry names (see
 // engines/registry.h); "all" stands for every engine of the input's model
 // but the reference (EngineNames(model)).
-// Throws std::invalid_argument for an unknown name.
+// Throws std::invalid_argument for an unknown name. A plugin's name is not
+// loaded (its engines are made, and it is loaded, on the factory's first
+// call): load it first where its crash cannot end the caller
+// (CheckPluginInChild, verify/isolation.h).
 EngineFactory EnginesByName(const std::vector<std::string>& names);
 
 }  // namespace kvprefix::verify

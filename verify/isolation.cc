@@ -13,12 +13,15 @@
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <new>
 #include <stdexcept>
 #include <system_error>
 
+#include "engines/registry.h"
 #include "io/input_error.h"
+#include "io/json_strings.h"
 #include "plugin/plugin_engine.h"
 
 namespace kvprefix::verify {
@@ -40,13 +43,21 @@ static_assert(std::atomic<std::uint64_t>::is_always_lock_free,
               "shared across processes: must not hide a lock");
 static_assert(sizeof(SharedHeader) % alignof(std::atomic<std::uint64_t>) == 0);
 
-// The shared anonymous mapping, made before the fork.
+// The bytes of the header and `slots` input slots, rounded up to a cache
+// line: the plugin call board (plugin/plugin_engine.h) follows.
+constexpr std::size_t BoardOffset(std::size_t slots) {
+  const std::size_t bytes =
+      sizeof(SharedHeader) + slots * sizeof(std::atomic<std::uint64_t>);
+  return (bytes + 63) / 64 * 64;
+}
+
+// The shared anonymous mapping, made before the fork: the header, the
+// input slots and the board the child publishes its plugin calls on.
 class SharedMapping final : public ChildProgress {
  public:
   explicit SharedMapping(std::size_t slots)
       : slots_(std::max<std::size_t>(slots, 1)),
-        bytes_(sizeof(SharedHeader) +
-               slots_ * sizeof(std::atomic<std::uint64_t>)) {
+        bytes_(BoardOffset(slots_) + PluginCallBoardBytes()) {
     void* memory = mmap(nullptr, bytes_, PROT_READ | PROT_WRITE,
                         MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (memory == MAP_FAILED) {
@@ -59,6 +70,8 @@ class SharedMapping final : public ChildProgress {
     for (std::size_t i = 0; i < slots_; ++i) {
       new (&slot_[i]) std::atomic<std::uint64_t>(0);
     }
+    board_ =
+        CreatePluginCallBoard(static_cast<char*>(memory) + BoardOffset(slots_));
   }
   ~SharedMapping() override { munmap(header_, bytes_); }
   SharedMapping(const SharedMapping&) = delete;
@@ -71,6 +84,7 @@ class SharedMapping final : public ChildProgress {
   }
 
   SharedHeader& header() { return *header_; }
+  PluginCallBoard& board() { return *board_; }
   std::size_t slots() const { return slots_; }
   // The input in flight in `slot`, plus 1; 0: none.
   std::uint64_t InFlight(std::size_t slot) const {
@@ -82,6 +96,7 @@ class SharedMapping final : public ChildProgress {
   const std::size_t bytes_;
   SharedHeader* header_;
   std::atomic<std::uint64_t>* slot_;
+  PluginCallBoard* board_;
 };
 
 // The child's crash handler's view: the mapping, and the input the
@@ -126,6 +141,12 @@ void WriteAll(int fd, std::string_view bytes) {
   }
 }
 
+// exit() called in the child (by a plugin: kvprefix's code never calls
+// it) ends it at once with the plugin's status, as _exit() would: the
+// parent's atexit handlers and static destructors are not the child's to
+// run, and other threads may still be running plugin calls.
+extern "C" void ExitAtOnce(int status, void* /*unused*/) { _exit(status); }
+
 // The child: runs the body, writes 'R' and its result, or 'E', the kind of
 // exception ('I' bad usage or input, 'M' out of memory, 'O' other) and its
 // message, and exits.
@@ -133,6 +154,8 @@ void WriteAll(int fd, std::string_view bytes) {
     SharedMapping& shared, int result_fd,
     const std::function<std::string(ChildProgress&)>& body) {
   InstallChildCrashHandlers(shared.header());
+  PublishPluginCalls(shared.board());
+  on_exit(ExitAtOnce, nullptr);
   std::string message;
   try {
     message = "R" + body(shared);
@@ -152,6 +175,39 @@ void WriteAll(int fd, std::string_view bytes) {
   WriteAll(result_fd, message);
   _exit(0);
 }
+
+// The plugin calls in flight in the child, as the parent saw them: per
+// board slot the call (0: none) and since when it has been there.
+struct Watch {
+  std::vector<std::uint64_t> seen;
+  std::vector<Clock::time_point> since;
+
+  void Resize(std::size_t slots, Clock::time_point now) {
+    seen.resize(std::max(seen.size(), slots), 0);
+    since.resize(seen.size(), now);
+  }
+  // Records that `slot` holds `call` at `now`; returns how long it has
+  // held that call (0 for none).
+  Clock::duration Update(std::size_t slot, std::uint64_t call,
+                         Clock::time_point now) {
+    if (call != seen[slot]) {
+      seen[slot] = call;
+      since[slot] = now;
+    }
+    return call == 0 ? Clock::duration::zero() : now - since[slot];
+  }
+  // The description of the call in flight longest, or "" if none is.
+  std::string Oldest(const PluginCallBoard& board) const {
+    std::size_t oldest = seen.size();
+    for (std::size_t slot = 0; slot < seen.size(); ++slot) {
+      if (seen[slot] != 0 &&
+          (oldest == seen.size() || since[slot] < since[oldest])) {
+        oldest = slot;
+      }
+    }
+    return oldest == seen.size() ? "" : DescribePluginCall(board, seen[oldest]);
+  }
+};
 
 // Reads what is readable from `fd` into `out`; false at end of file.
 bool ReadAvailable(int fd, std::string& out) {
@@ -202,6 +258,7 @@ ChildResult RunInChild(std::size_t slots, std::chrono::milliseconds timeout,
   // Each slot's input and since when the parent has seen it there.
   std::vector<std::uint64_t> seen(shared.slots(), 0);
   std::vector<Clock::time_point> since(shared.slots(), Clock::now());
+  Watch calls;  // the plugin call each of the child's threads is in
   const auto interval = std::min(kPollInterval, timeout);
   int status = 0;
   for (bool open = true;;) {
@@ -225,14 +282,26 @@ ChildResult RunInChild(std::size_t slots, std::chrono::milliseconds timeout,
         seen[slot] = input;
         since[slot] = now;
       } else if (input != 0 && now - since[slot] >= timeout) {
-        kill(pid, SIGKILL);
-        waitpid(pid, &status, 0);
         result.end = ChildResult::End::kTimedOut;
         result.input = input - 1;
         break;
       }
     }
-    if (result.end == ChildResult::End::kTimedOut) break;
+    // A plugin call that has not returned for the timeout (the input's
+    // slot, set before it, times out first when there is one).
+    const PluginCallBoard& board = shared.board();
+    calls.Resize(PluginCallSlots(board), now);
+    for (std::size_t slot = 0; slot < calls.seen.size(); ++slot) {
+      if (calls.Update(slot, PluginCallInSlot(board, slot), now) >= timeout) {
+        result.end = ChildResult::End::kTimedOut;
+      }
+    }
+    if (result.end == ChildResult::End::kTimedOut) {
+      kill(pid, SIGKILL);
+      waitpid(pid, &status, 0);
+      result.plugin_call = calls.Oldest(board);
+      break;
+    }
   }
   ReadAvailable(fd, received);  // what it wrote before it ended
   close(fd);
@@ -259,6 +328,11 @@ ChildResult RunInChild(std::size_t slots, std::chrono::milliseconds timeout,
   if (received.empty()) {
     result.end = ChildResult::End::kExited;
     result.exit_status = WEXITSTATUS(status);
+    calls.Resize(PluginCallSlots(shared.board()), Clock::now());
+    for (std::size_t slot = 0; slot < calls.seen.size(); ++slot) {
+      calls.Update(slot, PluginCallInSlot(shared.board(), slot), Clock::now());
+    }
+    result.plugin_call = calls.Oldest(shared.board());
     return result;
   }
   if (received[0] == 'E') {
@@ -276,37 +350,68 @@ ChildResult RunInChild(std::size_t slots, std::chrono::milliseconds timeout,
   return result;
 }
 
-Failure ChildFailure(const ChildResult& result,
-                     std::chrono::milliseconds timeout) {
+std::string DescribeChildEnd(const ChildResult& result,
+                             std::chrono::milliseconds timeout,
+                             std::string_view process) {
+  // It names the plugin as its table does: escaped.
+  const std::string call = EscapeControlCharacters(result.plugin_call);
   switch (result.end) {
     case ChildResult::End::kTimedOut:
-      return Failure{FailureKind::kTimeout,
-                     fmt::format("no answer within {} ms (a plugin that "
-                                 "hangs?); the checking process was killed",
-                                 timeout.count())};
+      if (!result.plugin_call.empty()) {
+        return fmt::format(
+            "the plugin hung: {} did not return within {} ms (--timeout) and "
+            "was killed",
+            call, timeout.count());
+      }
+      return fmt::format(
+          "no answer within {} ms (a plugin that hangs?); {} was killed",
+          timeout.count(), process);
     case ChildResult::End::kSignaled: {
       const std::string signal =
           fmt::format("killed by signal {} ({})", result.signal,
                       ::strsignal(result.signal));
       if (!result.plugin_call.empty()) {
-        return Failure{FailureKind::kCrash,
-                       fmt::format("the plugin crashed: {} in {}", signal,
-                                   result.plugin_call)};
+        return fmt::format("the plugin crashed: {} in {}", signal, call);
       }
-      return Failure{FailureKind::kCrash,
-                     fmt::format("the check was {}, outside any plugin call "
-                                 "(memory a plugin corrupted?)",
-                                 signal)};
+      return fmt::format(
+          "{} was {}, outside any plugin call (memory a plugin corrupted?)",
+          process, signal);
     }
     case ChildResult::End::kExited:
     case ChildResult::End::kFinished:
       break;
   }
-  return Failure{FailureKind::kCrash,
-                 fmt::format("the checking process exited with status {} in "
-                             "the middle of a check (a plugin that calls "
-                             "exit?)",
-                             result.exit_status)};
+  if (!result.plugin_call.empty()) {
+    return fmt::format(
+        "the plugin ended the process (exit or _exit, status "
+        "{}) in {}",
+        result.exit_status, call);
+  }
+  return fmt::format(
+      "{} exited with status {} before it finished, outside any plugin call "
+      "(a plugin that calls exit?)",
+      process, result.exit_status);
+}
+
+Failure ChildFailure(const ChildResult& result,
+                     std::chrono::milliseconds timeout) {
+  return Failure{result.end == ChildResult::End::kTimedOut
+                     ? FailureKind::kTimeout
+                     : FailureKind::kCrash,
+                 DescribeChildEnd(result, timeout, "the checking process")};
+}
+
+void CheckPluginInChild(std::string_view engine,
+                        std::chrono::milliseconds timeout) {
+  const ChildResult result = RunInChild(1, timeout, [&](ChildProgress&) {
+    CheckEngineName(engine);
+    return std::string();
+  });
+  if (result.end != ChildResult::End::kFinished) {
+    throw IoError(DescribeChildEnd(
+        result, timeout,
+        fmt::format("the process loading {}", EscapeForMessage(engine, 1024))));
+  }
 }
 
 std::string EncodeFailure(const std::optional<Failure>& failure) {

@@ -1,7 +1,8 @@
 // Checking in a child process, so that an engine plugin that crashes or
 // hangs is reported as a failure of the input it was given instead of
 // taking verify with it: a plugin (plugin/plugin_engine.h) runs in
-// kvprefix's address space, unlike a --cmd command.
+// kvprefix's address space, unlike a --cmd command. The commands that run
+// a plugin (replay, match) run in such a child too (cli/supervised.h).
 //
 // The child is forked (it inherits the loaded plugins, the inputs and the
 // checker) and runs the checks; it publishes which input each of its jobs
@@ -11,7 +12,10 @@
 // child is killed by a signal it knows the input being checked and the
 // plugin call in flight (written by the child's crash handler); if one
 // input has been in flight for longer than the timeout, it kills the child
-// and knows the input that hung.
+// and knows the input that hung. The child also publishes the plugin call
+// each of its threads is in (PluginCallBoard, in the same mapping): one
+// call in flight for longer than the timeout is a hang too, and an exit
+// or a hang is named by its call.
 #ifndef KVPREFIX_VERIFY_ISOLATION_H_
 #define KVPREFIX_VERIFY_ISOLATION_H_
 
@@ -22,6 +26,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "verify/checker.h"
@@ -62,14 +67,21 @@ struct ChildResult {
   // many had passed before them (SetPassed).
   std::vector<std::uint64_t> in_flight;
   std::uint64_t passed = 0;
-  // kSignaled inside a plugin's function: DescribePluginCallInFlight's
-  // "match #3 of plugin 'mycache' (./libmycache.so)"; else "".
+  // The plugin call the end happened in, as DescribePluginCallInFlight
+  // names it ("match #3 of plugin 'mycache' (./libmycache.so)"), or "":
+  // kSignaled, the call of the thread that crashed (its crash handler's);
+  // kExited, the call in flight longest when the child ended (exit() or
+  // _exit() inside it); kTimedOut, the call in flight longest.
   std::string plugin_call;
 };
 
 // Forks a child that runs body(progress) with `slots` job slots, sends its
 // result to the parent and exits (_exit: no atexit handler or static
 // destructor of the parent's runs twice), and waits for it as above. The
+// child publishes its plugin calls (PublishPluginCalls, plugin_engine.h),
+// so that any one call in flight for longer than `timeout` (loading a
+// plugin included) is a timeout as well, and an exit in a call is named.
+// The
 // child's standard output is flushed before it exits (a write error there
 // is the parent's IoError); the parent's is flushed before the fork, so
 // that its buffer is not printed twice.
@@ -83,12 +95,32 @@ struct ChildResult {
 ChildResult RunInChild(std::size_t slots, std::chrono::milliseconds timeout,
                        const std::function<std::string(ChildProgress&)>& body);
 
-// The failure a child's end means: kCrash for a signal ("the plugin
-// crashed: killed by signal 11 (Segmentation fault) in match #3 of plugin
-// ...") or an early exit, kTimeout for a hang. `result.end` is not
-// kFinished.
+// What a child's end means, in one line naming the plugin call it
+// happened in when known (`result.plugin_call`), and the child as
+// `process` otherwise: "the plugin crashed: killed by signal 11
+// (Segmentation fault) in match #3 of plugin 'mycache' (./libmycache.so)",
+// "the plugin ended the process (exit or _exit, status 0) in create #1 of
+// plugin ...", "the plugin hung: match #3 of plugin ... did not return
+// within 200 ms (--timeout) and was killed".
+// `result.end` is not kFinished. O(message).
+std::string DescribeChildEnd(const ChildResult& result,
+                             std::chrono::milliseconds timeout,
+                             std::string_view process);
+
+// The failure a child's end means: kCrash for a signal or an early exit,
+// kTimeout for a hang, with DescribeChildEnd's message ("the checking
+// process"). `result.end` is not kFinished.
 Failure ChildFailure(const ChildResult& result,
                      std::chrono::milliseconds timeout);
+
+// Loads the plugin `engine` names ("plugin:PATH") in a child process
+// (RunInChild), so that its constructors and entry point cannot end or
+// hang the caller: throws what loading throws (PluginError's message as
+// IoError, exit status 1), or IoError with DescribeChildEnd's line when
+// loading crashed, exited or took longer than `timeout`. Not thread-safe
+// (RunInChild).
+void CheckPluginInChild(std::string_view engine,
+                        std::chrono::milliseconds timeout);
 
 // A failure or none, as bytes for the pipe, and back. Decode requires what
 // Encode wrote.

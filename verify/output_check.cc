@@ -8,6 +8,7 @@
 #include <array>
 #include <limits>
 #include <new>
+#include <optional>
 #include <string>
 
 #include "checking/differential.h"
@@ -50,9 +51,26 @@ struct Place {
   }
 };
 
+// A number JSON allows but simdjson cannot hold (an integer past 64 bits,
+// 1e400) is replaced, before the walk, by a string of this prefix and the
+// number as written (SubstituteUnrepresentable), so that the walk reports
+// it at its JSON location, with the range expected there, as the number.
+constexpr std::string_view kUnrepresentable = "\x01kvprefix-number:";
+
+// `value` as printed: minified, or the number a kUnrepresentable string
+// stands for.
+std::string Shown(element value) {
+  std::string_view text;
+  if (value.get_string().get(text) == simdjson::SUCCESS &&
+      text.starts_with(kUnrepresentable)) {
+    return std::string(text.substr(kUnrepresentable.size()));
+  }
+  return simdjson::minify(value);
+}
+
 [[noreturn]] void Fail(const Place& place, std::string_view expected,
                        element found) {
-  std::string text = simdjson::minify(found);
+  std::string text = Shown(found);
   constexpr std::size_t kMaxShown = 40;
   if (text.size() > kMaxShown) text = text.substr(0, kMaxShown) + "...";
   throw ShapeError{
@@ -64,7 +82,10 @@ std::uint64_t ReadUnsigned(element value, const Place& place) {
   if (value.type() == element_type::INT64 && value.get_int64().value() >= 0) {
     return static_cast<std::uint64_t>(value.get_int64().value());
   }
-  Fail(place, "an unsigned 64-bit integer", value);
+  Fail(place,
+       fmt::format("an integer from 0 to {}",
+                   std::numeric_limits<std::uint64_t>::max()),
+       value);
 }
 
 Token ReadToken(element value, const Place& place) {
@@ -75,7 +96,11 @@ Token ReadToken(element value, const Place& place) {
       return static_cast<Token>(token);
     }
   }
-  Fail(place, "an integer in the int32 range", value);
+  Fail(
+      place,
+      fmt::format("an integer from {} to {}", std::numeric_limits<Token>::min(),
+                  std::numeric_limits<Token>::max()),
+      value);
 }
 
 simdjson::dom::array ReadArray(element value, const Place& place) {
@@ -139,7 +164,7 @@ PrintedMatch ReadMatch(element value, std::size_t index,
     match.cache_node =
         ReadUnsigned(members[1], Place("$.matches", index, kNames[1]));
   } else if (present[1]) {
-    match.cache_node_json = simdjson::minify(members[1]);
+    match.cache_node_json = Shown(members[1]);
   }
   std::size_t i = 0;
   for (element token :
@@ -257,6 +282,83 @@ std::string DescribeInvalidEscape(std::string_view text) {
   return "";
 }
 
+// Whether `token` is a number as JSON writes one: -?(0|[1-9][0-9]*)
+// (.[0-9]+)?([eE][+-]?[0-9]+)?.
+bool IsJsonNumber(std::string_view token) {
+  std::size_t i = 0;
+  const auto at = [&](std::string_view chars) {
+    return i < token.size() && chars.find(token[i]) != std::string_view::npos;
+  };
+  const auto digits = [&] {
+    const std::size_t start = i;
+    while (at("0123456789")) ++i;
+    return i > start;
+  };
+  if (at("-")) ++i;
+  if (at("0")) {
+    ++i;
+  } else if (!digits()) {
+    return false;
+  }
+  if (at(".")) {
+    ++i;
+    if (!digits()) return false;
+  }
+  if (at("eE")) {
+    ++i;
+    if (at("+-")) ++i;
+    if (!digits()) return false;
+  }
+  return i == token.size();
+}
+
+// `text` with each number that JSON allows and simdjson cannot hold
+// replaced by a kUnrepresentable string, or nullopt if it has none. The
+// error path of a parse that failed on a number: O(bytes).
+std::optional<std::string> SubstituteUnrepresentable(std::string_view text) {
+  std::string substituted;
+  std::size_t copied = 0;
+  simdjson::dom::parser parser;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '"') {
+      for (++i; i < text.size() && text[i] != '"'; ++i) {
+        if (text[i] == '\\') ++i;
+      }
+      continue;
+    }
+    if (std::string_view("-0123456789").find(text[i]) ==
+        std::string_view::npos) {
+      continue;
+    }
+    std::size_t end = i;
+    while (end < text.size() &&
+           std::string_view(" \t\r\n[]{},:\"").find(text[end]) ==
+               std::string_view::npos) {
+      ++end;
+    }
+    const std::string_view token = text.substr(i, end - i);
+    // Only 19 digits or more, or an exponent, can be out of range.
+    const bool may_overflow =
+        token.size() >= 19 || token.find_first_of("eE") != token.npos;
+    element ignored;
+    if (may_overflow && IsJsonNumber(token) &&
+        parser.parse(simdjson::padded_string(token)).get(ignored) !=
+            simdjson::SUCCESS) {
+      substituted.append(text.substr(copied, i - copied));
+      // The prefix's \x01 as JSON writes it.
+      substituted += "\"\\u0001";
+      substituted.append(kUnrepresentable.substr(1));
+      substituted.append(token);
+      substituted += '"';
+      copied = end;
+    }
+    i = end - 1;
+  }
+  if (copied == 0) return std::nullopt;
+  substituted.append(text.substr(copied));
+  return substituted;
+}
+
 }  // namespace
 
 std::variant<std::vector<PrintedMatch>, Failure> ParsePrintedMatches(
@@ -266,12 +368,27 @@ std::variant<std::vector<PrintedMatch>, Failure> ParsePrintedMatches(
   // limit of every reader of the tool (io/json_limits.h).
   simdjson::dom::parser parser;
   element document;
-  const simdjson::padded_string padded(text);
-  simdjson::error_code error = parser.allocate(padded.size(), kMaxJsonDepth);
-  if (error == simdjson::SUCCESS) error = parser.parse(padded).get(document);
-  if (error == simdjson::MEMALLOC) throw std::bad_alloc();
-  if (error == simdjson::DEPTH_ERROR) {
+  const auto parse = [&](std::string_view json) {
+    const simdjson::padded_string padded(json);
+    simdjson::error_code error = parser.allocate(padded.size(), kMaxJsonDepth);
+    if (error == simdjson::SUCCESS) error = parser.parse(padded).get(document);
+    if (error == simdjson::MEMALLOC) throw std::bad_alloc();
+    return error;
+  };
+  simdjson::error_code error = parse(text);
+  // SPEC §6: text nested too deep is told so first, whatever simdjson
+  // stopped at ("improper structure" for 200,000 unclosed '[').
+  if (error == simdjson::DEPTH_ERROR ||
+      (error != simdjson::SUCCESS && NestsTooDeep(text))) {
     return Failure{FailureKind::kWrongShape, NestingError(text).what()};
+  }
+  // A number JSON allows but no 64-bit type holds is a value out of the
+  // range expected at its place: the walk names both.
+  if (error == simdjson::NUMBER_ERROR) {
+    if (const std::optional<std::string> substituted =
+            SubstituteUnrepresentable(text)) {
+      if (parse(*substituted) == simdjson::SUCCESS) error = simdjson::SUCCESS;
+    }
   }
   if (error != simdjson::SUCCESS) {
     return Failure{

@@ -404,6 +404,13 @@ void CheckExpectedAnswers(const std::vector<NamedInputOf<Input>>& given) {
 // Run() for inputs of type Input (BatchInput or ReplayInput).
 template <typename Input>
 void RunOn(const RunOptions& options) {
+  // A plugin is loaded in a child first: its constructors and entry point
+  // are its code too (a crash there would end verify itself).
+  for (const std::string& engine : options.engines) {
+    if (IsPluginName(engine)) {
+      CheckPluginInChild(engine, Milliseconds(options.timeout));
+    }
+  }
   const CheckerOf<Input> check = MakeChecker<Input>(options);
   InputSequence<Input> sequence{
       options,

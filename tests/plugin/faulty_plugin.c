@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "plugin/kvprefix_plugin.h"
 
@@ -19,6 +20,9 @@
 #define FAULT_EXIT_IN_MATCH 8 /* match calls exit(0) */
 #define FAULT_EXIT_IN_ENTRY 9 /* the entry point calls exit(0) */
 #define FAULT_UNTERMINATED 10 /* create refuses with 512 bytes and no NUL */
+#define FAULT_UNDERSCORE_EXIT_IN_CREATE 11 /* create calls _exit(0) */
+#define FAULT_HANG_IN_MATCH 12             /* match never returns */
+#define FAULT_NEWLINE_NAME 13 /* no fault but a name "fau\nlty\x1b[31m" */
 
 #ifndef FAULT
 #define FAULT FAULT_NONE
@@ -30,6 +34,7 @@ struct kvprefix_cache {
 
 static kvprefix_status Create(const kvprefix_cache_options* options,
                               kvprefix_cache** cache, kvprefix_error* error) {
+  if (FAULT == FAULT_UNDERSCORE_EXIT_IN_CREATE) _exit(0);
   if (FAULT == FAULT_UNTERMINATED) {
     memset(error->message, 'A', sizeof(error->message));
     return KVPREFIX_INVALID_ARGUMENT;
@@ -72,6 +77,10 @@ static kvprefix_status Match(const kvprefix_cache* cache, const int32_t* tokens,
     *nowhere = 1;
   }
   if (FAULT == FAULT_EXIT_IN_MATCH) exit(0);
+  if (FAULT == FAULT_HANG_IN_MATCH) {
+    for (volatile int forever = 1; forever;) {
+    }
+  }
   return KVPREFIX_OK;
 }
 
@@ -85,7 +94,7 @@ static const kvprefix_plugin kTable = {
         ? 1
         : KVPREFIX_PLUGIN_ABI_VERSION,
     sizeof(kvprefix_plugin),
-    "faulty",
+    FAULT == FAULT_NEWLINE_NAME ? "fau\nlty\x1b[31m" : "faulty",
     Create,
     Destroy,
     Insert,
