@@ -86,11 +86,10 @@ void RunSupervised(std::string_view engine, double timeout_seconds,
   const verify::ChildResult result = verify::RunInChild(
       1, timeout, [&](verify::ChildProgress&) { return RunChild(work); });
   if (result.end != verify::ChildResult::End::kFinished) {
-    throw CommandFailure(
-        1, verify::DescribeChildEnd(
-               result, timeout,
-               fmt::format("the process running {}",
-                           EscapeForMessage(engine, 1024))));
+    throw CommandFailure(1, verify::DescribeChildEnd(
+                                result, timeout,
+                                fmt::format("the process running {}",
+                                            EscapeForMessage(engine, 1024))));
   }
   std::string_view bytes = result.payload;
   if (bytes.substr(0, 1) == "F") {
