@@ -356,11 +356,14 @@ class Target {
               .release();
       if (error.matches(refused)) {
         finding.step = "make_cache";
-        finding.failure =
-            Failure{FailureKind::kRefused,
-                    fmt::format("make_cache refuses {}: {}",
-                                checking::FormatCacheOptions(options),
-                                py::str(error.value()).cast<std::string>())};
+        // A plugin's refusal names the options already.
+        const std::string reason = py::str(error.value()).cast<std::string>();
+        const std::string named = checking::FormatCacheOptions(options);
+        finding.failure = Failure{
+            FailureKind::kRefused,
+            reason.find(named) != std::string::npos
+                ? reason
+                : fmt::format("make_cache refuses {}: {}", named, reason)};
         return false;
       }
       finding.step = "make_cache";

@@ -7,14 +7,15 @@ every answer with the reference and shrinks the first disagreement:
 
     python3 check_with_python.py ./build/libmycache.so          # passes
     python3 check_with_python.py ./build/libmycache_wrong.so    # caught
-    python3 check_with_python.py ./build/libmycache_lru1.so \\
-        --policies lru --page-sizes 1                            # lru, P = 1
+    python3 check_with_python.py ./build/libmycache_lru1.so --models spec \\
+        --match-limits all --policies lru --page-sizes 1         # lru, P = 1
 
 A plugin refuses options it does not implement (create answers
 KVPREFIX_INVALID_ARGUMENT; kvprefix.PrefixIndex raises kvprefix.Refused):
-check() skips those inputs and counts them, and --models, --policies,
---page-sizes and --capacities (verify's flags, check()'s keyword
-arguments) generate only the options the plugin implements.
+check() skips those inputs and counts them, and --models,
+--match-limits, --policies, --page-sizes and --capacities (verify's flags,
+check()'s keyword arguments) generate only the options the plugin
+implements.
 
 Prints what was checked and skipped (and why); exit status 0 when the
 plugin agrees, 1 with the minimal case printed when it does not.
@@ -29,12 +30,14 @@ import kvprefix.testing
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("plugin")
-    for option in ("models", "policies", "page-sizes", "capacities"):
+    for option in ("models", "match-limits", "policies", "page-sizes",
+                   "capacities"):
         parser.add_argument("--" + option,
                             help="comma-separated, as verify's --" + option)
     arguments = parser.parse_args()
     name = "plugin:" + arguments.plugin
     implemented = {"models": arguments.models,
+                   "match_limits": arguments.match_limits,
                    "policies": arguments.policies,
                    "page_sizes": arguments.page_sizes,
                    "capacities": arguments.capacities}
