@@ -430,10 +430,11 @@ void RunOn(const RunOptions& options) {
     throw std::invalid_argument(fmt::format(
         "verify: {}: apply to generated documents only, and none are (FILEs "
         "or --cases without --runs); a given document runs under its own "
-        "options",
+        "{}",
         options.model ? "--model, --match-limit, --trigger"
                       : "--models, --match-limits, --policies, --page-sizes, "
-                        "--capacities"));
+                        "--capacities",
+        options.model ? "\"model\"" : "options"));
   }
   sequence.seed = options.seed ? *options.seed : std::random_device{}();
   if (sequence.runs > 0) {
