@@ -253,22 +253,81 @@ std::optional<std::string> CheckOperations(
                    comparison);
 }
 
+FuzzTally::FuzzTally(const FuzzTally& other) {
+  const std::lock_guard<std::mutex> lock(other.mutex_);
+  checked_ = other.checked_;
+  refused_ = other.refused_;
+  too_long_ = other.too_long_;
+  first_refusal_ = other.first_refusal_;
+}
+
+void FuzzTally::Checked() {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  ++checked_;
+}
+
+void FuzzTally::Refused(std::string_view reason) {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  if (refused_++ == 0) first_refusal_ = reason;
+}
+
+void FuzzTally::TooLong() {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  ++too_long_;
+}
+
+std::uint64_t FuzzTally::checked() const {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  return checked_;
+}
+
+std::uint64_t FuzzTally::skipped() const {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  return refused_ + too_long_;
+}
+
+std::string FuzzTally::Format(std::string_view target) const {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  std::string text = fmt::format("{}: checked {} inputs, skipped {}", target,
+                                 checked_, refused_ + too_long_);
+  if (refused_ + too_long_ == 0) return text;
+  return text + fmt::format(" ({} refused{}{}; {} longer than {} bytes)",
+                            refused_, refused_ > 0 ? ", the first: " : "",
+                            first_refusal_, too_long_, kMaxFuzzInputBytes);
+}
+
 std::optional<std::string> CheckFuzzInput(std::span<const std::uint8_t> bytes,
                                           const EngineFactory& make_engines,
                                           const FuzzCheckOptions& check) {
   std::optional<FuzzInput> input = DecodeFuzzInput(bytes);
-  if (!input) return std::nullopt;
+  if (!input) {
+    if (check.tally != nullptr) check.tally->TooLong();
+    return std::nullopt;
+  }
   CacheOptions options = check.unbounded ? CacheOptions{} : input->options;
   if (check.adjust) check.adjust(options);
+  if (!Implements(check.implemented, options)) {
+    SequenceList requests;
+    for (const Operation& operation : input->operations) {
+      requests.Append(operation.tokens);
+    }
+    // FNV-1a of the bytes: the same input makes the same choices anywhere.
+    std::uint64_t bits = 0xCBF29CE484222325ull;
+    for (const std::uint8_t byte : bytes)
+      bits = (bits ^ byte) * 0x100000001B3ull;
+    RestrictOptions(check.implemented, bits, requests, options);
+  }
   std::vector<std::unique_ptr<PrefixIndex>> engines;
   try {
     engines = make_engines(options);
-  } catch (const std::invalid_argument&) {
+  } catch (const std::invalid_argument& error) {
     // A cache need not implement every policy or page size: one that
     // refuses these options (a plugin's KVPREFIX_INVALID_ARGUMENT) has
     // nothing to answer, and the input is skipped, not a finding.
+    if (check.tally != nullptr) check.tally->Refused(error.what());
     return std::nullopt;
   }
+  if (check.tally != nullptr) check.tally->Checked();
   return CheckEach(options, input->operations, make_engines, std::move(engines),
                    check.comparison);
 }

@@ -65,6 +65,7 @@
 #include <functional>
 #include <limits>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
@@ -72,6 +73,7 @@
 #include <vector>
 
 #include "checking/differential.h"
+#include "checking/implemented_options.h"
 #include "kvprefix/cache.h"
 #include "kvprefix/prefix_index.h"
 #include "kvprefix/types.h"
@@ -130,6 +132,39 @@ std::optional<FuzzInput> DecodeFuzzInput(std::span<const std::uint8_t> bytes);
 using EngineFactory = std::function<std::vector<std::unique_ptr<PrefixIndex>>(
     const CacheOptions& options)>;
 
+// What CheckFuzzInput did with the inputs it was given: checked, or
+// skipped and why, for the target to report ("saying so"), e.g. at exit.
+// Thread-safe.
+class FuzzTally {
+ public:
+  FuzzTally() = default;
+  // Copies the counts (a tally can be returned by value).
+  FuzzTally(const FuzzTally& other);
+  FuzzTally& operator=(const FuzzTally&) = delete;
+
+  void Checked();
+  // An input skipped because the engines refuse its options (`reason`: the
+  // refusal's message; the first is kept).
+  void Refused(std::string_view reason);
+  // An input longer than kMaxFuzzInputBytes, not decoded.
+  void TooLong();
+
+  std::uint64_t checked() const;
+  std::uint64_t skipped() const;  // refused and too long
+  // "differential_fuzzer: checked 812 inputs, skipped 188 (188 refused, the
+  // first: plugin 'mycache' (./libmycache.so) refuses capacity 3, lfu, page
+  // size 1: ...; 0 longer than 16384 bytes)" for `target`; "skipped 0" when
+  // none was.
+  std::string Format(std::string_view target) const;
+
+ private:
+  mutable std::mutex mutex_;
+  std::uint64_t checked_ = 0;
+  std::uint64_t refused_ = 0;
+  std::uint64_t too_long_ = 0;
+  std::string first_refusal_;
+};
+
 // How CheckFuzzInput and CheckOperations check.
 struct FuzzCheckOptions {
   // When true, every input is checked as an unbounded token trie
@@ -145,6 +180,14 @@ struct FuzzCheckOptions {
   // implement, e.g. a mutant that knows one model only. It must leave
   // options that FindModelOptionsProblem accepts.
   std::function<void(CacheOptions&)> adjust = nullptr;
+  // The options the engines implement: the decoded options (after
+  // `adjust`) are made ones it lists (RestrictOptions of
+  // checking/implemented_options.h, from a hash of the bytes), so that a
+  // cache of lru and page size 1 only is fuzzed on exactly those and no
+  // input is spent on options it refuses. Default: every option.
+  ImplementedOptions implemented = {};
+  // When set, counts every input checked or skipped (and why).
+  FuzzTally* tally = nullptr;
 };
 
 // Builds a DifferentialChecker with `options` and make_engines(options),
@@ -172,7 +215,8 @@ std::optional<std::string> CheckOperations(
 // kMaxFuzzInputBytes (not decoded) and for one whose options make_engines
 // refuses by throwing std::invalid_argument (as MakeEngine does for a plugin
 // whose create refuses them, e.g. a policy it does not implement: skipped),
-// else the report of CheckOperations. A libFuzzer target calls it from
+// else the report of CheckOperations; `check.implemented` and `check.tally`
+// as FuzzCheckOptions says. A libFuzzer target calls it from
 // LLVMFuzzerTestOneInput and aborts on a report (top comment). Thread-safe
 // if make_engines is.
 std::optional<std::string> CheckFuzzInput(std::span<const std::uint8_t> bytes,

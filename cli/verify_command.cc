@@ -8,6 +8,7 @@
 #include "checking/differential.h"
 #include "cli/cache_choice.h"
 #include "cli/cache_flags.h"
+#include "checking/implemented_options.h"
 #include "cli/commands.h"
 #include "engines/registry.h"
 #include "verify/run.h"
@@ -25,6 +26,9 @@ struct VerifyFlags {
   std::string compare = "all";
   bool no_format_check = false;
   CacheArguments cache;  // --model, --match-limit and --trigger only
+  // --models, --match-limits, --policies, --page-sizes, --capacities as
+  // given.
+  checking::ImplementedOptionValues implemented;
 };
 
 // --model, --match-limit and --trigger as verify::GeneratedModel (unset if
@@ -110,6 +114,33 @@ void RegisterVerifyCommand(CLI::App& app) {
           .trigger = "generated documents, sglang only; default: varied per "
                      "document (both about as often)",
           .show_trigger_default = false});
+  const auto add_implemented = [verify](const char* name,
+                                        std::vector<std::string>& values,
+                                        const std::string& help) {
+    verify
+        ->add_option(name, values,
+                     help +
+                         " (comma-separated; --format requests, generated "
+                         "documents only; default: all)")
+        ->allow_extra_args(false)
+        ->type_name("LIST");
+  };
+  add_implemented("--models", flags->implemented.models,
+                  "the models the cache implements (spec, vllm, sglang): "
+                  "generated documents are of these only");
+  add_implemented("--match-limits", flags->implemented.match_limits,
+                  "the match limits the cache implements (all, "
+                  "all-but-last): generated documents use these only");
+  add_implemented("--policies", flags->implemented.policies,
+                  "the eviction policies the cache implements (kvprefix "
+                  "policies): generated documents use these only");
+  add_implemented("--page-sizes", flags->implemented.page_sizes,
+                  "the page sizes the cache implements: generated documents "
+                  "use these only");
+  add_implemented("--capacities", flags->implemented.capacities,
+                  "the capacities the cache implements: unbounded, bounded "
+                  "(any) or numbers of nodes; generated documents use these "
+                  "only");
   verify->add_option("--cmd", options.command,
                      "command run with /bin/sh -c: once per input, or kept "
                      "running with --protocol lines");
@@ -205,6 +236,7 @@ void RegisterVerifyCommand(CLI::App& app) {
                                                   : verify::Protocol::kProcess;
     options.comparison = *checking::ParseComparison(flags->compare);
     options.model = GeneratedModelOf(flags->cache);
+    options.implemented = checking::ParseImplementedOptions(flags->implemented);
     verify::Run(options);
   });
 }

@@ -23,13 +23,24 @@
 //    limit all for the cache mutants. Any other value, e.g. "list", prints the
 //    mutant names on a last line "mutants: ..." and exits with status 2.
 // KVPREFIX_FUZZ_COMPARE=lengths compares matched lengths only (a cache with
-// node IDs of its own; checking::Comparison). A bad KVPREFIX_FUZZ_ENGINES (an
-// empty or unknown name), a bad KVPREFIX_FUZZ_COMPARE, or both engine
-// variables set, is one line on stderr and exit status 2, at the first input.
-// A plugin that cannot be loaded is the same (PluginError's message).
-// On a disagreement the target prints the report of checking::CheckFuzzInput
-// (the harness report with the cache options, then every engine's answer
-// to the last operation), then aborts.
+// node IDs of its own; checking::Comparison).
+// KVPREFIX_FUZZ_MODELS, KVPREFIX_FUZZ_MATCH_LIMITS, KVPREFIX_FUZZ_POLICIES,
+// KVPREFIX_FUZZ_PAGE_SIZES and KVPREFIX_FUZZ_CAPACITIES (comma-separated, as
+// verify's --models, --match-limits, --policies, --page-sizes and
+// --capacities) name the options the engines
+// implement: every input is made one of those (checking::RestrictOptions),
+// e.g. KVPREFIX_FUZZ_POLICIES=lru KVPREFIX_FUZZ_PAGE_SIZES=1 for a cache of
+// lru and page size 1 only. A bad value is a usage error, as below.
+// At exit (libFuzzer's -runs, -max_total_time, or the end of a _replay
+// run) the target prints on stderr how many inputs it checked and skipped,
+// and why: "differential_fuzzer: checked 812 inputs, skipped 188 (188
+// refused, the first: ...; 0 longer than 16384 bytes)". A bad
+// KVPREFIX_FUZZ_ENGINES (an empty or unknown name), a bad
+// KVPREFIX_FUZZ_COMPARE, or both engine variables set, is one line on stderr
+// and exit status 2, at the first input. A plugin that cannot be loaded is the
+// same (PluginError's message). On a disagreement the target prints the report
+// of checking::CheckFuzzInput (the harness report with the cache options, then
+// every engine's answer to the last operation), then aborts.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -181,6 +192,46 @@ checking::EngineFactory ChooseEngines() {
   return checking::NamedEngines(std::move(names));
 }
 
+// The options the engines implement (see the top comment), read once.
+checking::ImplementedOptions ChooseImplemented() {
+  // Unset or empty: every value.
+  const auto list = [](const char* name) {
+    const std::string value = Environment(name);
+    return value.empty() ? std::vector<std::string>{}
+                         : std::vector<std::string>{value};
+  };
+  try {
+    return checking::ParseImplementedOptions(
+        checking::ImplementedOptionValues{
+            .models = list("KVPREFIX_FUZZ_MODELS"),
+            .match_limits = list("KVPREFIX_FUZZ_MATCH_LIMITS"),
+            .policies = list("KVPREFIX_FUZZ_POLICIES"),
+            .page_sizes = list("KVPREFIX_FUZZ_PAGE_SIZES"),
+            .capacities = list("KVPREFIX_FUZZ_CAPACITIES")},
+        checking::ImplementedOptionNames{
+            .models = "KVPREFIX_FUZZ_MODELS",
+            .match_limits = "KVPREFIX_FUZZ_MATCH_LIMITS",
+            .policies = "KVPREFIX_FUZZ_POLICIES",
+            .page_sizes = "KVPREFIX_FUZZ_PAGE_SIZES",
+            .capacities = "KVPREFIX_FUZZ_CAPACITIES"});
+  } catch (const std::invalid_argument& error) {
+    UsageError(error.what());
+  }
+}
+
+// The inputs checked and skipped, printed at exit.
+checking::FuzzTally& Tally() {
+  static checking::FuzzTally* const tally = [] {
+    auto* created = new checking::FuzzTally;  // outlives the atexit handler
+    std::atexit([] {
+      std::fprintf(stderr, "%s\n",
+                   Tally().Format("differential_fuzzer").c_str());
+    });
+    return created;
+  }();
+  return *tally;
+}
+
 // What is compared: KVPREFIX_FUZZ_COMPARE "all" (the default) or "lengths"
 // (matched lengths only, for a cache with node IDs of its own).
 checking::Comparison ChooseComparison() {
@@ -219,7 +270,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data,
   static const checking::FuzzCheckOptions check{
       .unbounded = MutantIsIndexOnly(),
       .comparison = ChooseComparison(),
-      .adjust = ChooseAdjust()};
+      .adjust = ChooseAdjust(),
+      .implemented = ChooseImplemented(),
+      .tally = &Tally()};
   if (auto failure =
           checking::CheckFuzzInput({data, size}, make_engines, check)) {
     std::fputs(failure->c_str(), stderr);

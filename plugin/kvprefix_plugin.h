@@ -95,10 +95,12 @@ typedef int32_t kvprefix_status;
 /* The options (create) or the arguments are outside what the cache
  * supports, e.g. a model, match limit, trigger, policy or page size it
  * does not implement. Refused
- * options are not a bug: `kvprefix verify` and the differential fuzzer
- * skip the inputs whose options a cache refuses (verify counts them and
- * prints the first refusal), the benchmarks skip the row with the
- * message. */
+ * options are not a bug: `kvprefix verify`, the differential fuzzer and
+ * Python's kvprefix.testing skip the inputs whose options a cache refuses
+ * and count them with the first refusal, the benchmarks skip the row with
+ * the message; `verify --models --match-limits --policies --page-sizes
+ * --capacities` (the fuzzer's KVPREFIX_FUZZ_* of the same names) generate
+ * only the options a cache implements. */
 #define KVPREFIX_INVALID_ARGUMENT 1
 /* Node IDs or storage would overflow (kvprefix::CapacityError). */
 #define KVPREFIX_CAPACITY_EXCEEDED 2

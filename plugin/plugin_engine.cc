@@ -17,6 +17,7 @@
 #include <string>
 #include <utility>
 
+#include "kvprefix/options_refused.h"
 #include "plugin/kvprefix_plugin.h"
 
 namespace kvprefix {
@@ -312,9 +313,8 @@ class PluginEngine final : public PrefixIndex {
         (options.model != CacheModel::kSpec ||
          options.match_limit != MatchLimit::kAll ||
          options.trigger != EvictionTrigger::kAfterInsert)) {
-      throw std::invalid_argument(library_.label + " refuses " +
-                                  Describe(options) +
-                                  ": built for ABI 1, which has no model");
+      throw OptionsRefused(library_.label + " refuses " + Describe(options) +
+                           ": built for ABI 1, which has no model");
     }
     // NUL-terminated copies: a string_view promises no NUL. Each fits in a
     // short string, so this allocates nothing.
@@ -338,8 +338,8 @@ class PluginEngine final : public PrefixIndex {
     }
     if (status == KVPREFIX_INVALID_ARGUMENT) {
       error.message[sizeof(error.message) - 1] = '\0';  // trust no plugin
-      throw std::invalid_argument(library_.label + " refuses " +
-                                  Describe(options) + ": " + error.message);
+      throw OptionsRefused(library_.label + " refuses " + Describe(options) +
+                           ": " + error.message);
     }
     Check(status, error, "create");
     if (cache_ == nullptr) {

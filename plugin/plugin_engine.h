@@ -56,13 +56,13 @@ bool IsPluginName(std::string_view name);
 // "kvprefix_plugin_v1": e.g. built for another ABI version), has a table
 // whose ABI version is not its symbol's, a size too small, or a required
 // member NULL, or if create fails other than by refusing the options;
-// std::invalid_argument (message: the plugin, the options and its reason)
-// if create refuses the options (KVPREFIX_INVALID_ARGUMENT), or if a
-// plugin built for ABI version 1 is given options that version cannot
-// carry: a model other than spec, a match limit other than all or a
-// trigger other than after-insert ("... refuses capacity 4, lru, page size
-// 1, model vllm, match limit all-but-last: built for ABI 1, which has no
-// model").
+// OptionsRefused (kvprefix/options_refused.h, a std::invalid_argument; message:
+// the plugin, the options and its reason) if create refuses the options
+// (KVPREFIX_INVALID_ARGUMENT), or if a plugin built for ABI version 1 is given
+// options that version cannot carry: a model other than spec, a match limit
+// other than all or a trigger other than after-insert ("... refuses capacity 4,
+// lru, page size 1, model vllm, match limit all-but-last: built for ABI 1,
+// which has no model").
 //
 // The engine's calls throw CapacityError for KVPREFIX_CAPACITY_EXCEEDED,
 // std::bad_alloc for KVPREFIX_OUT_OF_MEMORY, and PluginError for any other

@@ -48,6 +48,7 @@
 #include "kvprefix/batch.h"
 #include "kvprefix/cache.h"
 #include "kvprefix/lru_curve.h"
+#include "kvprefix/options_refused.h"
 #include "kvprefix/paged_index.h"
 #include "kvprefix/prefix_index.h"
 #include "kvprefix/replay.h"
@@ -1136,6 +1137,11 @@ PYBIND11_MODULE(_kvprefix, m) {
   // a resource limit, not bad input, hence a MemoryError.
   py::register_exception<kvprefix::CapacityError>(m, "CapacityError",
                                                   PyExc_MemoryError);
+  // A cache asked for options it does not implement (a plugin's create
+  // answering KVPREFIX_INVALID_ARGUMENT): a ValueError, as any bad option,
+  // that kvprefix.testing.check takes for a refusal and skips.
+  py::register_exception<kvprefix::OptionsRefused>(m, "Refused",
+                                                   PyExc_ValueError);
   // Raised by match_file and read_trace for bad input.
   static py::exception<kvprefix::InputError>& input_error =
       py::register_exception<kvprefix::InputError>(m, "InputError",

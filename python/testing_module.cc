@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -23,6 +24,7 @@
 #include <vector>
 
 #include "checking/differential.h"
+#include "checking/implemented_options.h"
 #include "checking/recipe.h"
 #include "engines/registry.h"
 #include "io/case_file.h"
@@ -347,6 +349,23 @@ class Target {
       return true;
     } catch (py::error_already_set& error) {
       if (!error.matches(PyExc_Exception)) throw;
+      // kvprefix.Refused: the cache does not implement these options (a
+      // plugin's create refusing them raises it too). Skipped, not a crash.
+      static const py::handle refused =
+          py::object(py::module_::import("kvprefix._kvprefix").attr("Refused"))
+              .release();
+      if (error.matches(refused)) {
+        finding.step = "make_cache";
+        // A plugin's refusal names the options already.
+        const std::string reason = py::str(error.value()).cast<std::string>();
+        const std::string named = checking::FormatCacheOptions(options);
+        finding.failure = Failure{
+            FailureKind::kRefused,
+            reason.find(named) != std::string::npos
+                ? reason
+                : fmt::format("make_cache refuses {}: {}", named, reason)};
+        return false;
+      }
       finding.step = "make_cache";
       finding.exception = error.value();
       finding.failure =
@@ -581,12 +600,20 @@ py::dict Report(const Target& target, const InputType& failing,
   return report;
 }
 
+// nullopt when the cache answers `input` as the reference does; {"refused":
+// message} when make_cache refuses its options (kvprefix.Refused); else
+// the failure's Report.
 std::optional<py::dict> CheckOne(const Target& target, const Input& input,
                                  const ShrinkBudget& budget) {
   return std::visit(
       [&](const auto& document) -> std::optional<py::dict> {
         std::optional<Finding> finding = target.Check(document);
         if (!finding) return std::nullopt;
+        if (finding->failure.kind == FailureKind::kRefused) {
+          py::dict refused;
+          refused["refused"] = finding->failure.message;
+          return refused;
+        }
         return Report(target, document, input.name, *std::move(finding),
                       budget);
       },
@@ -712,7 +739,8 @@ py::list ModelCombinations() {
 
 Input Generated(const std::string& format, std::uint64_t seed,
                 std::uint64_t run, int size,
-                const std::optional<verify::GeneratedModel>& model) {
+                const std::optional<verify::GeneratedModel>& model,
+                const checking::ImplementedOptions& implemented = {}) {
   if (format == "batch") {
     verify::NamedInput named = verify::GeneratedInput(seed, run, size);
     return Input{std::move(named.name), std::move(named.input)};
@@ -720,7 +748,7 @@ Input Generated(const std::string& format, std::uint64_t seed,
   if (format == "requests") {
     // As verify's Generate: GeneratedModel{} is the plain document.
     verify::NamedReplayInput named = verify::GeneratedReplayInput(
-        seed, run, size, model.value_or(verify::GeneratedModel{}));
+        seed, run, size, model.value_or(verify::GeneratedModel{}), implemented);
     return Input{std::move(named.name), std::move(named.input)};
   }
   throw py::value_error("format: expected 'batch' or 'requests', got '" +
@@ -827,12 +855,18 @@ void DefineTestingModule(py::module_& parent) {
         "document), 'batch-case' or 'requests-case' (case files, "
         "io/case_file.h; their expected answer is not used). Raises "
         "kvprefix.InputError naming the JSON location.");
-  m.def("generated_input", &Generated, py::arg("format"), py::arg("seed"),
-        py::arg("run"), py::arg("size"), py::arg("model") = py::none(),
-        "Generated input number `run` of `seed` at generator size `size`: "
-        "what `kvprefix verify --seed SEED` checks as that input ('batch'), "
-        "or with --format requests ('requests'; with `model`, a "
-        "GeneratedModel, also with its flags).");
+  m.def(
+      "generated_input",
+      [](const std::string& format, std::uint64_t seed, std::uint64_t run,
+         int size, const std::optional<verify::GeneratedModel>& model) {
+        return Generated(format, seed, run, size, model);
+      },
+      py::arg("format"), py::arg("seed"), py::arg("run"), py::arg("size"),
+      py::arg("model") = py::none(),
+      "Generated input number `run` of `seed` at generator size `size`: "
+      "what `kvprefix verify --seed SEED` checks as that input ('batch'), "
+      "or with --format requests ('requests'; with `model`, a "
+      "GeneratedModel, also with its flags).");
 
   m.def(
       "check_input",
@@ -862,8 +896,26 @@ void DefineTestingModule(py::module_& parent) {
          std::optional<std::string> policy,
          std::optional<std::uint64_t> page_size,
          const std::optional<verify::GeneratedModel>& model,
+         std::map<std::string, std::vector<std::string>> implemented_values,
          const std::string& compare, bool shrink,
          std::size_t max_shrink_attempts, double shrink_seconds) {
+        // std::invalid_argument ("policies: unknown policy ...") becomes a
+        // ValueError.
+        const checking::ImplementedOptions implemented =
+            checking::ParseImplementedOptions(
+                checking::ImplementedOptionValues{
+                    .models = std::move(implemented_values["models"]),
+                    .match_limits =
+                        std::move(implemented_values["match_limits"]),
+                    .policies = std::move(implemented_values["policies"]),
+                    .page_sizes = std::move(implemented_values["page_sizes"]),
+                    .capacities = std::move(implemented_values["capacities"])},
+                checking::ImplementedOptionNames{.models = "models",
+                                                 .match_limits = "match_limits",
+                                                 .policies = "policies",
+                                                 .page_sizes = "page_sizes",
+                                                 .capacities = "capacities"});
+        verify::CheckGeneratedOptions(model, implemented);
         const Target target(std::move(make_cache), std::move(options_type),
                             ParseCompare(compare));
         const ShrinkBudget budget{shrink, max_shrink_attempts, shrink_seconds};
@@ -878,46 +930,62 @@ void DefineTestingModule(py::module_& parent) {
         py::dict result;
         std::uint64_t inputs = 0;
         std::uint64_t requests = 0;
+        std::uint64_t skipped = 0;
+        py::object first_refusal = py::none();
         const auto finish = [&](std::optional<py::dict> failure) {
           result["inputs"] = inputs;
           result["requests"] = requests;
+          result["skipped"] = skipped;
+          result["skip_reason"] = first_refusal;
           result["failure"] = failure ? py::object(*std::move(failure))
                                       : py::object(py::none());
           return result;
         };
-        for (const Input* input : given) {
-          if (auto failure = CheckOne(target, *input, budget)) {
-            return finish(std::move(failure));
+        // Checks one input: false at the first failure (then `failed`).
+        std::optional<py::dict> failed;
+        const auto check_one = [&](const Input& input) {
+          std::optional<py::dict> report = CheckOne(target, input, budget);
+          if (report && report->contains("refused")) {
+            if (skipped++ == 0) first_refusal = (*report)["refused"];
+            return true;
           }
-          ++inputs;
-          requests += RequestCount(*input);
-        }
-        for (std::uint64_t run = 0; run < runs; ++run) {
-          Input input =
-              Generated(format, seed, run,
-                        verify::GeneratorSize(run, runs, max_size), model);
-          if (auto* replay = std::get_if<ReplayInput>(&input.input)) {
-            ApplyOverrides(overrides, *replay);
-          }
-          if (auto failure = CheckOne(target, input, budget)) {
-            return finish(std::move(failure));
+          if (report) {
+            failed = std::move(report);
+            return false;
           }
           ++inputs;
           requests += RequestCount(input);
+          return true;
+        };
+        for (const Input* input : given) {
+          if (!check_one(*input)) return finish(std::move(failed));
+        }
+        for (std::uint64_t run = 0; run < runs; ++run) {
+          Input input = Generated(format, seed, run,
+                                  verify::GeneratorSize(run, runs, max_size),
+                                  model, implemented);
+          if (auto* replay = std::get_if<ReplayInput>(&input.input)) {
+            ApplyOverrides(overrides, *replay);
+          }
+          if (!check_one(input)) return finish(std::move(failed));
         }
         return finish(std::nullopt);
       },
       py::arg("make_cache"), py::arg("options_type"), py::arg("given"),
       py::arg("format"), py::arg("runs"), py::arg("seed"), py::arg("max_size"),
       py::arg("override_capacity"), py::arg("capacity"), py::arg("policy"),
-      py::arg("page_size"), py::arg("model"), py::arg("compare"),
-      py::arg("shrink"), py::arg("max_shrink_attempts"),
+      py::arg("page_size"), py::arg("model"), py::arg("implemented"),
+      py::arg("compare"), py::arg("shrink"), py::arg("max_shrink_attempts"),
       py::arg("shrink_seconds"),
       "Checks the given inputs, then `runs` generated inputs of `format` "
       "(replay documents of `model`, a GeneratedModel or None, their "
       "options overridden as asked), stopping at "
-      "the first failure: {'inputs', 'requests', 'failure' (None or the "
-      "report)}.");
+      "the first failure: {'inputs', 'requests', 'skipped' (inputs whose "
+      "options make_cache refused with kvprefix.Refused), 'skip_reason' (the "
+      "first refusal, or None), 'failure' (None or the report)}; "
+      "`implemented` the options the cache implements (a dict of models, "
+      "match_limits, policies, page_sizes, capacities: lists of str), which "
+      "generated replay documents keep to.");
 }
 
 }  // namespace kvprefix::python_testing

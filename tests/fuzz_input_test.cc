@@ -10,11 +10,13 @@
 #include <cstdint>
 #include <limits>
 #include <memory>
+#include <random>
 #include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "checking/implemented_options.h"
 #include "engines/registry.h"
 #include "testing/mutants.h"
 #include "testing/own_node_ids_engine.h"
@@ -247,6 +249,101 @@ TEST(FuzzInputTest, InputsWhoseOptionsAnEngineRefusesAreSkipped) {
   };
   EXPECT_EQ(CheckFuzzInput(lfu, refuses_lfu), std::nullopt);
   EXPECT_TRUE(CheckFuzzInput(kToken16BitInput, refuses_lfu).has_value());
+}
+
+// The fuzzer said nothing of the inputs it skipped, and could not be told
+// what a cache implements: the tally counts what was checked and skipped
+// (and why), and `implemented` makes every input one the cache takes.
+TEST(FuzzInputTest, TallyCountsSkippedInputsAndImplementedOptionsAvoidThem) {
+  const checking::EngineFactory lru_page_1 = [](const CacheOptions& options) {
+    if (options.policy != EvictionPolicy::kLru || options.page_size != 1) {
+      throw std::invalid_argument("lru and page size 1 only");
+    }
+    return checking::NamedEngines({"radix"})(options);
+  };
+  const auto run = [&](const checking::ImplementedOptions& implemented) {
+    checking::FuzzTally tally;
+    std::mt19937_64 random(7);
+    for (int i = 0; i < 200; ++i) {
+      std::vector<std::uint8_t> bytes(random() % 300);
+      for (std::uint8_t& byte : bytes) byte = random();
+      EXPECT_EQ(CheckFuzzInput(bytes, lru_page_1,
+                               {.implemented = implemented, .tally = &tally}),
+                std::nullopt);
+    }
+    CheckFuzzInput(std::vector<std::uint8_t>(checking::kMaxFuzzInputBytes + 1),
+                   lru_page_1, {.implemented = implemented, .tally = &tally});
+    return tally;
+  };
+  const checking::FuzzTally all = run({});
+  EXPECT_GT(all.skipped(), 100u);
+  EXPECT_EQ(all.checked() + all.skipped(), 201u);
+  EXPECT_THAT(all.Format("t"),
+              HasSubstr("refused, the first: lru and page size 1 only; 1 "
+                        "longer than 16384 bytes)"));
+  const checking::FuzzTally restricted = run(checking::ParseImplementedOptions(
+      {.models = {"spec"}, .policies = {"lru"}, .page_sizes = {"1"}}));
+  EXPECT_EQ(restricted.checked(), 200u);
+  EXPECT_EQ(restricted.skipped(), 1u);  // the long one only
+  EXPECT_EQ(restricted.Format("t"),
+            "t: checked 200 inputs, skipped 1 (0 refused; 1 longer than "
+            "16384 bytes)");
+}
+
+TEST(ImplementedOptionsTest, RestrictKeepsToTheListsAndChangesOnlyTheRest) {
+  const checking::ImplementedOptions implemented =
+      checking::ParseImplementedOptions({.models = {"spec,sglang"},
+                                         .policies = {"fifo"},
+                                         .page_sizes = {"1", "4"},
+                                         .capacities = {"bounded"}});
+  EXPECT_EQ(checking::ImplementedOptionsFlags(implemented),
+            "--models spec,sglang --policies fifo --page-sizes 1,4 "
+            "--capacities bounded");
+  const SequenceList requests{{1, 2, 3, 4, 5, 6, 7, 8}, {1, 2, 3, 4, 9}};
+  for (std::uint64_t bits = 0; bits < 64; ++bits) {
+    CacheOptions options{.model = CacheModel::kVllm,
+                         .match_limit = MatchLimit::kAllButLast};
+    checking::RestrictOptions(implemented, bits * 0x9E3779B97F4A7C15ull,
+                              requests, options);
+    EXPECT_TRUE(checking::Implements(implemented, options)) << bits;
+    EXPECT_EQ(FindModelOptionsProblem(options, false), std::nullopt);
+    EXPECT_EQ(options.policy, EvictionPolicy::kFifo);
+    EXPECT_TRUE(options.bounded());
+  }
+  // What is listed already stays as it is.
+  CacheOptions listed{
+      .capacity = 3, .policy = EvictionPolicy::kFifo, .page_size = 4};
+  const CacheOptions before = listed;
+  checking::RestrictOptions(implemented, 5, requests, listed);
+  EXPECT_EQ(listed, before);
+}
+
+TEST(ImplementedOptionsTest, BadListsAreRefusedNamingTheOption) {
+  const auto problem = [](const checking::ImplementedOptionValues& values) {
+    try {
+      checking::ParseImplementedOptions(values);
+    } catch (const std::invalid_argument& error) {
+      return std::string(error.what());
+    }
+    return std::string();
+  };
+  EXPECT_EQ(problem({.policies = {"lr"}}),
+            "--policies: unknown policy 'lr' (expected 'lru', 'fifo' or "
+            "'lfu')");
+  EXPECT_EQ(problem({.page_sizes = {"1,,2"}}),
+            "--page-sizes: item 2 is empty (a comma-separated list, e.g. 1,2)");
+  EXPECT_EQ(problem({.page_sizes = {"0"}}),
+            "--page-sizes: '0' is not a page size (an integer from 1 to "
+            "2147483647)");
+  EXPECT_EQ(problem({.models = {"vllm"}, .policies = {"fifo"}}),
+            "--models: model \"vllm\" takes the policies lru only (SPEC §9.4), "
+            "which --policies leaves out");
+  EXPECT_EQ(problem({.models = {"vllm"}, .match_limits = {"all"}}),
+            "--models: model \"vllm\" takes the match limits all-but-last "
+            "only (SPEC §9.4), which --match-limits leaves out");
+  EXPECT_EQ(problem({.capacities = {"some"}}),
+            "--capacities: 'some' is not unbounded, bounded or a capacity (an "
+            "integer from 0 to 18446744073709551614)");
 }
 
 TEST(FuzzInputTest, ParsesEngineLists) {

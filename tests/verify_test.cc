@@ -2107,5 +2107,118 @@ TEST(IsolationTest, FailuresCrossThePipeWhole) {
   EXPECT_EQ(failure->request, std::size_t{5});
 }
 
+// A command had no way to refuse an input whose options its cache does not
+// implement: whatever it answered was judged a wrong answer (or a crash).
+// The refusal answer {"refused":"..."} is a skip, with either protocol,
+// counted after the OK line with the first refusal.
+TEST(VerifyRefusalTest, ACommandsRefusalIsASkipWithEitherProtocol) {
+  for (const std::string& flags :
+       {"--cmd " + Quote(Script("replay_refuses_lfu.py")) + " --runs 12",
+        "--cmd " + Quote(LinesScript("replay_refuses_lfu.py")) +
+            " --protocol lines --runs 60"}) {
+    const CliRun run = RunVerify(flags + " --format requests --seed 1");
+    EXPECT_EQ(run.exit_status, 0) << run.output;
+    const std::regex counts(
+        "OK: ([0-9]+) inputs agree with the reference[^]*\nskipped: "
+        "([0-9]+) inputs whose cache the command refuses, the first: the "
+        "command refuses capacity [0-9]+, lfu, page size [0-9]: "
+        "replay_refuses_lfu.py implements the policies lru and fifo only, "
+        "not lfu\n");
+    std::smatch found;
+    ASSERT_TRUE(std::regex_search(run.output, found, counts)) << run.output;
+    EXPECT_GT(std::stoi(found[1]), 0);
+    EXPECT_GT(std::stoi(found[2]), 0);
+    EXPECT_EQ(std::stoi(found[1]) + std::stoi(found[2]),
+              flags.ends_with("12") ? 12 : 60);
+    if (flags.ends_with("60")) {
+      // As kvprefix.testing.check checks and skips the same documents
+      // (pytest test_a_refusal_is_a_skip_counted_with_its_reason).
+      EXPECT_EQ(found[1], "39");
+      EXPECT_EQ(found[2], "21");
+    }
+  }
+}
+
+// verify --seed 1 on the replay documents of `flags` with
+// tests/verify/replay_refuses_lfu.py, which refuses lfu, as a long-lived
+// command.
+CliRun VerifyRefusingLfu(const std::string& flags) {
+  return RunVerify("--cmd " + Quote(LinesScript("replay_refuses_lfu.py")) +
+                   " --protocol lines --format requests --seed 1 " + flags);
+}
+
+// Refusing every input checked nothing: no success.
+TEST(VerifyRefusalTest, RefusingEveryInputIsNoSuccess) {
+  const CliRun run = VerifyRefusingLfu("--policies lfu --runs 5");
+  EXPECT_EQ(run.exit_status, 2) << run.output;
+  EXPECT_THAT(run.output,
+              HasSubstr("verify: nothing checked: the command refuses the "
+                        "cache of each of the 5 inputs, the first: the "
+                        "command refuses "));
+}
+
+// verify generated every option, with no flag to generate only what a
+// cache takes (a plugin of two policies saw a third of its inputs
+// skipped): --policies, --page-sizes, --capacities and --models generate
+// only those, say so with the seed, and name each document with them.
+TEST(VerifyRefusalTest, ImplementedOptionsGenerateOnlyThose) {
+  const CliRun run = VerifyRefusingLfu("--policies lru,fifo --runs 100");
+  EXPECT_EQ(run.exit_status, 0) << run.output;
+  EXPECT_THAT(run.output,
+              HasSubstr("generating replay documents with --seed 1 "
+                        "--policies lru,fifo\nOK: 100 inputs agree"));
+  EXPECT_THAT(run.output, HasSubstr("lfu 0.0%"));
+  EXPECT_THAT(run.output, ::testing::Not(HasSubstr("skipped")));
+  const CliRun unbounded = RunVerify(
+      "--engines radix --format requests --models spec --policies lru "
+      "--page-sizes 1 --capacities unbounded --runs 50 --seed 1");
+  EXPECT_EQ(unbounded.exit_status, 0) << unbounded.output;
+  EXPECT_THAT(unbounded.output,
+              HasSubstr("50 replay documents: 0.0% evict (0 nodes), policy lru "
+                        "100.0% fifo 0.0% lfu 0.0%, page size 1 100.0%"));
+  const NamedReplayInput named =
+      GeneratedReplayInput(1, 3, 3, GeneratedModel{},
+                           checking::ParseImplementedOptions(
+                               {.models = {"sglang"}, .page_sizes = {"2"}}));
+  EXPECT_EQ(named.name,
+            "generated replay document 3 (--seed 1, size 3, --models sglang "
+            "--page-sizes 2)");
+  EXPECT_EQ(named.input.options.model, CacheModel::kSglang);
+  EXPECT_EQ(named.input.options.page_size, 2u);
+}
+
+TEST(VerifyRefusalTest, ImplementedOptionsUsageErrors) {
+  const std::string engines = "--engines radix --runs 3 --seed 1 ";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"--format requests --policies lr",
+       "kvprefix: --policies: unknown policy 'lr' (expected 'lru', 'fifo' or "
+       "'lfu')"},
+      {"--format requests --models vllm --policies fifo",
+       "kvprefix: --models: model \"vllm\" takes the policies lru only "
+       "(SPEC §9.4), which --policies leaves out"},
+      {"--policies lru",
+       "kvprefix: verify: --models, --match-limits, --policies, --page-sizes, "
+       "--capacities: apply to --format requests only"},
+      {"--format requests --match-limit all --match-limits all",
+       "kvprefix: verify: --match-limit and --match-limits: give one"},
+      {"--format requests --model vllm --models spec",
+       "kvprefix: verify: --model and --models: give one"},
+  };
+  for (const auto& [flags, message] : cases) {
+    const CliRun run = RunVerify(engines + flags);
+    EXPECT_EQ(run.exit_status, 2) << flags << "\n" << run.output;
+    EXPECT_THAT(run.output, HasSubstr(message)) << flags;
+  }
+}
+
+TEST(VerifyRefusalTest, ParseRefusalReadsOnlyTheRefusalAnswer) {
+  EXPECT_EQ(ParseRefusal("{\"refused\":\"lru only\"}\n"), "lru only");
+  EXPECT_EQ(ParseRefusal(" { \"refused\" : \"\" } "), "");
+  EXPECT_EQ(ParseRefusal("{\"matches\":[]}\n"), std::nullopt);
+  EXPECT_EQ(ParseRefusal("{\"refused\":1}"), std::nullopt);
+  EXPECT_EQ(ParseRefusal("{\"refused\":\"a\",\"matches\":[]}"), std::nullopt);
+  EXPECT_EQ(ParseRefusal("[\"refused\"]"), std::nullopt);
+}
+
 }  // namespace
 }  // namespace kvprefix::verify

@@ -258,6 +258,13 @@ std::optional<Failure> CheckRun(const CommandOptions& options, LinePool* pool,
   run_options.max_output_bytes = 16 * canonical.size() + (1 << 20);
   const auto check = [&](Answer answer) -> std::optional<Failure> {
     if (auto* failure = std::get_if<Failure>(&answer)) return *failure;
+    if (auto reason = ParseRefusal(std::get<std::string>(answer))) {
+      // A cache need not implement every option: the input is skipped.
+      return Failure{FailureKind::kRefused,
+                     fmt::format("the command refuses {}: {}",
+                                 checking::FormatCacheOptions(OptionsOf(input)),
+                                 EscapeControlCharacters(*reason))};
+    }
     return CheckPrintedMatches(std::get<std::string>(answer), input.requests,
                                expected, options.check_format,
                                options.comparison);
@@ -269,8 +276,10 @@ std::optional<Failure> CheckRun(const CommandOptions& options, LinePool* pool,
   std::optional<Failure> failure =
       check(RunOnLine(*process, options, json, run_options, canonical.size(),
                       std::chrono::milliseconds(0)));
-  if (!failure || failure->kind == FailureKind::kTimeout) {
-    // A timeout is not run again: that would cost the timeout twice.
+  if (!failure || failure->kind == FailureKind::kTimeout ||
+      failure->kind == FailureKind::kRefused) {
+    // A timeout is not run again: that would cost the timeout twice; a
+    // refusal is an answer, and the process keeps its place.
     pool->Give(std::move(process));
     return failure;
   }

@@ -253,11 +253,11 @@ NamedReplayInput GeneratedReplayInput(std::uint64_t seed, std::uint64_t run,
   return generated;
 }
 
-std::string GeneratedModelFlags(const GeneratedModel& model) {
+namespace {
+
+// GeneratedModelFlags' --match-limit and --trigger, each with a space before.
+std::string LimitAndTriggerFlags(const GeneratedModel& model) {
   std::string flags;
-  if (model != GeneratedModel{}) {
-    flags = fmt::format("--model {}", NameOf(kCacheModels, model.model));
-  }
   if (model.match_limit) {
     flags += fmt::format(" --match-limit {}",
                          NameOf(kMatchLimits, *model.match_limit));
@@ -267,6 +267,71 @@ std::string GeneratedModelFlags(const GeneratedModel& model) {
         fmt::format(" --trigger {}", NameOf(kEvictionTriggers, *model.trigger));
   }
   return flags;
+}
+
+}  // namespace
+
+std::string GeneratedModelFlags(const GeneratedModel& model) {
+  if (model == GeneratedModel{}) return "";
+  return fmt::format("--model {}{}", NameOf(kCacheModels, model.model),
+                     LimitAndTriggerFlags(model));
+}
+
+std::string GeneratedOptionsFlags(
+    const std::optional<GeneratedModel>& model,
+    const checking::ImplementedOptions& implemented) {
+  std::string flags;
+  if (model && implemented.models.empty()) {
+    flags = GeneratedModelFlags(*model);
+  } else if (model) {
+    flags = LimitAndTriggerFlags(*model);   // --models replaces --model
+    if (!flags.empty()) flags.erase(0, 1);  // its leading space
+  }
+  const std::string more = checking::ImplementedOptionsFlags(implemented);
+  if (!flags.empty() && !more.empty()) flags += ' ';
+  return flags + more;
+}
+
+void CheckGeneratedOptions(const std::optional<GeneratedModel>& model,
+                           const checking::ImplementedOptions& implemented) {
+  if (model && model->match_limit && !implemented.match_limits.empty()) {
+    throw std::invalid_argument(
+        "verify: --match-limit and --match-limits: give one (--match-limit L "
+        "fixes the match limit, --match-limits L,... lists those the cache "
+        "implements)");
+  }
+  if (implemented.models.empty()) {
+    if (model) CheckGeneratedModel(*model);
+    return;
+  }
+  if (model && model->model != CacheModel::kSpec) {
+    throw std::invalid_argument(
+        "verify: --model and --models: give one (--model M generates M's "
+        "documents, --models M,... those of each model listed)");
+  }
+  for (CacheModel each : implemented.models) {
+    GeneratedModel fixed = model.value_or(GeneratedModel{});
+    fixed.model = each;
+    CheckGeneratedModel(fixed);
+  }
+}
+
+NamedReplayInput GeneratedReplayInput(
+    std::uint64_t seed, std::uint64_t run, int size,
+    const GeneratedModel& model,
+    const checking::ImplementedOptions& implemented) {
+  if (implemented.all()) return GeneratedReplayInput(seed, run, size, model);
+  const std::uint64_t bits = (seed + run) * 0x9E3779B97F4A7C15ull;
+  GeneratedModel each = model;
+  if (!implemented.models.empty()) {
+    each.model = implemented.models[(bits >> 40) % implemented.models.size()];
+  }
+  ReplayInput input = GeneratedReplayInput(seed, run, size, each).input;
+  checking::RestrictOptions(implemented, bits, input.requests, input.options);
+  return Generated<ReplayInput>(
+      "replay document", seed, run, size,
+      [&input](std::uint64_t, int) { return std::move(input); },
+      GeneratedOptionsFlags(model, implemented));
 }
 
 }  // namespace kvprefix::verify

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "checking/implemented_options.h"
 #include "kvprefix/batch.h"
 #include "kvprefix/cache.h"
 #include "kvprefix/replay.h"
@@ -117,6 +118,37 @@ void CheckGeneratedModel(const GeneratedModel& model);
 // as CheckGeneratedModel.
 NamedReplayInput GeneratedReplayInput(std::uint64_t seed, std::uint64_t run,
                                       int size, const GeneratedModel& model);
+
+// The same documents made ones a cache of `implemented` options takes
+// (`verify --models M,... --match-limits L,... --policies P,...
+// --page-sizes S,... --capacities C,...`): the model drawn from
+// implemented.models when it lists any (then `model` fixes only the match limit
+// and trigger, and CheckGeneratedModel holds for each listed model), the
+// document generated as above, then checking::RestrictOptions on what is not
+// listed; the name carries every flag ("generated replay document 3 (--seed 1,
+// size 3,
+// --policies lru --page-sizes 1)"). Deterministic in its arguments. Throws
+// as CheckGeneratedModel.
+NamedReplayInput GeneratedReplayInput(
+    std::uint64_t seed, std::uint64_t run, int size,
+    const GeneratedModel& model,
+    const checking::ImplementedOptions& implemented);
+
+// The flags of `model` (GeneratedModelFlags; with implemented.models, its
+// match limit and trigger only) and of `implemented`
+// (checking::ImplementedOptionsFlags), e.g. "--match-limit all --models
+// sglang --policies lru"; "" when there are none. O(values).
+std::string GeneratedOptionsFlags(
+    const std::optional<GeneratedModel>& model,
+    const checking::ImplementedOptions& implemented);
+
+// Throws std::invalid_argument ("verify: --model and --models: give one
+// ...") if `implemented` lists models and `model` fixes one (or match
+// limits and `model` fixes one), or (naming the
+// member) if a listed model breaks SPEC §9.4 with `model`'s fixed match
+// limit or trigger. O(models).
+void CheckGeneratedOptions(const std::optional<GeneratedModel>& model,
+                           const checking::ImplementedOptions& implemented);
 
 // The flags that make `verify --format requests` generate `model`'s
 // documents: "--model vllm", "--model sglang --match-limit all", ...; ""

@@ -421,6 +421,23 @@ std::variant<std::vector<PrintedMatch>, Failure> ParsePrintedMatches(
   }
 }
 
+std::optional<std::string> ParseRefusal(std::string_view text) {
+  // Most answers are matches: those are not parsed twice.
+  if (text.find("\"refused\"") == std::string_view::npos) return std::nullopt;
+  simdjson::dom::parser parser;
+  const simdjson::padded_string padded(text);
+  simdjson::dom::object object;
+  simdjson::error_code error = parser.allocate(padded.size(), kMaxJsonDepth);
+  if (error == simdjson::SUCCESS) error = parser.parse(padded).get(object);
+  if (error == simdjson::MEMALLOC) throw std::bad_alloc();
+  std::string_view reason;
+  if (error != simdjson::SUCCESS || object.size() != 1 ||
+      object["refused"].get(reason) != simdjson::SUCCESS) {
+    return std::nullopt;  // CheckPrintedMatches names what is wrong
+  }
+  return std::string(reason);
+}
+
 std::optional<Failure> CheckPrintedMatches(std::string_view text,
                                            const SequenceList& requests,
                                            std::span<const Match> expected,

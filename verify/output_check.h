@@ -47,6 +47,16 @@ std::variant<std::vector<PrintedMatch>, Failure> ParsePrintedMatches(
     std::string_view text, std::size_t request_count,
     checking::Comparison comparison = checking::Comparison::kAll);
 
+// The refusal answer (verify/README.md, "Refusing an input"): the reason
+// if `text` is one JSON object whose one member is "refused", a string
+// (`{"refused":"mycache implements lru only"}`, in any layout), else
+// nullopt (then `text` is to be checked as SPEC §5 matches). An
+// implementation answers it for an input whose cache options it does not
+// implement: verify skips the input (FailureKind::kRefused) instead of
+// comparing. Throws std::bad_alloc when memory runs out. O(text bytes).
+// Thread-safe.
+std::optional<std::string> ParseRefusal(std::string_view text);
+
 // Checks `text`, printed for `requests`, against the reference's `expected`
 // matches (expected.size() == requests.size()): ParsePrintedMatches, then
 // kWrongAnswer naming the first request whose match differs (request index

@@ -130,7 +130,8 @@ NamedInput Generate(const RunOptions&, std::uint64_t seed, std::uint64_t run,
 NamedReplayInput Generate(const RunOptions& options, std::uint64_t seed,
                           std::uint64_t run, int size, ReplayInput) {
   return GeneratedReplayInput(seed, run, size,
-                              options.model.value_or(GeneratedModel{}));
+                              options.model.value_or(GeneratedModel{}),
+                              options.implemented);
 }
 
 // What the reference's cache held at the failing request: a replay's wrong
@@ -300,23 +301,23 @@ std::optional<FoundFailure> CheckInputs(const RunOptions& options,
       if (progress != nullptr) progress->SetPassed(checked);
     }
   }
+  const std::string_view refuser =
+      options.command.empty() ? "an engine" : "the command";
   if (skipped == checked) {
-    // "OK: 0 inputs agree" would be a false success: an engine refused the
-    // cache of every input, so nothing was compared.
+    // "OK: 0 inputs agree" would be a false success: the implementation
+    // refused the cache of every input, so nothing was compared.
     throw std::invalid_argument(fmt::format(
-        "verify: nothing checked: an engine refuses the cache of each of the "
-        "{} inputs, the first: {}",
-        skipped, first_refusal));
+        "verify: nothing checked: {} refuses the cache of each of the {} "
+        "inputs, the first: {}",
+        refuser, skipped, first_refusal));
   }
   const std::chrono::duration<double> elapsed = Clock::now() - start;
   // The OK line comes first and keeps its form: scripts read it.
   fmt::print("OK: {} inputs agree with the reference ({:.1f} s)\n{}",
              checked - skipped, elapsed.count(), statistics.Format());
   if (skipped > 0) {
-    fmt::print(
-        "skipped: {} inputs whose cache an engine refuses, the first: "
-        "{}\n",
-        skipped, first_refusal);
+    fmt::print("skipped: {} inputs whose cache {} refuses, the first: {}\n",
+               skipped, refuser, first_refusal);
   }
   return std::nullopt;
 }
@@ -430,18 +431,22 @@ void RunOn(const RunOptions& options) {
     throw std::invalid_argument(
         "verify: nothing to check (--runs 0 and no FILEs, --cases or --trace)");
   }
-  if (options.model && sequence.runs == 0) {
+  if ((options.model || !options.implemented.all()) && sequence.runs == 0) {
     // A document says its own model: flags that change nothing checked
     // would let a user believe the files ran under them.
-    throw std::invalid_argument(
-        "verify: --model, --match-limit, --trigger: apply to generated "
-        "documents only, and none are (FILEs or --cases without --runs); a "
-        "given document runs under its own \"model\"");
+    throw std::invalid_argument(fmt::format(
+        "verify: {}: apply to generated documents only, and none are (FILEs "
+        "or --cases without --runs); a given document runs under its own "
+        "{}",
+        options.model ? "--model, --match-limit, --trigger"
+                      : "--models, --match-limits, --policies, --page-sizes, "
+                        "--capacities",
+        options.model ? "\"model\"" : "options"));
   }
   sequence.seed = options.seed ? *options.seed : std::random_device{}();
   if (sequence.runs > 0) {
     const std::string model_flags =
-        options.model ? GeneratedModelFlags(*options.model) : "";
+        GeneratedOptionsFlags(options.model, options.implemented);
     fmt::print(
         "generating {} with --seed {}{}{}\n",
         std::is_same_v<Input, BatchInput> ? "inputs" : "replay documents",
@@ -472,14 +477,21 @@ void Run(const RunOptions& options) {
   // A bad --out is found before the checks and the shrinking, not after
   // (an empty one by the CLI's option check).
   CheckOutputPath(options.out);
-  if (options.model) {
-    if (options.format == InputFormat::kBatch) {
+  if (options.format == InputFormat::kBatch) {
+    if (options.model) {
       throw std::invalid_argument(
           "verify: --model, --match-limit, --trigger: apply to --format "
           "requests only (SPEC §4's batch job has no cache model)");
     }
-    CheckGeneratedModel(*options.model);
+    if (!options.implemented.all()) {
+      throw std::invalid_argument(
+          "verify: --models, --match-limits, --policies, --page-sizes, "
+          "--capacities: apply to --format requests only (SPEC §4's batch job "
+          "has one cache: "
+          "unbounded, page size 1, model spec)");
+    }
   }
+  CheckGeneratedOptions(options.model, options.implemented);
   if (options.format == InputFormat::kBatch) return RunOn<BatchInput>(options);
   if (!options.trace.empty()) {
     // A window of a trace has no capacity, policy or page size to check.

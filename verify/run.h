@@ -72,6 +72,13 @@ struct RunOptions {
   // with kBatch, when no document is generated, or for options SPEC §9.4
   // refuses (CheckGeneratedModel).
   std::optional<GeneratedModel> model;
+  // kRequests only: the options the cache implements (--models,
+  // --match-limits, --policies, --page-sizes, --capacities): generated
+  // documents are made ones it takes (GeneratedReplayInput in verify/inputs.h),
+  // and the flags are printed with the seed. A usage error with kBatch, when no
+  // document is generated, or with a `model` of another model than spec
+  // (CheckGeneratedOptions).
+  checking::ImplementedOptions implemented;
   // Durations in seconds, finite: time_budget in [0, kMaxSeconds] (0: no
   // budget; no input starts after it), timeout in [kMinTimeout,
   // kMaxSeconds] (per input, for a command or a plugin), shrink_time in
@@ -88,7 +95,10 @@ struct RunOptions {
 
 // Checks every input in order, `jobs` at a time, and prints the report on
 // standard output: "OK: N inputs agree ..." and then what the inputs
-// exercised (InputStatistics::Format in verify/statistics.h), or the
+// exercised (InputStatistics::Format in verify/statistics.h) and, when the
+// implementation refused some (FailureKind::kRefused: a plugin's create,
+// a command's {"refused":...} answer), "skipped: M inputs ..." with the
+// first refusal; or the
 // failure, shrunk (for a replay document's wrong request, with the
 // reference's cache there: verify/cache_state.h), whose case file (with the
 // reference's answer) is written to `out`. Failures are

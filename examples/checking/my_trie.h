@@ -19,6 +19,23 @@
 
 #include "kvprefix/types.h"
 
+// The longest prefix of `request` along `edges`, a table from key(parent
+// node, token) to the child node (the root is 0). O(matched length)
+// expected.
+template <typename KeyOf>
+kvprefix::Match MatchAlongEdges(
+    const std::unordered_map<std::uint64_t, kvprefix::NodeId>& edges,
+    kvprefix::TokenSpan request, KeyOf key) {
+  kvprefix::Match match;
+  for (const kvprefix::Token token : request) {
+    const auto edge = edges.find(key(match.cache_node, token));
+    if (edge == edges.end()) break;
+    match.cache_node = edge->second;
+    ++match.matched_length;
+  }
+  return match;
+}
+
 template <bool kPack16>
 class MyTrie {
  public:
@@ -40,14 +57,7 @@ class MyTrie {
 
   // The longest inserted prefix of `request`. O(matched length) expected.
   kvprefix::Match MatchPrefix(kvprefix::TokenSpan request) const {
-    kvprefix::Match match;
-    for (const kvprefix::Token token : request) {
-      const auto edge = edges_.find(Key(match.cache_node, token));
-      if (edge == edges_.end()) break;
-      match.cache_node = edge->second;
-      ++match.matched_length;
-    }
-    return match;
+    return MatchAlongEdges(edges_, request, Key);
   }
 
   // Nodes, the root excluded. O(1).

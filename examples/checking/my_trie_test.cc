@@ -19,8 +19,10 @@
 
 #include "checking/differential.h"
 #include "checking/fuzz_input.h"
+#include "checking/implemented_options.h"
 #include "checking/random_input.h"
 #include "kvprefix/prefix_index.h"
+#include "my_lru_trie.h"
 
 namespace {
 
@@ -69,6 +71,52 @@ std::optional<std::string> CheckOperationStreams() {
     }
   }
   return std::nullopt;
+}
+
+// Checks MyLruTrie, a cache of lru and page size 1 only, on the fuzz
+// target's inputs (random bytes, every option), the options made ones it
+// takes when `implemented` lists them; prints and returns what was checked
+// and skipped.
+kvprefix::checking::FuzzTally CheckLruTrie(
+    const kvprefix::checking::ImplementedOptions& implemented) {
+  kvprefix::checking::FuzzTally tally;
+  std::mt19937_64 random(1);
+  for (int run = 0; run < kSeeds; ++run) {
+    std::vector<std::uint8_t> bytes(random() % 512);
+    for (std::uint8_t& byte : bytes) byte = random();
+    const auto report = kvprefix::checking::CheckFuzzInput(
+        bytes,
+        [](const kvprefix::CacheOptions& options) {
+          std::vector<std::unique_ptr<kvprefix::PrefixIndex>> engines;
+          engines.push_back(
+              std::make_unique<kvprefix::EngineAdapter<MyLruTrie>>(options));
+          return engines;
+        },
+        {.implemented = implemented, .tally = &tally});
+    EXPECT_EQ(report, std::nullopt) << *report;
+  }
+  std::cout << tally.Format("my_lru_trie") << "\n";
+  return tally;
+}
+
+TEST(MyLruTrieTest, ChecksOnlyTheOptionsItImplements) {
+  const kvprefix::checking::FuzzTally tally = CheckLruTrie(
+      kvprefix::checking::ParseImplementedOptions({.models = {"spec"},
+                                                   .match_limits = {"all"},
+                                                   .policies = {"lru"},
+                                                   .page_sizes = {"1"}}));
+  EXPECT_EQ(tally.checked(), kSeeds);
+  EXPECT_EQ(tally.skipped(), 0);
+}
+
+TEST(MyLruTrieTest, WhatItRefusesIsSkippedAndCounted) {
+  const kvprefix::checking::FuzzTally tally = CheckLruTrie({});
+  EXPECT_GT(tally.skipped(), 0);
+  EXPECT_GT(tally.checked(), 0);
+  EXPECT_EQ(tally.checked() + tally.skipped(), kSeeds);
+  EXPECT_THAT(tally.Format("my_lru_trie"),
+              HasSubstr("refused, the first: my-lru-trie implements the "
+                        "policy lru and page size 1 only"));
 }
 
 TEST(MyTrieTest, AgreesWithTheReferenceOnGeneratedBatches) {

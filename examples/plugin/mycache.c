@@ -264,6 +264,16 @@ static kvprefix_status Create(const kvprefix_cache_options* options,
    * fuzzer then skip those inputs and the benchmarks those rows, saying so
    * (plugin/kvprefix_plugin.h). */
   const bool lru = strcmp(options->policy, "lru") == 0;
+#if MYCACHE_LRU_PAGE_1_ONLY
+  /* libmycache_lru1.so: a cache that implements less, lru and page size 1
+   * only, refuses the rest by name: verify, the fuzzer and Python skip
+   * such inputs and count them, and `verify --policies lru --page-sizes 1`
+   * generates none. */
+  if (!lru || options->page_size != 1) {
+    return Fail(error, KVPREFIX_INVALID_ARGUMENT,
+                "mycache_lru1 implements the policy lru and page size 1 only");
+  }
+#endif
   if (!lru && strcmp(options->policy, "fifo") != 0) {
     return Fail(error, KVPREFIX_INVALID_ARGUMENT,
                 "mycache implements the policies lru and fifo only");

@@ -13,6 +13,19 @@ entries that went stale (the node was evicted, got a child, or was used
 again) are skipped when they come up, so an eviction costs O(log nodes).
 A policy it does not know is refused (ValueError), never taken for another.
 
+LruPageOneCache is a cache that implements less, the policy lru and page
+size 1 only: it refuses any other options by name (Unsupported), which
+kvprefix.testing.check skips and counts (make_cache turns it into
+kvprefix.testing.Refused), and which the line-protocol program below
+answers with verify's refusal answer {"refused": ...}.
+
+Run as a program it is a line-protocol cache for `kvprefix verify --cmd
+... --protocol lines --format requests`: one SPEC section 8 replay document
+a line on standard input, one SPEC section 5 answer line each:
+
+    python3 prefix_cache.py --lines             # PrefixCache
+    python3 prefix_cache.py --lines --lru-page-1  # LruPageOneCache
+
 NoRefreshOnHit is PrefixCache with the commonest LRU bug: a node is stamped
 when it is created and never again, so a hit does not make the matched
 prefix recent (nor, under LFU, count it) and LRU evicts the least recently
@@ -22,6 +35,8 @@ kvprefix.testing finds a replay where it does not and shrinks it to a few
 short requests (test_prefix_cache.py).
 """
 import heapq
+import json
+import sys
 
 
 # A leaf's rank per policy (SPEC section 8 step 4): the smallest goes first.
@@ -124,6 +139,21 @@ class PrefixCache:
                 self.queue(parent)
 
 
+class Unsupported(ValueError):
+    """Options a cache does not implement (it names them)."""
+
+
+class LruPageOneCache(PrefixCache):
+    """PrefixCache implementing the policy lru and page size 1 only."""
+
+    def __init__(self, capacity=None, policy="lru", page_size=1):
+        if policy != "lru" or page_size != 1:
+            raise Unsupported(f"LruPageOneCache implements the policy lru "
+                              f"and page size 1 only, not {policy} with page "
+                              f"size {page_size}")
+        super().__init__(capacity, policy, page_size)
+
+
 class NoRefreshOnHit(PrefixCache):
     """Wrong: only the nodes a request creates get its stamp."""
 
@@ -134,6 +164,56 @@ class NoRefreshOnHit(PrefixCache):
 
 
 def make_cache(cache_class):
-    """make_cache(options) for kvprefix.testing.check: a new cache_class."""
-    return lambda options: cache_class(options.capacity, options.policy,
-                                       options.page_size)
+    """make_cache(options) for kvprefix.testing.check: a new cache_class;
+    options it does not implement (a model, or Unsupported) are refused
+    with kvprefix.testing.Refused, which check() skips and counts."""
+    def make(options):
+        import kvprefix.testing  # the checker's, not the cache's, import
+        try:
+            return new_cache(cache_class, options.capacity, options.policy,
+                             options.page_size, options.model,
+                             options.match_limit)
+        except Unsupported as refusal:
+            raise kvprefix.testing.Refused(str(refusal)) from None
+    return make
+
+
+def new_cache(cache_class, capacity, policy, page_size, model="spec",
+              match_limit="all"):
+    """A new cache_class; Unsupported for a model it does not follow."""
+    if model != "spec" or match_limit != "all":
+        raise Unsupported(f"{cache_class.__name__} implements model spec "
+                          f"with match limit all only (SPEC section 8)")
+    return cache_class(capacity, policy, page_size)
+
+
+def answer(document, cache_class):
+    """The SPEC section 5 answer to a replay document (a dict), or verify's
+    refusal answer for options the cache does not implement."""
+    try:
+        cache = new_cache(cache_class, document.get("capacity"),
+                          document.get("policy", "lru"),
+                          document.get("page_size", 1),
+                          document.get("model", "spec"),
+                          document.get("match_limit", "all"))
+    except Unsupported as refusal:
+        return {"refused": str(refusal)}
+    matches = []
+    for request in document["requests"]:
+        length, node = cache.access(request)
+        matches.append({"matched_length": length, "cache_node": node,
+                        "uncached_suffix": request[length:]})
+    return {"matches": matches}
+
+
+def main(arguments):
+    if arguments[:1] != ["--lines"] or arguments[1:] not in ([], ["--lru-page-1"]):
+        sys.exit("usage: prefix_cache.py --lines [--lru-page-1]")
+    cache_class = LruPageOneCache if arguments[1:] else PrefixCache
+    for line in sys.stdin:
+        print(json.dumps(answer(json.loads(line), cache_class),
+                         separators=(",", ":")), flush=True)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

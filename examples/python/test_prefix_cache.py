@@ -2,8 +2,10 @@
 
 PrefixCache (prefix_cache.py) passes kvprefix verify's generated inputs, in
 this process; NoRefreshOnHit, one method different, is caught and shrunk
-from 16 requests to a four-request replay; the Hypothesis tests check the
-same two on documents Hypothesis draws and shrinks. Run from an installed kvprefix (pip install
+from 16 requests to a four-request replay; LruPageOneCache, of lru and page
+size 1 only, refuses the rest, which check() skips and counts; the
+Hypothesis tests check the same two on documents Hypothesis draws and
+shrinks. Run from an installed kvprefix (pip install
 ./python) or the build tree (PYTHONPATH=build/python):
 
     python3 -m pytest examples/python
@@ -16,12 +18,30 @@ import kvprefix.testing
 from kvprefix.testing import CacheOptions, CheckFailure, assert_matches_reference
 from kvprefix.testing.strategies import replay_documents
 
-from prefix_cache import NoRefreshOnHit, PrefixCache, make_cache
+from prefix_cache import LruPageOneCache, NoRefreshOnHit, PrefixCache, make_cache
 
 # Reproducible: a fixed derandomized search, and no example database written
 # into the working folder.
 EXAMPLES = settings(derandomize=True, database=None, max_examples=300,
                     suppress_health_check=[HealthCheck.too_slow])
+
+
+def test_a_cache_of_some_options_checks_only_what_it_takes():
+    # check_lru_page_1.py's two checks: what the cache refuses is skipped
+    # and counted (as verify counts it for the plugin and the line-protocol
+    # program of the same options), and naming what it implements
+    # generates only that.
+    make = make_cache(LruPageOneCache)
+    every = kvprefix.testing.check(make, runs=1000, seed=1, format="requests")
+    assert (every.inputs, every.skipped) == (188, 812)
+    assert every.skip_reason == (
+        "make_cache refuses capacity 0, lfu, page size 3: LruPageOneCache "
+        "implements the policy lru and page size 1 only, not lfu with page "
+        "size 3")
+    only = kvprefix.testing.check(make, runs=1000, seed=1, format="requests",
+                                  models="spec", match_limits="all",
+                                  policies="lru", page_sizes=1)
+    assert (only.inputs, only.skipped) == (1000, 0)
 
 
 def test_prefix_cache_agrees_on_verify_inputs():

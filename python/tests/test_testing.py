@@ -254,6 +254,54 @@ def test_make_cache_that_raises():
         "NotImplementedError: no capacity 0" in str(failure)
 
 
+def lru_fifo_only(options):
+    """A cache of lru and fifo only: it refuses lfu by name."""
+    if options.policy not in ("lru", "fifo"):
+        raise kvprefix.testing.Refused(f"lru and fifo only, not {options.policy}")
+    return replay_cache_of(replay_cache.ReplayCache)(options)
+
+
+def test_a_refusal_is_a_skip_counted_with_its_reason():
+    # check() called a cache's refusal of options it does not implement a
+    # crash: make_cache raising kvprefix.testing.Refused skips the input.
+    result = check(lru_fifo_only, runs=60, seed=1, format="requests")
+    # verify --cmd replay_refuses_lfu.py --format requests --runs 60 --seed 1
+    # checks and skips the same (VerifyRefusalTest).
+    assert (result.inputs, result.skipped) == (39, 21)
+    assert result.skip_reason == ("make_cache refuses capacity 0, lfu, page "
+                                  "size 3: lru and fifo only, not lfu")
+    assert str(result).startswith(f"OK: {result.inputs} inputs agree with "
+                                  f"the reference (")
+    assert f"\nskipped: {result.skipped} inputs whose cache make_cache " \
+        f"refuses, the first: {result.skip_reason}" in str(result)
+    assert issubclass(kvprefix.testing.Refused, ValueError)
+    with pytest.raises(ValueError, match="nothing checked: make_cache refuses "
+                                         "the cache of each of the 5 inputs"):
+        check(lru_fifo_only, runs=5, seed=1, format="requests", policies="lfu")
+
+
+def test_implemented_options_generate_only_those():
+    result = check(lru_fifo_only, runs=60, seed=1, format="requests",
+                   policies=["lru", "fifo"])
+    assert (result.inputs, result.skipped, result.skip_reason) == (60, 0, None)
+    seen = set()
+
+    def record(options):
+        seen.add((options.capacity is None, options.policy, options.page_size,
+                  options.model))
+        return replay_cache_of(replay_cache.ReplayCache)(options)
+
+    check(record, runs=80, seed=1, format="requests", models="spec",
+          policies="lru", page_sizes=[1], capacities=["unbounded"])
+    assert seen == {(True, "lru", 1, "spec")}
+    with pytest.raises(ValueError, match="policies: unknown policy 'lr'"):
+        check(record, runs=1, format="requests", policies=["lr"])
+    with pytest.raises(ValueError, match="policy and policies: give one"):
+        check(record, runs=1, format="requests", policy="lru", policies=["lru"])
+    with pytest.raises(TypeError, match="page_sizes: expected str or int items"):
+        check(record, runs=1, format="requests", page_sizes=[1.5])
+
+
 def test_keyboard_interrupt_is_not_a_finding():
     class Interrupted(prefix_cache.PrefixTrie):
         def match(self, request):

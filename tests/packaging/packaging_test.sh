@@ -171,7 +171,10 @@ check_checking_example() {
     -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$1" >/dev/null
   run cmake --build "$work/checking" --target my_trie_test >/dev/null
   run "$work/checking/my_trie_test" >"$log" 2>&1 || { cat "$log"; fail "my_trie_test"; }
-  grep -q "^\[  PASSED  \] 4 tests" "$log" || { cat "$log"; fail "my_trie_test: not 4 tests"; }
+  grep -q "^\[  PASSED  \] 6 tests" "$log" || { cat "$log"; fail "my_trie_test: not 6 tests"; }
+  # MyLruTrie, of lru and page size 1 only: checked on those alone.
+  grep -qx "my_lru_trie: checked 300 inputs, skipped 0" "$log" ||
+    { cat "$log"; fail "my_trie_test: MyLruTrie skipped inputs"; }
   grep -q "engine 'my-trie-16-bit' disagrees with the reference" "$log" ||
     fail "my_trie_test printed no report of the wrong variant"
   echo "checking example: my-trie passes, $(grep -m1 'my-trie-16-bit' "$log")" >&2
@@ -198,6 +201,13 @@ test_plugin() {
   [[ $output == *"OK: 678 inputs agree with the reference"* &&
      $output == *"skipped: 322 inputs whose cache an engine refuses, the first: "*"refuses capacity 0, lfu, page size 3: mycache implements the policies lru and fifo only"* ]] ||
     fail "verify --format requests of libmycache.so: $output"
+  # libmycache_lru1.so implements lru and page size 1 only: given those,
+  # verify generates nothing it refuses.
+  output=$(run "$cli" verify --engines plugin:./libmycache_lru1.so --runs 1000 --seed 1 \
+    --format requests --models spec --match-limits all --policies lru --page-sizes 1)
+  [[ $output == *"OK: 1000 inputs agree with the reference"* &&
+     $output != *"skipped"* ]] ||
+    fail "verify --policies lru --page-sizes 1 of libmycache_lru1.so: $output"
   # The wrong variant's bug is in eviction: only replay documents show it.
   output=$(run "$cli" verify --engines plugin:./libmycache_wrong.so --runs 1000 --seed 1)
   [[ $output == *"OK: 1000 inputs agree"* ]] || fail "libmycache_wrong.so, batch: $output"

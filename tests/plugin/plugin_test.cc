@@ -626,6 +626,23 @@ TEST(PluginTest, VerifySkipsTheInputsAPluginRefuses) {
   EXPECT_THAT(batch.out, ::testing::Not(HasSubstr("skipped")));
 }
 
+// verify could not be told what a plugin implements: a third of the
+// documents above were spent on lfu, which it refuses. --policies
+// generates only the policies it takes: none is skipped.
+TEST(PluginTest, VerifyGeneratesOnlyThePoliciesAPluginImplements) {
+  const char* path = KVPREFIX_FAULTY_RADIX_PLUGIN_refuse_lfu;
+  const test::ProgramRun run = test::RunProgram(
+      KVPREFIX_CLI,
+      {"verify", "--engines", Faulty(path), "--format", "requests", "--runs",
+       "200", "--seed", "1", "--jobs", "3", "--policies", "lru,fifo"});
+  EXPECT_EQ(run.status, 0) << run.out << run.err;
+  EXPECT_THAT(run.out, HasSubstr("generating replay documents with --seed 1 "
+                                 "--policies lru,fifo\nOK: 200 inputs agree "
+                                 "with the reference"));
+  EXPECT_THAT(run.out, HasSubstr(" lfu 0.0%"));
+  EXPECT_THAT(run.out, ::testing::Not(HasSubstr("skipped")));
+}
+
 TEST(PluginTest, VerifyReportsAPluginsImpossibleAnswerAsThePluginsFault) {
   test::ScratchDir dir;
   const std::string case_file = dir.Path("case.json");
@@ -951,6 +968,46 @@ TEST(PluginModelTest, TheFuzzReplayReportsAnUnreadablePath) {
 // the default options to check its name, so a plugin refusing them (the
 // block pool: "the model is not vllm") was a usage error, exit 2, and one
 // that could not load an uncaught PluginError (abort).
+// The differential fuzzer never said how many inputs it skipped, and could
+// not be told what a cache implements: it reports at exit what it checked
+// and skipped (and the first refusal), and KVPREFIX_FUZZ_POLICIES (with
+// the other KVPREFIX_FUZZ_* lists) makes every input one the cache takes.
+TEST(PluginModelTest, TheDifferentialFuzzerSaysWhatItSkippedAndTakesOptions) {
+  // The plugin, a radix trie over pages, follows model spec with match
+  // limit all alone.
+  const std::string plugin = Faulty(KVPREFIX_FAULTY_RADIX_PLUGIN_refuse_lfu);
+  const test::ProgramRun all = test::RunProgram(
+      "/usr/bin/env",
+      {"KVPREFIX_FUZZ_ENGINES=" + plugin, "KVPREFIX_FUZZ_MODELS=spec",
+       "KVPREFIX_FUZZ_MATCH_LIMITS=all", KVPREFIX_DIFFERENTIAL_FUZZER,
+       KVPREFIX_DIFFERENTIAL_CORPUS});
+  EXPECT_EQ(all.status, 0) << all.err;
+  EXPECT_THAT(all.err,
+              ::testing::MatchesRegex(
+                  "(.|\n)*differential_fuzzer: checked [1-9][0-9]* inputs, "
+                  "skipped [1-9][0-9]* \\([0-9]+ refused, the first: plugin "
+                  "'radix' \\([^)]*\\) refuses [^\n]*lfu[^\n]*: this cache "
+                  "implements lru and fifo only; 0 longer than 16384 "
+                  "bytes\\)\n(.|\n)*"));
+  const test::ProgramRun only = test::RunProgram(
+      "/usr/bin/env",
+      {"KVPREFIX_FUZZ_ENGINES=" + plugin, "KVPREFIX_FUZZ_MODELS=spec",
+       "KVPREFIX_FUZZ_MATCH_LIMITS=all", "KVPREFIX_FUZZ_POLICIES=lru,fifo",
+       KVPREFIX_DIFFERENTIAL_FUZZER, KVPREFIX_DIFFERENTIAL_CORPUS});
+  EXPECT_EQ(only.status, 0) << only.err;
+  EXPECT_THAT(only.err, ::testing::MatchesRegex(
+                            "(.|\n)*differential_fuzzer: checked [1-9][0-9]* "
+                            "inputs, skipped 0\n(.|\n)*"));
+  const test::ProgramRun bad =
+      test::RunProgram("/usr/bin/env", {"KVPREFIX_FUZZ_PAGE_SIZES=0",
+                                        KVPREFIX_DIFFERENTIAL_FUZZER,
+                                        KVPREFIX_DIFFERENTIAL_CORPUS});
+  EXPECT_EQ(bad.status, 2);
+  EXPECT_EQ(bad.err,
+            "KVPREFIX_FUZZ_PAGE_SIZES: '0' is not a page size (an integer "
+            "from 1 to 2147483647)\n");
+}
+
 TEST(PluginModelTest, TheDifferentialFuzzerGivesAPluginTheModel) {
   for (const std::string& plugin : {kVllm, kSglang, kRadix}) {
     const test::ProgramRun run = FuzzCorpusWith(plugin);

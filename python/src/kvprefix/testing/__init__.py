@@ -57,8 +57,13 @@ from kvprefix import _kvprefix
 _native = _kvprefix._testing
 
 __all__ = ["CacheOptions", "CheckFailure", "CheckResult", "GENERATED",
-           "assert_matches_reference", "check", "check_document",
+           "Refused", "assert_matches_reference", "check", "check_document",
            "load_documents", "reference_answer"]
+
+# What make_cache raises for options the cache does not implement (a
+# ValueError): check() skips the input and counts it, never a failure.
+# kvprefix.PrefixIndex raises it when a plugin's create refuses its options.
+Refused = _kvprefix.Refused
 
 # The value of check()'s capacity, policy, page_size, model, match_limit and
 # trigger that leaves them as each generated document draws them.
@@ -113,15 +118,31 @@ class CacheOptions(NamedTuple):
 
 @dataclass(frozen=True)
 class CheckResult:
-    """What check() checked when every answer agreed."""
+    """What check() checked when every answer agreed.
+
+    str() of it is the report, as `kvprefix verify` prints it: "OK: 1000
+    inputs agree with the reference (0.3 s)", and when make_cache refused
+    some (kvprefix.Refused) a second line "skipped: 322 inputs whose cache
+    make_cache refuses, the first: ...".
+    """
     inputs: int        # documents checked, given and generated
     requests: int      # their requests (each a match or an access)
     seconds: float     # wall time of the whole check
     seed: int          # the seed of the generated inputs
+    skipped: int = 0   # inputs whose options make_cache refused
+    skip_reason: Optional[str] = None  # the first refusal's message
 
     @property
     def inputs_per_second(self):
         return self.inputs / self.seconds if self.seconds > 0 else float("inf")
+
+    def __str__(self):
+        text = (f"OK: {self.inputs} inputs agree with the reference "
+                f"({self.seconds:.1f} s)")
+        if self.skipped:
+            text += (f"\nskipped: {self.skipped} inputs whose cache "
+                     f"make_cache refuses, the first: {self.skip_reason}")
+        return text
 
 
 class CheckFailure(AssertionError):
@@ -261,6 +282,26 @@ def _check_choice(name, value, choices):
                          f"got {value!r}")
 
 
+def _option_list(name, value):
+    """check()'s models, policies, page_sizes or capacities as a list of
+    str: None (every value), a str (one, or comma-separated), an int, or an
+    iterable of those."""
+    if value is None:
+        return []
+    if isinstance(value, (str, int)) and not isinstance(value, bool):
+        return [str(value)]
+    try:
+        items = list(value)
+    except TypeError:
+        raise TypeError(f"{name}: expected None, a str, an int or a list of "
+                        f"them, got {type(value).__name__}") from None
+    for item in items:
+        if isinstance(item, bool) or not isinstance(item, (str, int)):
+            raise TypeError(f"{name}: expected str or int items, got "
+                            f"{type(item).__name__} ({item!r})")
+    return [str(item) for item in items]
+
+
 def _count(name, value, low, high=None):
     bound = f"from {low}" + (f" to {high}" if high is not None else "")
     if isinstance(value, bool) or not isinstance(value, int):
@@ -288,7 +329,8 @@ def check(make_cache, *, runs=1000, seed=None, max_size=100, format="both",
           capacity=GENERATED, policy=GENERATED, page_size=GENERATED,
           model=GENERATED, match_limit=GENERATED, trigger=GENERATED,
           compare="all", documents=(), shrink=True, max_shrink_attempts=5000,
-          shrink_seconds=120.0):
+          shrink_seconds=120.0, models=None, match_limits=None, policies=None,
+          page_sizes=None, capacities=None):
     """Checks the cache make_cache(options) builds against the reference.
 
     make_cache(options) is called with a CacheOptions for every input (and
@@ -330,6 +372,26 @@ def check(make_cache, *, runs=1000, seed=None, max_size=100, format="both",
     policy other than lru, sglang with lfu), is a ValueError naming the
     argument, as is any of the three with format="batch" (SPEC section 4's
     batch inputs have no cache model) or with runs=0.
+
+    models, match_limits, policies, page_sizes and capacities name the
+    options the cache implements, as `kvprefix verify --models
+    --match-limits --policies --page-sizes --capacities` and the fuzzer's
+    KVPREFIX_FUZZ_* variables do: each None (every value), or a list (or a
+    comma-separated str) of model names, match limits, policy names, page
+    sizes, and capacities ("unbounded", "bounded" for any, or ints). The generated replay documents are made ones it takes
+    (only what a document has that is not listed changes), so a cache of
+    lru and page size 1 only is checked with policies=["lru"],
+    page_sizes=[1]. Each replaces its singular argument (give one of model
+    and models, ...). Batch inputs and
+    given documents are not changed.
+
+    A cache refuses options it does not implement by raising
+    kvprefix.testing.Refused (kvprefix.Refused, a ValueError) from
+    make_cache: that input is skipped, not failed, and counted in
+    CheckResult.skipped with the first refusal in CheckResult.skip_reason
+    (str(result) says so). kvprefix.PrefixIndex raises it for a plugin whose
+    create refuses the options. Refusing every input checked nothing: a
+    ValueError.
 
     compare "all" or "lengths": see the module's doc.
 
@@ -378,13 +440,32 @@ def check(make_cache, *, runs=1000, seed=None, max_size=100, format="both",
         raise ValueError(f"{', '.join(forced_model)}: for generated replay "
                          f"documents only, and runs=0 generates none (a given "
                          f"document runs under its own \"model\")")
+    implemented = {name: _option_list(name, value) for name, value in (
+        ("models", models), ("match_limits", match_limits),
+        ("policies", policies),
+        ("page_sizes", page_sizes), ("capacities", capacities))}
+    for single, value, plural in (
+            ("model", model, "models"),
+            ("match_limit", match_limit, "match_limits"),
+            ("policy", policy, "policies"),
+            ("page_size", page_size, "page_sizes"),
+            ("capacity", capacity, "capacities")):
+        if implemented[plural] and value != GENERATED:
+            raise ValueError(f"{single} and {plural}: give one ({single} "
+                             f"forces one value, {plural} lists those the "
+                             f"cache implements)")
+    if any(implemented.values()) and (format == "batch" or runs == 0):
+        raise ValueError(f"{', '.join(k for k, v in implemented.items() if v)}"
+                         f": for generated replay documents only (format "
+                         f"'requests' or 'both', runs > 0)")
     generated_model = _native.generated_model(
         forced_model, None if policy == GENERATED else policy)
     given = load_documents(documents)
     if not given and runs == 0:
         raise ValueError("nothing to check: runs=0 and no documents")
     start = time.perf_counter()
-    inputs = requests = 0
+    inputs = requests = skipped = 0
+    skip_reason = None
     formats = ("batch", "requests") if format == "both" else (format,)
     for number, each in enumerate(formats):
         result = _native.run(
@@ -393,12 +474,21 @@ def check(make_cache, *, runs=1000, seed=None, max_size=100, format="both",
             None if not override_capacity else capacity,
             None if policy == GENERATED else policy,
             None if page_size == GENERATED else page_size, generated_model,
-            compare, shrink, max_shrink_attempts, float(shrink_seconds))
+            implemented, compare, shrink, max_shrink_attempts,
+            float(shrink_seconds))
         inputs += result["inputs"]
         requests += result["requests"]
+        skipped += result["skipped"]
+        skip_reason = skip_reason or result["skip_reason"]
         if result["failure"] is not None:
             _raise(result["failure"], compare)
-    return CheckResult(inputs, requests, time.perf_counter() - start, seed)
+    if inputs == 0:
+        # "OK: 0 inputs agree" would be a false success, as in verify.
+        raise ValueError(f"nothing checked: make_cache refuses the cache of "
+                         f"each of the {skipped} inputs, the first: "
+                         f"{skip_reason}")
+    return CheckResult(inputs, requests, time.perf_counter() - start, seed,
+                       skipped, skip_reason)
 
 
 def _raise(report, compare):
@@ -410,15 +500,28 @@ def check_document(make_cache, document, *, compare="all", shrink=True,
                    max_shrink_attempts=5000, shrink_seconds=120.0):
     """check() on the one document `document` (a dict, a path: see
     load_documents; a folder checks each of its files): None when every
-    answer agrees, else CheckFailure, shrunk unless shrink is False."""
+    answer agrees, else CheckFailure, shrunk unless shrink is False; when
+    make_cache refuses a document's options (kvprefix.testing.Refused), a
+    CheckResult whose `skipped` counts them and `skip_reason` says why (not
+    None: that document was not checked)."""
     _check_choice("compare", compare, _COMPARES)
     _check_shrink(make_cache, shrink, max_shrink_attempts, shrink_seconds)
+    skipped = checked = requests = 0
+    skip_reason = None
     for each in load_documents([document]):
         report = _native.check_input(make_cache, CacheOptions, each, compare,
                                      shrink, max_shrink_attempts,
                                      float(shrink_seconds))
-        if report is not None:
+        if report is not None and "refused" in report:
+            skipped += 1
+            skip_reason = skip_reason or report["refused"]
+        elif report is not None:
             _raise(report, compare)
+        else:
+            checked += 1
+            requests += each.requests
+    if skipped:
+        return CheckResult(checked, requests, 0.0, 0, skipped, skip_reason)
 
 
 def assert_matches_reference(cache, document, *, compare="all"):
