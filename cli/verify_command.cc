@@ -6,9 +6,9 @@
 #include <string>
 
 #include "checking/differential.h"
+#include "checking/implemented_options.h"
 #include "cli/cache_choice.h"
 #include "cli/cache_flags.h"
-#include "checking/implemented_options.h"
 #include "cli/commands.h"
 #include "engines/registry.h"
 #include "verify/run.h"
