@@ -52,6 +52,17 @@ std::vector<WorkloadSpec> DefaultCatalog(const CatalogOptions& options) {
                                                       TraceMode::kBlock);
                        }});
     if (conversation) {
+      // The same in three namespaces (SPEC §8.1: "", and two LoRA adapters
+      // or cache salts, request i in the (i mod 3)-th): what folding the
+      // namespaces into the first tokens costs, and the smaller hit ratio
+      // of caches kept apart.
+      catalog.push_back(
+          {std::string(name) + "-blocks-3-namespaces", lines, kReplay,
+           [path, lines] {
+             return InNamespaces(
+                 MooncakeBatchWorkload(path, lines, TraceMode::kBlock),
+                 {"", "lora-a", "lora-b"});
+           }});
       catalog.push_back(
           {name, lines, kReplay | kCapacity,
            [path, lines] { return MooncakeBatchWorkload(path, lines); },

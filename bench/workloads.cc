@@ -320,4 +320,19 @@ BatchInput MooncakeBatchWorkload(const std::string& path, std::size_t requests,
   return workload;
 }
 
+BatchInput InNamespaces(BatchInput workload,
+                        const std::vector<std::string>& names) {
+  std::size_t i = 0;
+  for (std::vector<std::string>* list :
+       {&workload.cached_namespaces, &workload.namespaces}) {
+    const std::size_t count = list == &workload.namespaces
+                                  ? workload.requests.size()
+                                  : workload.cached_sequences.size();
+    for (std::size_t j = 0; j < count; ++j, ++i) {
+      list->push_back(names[i % names.size()]);
+    }
+  }
+  return workload;
+}
+
 }  // namespace kvprefix::bench

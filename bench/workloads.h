@@ -22,6 +22,7 @@
 
 #include <cstddef>
 #include <string>
+#include <vector>
 
 #include "io/mooncake.h"
 #include "kvprefix/batch.h"
@@ -111,6 +112,13 @@ SequenceList ReadMooncakeHead(const std::string& path, std::size_t requests,
 // trace's head. Throws as ReadMooncakeHead.
 BatchInput MooncakeBatchWorkload(const std::string& path, std::size_t requests,
                                  TraceMode mode = TraceMode::kToken);
+
+// `workload` with every sequence in a namespace (SPEC §8.1): the trace's
+// i-th (cached sequences first, then requests) in names[i mod size]. For
+// replays, whose halves run as one trace. Requires names not empty.
+// O(sequences).
+BatchInput InNamespaces(BatchInput workload,
+                        const std::vector<std::string>& names);
 
 }  // namespace kvprefix::bench
 

@@ -281,16 +281,22 @@ std::optional<std::string> DifferentialChecker::ApplyBatch(
     }
     return std::nullopt;
   };
+  // SPEC §8.1: the engines see the sequences with their namespaces folded.
+  const std::optional<BatchInput> folded = FoldedBatch(input);
+  const BatchInput& sequences = folded ? *folded : input;
   if (auto report =
-          apply_all(input.cached_sequences, Operation::Kind::kInsert)) {
+          apply_all(sequences.cached_sequences, Operation::Kind::kInsert)) {
     return report;
   }
-  return apply_all(input.requests, Operation::Kind::kMatch);
+  return apply_all(sequences.requests, Operation::Kind::kMatch);
 }
 
 std::optional<std::string> DifferentialChecker::ApplyReplay(
     const ReplayInput& input) {
-  for (TokenSpan tokens : input.requests) {
+  // SPEC §8.1: the engines see the requests with their namespaces folded.
+  SequenceList requests = input.requests;
+  FoldNamespaces(requests, input.namespaces);
+  for (TokenSpan tokens : requests) {
     auto report = Apply({Operation::Kind::kAccess,
                          std::vector<Token>(tokens.begin(), tokens.end())});
     if (report) return report;

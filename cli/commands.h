@@ -71,6 +71,9 @@ struct TraceArguments {
   // --mode and --vocab, set by AddTraceArguments.
   CLI::Option* mode_option = nullptr;
   CLI::Option* vocab_option = nullptr;
+  // --namespace-field (its value is options.namespace_field), where
+  // AddNamespaceFieldOption added it.
+  CLI::Option* namespace_field_option = nullptr;
 };
 
 // The largest --block-tokens: 1 Mi tokens a block.
@@ -82,9 +85,14 @@ inline constexpr std::uint64_t kMaxBlockTokens = std::uint64_t{1} << 20;
 void AddTraceArguments(CLI::App& command, TraceArguments& trace,
                        bool reads_documents);
 
+// Adds --namespace-field NAME (SPEC §8.1): each trace line's member NAME is
+// its request's namespace, for a command that replays a trace's requests.
+void AddNamespaceFieldOption(CLI::App& command, TraceArguments& trace);
+
 // Throws a usage error ("--mode does not apply to --input-format requests")
-// if --mode, --vocab or --block-tokens was given: options of a Mooncake
-// trace, which mean nothing for a replay document.
+// if --mode, --vocab, --block-tokens or --namespace-field was given:
+// options of a Mooncake trace, which mean nothing for a replay document
+// (whose namespaces are its member "namespaces").
 void RejectTraceOptionsForDocuments(const TraceArguments& trace);
 
 // Adds --block-tokens N (1 to kMaxBlockTokens, default 512, the Mooncake

@@ -35,6 +35,7 @@
 #include "io/json_strings.h"
 #include "io/replay_document.h"
 #include "kvprefix/lru_curve.h"
+#include "kvprefix/namespaces.h"
 #include "kvprefix/paged_index.h"
 #include "kvprefix/replay.h"
 #include "optimized/radix_trie.h"
@@ -217,6 +218,8 @@ CurveSource ReadCurveSource(const CurveOptions& options) {
       ReadNamed(options.trace.path, [&places](const std::string& path) {
         return ReadReplayDocumentFile(path, &places);
       });
+  // A curve needs no request's tokens but its engine's (SPEC §8.1).
+  FoldNamespaces(source.document->requests, source.document->namespaces);
   source.cache = ChooseCache(
       options.cache, 1,
       DocumentCache{source.document->options, places, options.trace.path});
@@ -723,6 +726,7 @@ void RegisterCurveCommand(CLI::App& app) {
       "unbounded cache's, a note on stderr, and exit status 0.");
   AddTraceArguments(*command, options->trace, /*reads_documents=*/true);
   AddBlockTokensOption(*command, options->trace);
+  AddNamespaceFieldOption(*command, options->trace);
   command
       ->add_option("--input-format", options->input_format,
                    "What TRACE holds: mooncake (a Mooncake trace) or "

@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -62,10 +63,14 @@ constexpr std::size_t kChunksPerThread = 8;
 // The most --threads.
 constexpr unsigned kMaxThreads = 1024;
 
-// Matches every request against `index` and formats the answers (SPEC §5)
-// on `threads` threads. Returns the output as pieces in order: its head, one
-// piece per chunk of consecutive requests (balanced by tokens), its tail.
+// Matches every request of `engine_requests` (the requests as the engine
+// sees them: `requests` folded with their namespaces, or `requests`
+// themselves) against `index` and formats the answers for `requests` (SPEC
+// §5) on `threads` threads. Returns the output as pieces in order: its head,
+// one piece per chunk of consecutive requests (balanced by tokens), its
+// tail.
 std::vector<std::string> MatchAndFormat(const PrefixIndex& index,
+                                        const SequenceList& engine_requests,
                                         const SequenceList& requests,
                                         unsigned threads) {
   const std::size_t chunks =
@@ -99,7 +104,7 @@ std::vector<std::string> MatchAndFormat(const PrefixIndex& index,
     matches.reserve(starts[c + 1] - starts[c]);
     std::size_t suffix_tokens = 0;
     for (std::size_t i = starts[c]; i < starts[c + 1]; ++i) {
-      matches.push_back(ModelMatch(index, requests[i]));
+      matches.push_back(ModelMatch(index, engine_requests[i]));
       suffix_tokens += requests[i].size() - matches.back().matched_length;
     }
     std::string& out = pieces[c + 1];
@@ -121,12 +126,19 @@ void RunMatch(const MatchOptions& options) {
                             input.requests.size()));
   const ChosenCache cache = ChooseCache(options.cache, 1);
   const auto index = MakeEngine(cache.engine, cache.options);
+  // SPEC §8.1: the sequences with their namespaces folded in, if any.
+  const std::optional<BatchInput> folded =
+      WhileDoing("folding the namespaces", [&] { return FoldedBatch(input); });
+  const BatchInput& sequences = folded ? *folded : input;
   WhileDoing("inserting the cached sequences", [&] {
-    for (TokenSpan sequence : input.cached_sequences) index->Insert(sequence);
+    for (TokenSpan sequence : sequences.cached_sequences) {
+      index->Insert(sequence);
+    }
   });
   progress.Note(fmt::format("inserted; {} nodes", index->node_count()));
   const std::vector<std::string> pieces = WhileDoing("matching", [&] {
-    return MatchAndFormat(*index, input.requests, options.threads);
+    return MatchAndFormat(*index, sequences.requests, input.requests,
+                          options.threads);
   });
   progress.Note("matched and formatted");
   const std::vector<std::string_view> views(pieces.begin(), pieces.end());
@@ -140,7 +152,10 @@ void RegisterMatchCommand(CLI::App& app) {
   CLI::App* command = app.add_subcommand(
       "match",
       "Insert every cached sequence, then match every request (SPEC §2).\n"
-      "Input: {\"cached_sequences\":[[...],...],\"requests\":[[...],...]}.\n"
+      "Input: {\"cached_sequences\":[[...],...],\"requests\":[[...],...]}, "
+      "optionally with \"cached_namespaces\" and \"namespaces\", one string "
+      "per sequence (SPEC §8.1: sequences of different namespaces never "
+      "match).\n"
       "Output: {\"matches\":[{\"matched_length\":N,\"cache_node\":N,"
       "\"uncached_suffix\":[...]},...]}\n"
       "With --model vllm or sglang (SPEC §9, unbounded) the cache is built as "

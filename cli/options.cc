@@ -57,9 +57,34 @@ void AddTraceArguments(CLI::App& command, TraceArguments& trace,
   trace.vocab_option = command.get_option("--vocab");
 }
 
+void AddNamespaceFieldOption(CLI::App& command, TraceArguments& trace) {
+  trace.namespace_field_option =
+      command
+          .add_option(
+              "--namespace-field", trace.options.namespace_field,
+              "Mooncake trace: each line's member NAME is its request's "
+              "namespace (SPEC §8.1: a string, or an integer as its decimal "
+              "text; a line without it is in \"\"): requests of different "
+              "namespaces never share a node, as vLLM's cache_salt or LoRA "
+              "and SGLang's extra_key keep them apart")
+          ->option_text("NAME")
+          ->check(CLI::Validator(
+              [](std::string& name) -> std::string {
+                if (name.empty()) return "the field name is empty";
+                if (name == "input_length" || name == "hash_ids") {
+                  return "'" + name +
+                         "' is a member every line needs for "
+                         "its tokens";
+                }
+                return "";
+              },
+              "NAME"));
+}
+
 void RejectTraceOptionsForDocuments(const TraceArguments& trace) {
   for (const CLI::Option* option :
-       {trace.mode_option, trace.vocab_option, trace.block_tokens_option}) {
+       {trace.mode_option, trace.vocab_option, trace.block_tokens_option,
+        trace.namespace_field_option}) {
     if (option != nullptr && option->count() > 0) {
       throw std::invalid_argument(option->get_name() +
                                   " does not apply to --input-format requests");

@@ -121,7 +121,7 @@ void ReplayDocument(const ReplayOptions& options) {
   std::vector<Match> matches;
   WhileDoing("replaying", [&] {
     matches.reserve(input.requests.size());
-    Replay(*index, input.requests,
+    Replay(*index, input.requests, input.namespaces,
            [&](std::size_t, TokenSpan, const Match& match) {
              matches.push_back(match);
            });
@@ -154,6 +154,8 @@ void RegisterReplayCommand(CLI::App& app) {
       "good.\n"
       "--input-format requests: a replay document {\"requests\":[[...],...], "
       "\"capacity\":C,\"policy\":\"lru\",\"page_size\":P} (SPEC §8; "
+      "\"namespaces\":[...], one string per request, keeps requests of "
+      "different namespaces apart, SPEC §8.1; "
       "or a replay case file as `kvprefix verify` writes it; options given "
       "override its cache); prints {\"matches\":[...]} as "
       "`match` does, each request's match before its insert.");
@@ -162,6 +164,7 @@ void RegisterReplayCommand(CLI::App& app) {
       "What TRACE holds: mooncake (a Mooncake trace) or requests (a SPEC §8 "
       "replay document)";
   AddBlockTokensOption(*command, options->trace);
+  AddNamespaceFieldOption(*command, options->trace);
   command
       ->add_option("--input-format", options->input_format, input_format_help)
       ->check(CLI::IsMember({"mooncake", "requests"}))

@@ -22,8 +22,10 @@ using json_reader::Context;
 using json_reader::JsonPath;
 using json_reader::Value;
 
-constexpr std::array<std::string_view, 4> kMembers = {
-    "cached_sequences", "requests", "expected", "source"};  // source optional
+// The first three required; the namespaces and source optional.
+constexpr std::array<std::string_view, 6> kMembers = {
+    "cached_sequences",  "requests",   "expected",
+    "cached_namespaces", "namespaces", "source"};
 constexpr std::array<std::string_view, 3> kReplayCaseMembers = {
     "document", "expected", "source"};  // source optional
 constexpr std::array<std::string_view, 1> kExpectedMembers = {"matches"};
@@ -93,25 +95,30 @@ void CheckMatches(const WrittenMatches& written, const SequenceList& requests) {
 CaseFile Parse(simdjson::padded_string_view json) {
   CaseFile result;
   WrittenMatches written;
+  json_reader::BatchNamespacesAt namespaces_at;
   json_reader::ReadRootObject(
-      json, kMembers, kMembers.size() - 1,
+      json, kMembers, 3,
       [&](const Context& context, std::size_t index, Value value,
           const JsonPath& path) {
         switch (index) {
           case 0:
           case 1:
-            json_reader::ReadSequences(context, value, path,
-                                       index == 0
-                                           ? result.input.cached_sequences
-                                           : result.input.requests);
+            json_reader::ReadBatchMember(context, index, value, path,
+                                         result.input, namespaces_at);
             break;
           case 2:
             ReadExpected(context, value, path, written);
+            break;
+          case 3:
+          case 4:  // ReadBatchMember's 2 and 3
+            json_reader::ReadBatchMember(context, index - 1, value, path,
+                                         result.input, namespaces_at);
             break;
           default:
             result.source = json_reader::ReadString(context, value, path);
         }
       });
+  namespaces_at.Check(result.input);
   CheckMatches(written, result.input.requests);
   result.expected = std::move(written.matches);
   return result;

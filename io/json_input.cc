@@ -18,19 +18,19 @@
 namespace kvprefix {
 namespace {
 
-constexpr std::array<std::string_view, 2> kMembers = {"cached_sequences",
-                                                      "requests"};
+constexpr std::array<std::string_view, 4> kMembers = {
+    "cached_sequences", "requests", "cached_namespaces", "namespaces"};
 
 BatchInput Parse(simdjson::padded_string_view json) {
   BatchInput input;
+  json_reader::BatchNamespacesAt at;
   json_reader::ReadRootObject(
-      json, kMembers, kMembers.size(),
+      json, kMembers, 2,
       [&](const json_reader::Context& context, std::size_t index,
           json_reader::Value value, const json_reader::JsonPath& path) {
-        json_reader::ReadSequences(
-            context, value, path,
-            index == 0 ? input.cached_sequences : input.requests);
+        json_reader::ReadBatchMember(context, index, value, path, input, at);
       });
+  at.Check(input);
   return input;
 }
 

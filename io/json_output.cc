@@ -268,6 +268,27 @@ void AppendMatchesJson(const SequenceList& requests,
   out += "]}\n";
 }
 
+namespace {
+
+// ,"name":["a","b",...] when `namespaces` is not empty (SPEC §8.1: absent
+// puts every sequence in ""), so that a document without namespaces reads
+// as before and every document reads back the same.
+void AppendNamespacesMember(std::string_view name,
+                            std::span<const std::string> namespaces,
+                            std::string& out) {
+  if (namespaces.empty()) return;
+  out += ",\"";
+  out += name;
+  out += "\":[";
+  for (std::size_t i = 0; i < namespaces.size(); ++i) {
+    if (i != 0) out += ',';
+    AppendJsonString(namespaces[i], out);
+  }
+  out += ']';
+}
+
+}  // namespace
+
 void AppendBatchInputJson(const BatchInput& input, std::string& out) {
   out.reserve(out.size() + 48 +
               8 * (input.cached_sequences.total_tokens() +
@@ -277,6 +298,8 @@ void AppendBatchInputJson(const BatchInput& input, std::string& out) {
   AppendSequences(input.cached_sequences, out);
   out += ",\"requests\":";
   AppendSequences(input.requests, out);
+  AppendNamespacesMember("cached_namespaces", input.cached_namespaces, out);
+  AppendNamespacesMember("namespaces", input.namespaces, out);
   out += "}\n";
 }
 
@@ -314,6 +337,7 @@ void AppendReplayDocumentJson(const ReplayInput& input, std::string& out) {
       options.trigger != EvictionTrigger::kAfterInsert) {
     append_member("trigger", NameOf(kEvictionTriggers, options.trigger));
   }
+  AppendNamespacesMember("namespaces", input.namespaces, out);
   out += "}\n";
 }
 

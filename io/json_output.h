@@ -35,13 +35,15 @@ void AppendMatchesJson(const SequenceList& requests,
                        std::span<const Match> matches, std::string& out);
 
 // Appends a compact SPEC §4 document
-// {"cached_sequences":[...],"requests":[...]} followed by a newline;
-// ParseBatchInput reads it back unchanged.
+// {"cached_sequences":[...],"requests":[...]} followed by a newline, and
+// "cached_namespaces" and "namespaces" (SPEC §8.1) where their lists are
+// not empty; ParseBatchInput reads it back unchanged.
 void AppendBatchInputJson(const BatchInput& input, std::string& out);
 
 // Appends a compact SPEC §8 replay document followed by a newline:
 // {"requests":[...],"capacity":C,"policy":"lru","page_size":P}, capacity
-// left out when unbounded; ParseReplayDocument reads it back unchanged.
+// left out when unbounded, "namespaces" (SPEC §8.1) when its list is not
+// empty; ParseReplayDocument reads it back unchanged.
 void AppendReplayDocumentJson(const ReplayInput& input, std::string& out);
 
 // The signals whose default action ends the process and that a program may

@@ -4,8 +4,10 @@
 #include <fmt/format.h>
 
 #include <limits>
+#include <utility>
 
 #include "io/json_strings.h"
+#include "kvprefix/namespaces.h"
 
 namespace kvprefix::json_reader {
 
@@ -38,6 +40,64 @@ void ReadSequences(const Context& context, Value value, const JsonPath& path,
   for (auto sequence : sequences) {
     ReadTokens(context, sequence, path.Index(i), out);
     ++i;
+  }
+}
+
+std::string CheckNamespaceLength(const Context& context, const JsonPath& path,
+                                 std::string text) {
+  if (text.size() > kMaxNamespaceBytes) {
+    throw InputError(context.Prefix() + path.str(),
+                     fmt::format("expected a namespace of at most {} bytes, "
+                                 "found {} bytes",
+                                 kMaxNamespaceBytes, text.size()));
+  }
+  return text;
+}
+
+void ReadNamespaces(const Context& context, Value value, const JsonPath& path,
+                    std::vector<std::string>& out) {
+  ondemand::array names;
+  if (value.get_array().get(names) != simdjson::SUCCESS) {
+    throw json_diagnostics::Unexpected(context, value, path.str(),
+                                       "an array of namespaces (strings)");
+  }
+  for (auto name : names) {
+    const JsonPath name_path = path.Index(out.size());
+    out.push_back(CheckNamespaceLength(context, name_path,
+                                       ReadString(context, name, name_path)));
+  }
+}
+
+void CheckNamespaceCount(const std::string& at,
+                         const std::vector<std::string>& namespaces,
+                         std::size_t count, std::string_view what) {
+  if (at.empty() || namespaces.size() == count) return;
+  throw InputError(
+      at, fmt::format("expected {} namespace{} (one per {}), "
+                      "found {}",
+                      count, count == 1 ? "" : "s", what, namespaces.size()));
+}
+
+void BatchNamespacesAt::Check(const BatchInput& input) const {
+  CheckNamespaceCount(cached, input.cached_namespaces,
+                      input.cached_sequences.size(), "cached sequence");
+  CheckNamespaceCount(requests, input.namespaces, input.requests.size(),
+                      "request");
+}
+
+void ReadBatchMember(const Context& context, std::size_t index, Value value,
+                     const JsonPath& path, BatchInput& input,
+                     BatchNamespacesAt& at) {
+  switch (index) {
+    case 0:
+    case 1:
+      ReadSequences(context, value, path,
+                    index == 0 ? input.cached_sequences : input.requests);
+      return;
+    default:
+      ReadNamespaces(context, value, path,
+                     index == 2 ? input.cached_namespaces : input.namespaces);
+      (index == 2 ? at.cached : at.requests) = context.Prefix() + path.str();
   }
 }
 

@@ -14,9 +14,11 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "io/json_diagnostics.h"
 #include "io/replay_document.h"
+#include "kvprefix/batch.h"
 #include "kvprefix/replay.h"
 #include "kvprefix/sequence_list.h"
 
@@ -35,11 +37,45 @@ void ReadTokens(const Context& context, Value value, const JsonPath& path,
 void ReadSequences(const Context& context, Value value, const JsonPath& path,
                    SequenceList& out);
 
+// Throws InputError at `path` unless `text` is a namespace's length, at
+// most kMaxNamespaceBytes bytes (SPEC §8.1). Returns `text`.
+std::string CheckNamespaceLength(const Context& context, const JsonPath& path,
+                                 std::string text);
+
+// Appends every namespace of the array `value` (at `path`) to `out`: each
+// a string of at most kMaxNamespaceBytes bytes (SPEC §8.1; UTF-8 is the
+// document's rule), else InputError at its place ("$.namespaces[3]").
+void ReadNamespaces(const Context& context, Value value, const JsonPath& path,
+                    std::vector<std::string>& out);
+
+// Throws InputError at `at` (the member's location, e.g. "$.namespaces")
+// unless `at` is empty (the member is absent) or `namespaces` holds one
+// namespace per `what` ("request", "cached sequence"): "expected 3
+// namespaces (one per request), found 2".
+void CheckNamespaceCount(const std::string& at,
+                         const std::vector<std::string>& namespaces,
+                         std::size_t count, std::string_view what);
+
+// Where a batch input's (SPEC §4) namespace members were (empty: absent).
+struct BatchNamespacesAt {
+  std::string cached, requests;
+  // CheckNamespaceCount for both lists of `input`.
+  void Check(const BatchInput& input) const;
+};
+
+// Reads member `index` of a batch input (or a batch case file, whose first
+// members are the same): 0 "cached_sequences", 1 "requests",
+// 2 "cached_namespaces", 3 "namespaces" (ReadNamespaces), noting in `at`
+// where the namespaces were.
+void ReadBatchMember(const Context& context, std::size_t index, Value value,
+                     const JsonPath& path, BatchInput& input,
+                     BatchNamespacesAt& at);
+
 // The members of a SPEC §8 replay document, "requests" (required) first,
-// then §8's cache and §9.4's model options.
-inline constexpr std::array<std::string_view, 7> kReplayMembers = {
-    "requests", "capacity",    "policy", "page_size",
-    "model",    "match_limit", "trigger"};
+// then §8's cache, §9.4's model options and §8.1's namespaces.
+inline constexpr std::array<std::string_view, 8> kReplayMembers = {
+    "requests", "capacity",    "policy",  "page_size",
+    "model",    "match_limit", "trigger", "namespaces"};
 
 // A replay document as it is read: the input, and where each member it set
 // was (DocumentPlaces), for Finish's checks and for the options that may
@@ -52,10 +88,10 @@ struct ReplayDocumentReader {
   // hold).
   void Read(const Context& context, std::size_t index, Value value,
             const JsonPath& path);
-  // After the last member: the model's default match limit where none was
-  // given, then SPEC §9.4's combined rules (FindModelOptionsProblem), an
-  // InputError at the member that breaks one. Returns the input; `places`
-  // stays.
+  // After the last member: one namespace per request (CheckNamespaceCount),
+  // the model's default match limit where none was given, then SPEC §9.4's
+  // combined rules (FindModelOptionsProblem), an InputError at the member
+  // that breaks one. Returns the input; `places` stays.
   ReplayInput Finish();
 };
 

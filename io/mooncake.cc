@@ -14,10 +14,12 @@
 #include <stdexcept>
 #include <system_error>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "io/block_tokens.h"
 #include "io/json_diagnostics.h"
+#include "io/json_reader.h"
 #include "io/padded_lines.h"
 
 namespace kvprefix {
@@ -34,7 +36,37 @@ struct TraceLine {
   std::int64_t input_length = -1;  // -1: not seen
   std::vector<std::int64_t> hash_ids;
   bool has_hash_ids = false;
+  std::string name_space;  // TraceOptions::namespace_field's; "" if absent
+  bool has_namespace = false;
 };
+
+// The namespace `value` (at `path`) names: a string, or an integer as its
+// decimal text (-0 is 0, SPEC §6), of at most kMaxNamespaceBytes bytes.
+std::string ReadNamespace(const Context& context,
+                          simdjson::simdjson_result<ondemand::value> value,
+                          const JsonPath& path) {
+  std::string text;
+  std::int64_t signed_number = 0;
+  std::uint64_t number = 0;
+  ondemand::json_type type;
+  if (value.type().get(type) != simdjson::SUCCESS ||
+      (type != ondemand::json_type::string &&
+       type != ondemand::json_type::number)) {
+    throw json_diagnostics::Unexpected(context, value, path.str(),
+                                       "a namespace (a string or an integer)");
+  }
+  if (type == ondemand::json_type::string) {
+    text = json_reader::ReadString(context, value, path);
+  } else if (value.get_int64().get(signed_number) == simdjson::SUCCESS) {
+    text = std::to_string(signed_number);
+  } else if (value.get_uint64().get(number) == simdjson::SUCCESS) {
+    text = std::to_string(number);
+  } else {
+    throw json_diagnostics::Unexpected(context, value, path.str(),
+                                       "a namespace (a string or an integer)");
+  }
+  return json_reader::CheckNamespaceLength(context, path, std::move(text));
+}
 
 void ReadHashIds(const Context& context,
                  simdjson::simdjson_result<ondemand::value> value,
@@ -57,7 +89,8 @@ std::string LinePrefix(std::size_t line_number) {
 }
 
 void ReadLine(ondemand::parser& parser, simdjson::padded_string_view json,
-              std::size_t line_number, std::int64_t max_id, TraceLine& line) {
+              std::size_t line_number, std::int64_t max_id,
+              std::string_view namespace_field, TraceLine& line) {
   ondemand::document document;
   ondemand::object root;
   simdjson::error_code error = parser.iterate(json).get(document);
@@ -71,6 +104,16 @@ void ReadLine(ondemand::parser& parser, simdjson::padded_string_view json,
     const json_diagnostics::Member member =
         json_diagnostics::ReadMember(context, std::move(field), root_path);
     const bool is_length = member.name == "input_length";
+    if (!namespace_field.empty() && member.name == namespace_field) {
+      if (line.has_namespace) {
+        throw json_diagnostics::DuplicateMember(context, member.name,
+                                                root_path);
+      }
+      line.has_namespace = true;
+      line.name_space =
+          ReadNamespace(context, member.value, root_path.Member(member.name));
+      continue;
+    }
     if (!is_length && member.name != "hash_ids") {
       // Unused, but it must be JSON: On Demand would skip it unchecked.
       json_diagnostics::ValidateValue(context, member.value,
@@ -117,9 +160,18 @@ std::int64_t LastBlockTokens(const TraceLine& line, std::size_t line_number) {
 }
 
 // Appends the tokens of a line ParsePaddedLine has checked. `remainder`
-// takes tokens mod options.vocabulary.
+// takes tokens mod options.vocabulary; `folder`, given when
+// options.namespace_field is, folds the line's namespace into its first
+// token.
 void AppendTokens(const TraceLine& line, const TraceOptions& options,
-                  const Remainder& remainder, SequenceList& out) {
+                  const Remainder& remainder, NamespaceFolder* folder,
+                  SequenceList& out) {
+  // The request's first token, folded with its namespace.
+  const auto first = [&](Token token) {
+    return folder == nullptr
+               ? token
+               : folder->Fold(folder->Intern(line.name_space), token);
+  };
   const std::int64_t last_block_tokens = LastBlockTokens(line, 0);
   const std::size_t blocks = line.hash_ids.size();
   // One block is expanded into a local array (vectorized), then appended at
@@ -128,12 +180,14 @@ void AppendTokens(const TraceLine& line, const TraceOptions& options,
   for (std::size_t b = 0; b < blocks; ++b) {
     const auto id = static_cast<std::uint64_t>(line.hash_ids[b]);
     if (options.mode == TraceMode::kBlock) {
-      out.PushToken(static_cast<Token>(id));
+      const auto token = static_cast<Token>(id);
+      out.PushToken(b == 0 ? first(token) : token);
       continue;
     }
     const std::uint64_t count =
         b + 1 < blocks ? kMooncakeBlockTokens : last_block_tokens;
     ExpandBlockTokens(id, count, remainder, block.data());
+    if (b == 0) block[0] = first(block[0]);
     out.PushTokens(TokenSpan(block.data(), count));
   }
   out.CloseSequence();
@@ -144,6 +198,19 @@ void CheckOptions(const TraceOptions& options) {
     throw std::invalid_argument(fmt::format(
         "vocabulary size must be 1 to 2147483648, not {}", options.vocabulary));
   }
+  if (options.namespace_field == "input_length" ||
+      options.namespace_field == "hash_ids") {
+    throw std::invalid_argument(fmt::format(
+        "the namespace field cannot be \"{}\", a member every trace line "
+        "needs for its tokens",
+        options.namespace_field));
+  }
+}
+
+// The trace's folder, when its lines carry namespaces.
+NamespaceFolder* FolderFor(const TraceOptions& options,
+                           NamespaceFolder& folder) {
+  return options.namespace_field.empty() ? nullptr : &folder;
 }
 
 std::int64_t MaxHashId(const TraceOptions& options) {
@@ -158,8 +225,11 @@ void ParsePaddedLine(ondemand::parser& parser,
   line.input_length = -1;
   line.hash_ids.clear();
   line.has_hash_ids = false;
+  line.name_space.clear();
+  line.has_namespace = false;
   try {
-    ReadLine(parser, json, line_number, MaxHashId(options), line);
+    ReadLine(parser, json, line_number, MaxHashId(options),
+             options.namespace_field, line);
   } catch (const InputError&) {
     json_diagnostics::RethrowWithUtf8First(json, LinePrefix(line_number));
   }
@@ -201,7 +271,8 @@ class ChunkReader {
              chunk.size() < chunking_.requests && lines_.Next(json)) {
         if (IsBlank(json)) continue;
         ParsePaddedLine(parser_, json, lines_.line_number(), options_, line_);
-        AppendTokens(line_, options_, remainder_, chunk);
+        AppendTokens(line_, options_, remainder_, FolderFor(options_, folder_),
+                     chunk);
       }
     } catch (const std::exception& error) {
       // A bad line (InputError) or a failed read (IoError) comes before
@@ -224,6 +295,7 @@ class ChunkReader {
   ondemand::parser parser_;
   TraceLine line_;                  // reused: its vector keeps its capacity
   std::exception_ptr failed_line_;  // to throw once the chunk is consumed
+  NamespaceFolder folder_;          // the trace's, with a namespace field
 };
 
 // A reader thread filling kTraceChunksInFlight chunks in turn, and the
@@ -326,13 +398,19 @@ class ChunkPipeline {
 }  // namespace
 
 void AppendTraceLine(std::string_view line, std::size_t line_number,
-                     const TraceOptions& options, SequenceList& out) {
+                     const TraceOptions& options, SequenceList& out,
+                     NamespaceFolder* folder) {
   CheckOptions(options);
+  if (!options.namespace_field.empty() && folder == nullptr) {
+    throw std::invalid_argument(
+        "a trace line with a namespace field needs the trace's folder");
+  }
   ondemand::parser parser;
   TraceLine parsed;
   const simdjson::padded_string padded(line);
   ParsePaddedLine(parser, padded, line_number, options, parsed);
-  AppendTokens(parsed, options, Remainder(options.vocabulary), out);
+  AppendTokens(parsed, options, Remainder(options.vocabulary),
+               options.namespace_field.empty() ? nullptr : folder, out);
 }
 
 SequenceList ReadMooncakeTrace(const std::string& path,
@@ -354,8 +432,9 @@ SequenceList ReadMooncakeTrace(const std::string& path,
   SequenceList trace;
   trace.Reserve(lines.size(), tokens);
   const Remainder remainder(options.vocabulary);
+  NamespaceFolder folder;
   for (const TraceLine& line : lines) {
-    AppendTokens(line, options, remainder, trace);
+    AppendTokens(line, options, remainder, FolderFor(options, folder), trace);
   }
   return trace;
 }

@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "io/input_error.h"
+#include "kvprefix/namespaces.h"
 #include "kvprefix/sequence_list.h"
 
 namespace kvprefix {
@@ -25,6 +26,13 @@ enum class TraceMode {
 struct TraceOptions {
   TraceMode mode = TraceMode::kBlock;
   std::uint32_t vocabulary = kDefaultVocabulary;  // V, 1 <= V <= 2^31
+  // SPEC §8.1: the member of a line that holds its request's namespace (a
+  // string, or an integer read as its decimal text; a line without it is
+  // in ""), or empty: every request in "". With a field, the reader folds
+  // each request's namespace into its first token (NamespaceFolder,
+  // kvprefix/namespaces.h), so the sequences read are the ones a cache
+  // sees; it may not be "input_length" or "hash_ids".
+  std::string namespace_field = {};
 };
 
 // splitmix64 (Steele, Lea & Flood, "Fast splittable pseudorandom number
@@ -41,11 +49,16 @@ constexpr std::uint64_t SplitMix64(std::uint64_t x) {
 // `out` as one sequence. `line_number` (1-based) is used in error locations
 // ("line 7: $.hash_ids[3]"). Throws InputError for invalid JSON, a missing or
 // mistyped member, a hash id that is negative or (block mode) above INT32_MAX,
-// or an input_length inconsistent with the number of blocks (the last block
-// must hold 1..512 tokens), and std::invalid_argument if options.vocabulary
-// is not in 1..2^31. O(tokens appended). Thread-safe (no shared state).
+// an input_length inconsistent with the number of blocks (the last block
+// must hold 1..512 tokens), or a namespace (options.namespace_field) that is
+// neither a string nor an integer or is longer than 256 bytes, and
+// std::invalid_argument if options.vocabulary is not in 1..2^31, or if
+// options.namespace_field is set and `folder` is null (the folder of the
+// whole trace, which numbers its first tokens: see TraceOptions). O(tokens
+// appended). Thread-safe (no shared state but `folder`).
 void AppendTraceLine(std::string_view line, std::size_t line_number,
-                     const TraceOptions& options, SequenceList& out);
+                     const TraceOptions& options, SequenceList& out,
+                     NamespaceFolder* folder = nullptr);
 
 // Reads a whole JSON Lines trace ("-" is standard input); blank lines are
 // skipped but counted in line numbers. Parses every line before expanding,

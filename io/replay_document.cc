@@ -69,12 +69,18 @@ void ReplayDocumentReader::Read(const Context& context, std::size_t index,
     case 5:
       options.match_limit = ReadNamedValue(context, value, path, kMatchLimits);
       break;
-    default:
+    case 6:
       options.trigger = ReadNamedValue(context, value, path, kEvictionTriggers);
+      break;
+    default:
+      ReadNamespaces(context, value, path, input.namespaces);
   }
 }
 
 ReplayInput ReplayDocumentReader::Finish() {
+  const auto namespaces = places.find("namespaces");
+  CheckNamespaceCount(namespaces == places.end() ? "" : namespaces->second,
+                      input.namespaces, input.requests.size(), "request");
   CacheOptions& options = input.options;
   if (!places.contains("match_limit")) {
     options.match_limit = DefaultMatchLimit(options.model);

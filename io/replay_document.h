@@ -24,12 +24,15 @@ using DocumentPlaces = std::map<std::string, std::string, std::less<>>;
 // (an array of arrays of int32 tokens, as in SPEC §4) and optionally
 // "capacity" (an integer from 0 to 2^64 - 1, -0 being 0; absent:
 // unbounded), "policy" (a name of kEvictionPolicies, kvprefix/cache.h:
-// "lru", "fifo" or "lfu"; default "lru") and "page_size" (an integer from 1 to
-// 2^31 - 1; default 1), in any order, each once, and nothing after it but
-// whitespace. Throws InputError naming the JSON location
-// of the first problem (an unknown, duplicated or missing member, null, a value
-// of the wrong kind or out of range, anything SPEC §4 rejects). O(input bytes).
-// Thread-safe.
+// "lru", "fifo" or "lfu"; default "lru"), "page_size" (an integer from 1 to
+// 2^31 - 1; default 1), SPEC §9.4's "model", "match_limit" and "trigger",
+// and SPEC §8.1's "namespaces" (one string of at most 256 bytes per
+// request; absent: every request in ""), in any order, each once, and
+// nothing after it but whitespace. Throws InputError naming the JSON
+// location of the first problem (an unknown, duplicated or missing member,
+// null, a value of the wrong kind or out of range, a namespace list of
+// another length than the requests', anything SPEC §4 rejects).
+// O(input bytes). Thread-safe.
 ReplayInput ParseReplayDocument(std::string_view json);
 
 // Reads and parses a file ("-" is standard input); with `places`, also

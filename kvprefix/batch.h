@@ -3,8 +3,11 @@
 #ifndef KVPREFIX_KVPREFIX_BATCH_H_
 #define KVPREFIX_KVPREFIX_BATCH_H_
 
+#include <optional>
+#include <string>
 #include <vector>
 
+#include "kvprefix/namespaces.h"
 #include "kvprefix/prefix_index.h"
 #include "kvprefix/sequence_list.h"
 #include "kvprefix/types.h"
@@ -17,6 +20,10 @@ namespace kvprefix {
 struct BatchInput {
   SequenceList cached_sequences;  // inserted in order
   SequenceList requests;          // matched in order; they insert nothing
+  // SPEC §8.1: one namespace per cached sequence, and one per request; an
+  // empty vector puts every one in the default namespace "".
+  std::vector<std::string> cached_namespaces = {};
+  std::vector<std::string> namespaces = {};
 
   friend bool operator==(const BatchInput&, const BatchInput&) = default;
 };
@@ -40,10 +47,33 @@ std::vector<Match> FindPrefixMatches(Index& index,
   return matches;
 }
 
-// The same, for a whole BatchInput.
+// `input` as the engines see it (SPEC §8.1): when some namespace of either
+// list is not "", both lists folded by one NamespaceFolder
+// (kvprefix/namespaces.h) with the namespaces left out; nullopt when every
+// namespace is "" (the engines then take `input` as it is). Throws
+// std::invalid_argument for a namespace list of the wrong length, and what
+// the folder throws. O(tokens).
+inline std::optional<BatchInput> FoldedBatch(const BatchInput& input) {
+  if (!HasNamespaces(input.cached_namespaces) &&
+      !HasNamespaces(input.namespaces)) {
+    return std::nullopt;
+  }
+  NamespaceFolder folder;
+  return BatchInput{
+      .cached_sequences =
+          folder.Folded(input.cached_sequences, input.cached_namespaces),
+      .requests = folder.Folded(input.requests, input.namespaces)};
+}
+
+// The same, for a whole BatchInput, each sequence in its namespace
+// (FoldedBatch; O(tokens) more when some namespace is not ""). Also throws
+// what FoldedBatch throws.
 template <typename Index>
 std::vector<Match> FindPrefixMatches(Index& index, const BatchInput& input) {
-  return FindPrefixMatches(index, input.cached_sequences, input.requests);
+  const std::optional<BatchInput> folded = FoldedBatch(input);
+  const BatchInput& sequences = folded ? *folded : input;
+  return FindPrefixMatches(index, sequences.cached_sequences,
+                           sequences.requests);
 }
 
 }  // namespace kvprefix

@@ -48,6 +48,7 @@
 #include "kvprefix/batch.h"
 #include "kvprefix/cache.h"
 #include "kvprefix/lru_curve.h"
+#include "kvprefix/namespaces.h"
 #include "kvprefix/options_refused.h"
 #include "kvprefix/paged_index.h"
 #include "kvprefix/prefix_index.h"
@@ -273,6 +274,52 @@ ConvertedSequences ConvertSequences(py::handle sequences,
   return converted;
 }
 
+// One namespace (SPEC §8.1) of the argument item `where`: a str of at most
+// kMaxNamespaceBytes bytes of UTF-8. Raises TypeError for anything else,
+// ValueError for a longer one.
+std::string ToNamespace(py::handle name, const std::string& where) {
+  if (!PyUnicode_Check(name.ptr())) {
+    Raise(PyExc_TypeError, where + ": expected a namespace (a str), got " +
+                               TypeName(name.ptr()));
+  }
+  Py_ssize_t size = 0;
+  const char* bytes = PyUnicode_AsUTF8AndSize(name.ptr(), &size);
+  if (bytes == nullptr) throw py::error_already_set();  // lone surrogates
+  if (static_cast<std::size_t>(size) > kMaxNamespaceBytes) {
+    Raise(PyExc_ValueError,
+          fmt::format("{}: expected a namespace of at most {} bytes of "
+                      "UTF-8, found {} bytes",
+                      where, kMaxNamespaceBytes, size));
+  }
+  return std::string(bytes, static_cast<std::size_t>(size));
+}
+
+// The argument `name`, None (every sequence in "": an empty vector) or a
+// sequence of one namespace (ToNamespace) per sequence of the argument
+// `sequences_name`, which has `count`. Raises TypeError for a
+// non-sequence or a non-str item, ValueError for another length.
+std::vector<std::string> ToNamespaces(py::handle namespaces,
+                                      const std::string& name,
+                                      std::size_t count,
+                                      const std::string& sequences_name) {
+  std::vector<std::string> names;
+  if (namespaces.is_none()) return names;
+  const py::object items =
+      FastSequence(namespaces.ptr(), name, "a sequence of str namespaces");
+  for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(items.ptr()); ++i) {
+    names.push_back(ToNamespace(PySequence_Fast_GET_ITEM(items.ptr(), i),
+                                name + "[" + std::to_string(i) + "]"));
+  }
+  if (names.size() != count) {
+    Raise(PyExc_ValueError,
+          fmt::format("{}: expected {} namespace{} (one per item of {}), "
+                      "found {}",
+                      name, count, count == 1 ? "" : "s", sequences_name,
+                      names.size()));
+  }
+  return names;
+}
+
 // Interned dictionary keys, made once and kept for the process's lifetime
 // (never released, so no destructor runs after the interpreter is gone).
 PyObject* Key(const char* name) { return PyUnicode_InternFromString(name); }
@@ -434,12 +481,15 @@ py::dict MatchesDict(const std::vector<Match>& matches,
 py::dict ReplayPy(py::handle requests, py::handle capacity,
                   const std::string& policy, py::handle page_size,
                   py::handle engine_name, py::handle model,
-                  py::handle match_limit, py::handle trigger) {
+                  py::handle match_limit, py::handle trigger,
+                  py::handle namespaces) {
   CacheOptions options = ToCacheOptions(capacity, policy, page_size);
   SetModelOptions(model, match_limit, trigger, options);
   const std::string engine = EngineOrDefault(engine_name, options.model);
   std::unique_ptr<PrefixIndex> index = MakeEngineOrRaise(engine, options);
   const ConvertedSequences queries = ConvertSequences(requests, "requests");
+  const std::vector<std::string> names =
+      ToNamespaces(namespaces, "namespaces", queries.tokens.size(), "requests");
   std::vector<Match> matches;
   ReplaySummary summary;
   std::uint64_t nodes = 0;
@@ -448,7 +498,7 @@ py::dict ReplayPy(py::handle requests, py::handle capacity,
   {
     py::gil_scoped_release release;
     matches.reserve(queries.tokens.size());
-    summary = Replay(*index, queries.tokens,
+    summary = Replay(*index, queries.tokens, names,
                      [&](std::size_t, TokenSpan, const Match& match) {
                        matches.push_back(match);
                      });
@@ -544,10 +594,20 @@ ModelCurve ReplayModelCurve(const SequenceList& requests,
   return curve;
 }
 
+// The requests of curve(): converted, and folded with their namespaces
+// (SPEC §8.1; a curve reports no request's tokens).
+SequenceList CurveRequests(py::handle requests, py::handle namespaces) {
+  SequenceList tokens = ConvertSequences(requests, "requests").tokens;
+  FoldNamespaces(tokens, ToNamespaces(namespaces, "namespaces", tokens.size(),
+                                      "requests"));
+  return tokens;
+}
+
 py::dict CurvePy(py::handle requests, py::handle page_size,
                  py::handle capacities, py::handle points,
                  py::handle target_hit_ratios, py::handle model,
-                 py::handle match_limit, py::handle trigger) {
+                 py::handle match_limit, py::handle trigger,
+                 py::handle namespaces) {
   CacheOptions cache = ToCacheOptions(py::none(), "lru", page_size);
   SetModelOptions(model, match_limit, trigger, cache);
   const std::uint64_t pages = cache.page_size;
@@ -575,11 +635,11 @@ py::dict CurvePy(py::handle requests, py::handle page_size,
                 std::string(NameOf(kCacheModels, cache.model)) +
                 "' is not one");
     }
-    const ConvertedSequences queries = ConvertSequences(requests, "requests");
+    const SequenceList queries = CurveRequests(requests, namespaces);
     ModelCurve curve;
     {
       py::gil_scoped_release release;
-      curve = ReplayModelCurve(queries.tokens, cache, chosen, count);
+      curve = ReplayModelCurve(queries, cache, chosen, count);
     }
     std::vector<double> ratios;
     for (const std::uint64_t tokens : curve.matched) {
@@ -595,14 +655,14 @@ py::dict CurvePy(py::handle requests, py::handle page_size,
     result["distinct_prefixes"] = curve.distinct_prefixes;
     return result;
   }
-  const ConvertedSequences queries = ConvertSequences(requests, "requests");
+  const SequenceList queries = CurveRequests(requests, namespaces);
   LruCurve<PagedIndex<RadixTrie>> curve(pages, cache.match_limit);
   std::vector<std::uint64_t> matched;
   std::vector<std::optional<std::uint64_t>> target_capacities;
   std::vector<std::uint64_t> target_matched;
   {
     py::gil_scoped_release release;
-    for (TokenSpan request : queries.tokens) curve.Add(request);
+    for (TokenSpan request : queries) curve.Add(request);
     if (chosen.empty()) {
       chosen = LogSpacedCapacities(curve.distinct_prefixes(), count);
     }
@@ -755,7 +815,9 @@ int RunCommandLinePy(const std::vector<std::string>& arguments) {
 }
 
 py::dict FindPrefixMatchesPy(py::handle cached_sequences, py::handle requests,
-                             const std::string& engine, py::handle page_size) {
+                             const std::string& engine, py::handle page_size,
+                             py::handle cached_namespaces,
+                             py::handle namespaces) {
   std::unique_ptr<PrefixIndex> index = MakeEngineOrRaise(
       engine, ToCacheOptions(py::none(), DefaultPolicyName(), page_size));
   BatchInput input;
@@ -763,6 +825,11 @@ py::dict FindPrefixMatchesPy(py::handle cached_sequences, py::handle requests,
       ConvertSequences(cached_sequences, "cached_sequences").tokens;
   ConvertedSequences queries = ConvertSequences(requests, "requests");
   input.requests = std::move(queries.tokens);
+  input.cached_namespaces =
+      ToNamespaces(cached_namespaces, "cached_namespaces",
+                   input.cached_sequences.size(), "cached_sequences");
+  input.namespaces =
+      ToNamespaces(namespaces, "namespaces", input.requests.size(), "requests");
   std::vector<Match> matches;
   {
     py::gil_scoped_release release;
@@ -787,35 +854,51 @@ class PyPrefixIndex {
           return options;
         }())) {}
 
-  NodeId Insert(py::handle sequence) {
+  // The calls below take a namespace (SPEC §8.1) and fold it into the
+  // sequence's first token (kvprefix/namespaces.h): every sequence is
+  // folded, "" included, so that any namespace may come at any time.
+
+  NodeId Insert(py::handle sequence, py::handle name_space) {
     SequenceList tokens;
     AppendSequence(sequence.ptr(), "sequence", tokens);
+    const std::string name = ToNamespace(name_space, "namespace");
     py::gil_scoped_release release;
     std::unique_lock lock(mutex_);
-    return index_->Insert(tokens[0]);
+    return index_->Insert(Folded(tokens[0], name)[0]);
   }
 
-  py::dict MatchPrefix(py::handle request) const {
+  py::dict MatchPrefix(py::handle request, py::handle name_space) const {
     SequenceList tokens;
     const py::object items = AppendSequence(request.ptr(), "request", tokens);
+    const std::string name = ToNamespace(name_space, "namespace");
     Match match;
     {
       py::gil_scoped_release release;
       std::shared_lock lock(mutex_);
-      match = index_->MatchPrefix(tokens[0]);
+      const TokenSpan tokens_seen = tokens[0];
+      // A first token never folded in this namespace starts no node.
+      const std::optional<Token> first =
+          tokens_seen.empty() ? std::nullopt
+                              : folder_.Find(name, tokens_seen.front());
+      if (first) {
+        std::vector<Token> folded(tokens_seen.begin(), tokens_seen.end());
+        folded.front() = *first;
+        match = index_->MatchPrefix(folded);
+      }
     }
     return MatchDict(match, tokens[0], items);
   }
 
   // SPEC §8 steps 1-4: the match, then the insert (touch, evict).
-  py::dict Access(py::handle request) {
+  py::dict Access(py::handle request, py::handle name_space) {
     SequenceList tokens;
     const py::object items = AppendSequence(request.ptr(), "request", tokens);
+    const std::string name = ToNamespace(name_space, "namespace");
     Match match;
     {
       py::gil_scoped_release release;
       std::unique_lock lock(mutex_);
-      match = index_->Access(tokens[0]);
+      match = index_->Access(Folded(tokens[0], name)[0]);
     }
     return MatchDict(match, tokens[0], items);
   }
@@ -844,7 +927,16 @@ class PyPrefixIndex {
   std::string_view engine() const { return index_->name(); }
 
  private:
+  // `sequence` folded in namespace `name`, as a list of one sequence.
+  // Requires the exclusive lock.
+  SequenceList Folded(TokenSpan sequence, const std::string& name) {
+    SequenceList folded;
+    folder_.AppendFolded(sequence, name, folded);
+    return folded;
+  }
+
   std::unique_ptr<PrefixIndex> index_;
+  NamespaceFolder folder_;  // guarded by mutex_
   mutable std::shared_mutex mutex_;
 };
 
@@ -928,7 +1020,8 @@ void DefineBatchFunctions(py::module_& m) {
   m.def(
       "find_prefix_matches", &FindPrefixMatchesPy, py::arg("cached_sequences"),
       py::arg("requests"), py::arg("engine") = default_engine, py::kw_only(),
-      py::arg("page_size") = 1,
+      py::arg("page_size") = 1, py::arg("cached_namespaces") = py::none(),
+      py::arg("namespaces") = py::none(),
       R"doc(Inserts every cached sequence in order, then matches every request.
 
 Each argument is a sequence of token sequences; a token sequence is a list or
@@ -938,9 +1031,14 @@ Returns {"matches": [{"matched_length": int, "cache_node": int,
 With page_size P > 1 the trie is built over whole pages of P tokens (SPEC
 section 8): a trailing partial page is dropped and matched_length is a
 multiple of P.
-Raises TypeError (not a sequence, non-int or bool token, float buffer),
-OverflowError (token outside int32), ValueError (unknown engine, page_size
-out of range), kvprefix.CapacityError (the engine ran out of node IDs; a
+cached_namespaces and namespaces (SPEC section 8.1; None: every sequence in
+""): one str per cached sequence and per request; a request matches only
+what sequences of its own namespace cached.
+Raises TypeError (not a sequence, non-int or bool token, float buffer, a
+namespace that is not a str), OverflowError (token outside int32),
+ValueError (unknown engine, page_size out of range, a namespace list of
+another length or a namespace over 256 bytes of UTF-8),
+kvprefix.CapacityError (the engine ran out of node IDs; a
 MemoryError). The GIL is released while the engine inserts and matches.)doc");
 
   m.def("match_file", &MatchFilePy, py::arg("path"),
@@ -964,6 +1062,7 @@ void DefineReplay(py::module_& m) {
         py::arg("policy") = DefaultPolicyName(), py::arg("page_size") = 1,
         py::arg("engine") = py::none(), py::arg("model") = py::none(),
         py::arg("match_limit") = py::none(), py::arg("trigger") = py::none(),
+        py::arg("namespaces") = py::none(),
         (R"doc(Replays requests on a prefix cache as a serving system does.
 
 Each request is matched, then inserted (SPEC section 3); with a capacity C
@@ -979,6 +1078,10 @@ blocks) or 'sglang' (a radix cache of C pages)), match_limit ('all' or
 ('after-insert' or 'on-allocate'; sglang only) are `kvprefix replay`'s
 --model, --match-limit and --trigger; engine None is the default engine,
 or for a model it lacks the model's own (the reference).
+namespaces (SPEC section 8.1; None: every request in ""): one str per
+request, as a replay document's "namespaces": requests of different
+namespaces never share a node (vLLM's cache_salt or LoRA, SGLang's
+extra_key), in one cache of one capacity.
 Returns a dict: "matches", a list as find_prefix_matches returns, each
 request's match taken before its insert; and the summary `kvprefix replay`
 prints for a trace, under the same names: "engine", "capacity" (None if
@@ -1009,10 +1112,11 @@ void DefineCurve(py::module_& m) {
       py::arg("page_size") = 1, py::arg("capacities") = py::none(),
       py::arg("points") = py::none(), py::arg("target_hit_ratios") = py::none(),
       py::arg("model") = py::none(), py::arg("match_limit") = py::none(),
-      py::arg("trigger") = py::none(),
+      py::arg("trigger") = py::none(), py::arg("namespaces") = py::none(),
       R"doc(The exact LRU hit ratio of replaying `requests` at many capacities.
 
-model, match_limit and trigger as replay() takes them (SPEC section 9):
+model, match_limit, trigger and namespaces as replay() takes them (SPEC
+sections 9 and 8.1):
 model 'spec' under either match limit is one pass; 'vllm' and 'sglang', not
 stack algorithms, replay once per capacity (and take no target_hit_ratios).
 
@@ -1092,15 +1196,20 @@ void DefinePrefixIndex(py::module_& m) {
             "section 9; the engine must implement the model).")
                .c_str())
       .def("insert", &PyPrefixIndex::Insert, py::arg("sequence"),
-           "Inserts a token sequence; returns the ID of the node its last "
-           "token reaches (0 for an empty sequence).")
+           py::arg("namespace") = "",
+           "Inserts a token sequence in `namespace` (SPEC section 8.1, a str "
+           "of at most 256 bytes of UTF-8; default \"\"); returns the ID of "
+           "the node its last token reaches (0 for an empty sequence).")
       .def("match", &PyPrefixIndex::MatchPrefix, py::arg("request"),
-           "The longest cached prefix of `request`, as {\"matched_length\", "
-           "\"cache_node\", \"uncached_suffix\"}. Inserts nothing.")
+           py::arg("namespace") = "",
+           "The longest prefix of `request` cached in its `namespace`, as "
+           "{\"matched_length\", \"cache_node\", \"uncached_suffix\"}. "
+           "Inserts nothing.")
       .def("access", &PyPrefixIndex::Access, py::arg("request"),
-           "The serving step: matches `request` (returned as match() "
-           "returns it), then inserts it, touching its path and evicting "
-           "when the index has a capacity.")
+           py::arg("namespace") = "",
+           "The serving step: matches `request` in its `namespace` "
+           "(returned as match() returns it), then inserts it, touching its "
+           "path and evicting when the index has a capacity.")
       .def_property_readonly("node_count", &PyPrefixIndex::node_count,
                              "Number of nodes present, root excluded.")
       .def_property_readonly("evicted_count", &PyPrefixIndex::evicted_count,

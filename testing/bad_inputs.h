@@ -8,7 +8,21 @@
 #include <string>
 #include <vector>
 
+#include "io/input_error.h"
+
 namespace kvprefix::test {
+
+// The what() of the InputError `parse()` throws ("" if it throws none);
+// any other exception propagates.
+template <typename Parse>
+std::string InputErrorOf(Parse&& parse) {
+  try {
+    parse();
+  } catch (const InputError& error) {
+    return error.what();
+  }
+  return "";
+}
 
 struct BadInput {
   std::string name;      // a GoogleTest-friendly name of the kind

@@ -101,8 +101,9 @@ TEST(CaseFileTest, RejectsWhatTheProductRejectsNamingFileAndLocation) {
       {"{\"cached_sequences\":[],\"requests\":[]}",
        "$: expected member \"expected\", found an object without it"},
       {"{\"cached_sequences\":[],\"requests\":[],\"extra\":1" + expected,
-       "$.extra: expected \"cached_sequences\", \"requests\", \"expected\" "
-       "or \"source\", found an unknown member \"extra\""},
+       "$.extra: expected \"cached_sequences\", \"requests\", \"expected\", "
+       "\"cached_namespaces\", \"namespaces\" or \"source\", found an unknown "
+       "member \"extra\""},
       {"{\"cached_sequences\":[],\"requests\":[],\"source\":7" + expected,
        "$.source: expected a string, found 7"},
       {"{\"cached_sequences\":[],\"requests\":[]" + expected + " x",

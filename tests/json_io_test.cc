@@ -698,17 +698,6 @@ TEST(JsonKernelTest, ParsesWithTheKernelTheRunAsksFor) {
   EXPECT_EQ(active, SupportedJsonKernels().front());
 }
 
-// The message of the InputError `parse` throws ("" if none).
-template <typename Parse>
-std::string ErrorOf(Parse&& parse) {
-  try {
-    parse();
-  } catch (const InputError& error) {
-    return error.what();
-  }
-  return "";
-}
-
 // simdjson's fallback kernel checks UTF-8 only inside strings: a stray
 // 0xFF elsewhere was reported as trailing content, a bad token or an
 // unbalanced document, while the SIMD kernels report invalid UTF-8 at its
@@ -744,13 +733,16 @@ TEST(Utf8ErrorTest, IsTheSameWithEveryKernel) {
     const ScopedJsonKernel chosen(kernel);
     ASSERT_EQ(ActiveJsonKernel(), kernel);
     for (const auto& [document, message] : documents) {
-      EXPECT_EQ(ErrorOf([&] { ParseBatchInput(document); }), message) << kernel;
-      EXPECT_EQ(ErrorOf([&] { ParseReplayDocument(document); }), message)
+      EXPECT_EQ(test::InputErrorOf([&] { ParseBatchInput(document); }), message)
+          << kernel;
+      EXPECT_EQ(test::InputErrorOf([&] { ParseReplayDocument(document); }),
+                message)
           << kernel;
     }
     SequenceList out;
-    EXPECT_EQ(ErrorOf([&] { AppendTraceLine(line, 7, options, out); }),
-              "line 7: byte 45: expected UTF-8 text, found invalid byte 0xFF")
+    EXPECT_EQ(
+        test::InputErrorOf([&] { AppendTraceLine(line, 7, options, out); }),
+        "line 7: byte 45: expected UTF-8 text, found invalid byte 0xFF")
         << kernel;
   }
 }

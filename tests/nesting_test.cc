@@ -202,7 +202,8 @@ TEST_P(NestingTest, FixedShapeReadersStopAtTheFirstWrongValue) {
              : "$.requests[0]: expected an array of tokens, found an object"},
       {"batch input, unknown member",
        [&] { ParseBatchInput(R"({"x":)" + deep + R"(,"requests":[]})"); },
-       "$.x: expected \"cached_sequences\" or \"requests\", found an unknown"},
+       "$.x: expected \"cached_sequences\", \"requests\", "
+       "\"cached_namespaces\" or \"namespaces\", found an unknown"},
       {"case file, expected",
        [&] {
          ParseCaseFile(R"({"cached_sequences":[],"requests":[],"expected":)" +

@@ -942,7 +942,8 @@ TEST(VerifyCliTest, ReplayDocumentWithoutFormatRequestsGetsAHint) {
   EXPECT_THAT(run.output,
               HasSubstr("kvprefix: " + bounded +
                         ": $.capacity: expected "
-                        "\"cached_sequences\" or \"requests\", found an "
+                        "\"cached_sequences\", \"requests\", "
+                        "\"cached_namespaces\" or \"namespaces\", found an "
                         "unknown member \"capacity\" " +
                         hint));
   run = RunVerify("--engines all " + plain);

@@ -372,7 +372,7 @@ std::vector<Match> ReferenceMatches(const ReplayInput& input) {
   const auto reference = MakeEngine(ReferenceTrie::kName, input.options);
   std::vector<Match> matches;
   matches.reserve(input.requests.size());
-  Replay(*reference, input.requests,
+  Replay(*reference, input.requests, input.namespaces,
          [&matches](std::size_t, TokenSpan, const Match& match) {
            matches.push_back(match);
          });

@@ -7,6 +7,7 @@
 #include <array>
 #include <cstdint>
 #include <set>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -16,41 +17,63 @@ namespace kvprefix::verify {
 namespace {
 
 using Sequence = std::vector<Token>;
-using Sequences = std::vector<Sequence>;
+// A sequence and its namespace (SPEC §8.1), dropped together.
+struct Entry {
+  Sequence tokens;
+  std::string name_space;
+};
+using Entries = std::vector<Entry>;
 
 // The shrinker's working form of an input: every sequence its own vector, so
 // that candidates are easy to edit. A replay document has no cached
 // sequences; a batch input keeps the default (unbounded) options.
+// `namespaces`: the input had namespaces (SPEC §8.1; absent otherwise).
 struct EditableInput {
-  Sequences cached_sequences;
-  Sequences requests;
+  Entries cached_sequences;
+  Entries requests;
   CacheOptions options;
+  bool namespaces = false;
 };
 
 // The two lists of a case: shrinking treats them alike.
-constexpr std::array<Sequences EditableInput::*, 2> kLists = {
+constexpr std::array<Entries EditableInput::*, 2> kLists = {
     &EditableInput::requests, &EditableInput::cached_sequences};
 
-Sequences ToSequences(const SequenceList& list) {
-  Sequences sequences;
-  for (TokenSpan sequence : list) {
-    sequences.emplace_back(sequence.begin(), sequence.end());
+Entries ToEntries(const SequenceList& list,
+                  const std::vector<std::string>& namespaces) {
+  Entries entries;
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    entries.push_back({Sequence(list[i].begin(), list[i].end()),
+                       namespaces.empty() ? "" : namespaces[i]});
   }
-  return sequences;
+  return entries;
 }
 
-SequenceList ToList(const Sequences& sequences) {
+SequenceList ToList(const Entries& entries) {
   SequenceList list;
-  for (const Sequence& sequence : sequences) list.Append(sequence);
+  for (const Entry& entry : entries) list.Append(entry.tokens);
   return list;
 }
 
+// The entries' namespaces; none (every one in "") when `work` has none.
+std::vector<std::string> NamespacesOf(const EditableInput& work,
+                                      const Entries& entries) {
+  std::vector<std::string> names;
+  if (!work.namespaces) return names;
+  for (const Entry& entry : entries) names.push_back(entry.name_space);
+  return names;
+}
+
 EditableInput ToEditable(const BatchInput& input) {
-  return {ToSequences(input.cached_sequences), ToSequences(input.requests),
-          CacheOptions{}};
+  return {ToEntries(input.cached_sequences, input.cached_namespaces),
+          ToEntries(input.requests, input.namespaces), CacheOptions{},
+          !input.cached_namespaces.empty() || !input.namespaces.empty()};
 }
 EditableInput ToEditable(const ReplayInput& input) {
-  return {{}, ToSequences(input.requests), input.options};
+  return {{},
+          ToEntries(input.requests, input.namespaces),
+          input.options,
+          !input.namespaces.empty()};
 }
 
 // The input of type `Input` that `work` stands for.
@@ -58,18 +81,21 @@ template <typename Input>
 Input FromEditable(const EditableInput& work);
 template <>
 BatchInput FromEditable(const EditableInput& work) {
-  return BatchInput{ToList(work.cached_sequences), ToList(work.requests)};
+  return BatchInput{ToList(work.cached_sequences), ToList(work.requests),
+                    NamespacesOf(work, work.cached_sequences),
+                    NamespacesOf(work, work.requests)};
 }
 template <>
 ReplayInput FromEditable(const EditableInput& work) {
-  return ReplayInput{ToList(work.requests), work.options};
+  return ReplayInput{ToList(work.requests), work.options,
+                     NamespacesOf(work, work.requests)};
 }
 
 // Calls visit(sequence) for every sequence of both lists of `work`.
 template <typename Case, typename Visit>
 void ForEachSequence(Case& work, Visit visit) {
   for (auto list : kLists) {
-    for (auto& sequence : work.*list) visit(sequence);
+    for (auto& entry : work.*list) visit(entry.tokens);
   }
 }
 
@@ -123,6 +149,7 @@ class Shrinker {
       // The model's options first: a failure that shows with simpler ones
       // should shrink its requests there, not where it first appeared.
       progress = ShrinkModel();
+      progress |= DropNamespaces();
       progress |= DropSequences();
       progress |= DropColumns();
       progress |= DropTokens();
@@ -180,7 +207,35 @@ class Shrinker {
     bool progress = false;
     for (auto list : kLists) {
       progress |= DropChunks(
-          [list](EditableInput& work) -> Sequences& { return work.*list; });
+          [list](EditableInput& work) -> Entries& { return work.*list; });
+    }
+    return progress;
+  }
+
+  // SPEC §8.1: every sequence in the default namespace (the member left
+  // out), else each namespace in turn renamed to "" (one fewer), so that a
+  // bug that needs no namespace is reported without them.
+  bool DropNamespaces() {
+    if (!current_.namespaces || OutOfBudget()) return false;
+    EditableInput without = current_;
+    without.namespaces = false;
+    if (Try(std::move(without))) return true;
+    std::set<std::string> names;
+    for (auto list : kLists) {
+      for (const Entry& entry : current_.*list) {
+        if (!entry.name_space.empty()) names.insert(entry.name_space);
+      }
+    }
+    bool progress = false;
+    for (const std::string& name : names) {
+      if (OutOfBudget()) return progress;
+      EditableInput candidate = current_;
+      for (auto list : kLists) {
+        for (Entry& entry : candidate.*list) {
+          if (entry.name_space == name) entry.name_space.clear();
+        }
+      }
+      progress |= Try(std::move(candidate));
     }
     return progress;
   }
@@ -206,7 +261,7 @@ class Shrinker {
     for (auto list : kLists) {
       for (std::size_t i = 0; i < (current_.*list).size(); ++i) {
         progress |= DropChunks([list, i](EditableInput& work) -> Sequence& {
-          return (work.*list)[i];
+          return (work.*list)[i].tokens;
         });
       }
     }
