@@ -6,9 +6,10 @@
 #include <algorithm>
 #include <charconv>
 #include <optional>
-#include <ranges>
 #include <stdexcept>
 
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "checking/recipe.h"
 
 namespace kvprefix::checking {
@@ -113,6 +114,17 @@ std::vector<T> TakenValues(const std::vector<T>& listed, const Entries& entries,
 
 // The policies of `implemented` (all when none is listed) that `model`
 // takes.
+// The names of `values`, given by `name`, joined by `separator`. A loop
+// over the vector, not a transform view: clang 14 (the fuzz build) rejects
+// libstdc++ 12's views.
+template <typename T, typename Name>
+std::string JoinNames(const std::vector<T>& values, Name name,
+                      std::string_view separator) {
+  return absl::StrJoin(values, separator, [&](std::string* out, T value) {
+    absl::StrAppend(out, name(value));
+  });
+}
+
 std::vector<EvictionPolicy> PoliciesFor(const ImplementedOptions& implemented,
                                         CacheModel model) {
   return TakenValues(
@@ -194,20 +206,16 @@ ImplementedOptions ParseImplementedOptions(
     const auto& entry = kCacheModels[static_cast<std::size_t>(model)];
     const bool policy = PoliciesFor(implemented, entry.value).empty();
     const auto takes = [&](const ImplementedOptions& all) {
-      return policy
-                 ? fmt::format(
-                       "the policies {}",
-                       fmt::join(PoliciesFor(all, entry.value) |
-                                     std::views::transform(EvictionPolicyName),
-                                 ", "))
-                 : fmt::format(
-                       "the match limits {}",
-                       fmt::join(
-                           MatchLimitsFor(all, entry.value) |
-                               std::views::transform([](MatchLimit limit) {
-                                 return NameOf(kMatchLimits, limit);
-                               }),
-                           ", "));
+      return policy ? fmt::format("the policies {}",
+                                  JoinNames(PoliciesFor(all, entry.value),
+                                            EvictionPolicyName, ", "))
+                    : fmt::format("the match limits {}",
+                                  JoinNames(
+                                      MatchLimitsFor(all, entry.value),
+                                      [](MatchLimit limit) {
+                                        return NameOf(kMatchLimits, limit);
+                                      },
+                                      ", "));
     };
     throw std::invalid_argument(fmt::format(
         "{}: model \"{}\" takes {} only (SPEC §9.4), which {} leaves out",
@@ -222,26 +230,22 @@ std::string ImplementedOptionsFlags(const ImplementedOptions& implemented) {
   if (!implemented.models.empty()) {
     flags.push_back(fmt::format(
         "--models {}",
-        fmt::join(implemented.models | std::views::transform([](CacheModel m) {
-                    return NameOf(kCacheModels, m);
-                  }),
-                  ",")));
+        JoinNames(
+            implemented.models,
+            [](CacheModel m) { return NameOf(kCacheModels, m); }, ",")));
   }
   if (!implemented.match_limits.empty()) {
-    flags.push_back(
-        fmt::format("--match-limits {}",
-                    fmt::join(implemented.match_limits |
-                                  std::views::transform([](MatchLimit limit) {
-                                    return NameOf(kMatchLimits, limit);
-                                  }),
-                              ",")));
+    flags.push_back(fmt::format(
+        "--match-limits {}",
+        JoinNames(
+            implemented.match_limits,
+            [](MatchLimit limit) { return NameOf(kMatchLimits, limit); },
+            ",")));
   }
   if (!implemented.policies.empty()) {
-    flags.push_back(fmt::format(
-        "--policies {}",
-        fmt::join(
-            implemented.policies | std::views::transform(EvictionPolicyName),
-            ",")));
+    flags.push_back(
+        fmt::format("--policies {}",
+                    JoinNames(implemented.policies, EvictionPolicyName, ",")));
   }
   if (!implemented.page_sizes.empty()) {
     flags.push_back(
