@@ -8,8 +8,6 @@
 #include <optional>
 #include <stdexcept>
 
-#include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "checking/recipe.h"
 
 namespace kvprefix::checking {
@@ -112,19 +110,22 @@ std::vector<T> TakenValues(const std::vector<T>& listed, const Entries& entries,
   return taken;
 }
 
-// The policies of `implemented` (all when none is listed) that `model`
-// takes.
 // The names of `values`, given by `name`, joined by `separator`. A loop
 // over the vector, not a transform view: clang 14 (the fuzz build) rejects
 // libstdc++ 12's views.
 template <typename T, typename Name>
 std::string JoinNames(const std::vector<T>& values, Name name,
                       std::string_view separator) {
-  return absl::StrJoin(values, separator, [&](std::string* out, T value) {
-    absl::StrAppend(out, name(value));
-  });
+  std::string joined;
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    if (i > 0) joined += separator;
+    joined += name(values[i]);
+  }
+  return joined;
 }
 
+// The policies of `implemented` (all when none is listed) that `model`
+// takes.
 std::vector<EvictionPolicy> PoliciesFor(const ImplementedOptions& implemented,
                                         CacheModel model) {
   return TakenValues(
