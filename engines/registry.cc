@@ -5,6 +5,7 @@
 #include <string>
 
 #include "engines/all_engines.h"
+#include "engines/sequential_serving.h"
 #include "kvprefix/paged_index.h"
 #include "plugin/plugin_engine.h"
 
@@ -122,6 +123,27 @@ std::unique_ptr<PrefixIndex> MakeEngine(std::string_view name,
   throw std::invalid_argument("unknown engine '" + std::string(name) +
                               "' (available: " + NamesOf(CacheModel::kSpec) +
                               ", or plugin:PATH)");
+}
+
+std::unique_ptr<ServingCache> MakeServingCache(std::string_view name,
+                                               const CacheOptions& options) {
+  if (name != ReferenceTrie::kName) {
+    return std::make_unique<SequentialServingCache>(MakeEngine(name, options));
+  }
+  MakeEngine(name, options);  // the same checks and messages
+  switch (options.model) {
+    case CacheModel::kSpec:
+      if (options.page_size == 1) {
+        return std::make_unique<ServingAdapter<ReferenceTrie>>(options);
+      }
+      return std::make_unique<ServingAdapter<PagedIndex<ReferenceTrie>>>(
+          options);
+    case CacheModel::kVllm:
+      return std::make_unique<ServingAdapter<ReferenceBlockPool>>(options);
+    case CacheModel::kSglang:
+      return std::make_unique<ServingAdapter<ReferenceRadixCache>>(options);
+  }
+  return nullptr;  // not reached: every model has a case
 }
 
 }  // namespace kvprefix

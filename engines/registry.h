@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "kvprefix/prefix_index.h"
+#include "kvprefix/request.h"
 
 namespace kvprefix {
 
@@ -56,6 +57,14 @@ void CheckEngineName(std::string_view name);
 // spec with match limit all); PluginError if a plugin cannot be loaded.
 std::unique_ptr<PrefixIndex> MakeEngine(std::string_view name,
                                         const CacheOptions& options = {});
+
+// A new, empty cache of engine `name` with `options` for a serving replay
+// (SPEC §10): the reference engines implement every model's request
+// lifecycle (kvprefix/request.h); every other engine, a plugin included,
+// answers one request at a time (engines/sequential_serving.h,
+// one_at_a_time()). Throws as MakeEngine. Thread-safe.
+std::unique_ptr<ServingCache> MakeServingCache(std::string_view name,
+                                               const CacheOptions& options);
 
 }  // namespace kvprefix
 

@@ -35,6 +35,7 @@
 #include "kvprefix/cache_model.h"
 #include "kvprefix/memory.h"
 #include "kvprefix/prefix_index.h"
+#include "kvprefix/request.h"
 #include "kvprefix/types.h"
 
 namespace kvprefix {
@@ -234,6 +235,54 @@ class PagedIndex {
     });
   }
 
+  // SPEC §10.4 over pages, if E has a request's life (ServingEngine):
+  // E's members on the request's pages. Admit and PeekMatch look up the
+  // prompt's pages within the match limit (floor(n / P) pages, or
+  // floor((n - 1) / P): SPEC §9.1) and answer in tokens; Finish adds the
+  // stored sequence's pages as Insert does.
+  Attempt Admit(RequestId id, TokenSpan prompt, std::uint64_t stored_length)
+    requires ServingEngine<E>
+  {
+    if (Tokens()) return engine_.Admit(id, prompt, stored_length);
+    Attempt attempt = engine_.Admit(id, KnownPages(prompt), stored_length);
+    attempt.match = Scale(attempt.match);
+    return attempt;
+  }
+  void PrefillEnd(RequestId id, TokenSpan prompt)
+    requires ServingEngine<E>
+  {
+    engine_.PrefillEnd(id, prompt);  // nothing for a trie of model spec
+  }
+  void Finish(RequestId id, TokenSpan stored)
+    requires ServingEngine<E>
+  {
+    if (Tokens()) return engine_.Finish(id, stored);
+    const std::vector<Token> symbols = Symbols(stored);
+    RefNewNodes(symbols);
+    engine_.Finish(id, symbols);
+  }
+  Match PeekMatch(TokenSpan request) const
+    requires ServingEngine<E>
+  {
+    if (Tokens()) return engine_.PeekMatch(request);
+    return Scale(engine_.PeekMatch(KnownPages(request)));
+  }
+  std::uint64_t pinned() const
+    requires ServingEngine<E>
+  {
+    return engine_.pinned();
+  }
+  std::uint64_t cached_pages() const
+    requires ServingEngine<E>
+  {
+    return engine_.cached_pages();
+  }
+  std::uint64_t evicted_pages() const
+    requires ServingEngine<E>
+  {
+    return engine_.evicted_pages();
+  }
+
   std::uint64_t node_count() const { return engine_.node_count(); }
   std::uint64_t evicted_count() const { return engine_.evicted_count(); }
   const CacheOptions& options() const { return options_; }
@@ -260,6 +309,24 @@ class PagedIndex {
          i += options_.page_size) {
       symbols.push_back(
           pages_->table.FindOrAdd(sequence.subspan(i, options_.page_size)));
+    }
+    return symbols;
+  }
+
+  // The symbols of `request`'s pages within the match limit, up to the
+  // first page no node holds (no match can pass it).
+  std::vector<Token> KnownPages(TokenSpan request) const {
+    const std::size_t pages =
+        MatchLimitTokens(options_.match_limit, request.size(),
+                         options_.page_size) /
+        options_.page_size;
+    std::vector<Token> symbols;
+    symbols.reserve(pages);
+    for (std::size_t k = 0; k < pages; ++k) {
+      const Token symbol = pages_->table.Find(
+          request.subspan(k * options_.page_size, options_.page_size));
+      if (symbol == PageTable<Hash>::kNoSymbol) break;
+      symbols.push_back(symbol);
     }
     return symbols;
   }

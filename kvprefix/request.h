@@ -18,9 +18,11 @@
 #define KVPREFIX_KVPREFIX_REQUEST_H_
 
 #include <array>
+#include <concepts>
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "kvprefix/cache.h"
@@ -57,6 +59,10 @@ class ServingCache {
   // The engine's name, as the registry gives it.
   virtual std::string_view name() const = 0;
   virtual const CacheOptions& options() const = 0;
+  // True for a cache that is exact only with one request at a time and
+  // output "none" (§10.7): an engine without a lifecycle of its own
+  // (engines/sequential_serving.h). A replay refuses it anything else.
+  virtual bool one_at_a_time() const { return false; }
 
   // One attempt of request `id` (SPEC §10.4's "attempt"): `prompt` its n
   // tokens (n >= 1), `stored_length` L >= n the tokens its KV holds at
@@ -65,9 +71,10 @@ class ServingCache {
   // the model's eviction cost.
   virtual Attempt Admit(RequestId id, TokenSpan prompt,
                         std::uint64_t stored_length) = 0;
-  // The prefill end of the started request `id` (§10.4: sglang
-  // "on-allocate" inserts the prompt; nothing elsewhere).
-  virtual void PrefillEnd(RequestId id) = 0;
+  // The prefill end of the started request `id`, `prompt` its prompt as
+  // Admit had it (§10.4: sglang "on-allocate" inserts the prompt; nothing
+  // elsewhere).
+  virtual void PrefillEnd(RequestId id, TokenSpan prompt) = 0;
   // The finish of the started request `id`: `stored` its stored sequence
   // (the prompt, then L - n tokens equal to no other token of the replay).
   // Caches it as the model says, releases its pins, evicts to the capacity.
@@ -86,6 +93,65 @@ class ServingCache {
   // Pages evicted so far: spec nodes, vllm blocks taken from a chain by an
   // allocation, sglang evicted tokens / P. O(1).
   virtual std::uint64_t evicted_pages() const = 0;
+};
+
+// What an engine type `E` provides to be a ServingCache natively (the
+// reference engines of every model; engines/registry.h's MakeServingCache
+// wraps it in ServingAdapter): the members of ServingCache with the same
+// meanings, non-virtual, plus the PrefixCacheEngine members
+// (kvprefix/prefix_index.h), and
+//   std::uint64_t cached_pages() const, evicted_pages() const;
+// in the units ServingCache's say.
+template <typename E>
+concept ServingEngine = requires(E& engine, const E& const_engine,
+                                 RequestId id, TokenSpan tokens,
+                                 std::uint64_t length) {
+  { engine.Admit(id, tokens, length) } -> std::same_as<Attempt>;
+  engine.PrefillEnd(id, tokens);
+  engine.Finish(id, tokens);
+  { const_engine.PeekMatch(tokens) } -> std::same_as<Match>;
+  { const_engine.pinned() } -> std::same_as<std::uint64_t>;
+  { const_engine.cached_pages() } -> std::same_as<std::uint64_t>;
+  { const_engine.evicted_pages() } -> std::same_as<std::uint64_t>;
+  { const_engine.options() } -> std::same_as<const CacheOptions&>;
+};
+
+// Adapts an engine that is a ServingEngine to ServingCache. `engine()`
+// exposes the wrapped object.
+template <ServingEngine E>
+class ServingAdapter final : public ServingCache {
+ public:
+  template <typename... Args>
+  explicit ServingAdapter(Args&&... args)
+      : engine_(std::forward<Args>(args)...) {}
+
+  std::string_view name() const override { return E::kName; }
+  const CacheOptions& options() const override { return engine_.options(); }
+  Attempt Admit(RequestId id, TokenSpan prompt,
+                std::uint64_t stored_length) override {
+    return engine_.Admit(id, prompt, stored_length);
+  }
+  void PrefillEnd(RequestId id, TokenSpan prompt) override {
+    engine_.PrefillEnd(id, prompt);
+  }
+  void Finish(RequestId id, TokenSpan stored) override {
+    engine_.Finish(id, stored);
+  }
+  Match PeekMatch(TokenSpan request) const override {
+    return engine_.PeekMatch(request);
+  }
+  std::uint64_t pinned() const override { return engine_.pinned(); }
+  std::uint64_t cached_pages() const override {
+    return engine_.cached_pages();
+  }
+  std::uint64_t evicted_pages() const override {
+    return engine_.evicted_pages();
+  }
+
+  E& engine() { return engine_; }
+
+ private:
+  E engine_;
 };
 
 // SPEC §10.1 "output": what a request's output costs.
@@ -145,6 +211,10 @@ struct ServedRequest {
   friend bool operator==(const ServedRequest&, const ServedRequest&) = default;
 };
 
+// A sum of waits: up to 2^64 requests of up to 2^64 µs each. (A GCC and
+// Clang extension: __extension__ keeps -Wpedantic quiet.)
+__extension__ typedef unsigned __int128 WaitSum;
+
 // A serving replay's totals (SPEC §10.5): counts of requests, tokens
 // (request_tokens, matched_tokens), pages (evicted_pages: spec nodes, vllm
 // blocks, sglang evicted tokens / P), the peaks, and µs. The two doubles are
@@ -160,7 +230,7 @@ struct ServeTotals {
   std::uint64_t peak_pinned = 0;  // the model's pinned() unit
   std::uint64_t peak_running = 0;
   std::uint64_t peak_queued = 0;
-  unsigned __int128 total_wait_us = 0;  // mean = total / requests
+  WaitSum total_wait_us = 0;  // mean = total / requests
   std::uint64_t p50_wait_us = 0;        // nearest rank
   std::uint64_t p99_wait_us = 0;
   std::uint64_t makespan_us = 0;  // latest finish - first arrival

@@ -96,54 +96,110 @@ ReferenceBlockPool::BlockId ReferenceBlockPool::Allocate() {
   return id;
 }
 
+std::uint64_t ReferenceBlockPool::FreeBlocks() const {
+  if (!options_.bounded()) return kUnbounded;
+  return options_.capacity - (next_unused_ - 1) + free_queue_.size();
+}
+
+void ReferenceBlockPool::Hold(BlockId id, ChainId chain) {
+  Block& block = blocks_[id];
+  std::list<BlockId>& holders = chains_[chain].blocks;
+  block.chain = chain;
+  block.in_chain = holders.insert(holders.end(), id);
+  ++cached_blocks_;
+}
+
 Match ReferenceBlockPool::Access(TokenSpan request) {
-  // "0. If n = 0: answer (0, node 0, []); nothing changes."
+  // "0. If n = 0: answer (0, node 0, []); nothing changes." Otherwise
+  // steps 1-6 are §10.4's attempt and finish at one instant (§10.7: with
+  // nothing running, the room check fails only where step 2 refuses).
   if (request.empty()) return Match{};
+  constexpr RequestId kAlone = ~RequestId{0};
+  const Attempt attempt = Admit(kAlone, request, request.size());
+  if (attempt.outcome != AttemptOutcome::kStart) return Match{};
+  Finish(kAlone, request);
+  return attempt.match;
+}
+
+Attempt ReferenceBlockPool::Admit(RequestId id, TokenSpan prompt,
+                                  std::uint64_t stored_length) {
   const std::size_t page = options_.page_size;
-  const std::uint64_t whole_pages = request.size() / page;          // F
-  const std::uint64_t needed = (request.size() + page - 1) / page;  // N
-  const std::vector<BlockId> hits = MatchBlocks(request);
-  // "2. refuse: if N > C the request is refused: it is answered (0, node 0,
-  // whole request) whatever step 1 found, and nothing changes."
-  if (needed > options_.capacity) return Match{};
-  const Match match{.matched_length = hits.size() * page,
-                    .cache_node = hits.empty() ? kRootNode : hits.back()};
-  // "3. touch: the h hit blocks leave the free queue."
-  for (const BlockId id : hits) {
-    Block& block = blocks_[id];
+  const std::uint64_t needed = (stored_length + page - 1) / page;  // N
+  const std::vector<BlockId> hits = MatchBlocks(prompt);
+  // "2. refuse: if N > C the request is refused ... whatever step 1 found,
+  // and nothing changes" (§10.4: whatever is running).
+  if (needed > options_.capacity) {
+    return Attempt{.outcome = AttemptOutcome::kRefuse, .match = {}};
+  }
+  // §10.4 "Room: the blocks it would take from the free queue are (N - h)
+  // plus the hit blocks whose count is 0; if that is more than the free
+  // queue's length, wait (nothing changes)."
+  std::uint64_t taken = needed - hits.size();
+  for (const BlockId hit : hits) taken += blocks_[hit].count == 0 ? 1 : 0;
+  if (taken > FreeBlocks()) {
+    return Attempt{.outcome = AttemptOutcome::kWait, .match = {}};
+  }
+  // "3. touch: the h hit blocks leave the free queue" (§10.4: "each hit
+  // block whose count is 0 leaves the free queue, and every hit block adds
+  // 1 to its count").
+  for (const BlockId hit : hits) {
+    Block& block = blocks_[hit];
     if (block.queued) {
       free_queue_.erase(block.in_free_queue);
       block.queued = false;
     }
+    if (block.count++ == 0) ++pinned_blocks_;
   }
   // "4. allocate N - h blocks ... They become the request's blocks
-  // h+1 ... N."
-  std::vector<BlockId> request_blocks = hits;
-  while (request_blocks.size() < needed) request_blocks.push_back(Allocate());
+  // h+1 ... N" (count 1).
+  Running running{.blocks = hits, .prompt_pages = prompt.size() / page};
+  while (running.blocks.size() < needed) {
+    const BlockId allocated = Allocate();
+    blocks_[allocated].count = 1;
+    ++pinned_blocks_;
+    running.blocks.push_back(allocated);
+  }
   // "5. cache: each block k = h+1 ... F now holds chain k, appended to the
   // end of chain k's list even if the list is not empty (a duplicate). Block
   // N of a request whose length is not a multiple of P holds nothing."
   ChainId chain = kEmptyChain;
-  for (std::uint64_t k = 0; k < whole_pages; ++k) {
-    chain = FindOrAddChain(chain, request.subspan(k * page, page));
-    if (k < hits.size()) continue;
-    Block& block = blocks_[request_blocks[k]];
-    std::list<BlockId>& holders = chains_[chain].blocks;
-    block.chain = chain;
-    block.in_chain = holders.insert(holders.end(), request_blocks[k]);
-    ++cached_blocks_;
+  for (std::uint64_t k = 0; k < running.prompt_pages; ++k) {
+    chain = FindOrAddChain(chain, prompt.subspan(k * page, page));
+    if (k >= hits.size()) Hold(running.blocks[k], chain);
+  }
+  running_.emplace(id, std::move(running));
+  return Attempt{
+      .outcome = AttemptOutcome::kStart,
+      .match = Match{.matched_length = hits.size() * page,
+                     .cache_node = hits.empty() ? kRootNode : hits.back()}};
+}
+
+void ReferenceBlockPool::Finish(RequestId id, TokenSpan stored) {
+  const std::size_t page = options_.page_size;
+  const Running running = std::move(running_.extract(id).mapped());
+  // §10.4: "under "unique", blocks F+1 ... floor(L/P) hold the chains of
+  // the stored sequence".
+  ChainId chain = kEmptyChain;
+  const std::uint64_t stored_pages = stored.size() / page;
+  for (std::uint64_t k = 0;
+       stored_pages > running.prompt_pages && k < stored_pages; ++k) {
+    chain = FindOrAddChain(chain, stored.subspan(k * page, page));
+    if (k >= running.prompt_pages) Hold(running.blocks[k], chain);
   }
   // "6. free: the request's N blocks are appended to the tail of the free
-  // queue in reverse order: block N first, block 1 last." Unbounded, step 4
-  // never takes a used block, so the used part is not kept.
-  if (options_.bounded()) {
-    for (auto it = request_blocks.rbegin(); it != request_blocks.rend(); ++it) {
-      Block& block = blocks_[*it];
+  // queue in reverse order: block N first, block 1 last" (§10.4: "block k
+  // subtracts 1 from its count and, if the count is now 0, is appended").
+  // Unbounded, step 4 never takes a used block, so the used part is not
+  // kept.
+  for (auto it = running.blocks.rbegin(); it != running.blocks.rend(); ++it) {
+    Block& block = blocks_[*it];
+    if (--block.count > 0) continue;
+    --pinned_blocks_;
+    if (options_.bounded()) {
       block.in_free_queue = free_queue_.insert(free_queue_.end(), *it);
       block.queued = true;
     }
   }
-  return match;
 }
 
 NodeId ReferenceBlockPool::Insert(TokenSpan sequence) {

@@ -31,7 +31,9 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "kvprefix/cache.h"
+#include "kvprefix/request.h"
 #include "kvprefix/types.h"
 
 namespace kvprefix {
@@ -48,8 +50,31 @@ class ReferenceBlockPool {
   // options.capacity blocks of options.page_size tokens (SPEC §9.2).
   explicit ReferenceBlockPool(const CacheOptions& options);
 
+  // §9.2 steps 0-6: the request admitted and finished at one instant
+  // (SPEC §10.7).
   Match Access(TokenSpan request);
   NodeId Insert(TokenSpan sequence);
+
+  // SPEC §10.4, model vllm (kvprefix/request.h's ServingCache): each block
+  // has a reference count, and a block with a count above 0 is never in
+  // the free queue. Admit: §9.2 step 1; refuses when ceil(L / P) > C; waits
+  // (changing nothing) when the blocks it would take from the free queue,
+  // the new ones and the hit blocks with count 0, are more than the queue
+  // holds; else steps 3-5 (a hit adds 1 to a block's count, a new block
+  // starts at 1). PrefillEnd does nothing. Finish: under output "unique"
+  // the blocks of the output's whole pages hold their chains, then blocks
+  // N, N-1, ..., 1 lose 1 and go to the free queue's tail at 0. Costs as
+  // Access; the request's state is its block list.
+  Attempt Admit(RequestId id, TokenSpan prompt, std::uint64_t stored_length);
+  void PrefillEnd(RequestId, TokenSpan) {}
+  void Finish(RequestId id, TokenSpan stored);
+  // §9.2 step 1, changing nothing (MatchPrefix).
+  Match PeekMatch(TokenSpan request) const { return MatchPrefix(request); }
+  // Blocks with a count above 0; blocks holding a chain; blocks taken from
+  // a chain by step 4. O(1).
+  std::uint64_t pinned() const { return pinned_blocks_; }
+  std::uint64_t cached_pages() const { return cached_blocks_; }
+  std::uint64_t evicted_pages() const { return evicted_; }
   Match MatchPrefix(TokenSpan request) const;
   std::uint64_t node_count() const { return cached_blocks_; }
   std::uint64_t evicted_count() const { return evicted_; }
@@ -75,6 +100,12 @@ class ReferenceBlockPool {
     std::list<BlockId>::iterator in_chain;  // its entry in chain.blocks
     std::list<BlockId>::iterator in_free_queue;
     bool queued = false;  // in the free queue
+    std::uint64_t count = 0;  // SPEC §10.4: running requests holding it
+  };
+  // A running request: its N blocks, and its prompt's whole pages F.
+  struct Running {
+    std::vector<BlockId> blocks;
+    std::uint64_t prompt_pages = 0;
   };
 
   // The chain extending `parent` by `page`, or kEmptyChain if none was ever
@@ -86,6 +117,10 @@ class ReferenceBlockPool {
   // Step 4 for one block: the free queue's head (or, unbounded, a new ID),
   // dropped from the chain it held.
   BlockId Allocate();
+  // The blocks in the free queue (unbounded: never short).
+  std::uint64_t FreeBlocks() const;
+  // Block `id` holds `chain`, at the end of the chain's list.
+  void Hold(BlockId id, ChainId chain);
 
   CacheOptions options_;
   std::map<std::pair<ChainId, std::vector<Token>>, ChainId> chain_ids_;
@@ -97,6 +132,8 @@ class ReferenceBlockPool {
   std::uint64_t cached_blocks_ = 0;
   std::uint64_t evicted_ = 0;
   EvictionListener listener_;
+  absl::flat_hash_map<RequestId, Running> running_;  // SPEC §10.4
+  std::uint64_t pinned_blocks_ = 0;
 };
 
 }  // namespace kvprefix

@@ -190,6 +190,7 @@ std::uint64_t ReferenceRadixCache::Evict(std::uint64_t demand) {
     node.present = false;
     freed += node.edge.size();
     size_ -= node.edge.size();
+    evicted_tokens_ += node.edge.size();
     --present_;
     ++evicted_;
     if (listener_) listener_(TokenSpan(node.edge));
@@ -200,55 +201,122 @@ std::uint64_t ReferenceRadixCache::Evict(std::uint64_t demand) {
 
 void ReferenceRadixCache::AddLocks(NodeId node, bool lock) {
   for (; node != kRootNode; node = nodes_[node].parent) {
+    Node& locked = nodes_[node];
     if (lock) {
-      ++nodes_[node].locks;
+      if (locked.locks++ == 0) locked_tokens_ += locked.edge.size();
     } else {
-      --nodes_[node].locks;
+      if (--locked.locks == 0) locked_tokens_ -= locked.edge.size();
     }
   }
 }
 
+std::uint64_t ReferenceRadixCache::LimitTokens() const {
+  // "C pages are C·P tokens"
+  return options_.capacity >
+                 std::numeric_limits<std::uint64_t>::max() / options_.page_size
+             ? std::numeric_limits<std::uint64_t>::max()
+             : options_.capacity * options_.page_size;
+}
+
 Match ReferenceRadixCache::Access(TokenSpan request) {
+  // §10.7: with nothing else running, §9.3's steps for one request are
+  // §10.4's attempt, prefill end and finish at one instant ("on-allocate"
+  // refuses exactly when §9.3 does, and the extra match and insert only
+  // refresh the times of the request's own path, already the newest).
+  if (request.empty()) return Match{};
+  constexpr RequestId kAlone = ~RequestId{0};
+  const Attempt attempt = Admit(kAlone, request, request.size());
+  if (attempt.outcome != AttemptOutcome::kStart) return Match{};
+  PrefillEnd(kAlone, request);
+  Finish(kAlone, request);
+  return attempt.match;
+}
+
+Match ReferenceRadixCache::PeekMatch(TokenSpan request) const {
   // "The match key is the request itself (all) or its first n − 1 tokens
-  // (all-but-last); the insert key is always the whole request."
-  const TokenSpan match_key =
-      request.first(MatchLimitTokens(options_.match_limit, request.size(), 1));
-  const Walk walk = MatchKey(match_key);
+  // (all-but-last)"
+  return MatchPrefix(
+      request.first(MatchLimitTokens(options_.match_limit, request.size(), 1)));
+}
+
+Attempt ReferenceRadixCache::Admit(RequestId id, TokenSpan prompt,
+                                   std::uint64_t stored_length) {
+  // §10.4 sglang: "attempt: match the match key (§9.3 match: a tick, access
+  // times, a possible split; these stay whatever follows); lock the node
+  // reached and its ancestors".
+  const Walk walk = MatchKey(prompt.first(
+      MatchLimitTokens(options_.match_limit, prompt.size(), 1)));
+  AddLocks(walk.node, true);
   const Match match{.matched_length = walk.tokens, .cache_node = walk.node};
-  // "C pages are C·P tokens" (saturating: a capacity past 2^64 tokens is
-  // never reached).
-  const std::uint64_t limit =
-      options_.capacity >
-              std::numeric_limits<std::uint64_t>::max() / options_.page_size
-          ? std::numeric_limits<std::uint64_t>::max()
-          : options_.capacity * options_.page_size;
+  Running running{.node = walk.node, .held = 0, .matched = walk.tokens};
+  if (options_.trigger == EvictionTrigger::kOnAllocate) {
+    // "need = L − m. If L > C·P, refuse as §9.3 does: evict(need) ... then
+    // unlock. Else if need > free + evictable, wait: unlock (the match's
+    // effects stay). Else start: if free < need, evict(need) (§9.3: the
+    // whole need); the request holds need slots." Unbounded: "a started
+    // request still holds need slots, but nothing waits, evicts or
+    // refuses".
+    const std::uint64_t need = stored_length - walk.tokens;
+    if (options_.bounded()) {
+      const std::uint64_t limit = LimitTokens();
+      if (stored_length > limit) {
+        Evict(need);
+        AddLocks(walk.node, false);
+        return Attempt{.outcome = AttemptOutcome::kRefuse, .match = {}};
+      }
+      const std::uint64_t free = limit - size_ - held_;
+      const std::uint64_t evictable = size_ - locked_tokens_;
+      if (need > free + evictable) {
+        AddLocks(walk.node, false);
+        return Attempt{.outcome = AttemptOutcome::kWait, .match = {}};
+      }
+      if (free < need) Evict(need);
+    }
+    running.held = need;
+    held_ += need;
+  }
+  running_.emplace(id, running);
+  return Attempt{.outcome = AttemptOutcome::kStart, .match = match};
+}
+
+void ReferenceRadixCache::PrefillEnd(RequestId id, TokenSpan prompt) {
+  if (options_.trigger != EvictionTrigger::kOnAllocate) return;
+  // §10.4 on-allocate: "prefill end: insert the prompt cut to whole pages
+  // (key K); of the request's held slots, |K| − m leave it ...; then match
+  // K (a tick), lock the node reached, unlock the node locked before."
+  Running& running = running_.at(id);
+  const TokenSpan key = WholePages(prompt);
+  InsertKey(key);
+  const std::uint64_t leave = key.size() - running.matched;
+  running.held -= leave;
+  held_ -= leave;
+  const Walk reached = MatchKey(key);
+  AddLocks(reached.node, true);
+  AddLocks(running.node, false);
+  running.node = reached.node;
+}
+
+void ReferenceRadixCache::Finish(RequestId id, TokenSpan stored) {
+  const Running running = running_.extract(id).mapped();
   switch (options_.trigger) {
     case EvictionTrigger::kAfterInsert:
-      // "match (the answer); insert; then if the tree holds more than C·P
-      // tokens, evict(size − C·P)."
-      InsertKey(request);
-      if (options_.bounded() && size_ > limit) Evict(size_ - limit);
-      return match;
-    case EvictionTrigger::kOnAllocate: {
-      // "lock x and its ancestors (the root excepted); let need = n − m (the
-      // partial page included) and free = C·P − size; if free < need,
-      // evict(need), the whole need, not the shortfall; then recompute free
-      // = C·P − size, and if free < need the request is refused: answered
-      // (0, node 0, whole request), unlocked, not inserted; otherwise insert
-      // and unlock." Unbounded, it neither evicts nor refuses.
-      AddLocks(walk.node, true);
-      const std::uint64_t need = request.size() - walk.tokens;
-      bool refused = false;
-      if (options_.bounded()) {
-        if (limit - size_ < need) Evict(need);
-        refused = limit - size_ < need;
+      // "finish: unlock; insert the stored sequence; if the tree holds more
+      // than C·P tokens, evict(size − C·P)"
+      AddLocks(running.node, false);
+      InsertKey(stored);
+      if (options_.bounded() && size_ > LimitTokens()) {
+        Evict(size_ - LimitTokens());
       }
-      if (!refused) InsertKey(request);
-      AddLocks(walk.node, false);
-      return refused ? Match{} : match;
-    }
+      return;
+    case EvictionTrigger::kOnAllocate:
+      // "finish: insert the stored sequence cut to whole pages; the
+      // request's remaining held slots (output and the partial page) leave
+      // it; unlock."
+      InsertKey(stored);
+      held_ -= running.held;
+      AddLocks(running.node, false);
+      return;
   }
-  return match;  // not reached: every trigger has a case
 }
 
 NodeId ReferenceRadixCache::Insert(TokenSpan sequence) {

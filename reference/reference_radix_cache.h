@@ -22,7 +22,9 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "kvprefix/cache.h"
+#include "kvprefix/request.h"
 #include "kvprefix/types.h"
 
 namespace kvprefix {
@@ -40,8 +42,35 @@ class ReferenceRadixCache {
   // options.policy (lru or fifo), options.match_limit and options.trigger.
   explicit ReferenceRadixCache(const CacheOptions& options);
 
+  // §9.3's steps for one request: SPEC §10.4's attempt, prefill end and
+  // finish at one instant (§10.7).
   Match Access(TokenSpan request);
   NodeId Insert(TokenSpan sequence);
+
+  // SPEC §10.4, model sglang (kvprefix/request.h's ServingCache): every
+  // node has a lock count (a split copies it), and running requests hold
+  // slots outside the tree; free = C·P - size - held. Admit matches the
+  // match key (a tick, access times, a possible split, whatever follows)
+  // and locks the node reached. "after-insert": always starts. "on-allocate":
+  // refuses when L > C·P (evicting the need first, as §9.3), waits when the
+  // need L - m exceeds free plus the unlocked tokens, else evicts the whole
+  // need if free is short and holds it. PrefillEnd ("on-allocate"): inserts
+  // the prompt's whole pages, releases the held slots the tree took, moves
+  // the lock to the prompt's node. Finish: inserts the stored sequence,
+  // releases the rest and the lock ("after-insert": then evicts down to
+  // C·P). Costs as Access; the request's state is its node and slots.
+  Attempt Admit(RequestId id, TokenSpan prompt, std::uint64_t stored_length);
+  void PrefillEnd(RequestId id, TokenSpan prompt);
+  void Finish(RequestId id, TokenSpan stored);
+  // §9.3's match of the match key, changing nothing; where it would split,
+  // the ID the split's new node would get.
+  Match PeekMatch(TokenSpan request) const;
+  // Locked plus held tokens; tree size / P; evicted tokens / P. O(1).
+  std::uint64_t pinned() const { return locked_tokens_ + held_; }
+  std::uint64_t cached_pages() const { return size_ / options_.page_size; }
+  std::uint64_t evicted_pages() const {
+    return evicted_tokens_ / options_.page_size;
+  }
   Match MatchPrefix(TokenSpan request) const;
   std::uint64_t node_count() const { return present_; }
   std::uint64_t evicted_count() const { return evicted_; }
@@ -61,7 +90,7 @@ class ReferenceRadixCache {
     NodeId parent = kRootNode;
     std::uint64_t access = 0;    // a
     std::uint64_t creation = 0;  // c
-    std::uint64_t locks = 0;     // on-allocate only
+    std::uint64_t locks = 0;     // running requests whose node is below
     bool present = true;
   };
   // Where a walk of `key` ended: the tokens walked and the node.
@@ -88,6 +117,15 @@ class ReferenceRadixCache {
   // Adds 1 (lock) or subtracts 1 from the lock count of `node` and its
   // ancestors, the root excepted.
   void AddLocks(NodeId node, bool lock);
+  // C·P tokens, saturating (a capacity past 2^64 tokens is never reached).
+  std::uint64_t LimitTokens() const;
+  // A running request (SPEC §10.4): its locked node, the slots it holds
+  // outside the tree, its match.
+  struct Running {
+    NodeId node = kRootNode;
+    std::uint64_t held = 0;
+    std::uint64_t matched = 0;
+  };
 
   CacheOptions options_;
   std::vector<Node> nodes_ = std::vector<Node>(1);  // [ID]; [0] is the root
@@ -96,6 +134,10 @@ class ReferenceRadixCache {
   std::uint64_t size_ = 0;  // tokens on present edges
   std::uint64_t evicted_ = 0;
   EvictionListener listener_;
+  absl::flat_hash_map<RequestId, Running> running_;  // SPEC §10.4
+  std::uint64_t locked_tokens_ = 0;   // on edges of nodes with a lock
+  std::uint64_t held_ = 0;            // held outside the tree
+  std::uint64_t evicted_tokens_ = 0;
 };
 
 }  // namespace kvprefix

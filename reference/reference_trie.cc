@@ -40,7 +40,8 @@ NodeId ReferenceTrie::Insert(TokenSpan sequence) {
         // and the parent's entry in leaves_ is reused for it (here, in
         // Touch and in EvictLeaf entries move by extract and insert, so
         // that a step allocates no set node).
-        if (current != kRootNode && nodes_[current].children.size() == 1) {
+        if (current != kRootNode && nodes_[current].children.size() == 1 &&
+            nodes_[current].pins == 0) {
           auto entry = leaves_.extract({LeafKey(current), current});
           entry.value() = {LeafKey(created), created};
           leaves_.insert(std::move(entry));
@@ -75,16 +76,57 @@ Match ReferenceTrie::MatchPrefix(TokenSpan request) const {
 
 Match ReferenceTrie::Access(TokenSpan request) {
   // §8: "1. match the request against the nodes present; this is what is
-  // recorded", then "2. insert it", "3. touch", "4. evict". §9.1: "With
-  // model spec it shortens only step 1 of §8: the match walks at most
-  // floor((n-1)/P) pages"; "steps 2-4 still insert and touch the whole
-  // request".
-  const std::size_t limit = options_.match_limit == MatchLimit::kAll
-                                ? request.size()
-                                : (request.empty() ? 0 : request.size() - 1);
-  const Match match = MatchPrefix(request.first(limit));
-  Insert(request);
+  // recorded", then "2. insert it", "3. touch", "4. evict": §10.7, a request
+  // admitted and finished at one instant (its pins are gone before step 2).
+  constexpr RequestId kAlone = ~RequestId{0};
+  const Match match = Admit(kAlone, request, request.size()).match;
+  Finish(kAlone, request);
   return match;
+}
+
+Match ReferenceTrie::PeekMatch(TokenSpan request) const {
+  // §9.1: "With model spec it shortens only step 1 of §8: the match walks
+  // at most floor((n-1)/P) pages"
+  return MatchPrefix(request.first(
+      MatchLimitTokens(options_.match_limit, request.size(), 1)));
+}
+
+Attempt ReferenceTrie::Admit(RequestId id, TokenSpan prompt, std::uint64_t) {
+  // §10.4 spec: "attempt: always starts. Match (§8 step 1, cut by §9.1); add
+  // 1 to the pin count of every node of the matched path other than the
+  // root".
+  const Match match = PeekMatch(prompt);
+  std::vector<NodeId> path;
+  path.reserve(match.matched_length);
+  NodeId node = kRootNode;
+  for (std::size_t i = 0; i < match.matched_length; ++i) {
+    node = nodes_[node].children.at(prompt[i]);
+    path.push_back(node);
+    if (nodes_[node].pins++ > 0) continue;
+    ++pinned_nodes_;
+    // A pinned leaf leaves the evictable ones (it is the path's last node).
+    if (options_.bounded() && nodes_[node].children.empty()) {
+      leaves_.erase({LeafKey(node), node});
+    }
+  }
+  running_.emplace(id, std::move(path));
+  return Attempt{.outcome = AttemptOutcome::kStart, .match = match};
+}
+
+void ReferenceTrie::Finish(RequestId id, TokenSpan stored) {
+  // §10.4 spec: "finish: subtract 1 from the pin counts of the matched path;
+  // insert the stored sequence (§8 step 2); touch its path (§8 step 3) with
+  // stamp k, the number of finishes so far"; evict "choosing by the policy
+  // among the leaves whose pin count is 0".
+  auto entry = running_.extract(id);
+  for (const NodeId node : entry.mapped()) {
+    if (--nodes_[node].pins > 0) continue;
+    --pinned_nodes_;
+    if (options_.bounded() && Evictable(node)) {
+      leaves_.emplace(LeafKey(node), node);
+    }
+  }
+  Insert(stored);
 }
 
 ReferenceTrie::Key ReferenceTrie::LeafKey(NodeId id) const {
@@ -108,12 +150,13 @@ void ReferenceTrie::Touch(const std::vector<NodeId>& path) {
   // created in step 2 starts at 0" (Node's count is 0 when pushed).
   const std::uint64_t stamp = ++stamp_;
   for (NodeId id : path) {
-    if (!nodes_[id].children.empty()) {
+    if (!Evictable(id)) {  // not in leaves_
       nodes_[id].stamp = stamp;
       ++nodes_[id].count;
       continue;
     }
-    // A leaf: its key in leaves_ may change with the stamp and count.
+    // An evictable leaf: its key in leaves_ may change with the stamp and
+    // count.
     auto entry = leaves_.extract({LeafKey(id), id});
     nodes_[id].stamp = stamp;
     ++nodes_[id].count;
@@ -138,7 +181,7 @@ void ReferenceTrie::EvictLeaf() {
   nodes_[parent].children.erase(token);  // the entry stays, as a tombstone
   --present_;
   ++evicted_;
-  if (parent != kRootNode && nodes_[parent].children.empty()) {
+  if (Evictable(parent)) {
     entry.value() = {LeafKey(parent), parent};  // the parent is a leaf now
     leaves_.insert(std::move(entry));
   }

@@ -24,7 +24,9 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "kvprefix/cache.h"
+#include "kvprefix/request.h"
 #include "kvprefix/types.h"
 
 namespace kvprefix {
@@ -56,8 +58,28 @@ class ReferenceTrie {
   // log(nodes)).
   Match MatchPrefix(TokenSpan request) const;
 
-  // SPEC §8 steps 1-4 (SPEC §3 when unbounded): MatchPrefix, then Insert.
+  // SPEC §8 steps 1-4 (SPEC §3 when unbounded): the request admitted and
+  // finished at one instant (SPEC §10.7), which is MatchPrefix cut by the
+  // match limit, then Insert.
   Match Access(TokenSpan request);
+
+  // SPEC §10.4, model spec: a request's life while others run (the
+  // members of kvprefix/request.h's ServingCache). Admit always starts:
+  // the match (cut by the match limit) is recorded and every node of its
+  // path gets one more pin, and a pinned node is never evicted. Finish
+  // releases the pins, then inserts `stored` as Insert does (stamp: the
+  // finishes so far). `stored_length` is not needed by this model. Costs
+  // as MatchPrefix and Insert; the request's state is its path.
+  Attempt Admit(RequestId id, TokenSpan prompt, std::uint64_t stored_length);
+  void PrefillEnd(RequestId, TokenSpan) {}
+  void Finish(RequestId id, TokenSpan stored);
+  // The match Admit would record now (the match limit applied).
+  Match PeekMatch(TokenSpan request) const;
+  // Nodes with a pin. O(1).
+  std::uint64_t pinned() const { return pinned_nodes_; }
+  // Nodes present and evicted: node_count(), evicted_count().
+  std::uint64_t cached_pages() const { return present_; }
+  std::uint64_t evicted_pages() const { return evicted_; }
 
   // Access that first reports each node of the request's matched path, root
   // first, as on_run(stamp, 1) with the node's stamp before this request:
@@ -103,12 +125,18 @@ class ReferenceTrie {
     Token token = 0;
     std::uint64_t stamp = 0;  // the last request (Insert) whose path held it
     std::uint64_t count = 0;  // lfu: how many requests' paths held it
+    std::uint64_t pins = 0;   // SPEC §10.4: running requests matching it
   };
   // The key SPEC §8 step 4 orders leaves by, compared first by first.
   using Key = std::pair<std::uint64_t, std::uint64_t>;
 
   // (stamp, 0) for lru, (ID, 0) for fifo, (count, stamp) for lfu.
   Key LeafKey(NodeId id) const;
+  // In leaves_: a leaf (not the root) with no pin, so evictable.
+  bool Evictable(NodeId id) const {
+    return id != kRootNode && nodes_[id].children.empty() &&
+           nodes_[id].pins == 0;
+  }
   void Touch(const std::vector<NodeId>& path);
   void EvictLeaf();
 
@@ -116,10 +144,14 @@ class ReferenceTrie {
   std::vector<Node> nodes_ = std::vector<Node>(1);  // [id]; [0] is the root
   std::uint64_t present_ = 0;                       // nodes present, root out
   // Bounded only:
-  std::set<std::pair<Key, NodeId>> leaves_;  // (LeafKey, ID)
+  std::set<std::pair<Key, NodeId>> leaves_;  // (LeafKey, ID), Evictable
   std::uint64_t stamp_ = 0;                  // stamps given so far
   std::uint64_t evicted_ = 0;
   EvictionListener listener_;
+  // SPEC §10.4: the matched path of each running request, and the nodes
+  // with a pin.
+  absl::flat_hash_map<RequestId, std::vector<NodeId>> running_;
+  std::uint64_t pinned_nodes_ = 0;
 };
 
 }  // namespace kvprefix
