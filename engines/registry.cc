@@ -1,6 +1,7 @@
 // The engine registry, built from the compile-time list in all_engines.h.
 #include "engines/registry.h"
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 
@@ -16,7 +17,28 @@ struct Entry {
   std::string_view name;
   CacheModel model;
   std::unique_ptr<PrefixIndex> (*make)(const CacheOptions&);
+  // Null for an engine without a request lifecycle (ServingEngine).
+  std::unique_ptr<ServingCache> (*make_serving)(const CacheOptions&);
 };
+
+// The serving cache of an engine with a request lifecycle: over tokens, or
+// over pages through PagedIndex for a trie.
+template <typename E, bool kTrie>
+std::unique_ptr<ServingCache> MakeServing(const CacheOptions& options) {
+  if constexpr (kTrie) {
+    if (options.page_size != 1) {
+      return std::make_unique<ServingAdapter<PagedIndex<E>>>(options);
+    }
+  }
+  return std::make_unique<ServingAdapter<E>>(options);
+}
+
+template <typename E, bool kTrie>
+constexpr auto ServingFactory() {
+  std::unique_ptr<ServingCache> (*make)(const CacheOptions&) = nullptr;
+  if constexpr (ServingEngine<E>) make = &MakeServing<E, kTrie>;
+  return make;
+}
 
 // A trie engine: over tokens, or over pages through PagedIndex.
 template <typename E>
@@ -37,13 +59,16 @@ const std::vector<Entry>& Entries() {
   static const std::vector<Entry> entries = [] {
     std::vector<Entry> list;
     AllEngines::ForEach([&]<typename E>() {
-      list.push_back({E::kName, CacheModel::kSpec, &MakeTrie<E>});
+      list.push_back({E::kName, CacheModel::kSpec, &MakeTrie<E>,
+                      ServingFactory<E, true>()});
     });
     VllmEngines::ForEach([&]<typename E>() {
-      list.push_back({E::kName, CacheModel::kVllm, &MakeModel<E>});
+      list.push_back({E::kName, CacheModel::kVllm, &MakeModel<E>,
+                      ServingFactory<E, false>()});
     });
     SglangEngines::ForEach([&]<typename E>() {
-      list.push_back({E::kName, CacheModel::kSglang, &MakeModel<E>});
+      list.push_back({E::kName, CacheModel::kSglang, &MakeModel<E>,
+                      ServingFactory<E, false>()});
     });
     return list;
   }();
@@ -125,25 +150,23 @@ std::unique_ptr<PrefixIndex> MakeEngine(std::string_view name,
                               ", or plugin:PATH)");
 }
 
+bool HasRequestLifecycle(std::string_view name, CacheModel model) {
+  return std::ranges::any_of(Entries(), [&](const Entry& entry) {
+    return entry.name == name && entry.model == model &&
+           entry.make_serving != nullptr;
+  });
+}
+
 std::unique_ptr<ServingCache> MakeServingCache(std::string_view name,
                                                const CacheOptions& options) {
-  if (name != ReferenceTrie::kName) {
-    return std::make_unique<SequentialServingCache>(MakeEngine(name, options));
+  std::unique_ptr<PrefixIndex> index = MakeEngine(name, options);  // checks
+  for (const Entry& entry : Entries()) {
+    if (entry.name == name && entry.model == options.model &&
+        entry.make_serving != nullptr) {
+      return entry.make_serving(options);
+    }
   }
-  MakeEngine(name, options);  // the same checks and messages
-  switch (options.model) {
-    case CacheModel::kSpec:
-      if (options.page_size == 1) {
-        return std::make_unique<ServingAdapter<ReferenceTrie>>(options);
-      }
-      return std::make_unique<ServingAdapter<PagedIndex<ReferenceTrie>>>(
-          options);
-    case CacheModel::kVllm:
-      return std::make_unique<ServingAdapter<ReferenceBlockPool>>(options);
-    case CacheModel::kSglang:
-      return std::make_unique<ServingAdapter<ReferenceRadixCache>>(options);
-  }
-  return nullptr;  // not reached: every model has a case
+  return std::make_unique<SequentialServingCache>(std::move(index));
 }
 
 }  // namespace kvprefix

@@ -59,12 +59,17 @@ std::unique_ptr<PrefixIndex> MakeEngine(std::string_view name,
                                         const CacheOptions& options = {});
 
 // A new, empty cache of engine `name` with `options` for a serving replay
-// (SPEC §10): the reference engines implement every model's request
-// lifecycle (kvprefix/request.h); every other engine, a plugin included,
-// answers one request at a time (engines/sequential_serving.h,
-// one_at_a_time()). Throws as MakeEngine. Thread-safe.
+// (SPEC §10): an engine with a request lifecycle (kvprefix/request.h's
+// ServingEngine: the reference of every model, hash for vllm, radix for
+// sglang) natively; every other engine, a plugin included, one request at
+// a time (engines/sequential_serving.h, one_at_a_time()). Throws as
+// MakeEngine. Thread-safe.
 std::unique_ptr<ServingCache> MakeServingCache(std::string_view name,
                                                const CacheOptions& options);
+
+// True if the built-in engine `name` has a request lifecycle for `model`
+// (MakeServingCache's native case). O(engines). Thread-safe.
+bool HasRequestLifecycle(std::string_view name, CacheModel model);
 
 }  // namespace kvprefix
 

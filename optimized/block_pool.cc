@@ -92,6 +92,7 @@ void BlockPool::RemoveFromFreeQueue(BlockId id) {
   }
   block.previous_free = block.next_free = kNoBlock;
   block.queued = false;
+  --queued_blocks_;
 }
 
 void BlockPool::AppendToFreeQueue(BlockId id) {
@@ -99,6 +100,7 @@ void BlockPool::AppendToFreeQueue(BlockId id) {
   block.previous_free = free_tail_;
   block.next_free = kNoBlock;
   block.queued = true;
+  ++queued_blocks_;
   if (free_tail_ == kNoBlock) {
     free_head_ = id;
   } else {
@@ -138,55 +140,112 @@ BlockPool::BlockId BlockPool::Allocate() {
   return id;
 }
 
-Match BlockPool::Access(TokenSpan request) {
-  if (request.empty()) return Match{};  // step 0
+void BlockPool::Hold(BlockId id, Slot chain) {
+  Block& block = blocks_[id];
+  Chain& holders = chains_[chain];
+  block.chain = chain;
+  block.previous_holder = holders.last_holder;
+  block.next_holder = kNoBlock;
+  if (holders.last_holder == kNoBlock) {
+    holders.first_holder = id;
+  } else {
+    blocks_[holders.last_holder].next_holder = id;
+  }
+  holders.last_holder = id;
+  ++cached_blocks_;
+}
+
+Attempt BlockPool::Start(TokenSpan prompt, std::uint64_t stored_length,
+                         Running& running) {
   const std::size_t page = options_.page_size;
-  const std::uint64_t whole_pages = request.size() / page;          // F
-  const std::uint64_t needed = (request.size() + page - 1) / page;  // N
-  if (needed > options_.capacity) return Match{};  // step 2: refused
-  request_blocks_.clear();
-  const auto [hits, hit_chain] =
-      MatchHits(request, [this](BlockId id) { request_blocks_.push_back(id); });
-  const Match match{
-      .matched_length = hits * page,
-      .cache_node = hits == 0 ? kRootNode : request_blocks_.back()};
+  const std::uint64_t needed = (stored_length + page - 1) / page;  // N
+  if (needed > options_.capacity) {  // step 2: refused
+    return Attempt{.outcome = AttemptOutcome::kRefuse, .match = {}};
+  }
+  std::vector<BlockId>& blocks = running.blocks;
+  blocks.clear();
+  std::uint64_t taken_hits = 0;  // hit blocks with count 0: queued ones
+  const auto [hits, hit_chain] = MatchHits(prompt, [&](BlockId id) {
+    blocks.push_back(id);
+    taken_hits += blocks_[id].count == 0 ? 1 : 0;
+  });
+  // §10.4's room: the new blocks and the hit blocks with count 0 come from
+  // the free queue: its never-used IDs and its used part. Unbounded, room
+  // never fails.
+  if (options_.bounded() &&
+      needed - hits + taken_hits >
+          options_.capacity - (next_unused_ - 1) + queued_blocks_) {
+    return Attempt{.outcome = AttemptOutcome::kWait, .match = {}};
+  }
+  const Match match{.matched_length = hits * page,
+                    .cache_node = hits == 0 ? kRootNode : blocks.back()};
   // Step 3, touch. Unbounded, no block is queued.
-  for (const BlockId id : request_blocks_) {
-    if (blocks_[id].queued) RemoveFromFreeQueue(id);
+  for (const BlockId id : blocks) {
+    Block& block = blocks_[id];
+    if (block.queued) RemoveFromFreeQueue(id);
+    if (block.count++ == 0) ++pinned_blocks_;
   }
   // Step 4, allocate. The hit chains are held by the hit blocks, out of the
   // free queue, so no allocation forgets hit_chain.
-  while (request_blocks_.size() < needed) {
+  while (blocks.size() < needed) {
     const BlockId id = Allocate();
-    request_blocks_.push_back(id);
+    blocks_[id].count = 1;
+    ++pinned_blocks_;
+    blocks.push_back(id);
   }
   // Step 5, cache: blocks h+1 ... F join the end of their chain's list.
+  running.prompt_pages = prompt.size() / page;  // F
   Slot chain = hit_chain;
-  for (std::uint64_t k = hits; k < whole_pages; ++k) {
-    chain = FindOrAddChain(chain, request.subspan(k * page, page));
-    const BlockId id = request_blocks_[k];
-    Block& block = blocks_[id];
-    Chain& holders = chains_[chain];
-    block.chain = chain;
-    block.previous_holder = holders.last_holder;
-    block.next_holder = kNoBlock;
-    if (holders.last_holder == kNoBlock) {
-      holders.first_holder = id;
-    } else {
-      blocks_[holders.last_holder].next_holder = id;
-    }
-    holders.last_holder = id;
-    ++cached_blocks_;
+  for (std::uint64_t k = hits; k < running.prompt_pages; ++k) {
+    chain = FindOrAddChain(chain, prompt.subspan(k * page, page));
+    Hold(blocks[k], chain);
   }
-  // Step 6, free, in reverse order. Unbounded, step 4 never takes a used
-  // block, so the free queue's used part is not kept.
-  if (options_.bounded()) {
-    for (auto it = request_blocks_.rbegin(); it != request_blocks_.rend();
-         ++it) {
-      AppendToFreeQueue(*it);
-    }
+  running.prompt_chain = chain;
+  return Attempt{.outcome = AttemptOutcome::kStart, .match = match};
+}
+
+void BlockPool::Release(const Running& running, TokenSpan stored) {
+  // §10.4: under "unique", blocks F+1 ... floor(L/P) hold the stored
+  // sequence's chains; a block of the request holds its chain F, so that
+  // chain is still known.
+  const std::size_t page = options_.page_size;
+  Slot chain = running.prompt_chain;
+  for (std::uint64_t k = running.prompt_pages; k < stored.size() / page; ++k) {
+    chain = FindOrAddChain(chain, stored.subspan(k * page, page));
+    Hold(running.blocks[k], chain);
   }
-  return match;
+  // Step 6, free, in reverse order: a block whose count reaches 0 joins the
+  // queue's tail. Unbounded, step 4 never takes a used block, so the free
+  // queue's used part is not kept.
+  for (auto it = running.blocks.rbegin(); it != running.blocks.rend(); ++it) {
+    if (--blocks_[*it].count > 0) continue;
+    --pinned_blocks_;
+    if (options_.bounded()) AppendToFreeQueue(*it);
+  }
+}
+
+Match BlockPool::Access(TokenSpan request) {
+  if (request.empty()) return Match{};  // step 0
+  // §10.7: with nothing running, room fails only where step 2 refuses.
+  const Attempt attempt = Start(request, request.size(), scratch_);
+  if (attempt.outcome != AttemptOutcome::kStart) return Match{};
+  Release(scratch_, request);
+  return attempt.match;
+}
+
+Attempt BlockPool::Admit(RequestId id, TokenSpan prompt,
+                         std::uint64_t stored_length) {
+  Running running;
+  const Attempt attempt = Start(prompt, stored_length, running);
+  if (attempt.outcome == AttemptOutcome::kStart) {
+    running_.emplace(id, std::move(running));
+  }
+  return attempt;
+}
+
+void BlockPool::Finish(RequestId id, TokenSpan stored) {
+  auto entry = running_.extract(id);
+  Release(entry.mapped(), stored);
 }
 
 NodeId BlockPool::Insert(TokenSpan sequence) {
@@ -209,7 +268,7 @@ std::size_t BlockPool::memory_bytes() const {
          VectorHeapBytes<Token>(pages_.capacity()) +
          VectorHeapBytes<Slot>(free_slots_.capacity()) +
          children_.memory_bytes() + VectorHeapBytes<Block>(blocks_.capacity()) +
-         VectorHeapBytes<BlockId>(request_blocks_.capacity());
+         VectorHeapBytes<BlockId>(scratch_.blocks.capacity());
 }
 
 }  // namespace kvprefix

@@ -46,7 +46,9 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "kvprefix/cache.h"
+#include "kvprefix/request.h"
 #include "kvprefix/types.h"
 #include "optimized/page_map.h"
 
@@ -67,8 +69,23 @@ class BlockPool {
   // options.capacity blocks of options.page_size tokens (SPEC §9.2).
   explicit BlockPool(const CacheOptions& options);
 
+  // §9.2 steps 0-6: the request admitted and finished at one instant
+  // (SPEC §10.7).
   Match Access(TokenSpan request);
   NodeId Insert(TokenSpan sequence);
+
+  // SPEC §10.4, model vllm: ReferenceBlockPool's Admit, PrefillEnd and
+  // Finish (kvprefix/request.h's ServingEngine), with a reference count
+  // per block. O(n) expected per call for n tokens, plus a hash map entry
+  // per running request.
+  Attempt Admit(RequestId id, TokenSpan prompt, std::uint64_t stored_length);
+  void PrefillEnd(RequestId, TokenSpan) {}
+  void Finish(RequestId id, TokenSpan stored);
+  Match PeekMatch(TokenSpan request) const { return MatchPrefix(request); }
+  // Blocks with a count above 0, holding a chain, taken from a chain. O(1).
+  std::uint64_t pinned() const { return pinned_blocks_; }
+  std::uint64_t cached_pages() const { return cached_blocks_; }
+  std::uint64_t evicted_pages() const { return evicted_; }
   Match MatchPrefix(TokenSpan request) const;
   std::uint64_t node_count() const { return cached_blocks_; }
   std::uint64_t evicted_count() const { return evicted_; }
@@ -98,6 +115,14 @@ class BlockPool {
     BlockId previous_free = kNoBlock;  // in the free queue
     BlockId next_free = kNoBlock;
     bool queued = false;  // in the free queue (its used part)
+    std::uint64_t count = 0;  // SPEC §10.4: running requests holding it
+  };
+  // A started request: its blocks 1 ... N, its prompt's whole pages F and
+  // the chain of its first F pages.
+  struct Running {
+    std::vector<BlockId> blocks;
+    std::uint64_t prompt_pages = 0;
+    Slot prompt_chain = kEmptyChain;
   };
 
   // The last page of the chain in `slot`.
@@ -124,6 +149,14 @@ class BlockPool {
   BlockId Allocate();
   void RemoveFromFreeQueue(BlockId id);
   void AppendToFreeQueue(BlockId id);
+  // Steps 1-5 into `running` (its blocks empty), or a wait or refusal that
+  // changes nothing.
+  Attempt Start(TokenSpan prompt, std::uint64_t stored_length,
+                Running& running);
+  // SPEC §10.4's finish of `running`.
+  void Release(const Running& running, TokenSpan stored);
+  // Block `id` joins the end of `chain`'s list of holders.
+  void Hold(BlockId id, Slot chain);
 
   CacheOptions options_;
   std::vector<Chain> chains_ = std::vector<Chain>(1);  // [Slot]; [0] empty
@@ -135,10 +168,13 @@ class BlockPool {
                              // C were never used
   BlockId free_head_ = kNoBlock;  // then the used part
   BlockId free_tail_ = kNoBlock;
-  std::vector<BlockId> request_blocks_;  // Access's scratch: blocks 1 ... N
+  std::uint64_t queued_blocks_ = 0;  // in the used part of the free queue
+  Running scratch_;                  // Access's request
   std::uint64_t cached_blocks_ = 0;
   std::uint64_t evicted_ = 0;
   EvictionListener listener_;
+  absl::flat_hash_map<RequestId, Running> running_;  // SPEC §10.4
+  std::uint64_t pinned_blocks_ = 0;
 };
 
 }  // namespace kvprefix

@@ -166,6 +166,7 @@ std::uint64_t RadixCache::Evict(std::uint64_t demand) {
     node.present = false;
     freed += node.length;
     size_ -= node.length;
+    evicted_tokens_ += node.length;
     --present_;
     ++evicted_;
     if (listener_) listener_(Edge(victim));
@@ -178,12 +179,21 @@ std::uint64_t RadixCache::Evict(std::uint64_t demand) {
 
 void RadixCache::AddLocks(Slot slot, bool lock) {
   for (; slot != kRootSlot; slot = nodes_[slot].parent) {
+    Node& node = nodes_[slot];
     if (lock) {
-      ++nodes_[slot].locks;
-    } else {
-      --nodes_[slot].locks;
+      if (node.locks++ == 0) locked_tokens_ += node.length;
+    } else if (--node.locks == 0) {
+      locked_tokens_ -= node.length;
+      PushIfCandidate(slot);
     }
   }
+}
+
+std::uint64_t RadixCache::LimitTokens() const {
+  return options_.capacity >
+                 std::numeric_limits<std::uint64_t>::max() / options_.page_size
+             ? std::numeric_limits<std::uint64_t>::max()
+             : options_.capacity * options_.page_size;
 }
 
 void RadixCache::Tidy() {
@@ -210,11 +220,7 @@ Match RadixCache::Access(TokenSpan request) {
   const Walk walk = MatchKey(match_key);
   const Match match{.matched_length = walk.tokens,
                     .cache_node = nodes_[walk.node].id};
-  const std::uint64_t limit =
-      options_.capacity >
-              std::numeric_limits<std::uint64_t>::max() / options_.page_size
-          ? std::numeric_limits<std::uint64_t>::max()
-          : options_.capacity * options_.page_size;
+  const std::uint64_t limit = LimitTokens();
   switch (options_.trigger) {
     case EvictionTrigger::kAfterInsert:
       InsertKey(request);
@@ -233,15 +239,82 @@ Match RadixCache::Access(TokenSpan request) {
       }
       if (!refused) InsertKey(request);
       AddLocks(walk.node, false);
-      if (options_.bounded()) {
-        // Its entries may have been dropped while it was locked.
-        PushIfCandidate(walk.node);
-        Tidy();
-      }
+      if (options_.bounded()) Tidy();
       return refused ? Match{} : match;
     }
   }
   return match;  // not reached: every trigger has a case
+}
+
+Match RadixCache::PeekMatch(TokenSpan request) const {
+  return MatchPrefix(
+      request.first(MatchLimitTokens(options_.match_limit, request.size(), 1)));
+}
+
+Attempt RadixCache::Admit(RequestId id, TokenSpan prompt,
+                          std::uint64_t stored_length) {
+  // As ReferenceRadixCache::Admit, which quotes SPEC §10.4.
+  const Walk walk = MatchKey(prompt.first(
+      MatchLimitTokens(options_.match_limit, prompt.size(), 1)));
+  AddLocks(walk.node, true);
+  const Match match{.matched_length = walk.tokens,
+                    .cache_node = nodes_[walk.node].id};
+  Running running{.node = walk.node, .held = 0, .matched = walk.tokens};
+  if (options_.trigger == EvictionTrigger::kOnAllocate) {
+    const std::uint64_t need = stored_length - walk.tokens;
+    if (options_.bounded()) {
+      const std::uint64_t limit = LimitTokens();
+      if (stored_length > limit) {  // refused
+        Evict(need);
+        AddLocks(walk.node, false);
+        Tidy();
+        return Attempt{.outcome = AttemptOutcome::kRefuse, .match = {}};
+      }
+      const std::uint64_t free = limit - size_ - held_;
+      if (need > free + (size_ - locked_tokens_)) {  // wait
+        AddLocks(walk.node, false);
+        Tidy();
+        return Attempt{.outcome = AttemptOutcome::kWait, .match = {}};
+      }
+      if (free < need) Evict(need);
+      Tidy();
+    }
+    running.held = need;
+    held_ += need;
+  }
+  running_.emplace(id, running);
+  return Attempt{.outcome = AttemptOutcome::kStart, .match = match};
+}
+
+void RadixCache::PrefillEnd(RequestId id, TokenSpan prompt) {
+  if (options_.trigger != EvictionTrigger::kOnAllocate) return;
+  Running& running = running_.at(id);
+  const TokenSpan key = WholePages(prompt);
+  InsertKey(key);
+  const std::uint64_t leave = key.size() - running.matched;
+  running.held -= leave;
+  held_ -= leave;
+  const Walk reached = MatchKey(key);
+  AddLocks(reached.node, true);
+  AddLocks(running.node, false);
+  running.node = reached.node;
+  if (options_.bounded()) Tidy();
+}
+
+void RadixCache::Finish(RequestId id, TokenSpan stored) {
+  const Running running = running_.extract(id).mapped();
+  if (options_.trigger == EvictionTrigger::kAfterInsert) {
+    AddLocks(running.node, false);
+    InsertKey(stored);
+    if (options_.bounded() && size_ > LimitTokens()) {
+      Evict(size_ - LimitTokens());
+    }
+  } else {
+    InsertKey(stored);
+    held_ -= running.held;
+    AddLocks(running.node, false);
+  }
+  if (options_.bounded()) Tidy();
 }
 
 NodeId RadixCache::Insert(TokenSpan sequence) {

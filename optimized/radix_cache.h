@@ -51,7 +51,9 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "kvprefix/cache.h"
+#include "kvprefix/request.h"
 #include "kvprefix/leaf_heap.h"
 #include "kvprefix/types.h"
 #include "optimized/page_map.h"
@@ -73,8 +75,27 @@ class RadixCache {
   // options.policy (lru or fifo), options.match_limit and options.trigger.
   explicit RadixCache(const CacheOptions& options);
 
+  // §9.3's steps for one request. Equal to SPEC §10.4's attempt, prefill
+  // end and finish at one instant (§10.7; tests/property/
+  // serving_properties_test.cc), it keeps its own shorter path: no lock
+  // under after-insert, one insert under on-allocate.
   Match Access(TokenSpan request);
   NodeId Insert(TokenSpan sequence);
+
+  // SPEC §10.4, model sglang: ReferenceRadixCache's Admit, PrefillEnd and
+  // Finish (kvprefix/request.h's ServingEngine), with lock counts under
+  // both triggers and slots held by running requests. Costs as Access,
+  // plus O(locked path) per lock and a hash map entry per running request.
+  Attempt Admit(RequestId id, TokenSpan prompt, std::uint64_t stored_length);
+  void PrefillEnd(RequestId id, TokenSpan prompt);
+  void Finish(RequestId id, TokenSpan stored);
+  Match PeekMatch(TokenSpan request) const;
+  // Locked plus held tokens; tree size / P; evicted tokens / P. O(1).
+  std::uint64_t pinned() const { return locked_tokens_ + held_; }
+  std::uint64_t cached_pages() const { return size_ / options_.page_size; }
+  std::uint64_t evicted_pages() const {
+    return evicted_tokens_ / options_.page_size;
+  }
   Match MatchPrefix(TokenSpan request) const;
   std::uint64_t node_count() const { return present_; }
   std::uint64_t evicted_count() const { return evicted_; }
@@ -102,7 +123,7 @@ class RadixCache {
     std::uint64_t access = 0;    // a
     std::uint64_t creation = 0;  // c
     std::uint64_t children = 0;
-    std::uint64_t locks = 0;  // on-allocate only
+    std::uint64_t locks = 0;  // running requests whose node is below
     bool present = true;
   };
   // Where a walk ended: the tokens walked and the node.
@@ -145,7 +166,19 @@ class RadixCache {
   Walk MatchKey(TokenSpan key);
   void InsertKey(TokenSpan key);
   std::uint64_t Evict(std::uint64_t demand);
+  // Adds or removes one lock on `slot` and its ancestors; a node whose
+  // last lock goes is pushed if it is a candidate (its entries may have
+  // been dropped while it was locked).
   void AddLocks(Slot slot, bool lock);
+  // C·P tokens, saturating.
+  std::uint64_t LimitTokens() const;
+  // A running request (SPEC §10.4): its locked node, the slots it holds
+  // outside the tree, its match.
+  struct Running {
+    Slot node = kRootSlot;
+    std::uint64_t held = 0;
+    std::uint64_t matched = 0;
+  };
   // The end of every bounded Access: the heap rebuilt if overfull, the
   // arena compacted if sparse.
   void Tidy();
@@ -162,6 +195,10 @@ class RadixCache {
   std::uint64_t size_ = 0;  // tokens on present edges
   std::uint64_t evicted_ = 0;
   EvictionListener listener_;
+  absl::flat_hash_map<RequestId, Running> running_;  // SPEC §10.4
+  std::uint64_t locked_tokens_ = 0;  // on edges of nodes with a lock
+  std::uint64_t held_ = 0;           // held outside the tree
+  std::uint64_t evicted_tokens_ = 0;
 };
 
 }  // namespace kvprefix
