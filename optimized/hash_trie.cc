@@ -78,6 +78,40 @@ Match HashTrie::Access(TokenSpan request) {
   });
 }
 
+// --- Requests in flight (SPEC §10.4) ------------------------------------------
+
+Match HashTrie::PeekMatch(TokenSpan request) const {
+  return MatchPrefix(request.first(
+      MatchLimitTokens(options_.match_limit, request.size(), 1)));
+}
+
+Attempt HashTrie::Admit(RequestId id, TokenSpan prompt, std::uint64_t) {
+  const Walk walk = WalkPath(
+      prompt.first(MatchLimitTokens(options_.match_limit, prompt.size(), 1)),
+      [this](Slot slot) { ++pins_[slot]; });
+  if (walk.slot != 0 && options_.bounded()) ++nodes_[walk.slot].children;
+  running_.emplace(id, walk);
+  return Attempt{
+      .outcome = AttemptOutcome::kStart,
+      .match = Match{walk.length, options_.bounded() ? nodes_[walk.slot].id
+                                                     : NodeId{walk.slot}}};
+}
+
+void HashTrie::Finish(RequestId id, TokenSpan stored) {
+  const Walk walk = running_.extract(id).mapped();
+  // The stored sequence starts with the prompt, whose pinned path is intact.
+  WalkPath(stored.first(walk.length), [this](Slot slot) {
+    const auto pin = pins_.find(slot);
+    if (--pin->second == 0) pins_.erase(pin);
+  });
+  if (walk.slot != 0 && options_.bounded() &&
+      --nodes_[walk.slot].children == 0) {
+    VisitPolicy(options_.policy,
+                [&]<typename Policy>(Policy) { PushLeaf<Policy>(walk.slot); });
+  }
+  Insert(stored);
+}
+
 // --- Unbounded: slot == ID ---------------------------------------------------
 
 NodeId HashTrie::InsertUnbounded(Walk existing, TokenSpan sequence) {
@@ -105,7 +139,7 @@ template <typename Policy>
 std::uint64_t HashTrie::StoredNodes(std::size_t walked,
                                     std::size_t length) const {
   const std::uint64_t missing = length - walked;
-  if constexpr (Policy::kKeepsFirstCapacityNodes) {
+  if (KeepsFirstCapacityNodes<Policy>()) {
     // The path's nodes present are <= C, so only new ones can fall beyond
     // depth C, and those would be evicted at once.
     return std::min<std::uint64_t>(missing, options_.capacity - walked);
@@ -123,7 +157,7 @@ void HashTrie::CheckBoundedLimits(TokenSpan sequence) const {
   }
   // Slots: a sequence this short cannot overflow them.
   if (sequence.size() <= max_nodes_ - node_count()) return;
-  if (Policy::kKeepsFirstCapacityNodes && options_.capacity <= max_nodes_) {
+  if (KeepsFirstCapacityNodes<Policy>() && options_.capacity <= max_nodes_) {
     return;  // at most min(present + stored, capacity) are ever stored
   }
   const Walk walk = WalkPath(sequence, NoVisit{});
@@ -159,7 +193,7 @@ HashTrie::BoundedResult HashTrie::InsertBounded(TokenSpan sequence) {
         nodes_[walk.slot].children == 0) {
       PushLeaf<Policy>(walk.slot);  // a leaf touched: its key changed
     }
-  } else if constexpr (Policy::kKeepsFirstCapacityNodes) {
+  } else if (KeepsFirstCapacityNodes<Policy>()) {
     const std::uint64_t excess = present + stored > options_.capacity
                                      ? present + stored - options_.capacity
                                      : 0;

@@ -144,7 +144,9 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_map.h"
 #include "kvprefix/cache.h"
+#include "kvprefix/request.h"
 #include "kvprefix/cache_model.h"
 #include "kvprefix/huge_pages.h"
 #include "kvprefix/leaf_heap.h"
@@ -200,6 +202,25 @@ class HashTrie {
   // had before, walking the request once. Errors and cost as Insert.
   // Not thread-safe.
   Match Access(TokenSpan request);
+
+  // SPEC §10.4, model spec (kvprefix/request.h's ServingEngine), as
+  // ReferenceTrie's: Admit pins the matched path (the match limit
+  // applied), Finish releases it and inserts the stored sequence as Insert
+  // does. A pin is a count per node of the path in a hash map, and one
+  // more child of the path's deepest node, so that no eviction takes the
+  // path (none of its nodes is a leaf). While any pin is held, Insert
+  // takes SPEC §8's general path: the first-C-nodes shortcut of lru and
+  // fifo assumes every node off the path can go first. O(matched) expected
+  // per Admit, plus Insert's cost per Finish.
+  Attempt Admit(RequestId id, TokenSpan prompt, std::uint64_t stored_length);
+  void PrefillEnd(RequestId, TokenSpan) {}
+  void Finish(RequestId id, TokenSpan stored);
+  // The match Admit would record now (the match limit applied).
+  Match PeekMatch(TokenSpan request) const;
+  // Nodes with a pin; nodes present; nodes evicted. O(1).
+  std::uint64_t pinned() const { return pins_.size(); }
+  std::uint64_t cached_pages() const { return node_count(); }
+  std::uint64_t evicted_pages() const { return evicted_; }
 
   // Nodes present, root excluded. O(1). Unbounded, also the largest ID.
   std::uint64_t node_count() const { return tokens_.size() - 1 - free_.size(); }
@@ -264,6 +285,12 @@ class HashTrie {
   // C nodes) those up to depth C.
   template <typename Policy>
   std::uint64_t StoredNodes(std::size_t walked, std::size_t length) const;
+  // True if Insert may keep only a long request's first C nodes: the
+  // policy allows it and no pin is held (SPEC §10.4).
+  template <typename Policy>
+  bool KeepsFirstCapacityNodes() const {
+    return Policy::kKeepsFirstCapacityNodes && pins_.empty();
+  }
   template <typename Policy>
   void CheckBoundedLimits(TokenSpan sequence) const;
   // Reserves room for `appended` more slots in every slot array.
@@ -318,6 +345,10 @@ class HashTrie {
   std::uint64_t requests_ = 0;         // bounded inserts so far: stamp r
   std::uint64_t evicted_ = 0;
   EvictionListener listener_;
+  // SPEC §10.4: each pinned node's pin count, and each running request's
+  // match (tokens, and the slot it ends at).
+  absl::flat_hash_map<Slot, std::uint64_t> pins_;
+  absl::flat_hash_map<RequestId, Walk> running_;
 };
 
 }  // namespace kvprefix

@@ -178,9 +178,26 @@ RC_GTEST_PROP(ServingProperties, SequentialCaseIsEveryEnginesReplay, ()) {
   }
 }
 
+RC_GTEST_PROP(ServingProperties, LifecycleEnginesAgreeWithTheReference, ()) {
+  const ServeInput input = *GenServeInput();
+  const CacheOptions& options = input.replay.options;
+  const auto reference = MakeServingCache("reference", options);
+  const ServeAnswer expected = ServeReplay(input, *reference);
+  for (const std::string_view name : EngineNames(options.model)) {
+    if (!HasRequestLifecycle(name, options.model)) continue;
+    const auto cache = MakeServingCache(name, options);
+    const ServeAnswer answer = ServeReplay(input, *cache);
+    RC_ASSERT(answer.requests == expected.requests);
+    RC_ASSERT(answer.totals == expected.totals);
+  }
+}
+
 RC_GTEST_PROP(ServingProperties, KeepsTheRulesOfSection10, ()) {
   const ServeInput input = *GenServeInput();
-  CheckedCache cache(MakeServingCache("reference", input.replay.options));
+  const auto names = EngineNames(input.replay.options.model);
+  const std::string_view name = *rc::gen::elementOf(names);
+  RC_PRE(HasRequestLifecycle(name, input.replay.options.model));
+  CheckedCache cache(MakeServingCache(name, input.replay.options));
   const ServeAnswer answer = ServeReplay(input, cache);
   RC_ASSERT(answer.requests.size() == input.replay.requests.size());
   RC_ASSERT(!cache.running());
@@ -199,7 +216,7 @@ RC_GTEST_PROP(ServingProperties, KeepsTheRulesOfSection10, ()) {
   }
   RC_ASSERT(answer.totals.peak_running <= input.serve.max_running);
   // The same input, the same answer.
-  const auto again = MakeServingCache("reference", input.replay.options);
+  const auto again = MakeServingCache(name, input.replay.options);
   const ServeAnswer second = ServeReplay(input, *again);
   RC_ASSERT(second.requests == answer.requests);
   RC_ASSERT(second.totals == answer.totals);
