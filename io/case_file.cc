@@ -124,11 +124,14 @@ CaseFile Parse(simdjson::padded_string_view json) {
   return result;
 }
 
-// ParseReplay, and where the document set each member (`places`, if not
-// null).
-ReplayCaseFile ParseReplayWithPlaces(simdjson::padded_string_view json,
-                                     DocumentPlaces* places) {
-  ReplayCaseFile result;
+// A replay case file whose document's members are `names`
+// (json_reader::kReplayMembers or kServeMembers), and where the document
+// set each member (`places`, if not null).
+template <std::size_t N>
+CaseFileOf<ServeInput> ParseReplayWithPlaces(
+    simdjson::padded_string_view json,
+    const std::array<std::string_view, N>& names, DocumentPlaces* places) {
+  CaseFileOf<ServeInput> result;
   WrittenMatches written;
   json_reader::ReplayDocumentReader document;
   json_reader::ReadRootObject(
@@ -137,12 +140,12 @@ ReplayCaseFile ParseReplayWithPlaces(simdjson::padded_string_view json,
           const JsonPath& path) {
         switch (index) {
           case 0:
-            json_reader::ReadObject(
-                context, value, path, json_reader::kReplayMembers, 1,
-                [&](std::size_t member, Value member_value,
-                    const JsonPath& member_path) {
-                  document.Read(context, member, member_value, member_path);
-                });
+            json_reader::ReadObject(context, value, path, names, 1,
+                                    [&](std::size_t member, Value member_value,
+                                        const JsonPath& member_path) {
+                                      document.Read(context, member,
+                                                    member_value, member_path);
+                                    });
             result.input = document.Finish();
             if (places != nullptr) *places = document.places;
             break;
@@ -153,13 +156,37 @@ ReplayCaseFile ParseReplayWithPlaces(simdjson::padded_string_view json,
             result.source = json_reader::ReadString(context, value, path);
         }
       });
-  CheckMatches(written, result.input.requests);
+  CheckMatches(written, result.input.replay.requests);
   result.expected = std::move(written.matches);
   return result;
 }
 
 ReplayCaseFile ParseReplay(simdjson::padded_string_view json) {
-  return ParseReplayWithPlaces(json, nullptr);
+  CaseFileOf<ServeInput> read =
+      ParseReplayWithPlaces(json, json_reader::kReplayMembers, nullptr);
+  return {std::move(read.name), std::move(read.input.replay),
+          std::move(read.expected), std::move(read.source)};
+}
+
+// A document whose members are `names`, or a replay case file holding one
+// (ReadReplayDocumentOrCaseFile's rules).
+template <std::size_t N>
+ServeInput ReadDocumentOrCaseFile(const std::string& path,
+                                  const std::array<std::string_view, N>& names,
+                                  DocumentPlaces* places) {
+  const std::string text = ReadPaddedFile(path);
+  try {
+    return json_reader::ReadDocument(PaddedView(text), names, places);
+  } catch (const InputError& error) {
+    // A replay document has none of a case file's own members.
+    const bool case_file = std::ranges::any_of(
+        kReplayCaseMembers, [&error](std::string_view member) {
+          return error.location() == fmt::format("$.{}", member) &&
+                 error.problem().find("unknown member") != std::string::npos;
+        });
+    if (!case_file) throw;
+  }
+  return ParseReplayWithPlaces(PaddedView(text), names, places).input;
 }
 
 // The case file `path`, parsed by `parse`; errors name the path as given
@@ -240,19 +267,13 @@ std::vector<ReplayCaseFile> ReadReplayCaseFolder(const std::string& dir) {
 
 ReplayInput ReadReplayDocumentOrCaseFile(const std::string& path,
                                          DocumentPlaces* places) {
-  const std::string text = ReadPaddedFile(path);
-  try {
-    return json_reader::ReadReplayDocument(PaddedView(text), places);
-  } catch (const InputError& error) {
-    // A replay document has none of a case file's own members.
-    const bool case_file = std::ranges::any_of(
-        kReplayCaseMembers, [&error](std::string_view member) {
-          return error.location() == fmt::format("$.{}", member) &&
-                 error.problem().find("unknown member") != std::string::npos;
-        });
-    if (!case_file) throw;
-  }
-  return ParseReplayWithPlaces(PaddedView(text), places).input;
+  return ReadDocumentOrCaseFile(path, json_reader::kReplayMembers, places)
+      .replay;
+}
+
+ServeInput ReadServeDocumentOrCaseFile(const std::string& path,
+                                       DocumentPlaces* places) {
+  return ReadDocumentOrCaseFile(path, json_reader::kServeMembers, places);
 }
 
 std::string FormatCaseFile(const BatchInput& input,

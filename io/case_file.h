@@ -22,6 +22,7 @@
 #include "io/replay_document.h"
 #include "kvprefix/batch.h"
 #include "kvprefix/replay.h"
+#include "kvprefix/request.h"
 #include "kvprefix/types.h"
 
 namespace kvprefix {
@@ -84,6 +85,13 @@ std::string FormatReplayCaseFile(const ReplayInput& input,
 // ("$.document.policy" in a case file). O(bytes).
 ReplayInput ReadReplayDocumentOrCaseFile(const std::string& path,
                                          DocumentPlaces* places = nullptr);
+
+// The same for a SPEC §10.1 serving replay document (ReadServeDocumentFile,
+// io/replay_document.h), or a replay case file (as above) whose document may
+// have §10.1's members too. Throws as ReadReplayDocumentOrCaseFile, with
+// ParseServeDocument's rules for the document. O(bytes).
+ServeInput ReadServeDocumentOrCaseFile(const std::string& path,
+                                       DocumentPlaces* places = nullptr);
 
 }  // namespace kvprefix
 

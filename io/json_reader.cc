@@ -68,14 +68,18 @@ void ReadNamespaces(const Context& context, Value value, const JsonPath& path,
   }
 }
 
+void CheckCount(const std::string& at, std::size_t found, std::size_t count,
+                std::string_view noun, std::string_view what) {
+  if (at.empty() || found == count) return;
+  throw InputError(
+      at, fmt::format("expected {} {}{} (one per {}), found {}", count, noun,
+                      count == 1 ? "" : "s", what, found));
+}
+
 void CheckNamespaceCount(const std::string& at,
                          const std::vector<std::string>& namespaces,
                          std::size_t count, std::string_view what) {
-  if (at.empty() || namespaces.size() == count) return;
-  throw InputError(
-      at, fmt::format("expected {} namespace{} (one per {}), "
-                      "found {}",
-                      count, count == 1 ? "" : "s", what, namespaces.size()));
+  CheckCount(at, namespaces.size(), count, "namespace", what);
 }
 
 void BatchNamespacesAt::Check(const BatchInput& input) const {

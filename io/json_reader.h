@@ -8,6 +8,7 @@
 
 #include <simdjson.h>
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -20,6 +21,7 @@
 #include "io/replay_document.h"
 #include "kvprefix/batch.h"
 #include "kvprefix/replay.h"
+#include "kvprefix/request.h"
 #include "kvprefix/sequence_list.h"
 
 namespace kvprefix::json_reader {
@@ -48,10 +50,15 @@ std::string CheckNamespaceLength(const Context& context, const JsonPath& path,
 void ReadNamespaces(const Context& context, Value value, const JsonPath& path,
                     std::vector<std::string>& out);
 
-// Throws InputError at `at` (the member's location, e.g. "$.namespaces")
-// unless `at` is empty (the member is absent) or `namespaces` holds one
-// namespace per `what` ("request", "cached sequence"): "expected 3
-// namespaces (one per request), found 2".
+// Throws InputError at `at` (the member's location, e.g. "$.arrivals_us")
+// unless `at` is empty (the member is absent) or `found` == `count`, with
+// `noun` the singular of what the member holds and `what` what there is one
+// of per element: "expected 3 arrivals (one per request), found 2".
+void CheckCount(const std::string& at, std::size_t found, std::size_t count,
+                std::string_view noun, std::string_view what);
+
+// CheckCount for a member holding `namespaces`, one per `what` ("request",
+// "cached sequence"): "expected 3 namespaces (one per request), found 2".
 void CheckNamespaceCount(const std::string& at,
                          const std::vector<std::string>& namespaces,
                          std::size_t count, std::string_view what);
@@ -77,28 +84,43 @@ inline constexpr std::array<std::string_view, 8> kReplayMembers = {
     "requests", "capacity",    "policy",  "page_size",
     "model",    "match_limit", "trigger", "namespaces"};
 
+// The members of a SPEC §10 serving replay document: kReplayMembers, then
+// kServeOnlyMembers (io/replay_document.h).
+inline constexpr auto kServeMembers = [] {
+  std::array<std::string_view, kReplayMembers.size() + kServeOnlyMembers.size()>
+      names;
+  std::ranges::copy(kServeOnlyMembers,
+                    std::ranges::copy(kReplayMembers, names.begin()).out);
+  return names;
+}();
+
 // A replay document as it is read: the input, and where each member it set
 // was (DocumentPlaces), for Finish's checks and for the options that may
-// replace the members (SPEC §9.4).
+// replace the members (SPEC §9.4, §10.1).
 struct ReplayDocumentReader {
-  ReplayInput input;
+  ServeInput input;
   DocumentPlaces places;
 
-  // Reads member kReplayMembers[index] (replay_document.h says what each may
+  // Reads member kServeMembers[index] (replay_document.h says what each may
   // hold).
   void Read(const Context& context, std::size_t index, Value value,
             const JsonPath& path);
-  // After the last member: one namespace per request (CheckNamespaceCount),
-  // the model's default match limit where none was given, then SPEC §9.4's
-  // combined rules (FindModelOptionsProblem), an InputError at the member
-  // that breaks one. Returns the input; `places` stays.
-  ReplayInput Finish();
+  // After the last member: one namespace, arrival and output length per
+  // request (CheckCount), the model's default match limit where none was
+  // given, then SPEC §9.4's combined rules (FindModelOptionsProblem), an
+  // InputError at the member that breaks one. Returns the input; `places`
+  // stays.
+  ServeInput Finish();
 };
 
-// The whole of `json` as one replay document (ParseReplayDocument's rules),
-// parsed in place; with `places`, also where it set each member.
-ReplayInput ReadReplayDocument(simdjson::padded_string_view json,
-                               DocumentPlaces* places = nullptr);
+// The whole of `json` as one document whose members are `names`
+// (kReplayMembers: ParseReplayDocument's rules; kServeMembers:
+// ParseServeDocument's), parsed in place; with `places`, also where it set
+// each member.
+template <std::size_t N>
+ServeInput ReadDocument(simdjson::padded_string_view json,
+                        const std::array<std::string_view, N>& names,
+                        DocumentPlaces* places = nullptr);
 
 // An integer from 0 to 2^64 - 1 (-0 is 0, as for every integer read: SPEC
 // §6), or InputError at `path`.

@@ -11,6 +11,7 @@
 #include <exception>
 #include <limits>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <system_error>
 #include <thread>
@@ -30,6 +31,9 @@ using json_diagnostics::JsonPath;
 namespace ondemand = simdjson::ondemand;
 
 constexpr std::int64_t kMaxInt64 = std::numeric_limits<std::int64_t>::max();
+// The largest timestamp (ms) whose arrival (µs) is at most kMaxServeTime.
+constexpr auto kMaxTimestampMs =
+    static_cast<std::int64_t>(kMaxServeTime / kMillisecondUs);
 
 // The members of one trace line that kvprefix reads.
 struct TraceLine {
@@ -38,6 +42,9 @@ struct TraceLine {
   bool has_hash_ids = false;
   std::string name_space;  // TraceOptions::namespace_field's; "" if absent
   bool has_namespace = false;
+  // TraceOptions::serving only; -1: not seen.
+  std::int64_t timestamp = -1;      // ms
+  std::int64_t output_length = -1;  // tokens
 };
 
 // The namespace `value` (at `path`) names: a string, or an integer as its
@@ -88,9 +95,28 @@ std::string LinePrefix(std::size_t line_number) {
   return fmt::format("line {}: ", line_number);
 }
 
+// Reads TraceOptions::serving's member `name` ("timestamp" or
+// "output_length") of a line into `line`; false for any other member.
+bool ReadServingMember(const Context& context,
+                       const json_diagnostics::Member& member,
+                       const JsonPath& root_path, TraceLine& line) {
+  const bool is_timestamp = member.name == "timestamp";
+  if (!is_timestamp && member.name != "output_length") return false;
+  std::int64_t& field = is_timestamp ? line.timestamp : line.output_length;
+  if (field >= 0) {
+    throw json_diagnostics::DuplicateMember(context, member.name, root_path);
+  }
+  field = json_diagnostics::ReadInteger(
+      context, member.value, 0,
+      is_timestamp ? kMaxTimestampMs : static_cast<std::int64_t>(kMaxServeTime),
+      root_path.Member(member.name));
+  return true;
+}
+
 void ReadLine(ondemand::parser& parser, simdjson::padded_string_view json,
               std::size_t line_number, std::int64_t max_id,
-              std::string_view namespace_field, TraceLine& line) {
+              const TraceOptions& options, TraceLine& line) {
+  const std::string_view namespace_field = options.namespace_field;
   ondemand::document document;
   ondemand::object root;
   simdjson::error_code error = parser.iterate(json).get(document);
@@ -112,6 +138,10 @@ void ReadLine(ondemand::parser& parser, simdjson::padded_string_view json,
       line.has_namespace = true;
       line.name_space =
           ReadNamespace(context, member.value, root_path.Member(member.name));
+      continue;
+    }
+    if (options.serving &&
+        ReadServingMember(context, member, root_path, line)) {
       continue;
     }
     if (!is_length && member.name != "hash_ids") {
@@ -137,6 +167,12 @@ void ReadLine(ondemand::parser& parser, simdjson::padded_string_view json,
   }
   if (!line.has_hash_ids) {
     throw json_diagnostics::MissingMember(context, "hash_ids", root_path);
+  }
+  if (options.serving && line.timestamp < 0) {
+    throw json_diagnostics::MissingMember(context, "timestamp", root_path);
+  }
+  if (options.serving && line.output_length < 0) {
+    throw json_diagnostics::MissingMember(context, "output_length", root_path);
   }
   json_diagnostics::CheckAtEnd(context);
 }
@@ -199,7 +235,9 @@ void CheckOptions(const TraceOptions& options) {
         "vocabulary size must be 1 to 2147483648, not {}", options.vocabulary));
   }
   if (options.namespace_field == "input_length" ||
-      options.namespace_field == "hash_ids") {
+      options.namespace_field == "hash_ids" ||
+      (options.serving && (options.namespace_field == "timestamp" ||
+                           options.namespace_field == "output_length"))) {
     throw std::invalid_argument(fmt::format(
         "the namespace field cannot be \"{}\", a member every trace line "
         "needs for its tokens",
@@ -227,14 +265,52 @@ void ParsePaddedLine(ondemand::parser& parser,
   line.has_hash_ids = false;
   line.name_space.clear();
   line.has_namespace = false;
+  line.timestamp = -1;
+  line.output_length = -1;
   try {
-    ReadLine(parser, json, line_number, MaxHashId(options),
-             options.namespace_field, line);
+    ReadLine(parser, json, line_number, MaxHashId(options), options, line);
   } catch (const InputError&) {
     json_diagnostics::RethrowWithUtf8First(json, LinePrefix(line_number));
   }
   LastBlockTokens(line, line_number);
 }
+
+// The serving fields of the lines read so far (TraceOptions::serving):
+// checks each line's timestamp against the one before it and appends its
+// arrival and output length.
+class ServingLines {
+ public:
+  // Starts after `before` (whose last arrival, if any, is the one before).
+  explicit ServingLines(const TraceServing* before = nullptr) {
+    if (before != nullptr && !before->arrivals_us.empty()) {
+      previous_ms_ = before->arrivals_us.back() / kMillisecondUs;
+    }
+  }
+
+  // Throws InputError at line `line_number`'s $.timestamp if it is smaller
+  // than the line's before it; else appends the line's values to `out`.
+  void Append(const TraceLine& line, std::size_t line_number,
+              const TraceOptions& options, TraceServing& out) {
+    const auto timestamp = static_cast<std::uint64_t>(line.timestamp);
+    if (previous_ms_ && timestamp < *previous_ms_) {
+      throw InputError(
+          LinePrefix(line_number) + "$.timestamp",
+          fmt::format("expected a timestamp of at least {} (the one of the "
+                      "line before it), found {}",
+                      *previous_ms_, timestamp));
+    }
+    previous_ms_ = timestamp;
+    const auto output = static_cast<std::uint64_t>(line.output_length);
+    out.arrivals_us.push_back(timestamp * kMillisecondUs);
+    out.output_lengths.push_back(options.mode == TraceMode::kBlock
+                                     ? (output + kMooncakeBlockTokens - 1) /
+                                           kMooncakeBlockTokens
+                                     : output);
+  }
+
+ private:
+  std::optional<std::uint64_t> previous_ms_;
+};
 
 // Tokens AppendTokens will append for a checked line.
 std::uint64_t TokenCount(const TraceLine& line, const TraceOptions& options) {
@@ -262,17 +338,23 @@ class ChunkReader {
   // Throws as ForEachTraceChunk: a bad or unreadable line ends the chunk
   // before it, and is thrown by the next call, so that the requests before
   // it are consumed whatever the chunk limits.
-  bool Fill(SequenceList& chunk) {
-    chunk.Clear();
+  bool Fill(TraceChunk& chunk) {
+    SequenceList& requests = chunk.requests;
+    requests.Clear();
+    chunk.serving.arrivals_us.clear();
+    chunk.serving.output_lengths.clear();
     if (failed_line_) std::rethrow_exception(failed_line_);
     simdjson::padded_string_view json;
     try {
-      while (chunk.total_tokens() < chunking_.tokens &&
-             chunk.size() < chunking_.requests && lines_.Next(json)) {
+      while (requests.total_tokens() < chunking_.tokens &&
+             requests.size() < chunking_.requests && lines_.Next(json)) {
         if (IsBlank(json)) continue;
         ParsePaddedLine(parser_, json, lines_.line_number(), options_, line_);
+        if (options_.serving) {
+          serving_.Append(line_, lines_.line_number(), options_, chunk.serving);
+        }
         AppendTokens(line_, options_, remainder_, FolderFor(options_, folder_),
-                     chunk);
+                     requests);
       }
     } catch (const std::exception& error) {
       // A bad line (InputError) or a failed read (IoError) comes before
@@ -281,10 +363,10 @@ class ChunkReader {
       // is thrown at once.
       const bool line_error = dynamic_cast<const InputError*>(&error) ||
                               dynamic_cast<const IoError*>(&error);
-      if (!line_error || chunk.empty()) throw;
+      if (!line_error || requests.empty()) throw;
       failed_line_ = std::current_exception();
     }
-    return !chunk.empty();
+    return !requests.empty();
   }
 
  private:
@@ -296,6 +378,7 @@ class ChunkReader {
   TraceLine line_;                  // reused: its vector keeps its capacity
   std::exception_ptr failed_line_;  // to throw once the chunk is consumed
   NamespaceFolder folder_;          // the trace's, with a namespace field
+  ServingLines serving_;            // with TraceOptions::serving
 };
 
 // A reader thread filling kTraceChunksInFlight chunks in turn, and the
@@ -324,8 +407,7 @@ class ChunkPipeline {
 
   // Calls consume(chunk) for every chunk in order, then rethrows the
   // reader's error if it had one. Returns the reader's seconds.
-  double Consume(
-      const std::function<void(const SequenceList& chunk)>& consume) {
+  double Consume(const std::function<void(const TraceChunk& chunk)>& consume) {
     for (;;) {
       std::size_t slot;
       {
@@ -382,7 +464,7 @@ class ChunkPipeline {
   }
 
   ChunkReader& reader_;
-  std::array<SequenceList, kTraceChunksInFlight> chunks_;
+  std::array<TraceChunk, kTraceChunksInFlight> chunks_;
   std::mutex mutex_;
   std::condition_variable changed_;
   std::size_t first_ = 0;  // the oldest full chunk
@@ -399,23 +481,35 @@ class ChunkPipeline {
 
 void AppendTraceLine(std::string_view line, std::size_t line_number,
                      const TraceOptions& options, SequenceList& out,
-                     NamespaceFolder* folder) {
+                     NamespaceFolder* folder, TraceServing* serving) {
   CheckOptions(options);
   if (!options.namespace_field.empty() && folder == nullptr) {
     throw std::invalid_argument(
         "a trace line with a namespace field needs the trace's folder");
   }
+  if (options.serving && serving == nullptr) {
+    throw std::invalid_argument(
+        "a trace line read for serving needs somewhere to put its arrival");
+  }
   ondemand::parser parser;
   TraceLine parsed;
   const simdjson::padded_string padded(line);
   ParsePaddedLine(parser, padded, line_number, options, parsed);
+  if (options.serving) {
+    ServingLines(serving).Append(parsed, line_number, options, *serving);
+  }
   AppendTokens(parsed, options, Remainder(options.vocabulary),
                options.namespace_field.empty() ? nullptr : folder, out);
 }
 
 SequenceList ReadMooncakeTrace(const std::string& path,
-                               const TraceOptions& options) {
+                               const TraceOptions& options,
+                               TraceServing* serving) {
   CheckOptions(options);
+  TraceServing ignored;
+  TraceServing& serving_out = serving == nullptr ? ignored : *serving;
+  serving_out = {};
+  ServingLines serving_lines;
   PaddedLineReader reader(path);
   // Parse every line first, so that the token storage (hundreds of MB in
   // token mode) is allocated once at its final size, not grown by copying.
@@ -427,6 +521,10 @@ SequenceList ReadMooncakeTrace(const std::string& path,
     if (IsBlank(json)) continue;
     ParsePaddedLine(parser, json, reader.line_number(), options,
                     lines.emplace_back());
+    if (options.serving) {
+      serving_lines.Append(lines.back(), reader.line_number(), options,
+                           serving_out);
+    }
     tokens += TokenCount(lines.back(), options);
   }
   SequenceList trace;
@@ -442,6 +540,16 @@ SequenceList ReadMooncakeTrace(const std::string& path,
 double ForEachTraceChunk(
     const std::string& path, const TraceOptions& options,
     const std::function<void(const SequenceList& chunk)>& consume,
+    const TraceChunking& chunking) {
+  return ForEachServeTraceChunk(
+      path, options,
+      [&consume](const TraceChunk& chunk) { consume(chunk.requests); },
+      chunking);
+}
+
+double ForEachServeTraceChunk(
+    const std::string& path, const TraceOptions& options,
+    const std::function<void(const TraceChunk& chunk)>& consume,
     const TraceChunking& chunking) {
   CheckOptions(options);
   if (chunking.tokens == 0 || chunking.requests == 0) {
@@ -459,7 +567,7 @@ double ForEachTraceChunk(
     if (started) return pipeline.Consume(consume);
   }
   double read_seconds = 0;
-  SequenceList chunk;
+  TraceChunk chunk;
   for (;;) {
     const auto start = std::chrono::steady_clock::now();
     const bool more = reader.Fill(chunk);

@@ -6,15 +6,19 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "io/input_error.h"
 #include "kvprefix/namespaces.h"
+#include "kvprefix/request.h"
 #include "kvprefix/sequence_list.h"
 
 namespace kvprefix {
 
 // Tokens per Mooncake prefix block.
 inline constexpr std::int64_t kMooncakeBlockTokens = 512;
+// Microseconds per millisecond: a trace's timestamps are milliseconds.
+inline constexpr std::uint64_t kMillisecondUs = 1000;
 // Default vocabulary size for token mode (Llama 3).
 inline constexpr std::uint32_t kDefaultVocabulary = 128256;
 
@@ -31,8 +35,29 @@ struct TraceOptions {
   // in ""), or empty: every request in "". With a field, the reader folds
   // each request's namespace into its first token (NamespaceFolder,
   // kvprefix/namespaces.h), so the sequences read are the ones a cache
-  // sees; it may not be "input_length" or "hash_ids".
+  // sees; it may not be "input_length" or "hash_ids" (nor, with `serving`,
+  // "timestamp" or "output_length").
   std::string namespace_field = {};
+  // SPEC §10.1: also read each line's "timestamp" (an integer from 0 to
+  // kMaxServeTime / 1000 ms, so that its arrival in µs is at most
+  // kMaxServeTime; non-decreasing from line to line) and "output_length"
+  // (an integer from 0 to kMaxServeTime tokens), both required, into a
+  // TraceServing. false: both are ignored like any other member (SPEC §3's
+  // sequential replay, in file order whatever the timestamps), at no cost.
+  bool serving = false;
+};
+
+// What a trace read with TraceOptions::serving brings to a SPEC §10 serving
+// replay (ServeInput's arrivals_us and output_lengths, kvprefix/request.h):
+// one value per request, in trace order.
+struct TraceServing {
+  // timestamp × 1000: µs, non-decreasing.
+  std::vector<std::uint64_t> arrivals_us;
+  // Block mode: ⌈output_length / kMooncakeBlockTokens⌉, the output in whole
+  // blocks (a token is a block there); token mode: output_length tokens.
+  std::vector<std::uint64_t> output_lengths;
+
+  friend bool operator==(const TraceServing&, const TraceServing&) = default;
 };
 
 // splitmix64 (Steele, Lea & Flood, "Fast splittable pseudorandom number
@@ -54,21 +79,35 @@ constexpr std::uint64_t SplitMix64(std::uint64_t x) {
 // neither a string nor an integer or is longer than 256 bytes, and
 // std::invalid_argument if options.vocabulary is not in 1..2^31, or if
 // options.namespace_field is set and `folder` is null (the folder of the
-// whole trace, which numbers its first tokens: see TraceOptions). O(tokens
-// appended). Thread-safe (no shared state but `folder`).
+// whole trace, which numbers its first tokens: see TraceOptions). With
+// options.serving, also appends the line's arrival and output length to
+// `serving` (std::invalid_argument if it is null), and throws InputError for
+// a missing, duplicated or out-of-range "timestamp" or "output_length"
+// ("line 7: $: expected member \"timestamp\", found an object without it")
+// and for a timestamp smaller than the last one in `serving` ("line 7:
+// $.timestamp: expected a timestamp of at least 5 (the one of the line
+// before it), found 3"); nothing
+// is appended to `out` or `serving` on an error. O(tokens appended).
+// Thread-safe (no shared state but `folder` and `serving`).
 void AppendTraceLine(std::string_view line, std::size_t line_number,
                      const TraceOptions& options, SequenceList& out,
-                     NamespaceFolder* folder = nullptr);
+                     NamespaceFolder* folder = nullptr,
+                     TraceServing* serving = nullptr);
 
 // Reads a whole JSON Lines trace ("-" is standard input); blank lines are
 // skipped but counted in line numbers. Parses every line before expanding,
 // so the token storage is allocated once at its final size. Throws IoError
 // if the file cannot be read, InputError and std::invalid_argument as
-// AppendTraceLine. O(file bytes + tokens); memory ~ 4 bytes per token. For
-// a replay, which needs one request at a time, ForEachTraceChunk needs far
-// less.
+// AppendTraceLine. `serving` (if not null) is replaced with the trace's
+// arrivals and output lengths with options.serving (one per request of the
+// result; a line whose timestamp is smaller than the line's before it,
+// blank lines aside, is an InputError naming it), and emptied without it.
+// O(file bytes + tokens); memory ~ 4 bytes per token (+ 16 per request with
+// serving). For a replay, which needs one request at a time, ForEachTraceChunk
+// needs far less.
 SequenceList ReadMooncakeTrace(const std::string& path,
-                               const TraceOptions& options);
+                               const TraceOptions& options,
+                               TraceServing* serving = nullptr);
 
 // How ForEachTraceChunk cuts a trace into chunks and who reads them.
 struct TraceChunking {
@@ -115,6 +154,25 @@ inline constexpr std::size_t kTraceChunksInFlight = 3;
 double ForEachTraceChunk(
     const std::string& path, const TraceOptions& options,
     const std::function<void(const SequenceList& chunk)>& consume,
+    const TraceChunking& chunking = {});
+
+// A chunk of ForEachServeTraceChunk: whole requests in trace order, and with
+// TraceOptions::serving their arrivals and output lengths (one per request;
+// empty without it).
+struct TraceChunk {
+  SequenceList requests;
+  TraceServing serving;
+};
+
+// ForEachTraceChunk, with each chunk's serving fields: the same chunks, the
+// same errors (with options.serving, also a missing field or a timestamp
+// smaller than the line's before it, across chunks, as ReadMooncakeTrace
+// throws it, after every request before the bad line was consumed). The
+// chunks' `serving` concatenated are ReadMooncakeTrace's. Memory: + 16
+// bytes per request of a chunk in flight with serving.
+double ForEachServeTraceChunk(
+    const std::string& path, const TraceOptions& options,
+    const std::function<void(const TraceChunk& chunk)>& consume,
     const TraceChunking& chunking = {});
 
 }  // namespace kvprefix

@@ -1,13 +1,16 @@
-// Reading SPEC §8 replay documents with io's strict readers.
+// Reading SPEC §8 replay documents and §10.1 serving replay documents with
+// io's strict readers: one member loop, one reader for both.
 #include "io/replay_document.h"
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <limits>
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "io/json_reader.h"
 #include "io/json_strings.h"
@@ -34,15 +37,58 @@ Enum ReadNamedValue(const Context& context, Value value, const JsonPath& path,
   return *parsed;
 }
 
+// Reads the array `value` (at `path`) of one integer per request, each 0 to
+// kMaxServeTime, into `out`; with `non_decreasing` (arrivals), each at least
+// the one before it.
+void ReadServeTimes(const Context& context, Value value, const JsonPath& path,
+                    bool non_decreasing, std::vector<std::uint64_t>& out) {
+  simdjson::ondemand::array array;
+  if (value.get_array().get(array) != simdjson::SUCCESS) {
+    throw json_diagnostics::Unexpected(context, value, path.str(),
+                                       "an array of integers");
+  }
+  for (auto element : array) {
+    const JsonPath element_path = path.Index(out.size());
+    const auto number =
+        static_cast<std::uint64_t>(json_diagnostics::ReadInteger(
+            context, element, 0, kMaxServeTime, element_path));
+    if (non_decreasing && !out.empty() && number < out.back()) {
+      throw InputError(context.Prefix() + element_path.str(),
+                       fmt::format("expected an arrival of at least {} (the "
+                                   "one before it), found {}",
+                                   out.back(), number));
+    }
+    out.push_back(number);
+  }
+}
+
+// An integer from `min` to `max`, or InputError at `path`.
+std::uint64_t ReadBounded(const Context& context, Value value,
+                          const JsonPath& path, std::uint64_t min,
+                          std::uint64_t max) {
+  return static_cast<std::uint64_t>(json_diagnostics::ReadInteger(
+      context, value, static_cast<std::int64_t>(min),
+      static_cast<std::int64_t>(max), path));
+}
+
+// The place `member` was read at, "" if the document lacks it.
+const std::string& PlaceOf(const DocumentPlaces& places,
+                           std::string_view member) {
+  static const std::string kAbsent;
+  const auto place = places.find(member);
+  return place == places.end() ? kAbsent : place->second;
+}
+
 }  // namespace
 
 void ReplayDocumentReader::Read(const Context& context, std::size_t index,
                                 Value value, const JsonPath& path) {
-  CacheOptions& options = input.options;
-  places[std::string(kReplayMembers[index])] = context.Prefix() + path.str();
+  CacheOptions& options = input.replay.options;
+  ServeOptions& serve = input.serve;
+  places[std::string(kServeMembers[index])] = context.Prefix() + path.str();
   switch (index) {
     case 0:
-      ReadSequences(context, value, path, input.requests);
+      ReadSequences(context, value, path, input.replay.requests);
       break;
     case 1:
       options.capacity = ReadUnsigned(context, value, path);
@@ -72,16 +118,35 @@ void ReplayDocumentReader::Read(const Context& context, std::size_t index,
     case 6:
       options.trigger = ReadNamedValue(context, value, path, kEvictionTriggers);
       break;
+    case 7:
+      ReadNamespaces(context, value, path, input.replay.namespaces);
+      break;
+    case 8:
+    case 9:
+      ReadServeTimes(context, value, path, index == 8,
+                     index == 8 ? input.arrivals_us : input.output_lengths);
+      break;
+    case 10:
+      serve.max_running = ReadBounded(context, value, path, 1, kMaxRunning);
+      break;
+    case 11:
+    case 12:
+    case 13:
+      (index == 11   ? serve.prefill_us_per_token
+       : index == 12 ? serve.decode_us_per_token
+                     : serve.overhead_us) =
+          ReadBounded(context, value, path, 0, kMaxServeRate);
+      break;
     default:
-      ReadNamespaces(context, value, path, input.namespaces);
+      serve.output = ReadNamedValue(context, value, path, kOutputModes);
   }
 }
 
-ReplayInput ReplayDocumentReader::Finish() {
-  const auto namespaces = places.find("namespaces");
-  CheckNamespaceCount(namespaces == places.end() ? "" : namespaces->second,
-                      input.namespaces, input.requests.size(), "request");
-  CacheOptions& options = input.options;
+ServeInput ReplayDocumentReader::Finish() {
+  const std::size_t requests = input.replay.requests.size();
+  CheckNamespaceCount(PlaceOf(places, "namespaces"), input.replay.namespaces,
+                      requests, "request");
+  CacheOptions& options = input.replay.options;
   if (!places.contains("match_limit")) {
     options.match_limit = DefaultMatchLimit(options.model);
   }
@@ -91,32 +156,68 @@ ReplayInput ReplayDocumentReader::Finish() {
     throw InputError(place == places.end() ? "$" : place->second,
                      problem->message);
   }
+  CheckCount(PlaceOf(places, "arrivals_us"), input.arrivals_us.size(), requests,
+             "arrival", "request");
+  CheckCount(PlaceOf(places, "output_lengths"), input.output_lengths.size(),
+             requests, "output length", "request");
   return std::move(input);
 }
 
-ReplayInput ReadReplayDocument(simdjson::padded_string_view json,
-                               DocumentPlaces* places) {
+template <std::size_t N>
+ServeInput ReadDocument(simdjson::padded_string_view json,
+                        const std::array<std::string_view, N>& names,
+                        DocumentPlaces* places) {
   ReplayDocumentReader reader;
   ReadRootObject(
-      json, kReplayMembers, 1,
+      json, names, 1,
       [&](const Context& context, std::size_t index, Value value,
           const JsonPath& path) { reader.Read(context, index, value, path); });
-  ReplayInput input = reader.Finish();
+  ServeInput input = reader.Finish();
   if (places != nullptr) *places = std::move(reader.places);
   return input;
 }
 
+template ServeInput ReadDocument(simdjson::padded_string_view,
+                                 const decltype(kReplayMembers)&,
+                                 DocumentPlaces*);
+template ServeInput ReadDocument(simdjson::padded_string_view,
+                                 const decltype(kServeMembers)&,
+                                 DocumentPlaces*);
+
 }  // namespace json_reader
+
+bool HasServeMember(const DocumentPlaces& places) {
+  return std::ranges::any_of(kServeOnlyMembers, [&](std::string_view member) {
+    return places.contains(member);
+  });
+}
 
 ReplayInput ParseReplayDocument(std::string_view json) {
   const std::string padded = PaddedCopy(json);
-  return json_reader::ReadReplayDocument(PaddedView(padded));
+  return json_reader::ReadDocument(PaddedView(padded),
+                                   json_reader::kReplayMembers)
+      .replay;
 }
 
 ReplayInput ReadReplayDocumentFile(const std::string& path,
                                    DocumentPlaces* places) {
   const std::string text = ReadPaddedFile(path);
-  return json_reader::ReadReplayDocument(PaddedView(text), places);
+  return json_reader::ReadDocument(PaddedView(text),
+                                   json_reader::kReplayMembers, places)
+      .replay;
+}
+
+ServeInput ParseServeDocument(std::string_view json) {
+  const std::string padded = PaddedCopy(json);
+  return json_reader::ReadDocument(PaddedView(padded),
+                                   json_reader::kServeMembers);
+}
+
+ServeInput ReadServeDocumentFile(const std::string& path,
+                                 DocumentPlaces* places) {
+  const std::string text = ReadPaddedFile(path);
+  return json_reader::ReadDocument(PaddedView(text), json_reader::kServeMembers,
+                                   places);
 }
 
 }  // namespace kvprefix

@@ -1,9 +1,14 @@
 // Reading SPEC §8 replay documents: the requests of a replay and the cache
 // it runs on, the input of `kvprefix replay --input-format requests`, of
-// `kvprefix verify --format requests` and of the capacity cases.
+// `kvprefix verify --format requests` and of the capacity cases; and SPEC
+// §10.1's serving replay documents, the same with each request's arrival and
+// output length and the worker's service-time options. One reader reads
+// both: a §8 document is a §10 document with every §10 member at its
+// default.
 #ifndef KVPREFIX_IO_REPLAY_DOCUMENT_H_
 #define KVPREFIX_IO_REPLAY_DOCUMENT_H_
 
+#include <array>
 #include <functional>
 #include <map>
 #include <string>
@@ -11,6 +16,7 @@
 
 #include "io/input_error.h"
 #include "kvprefix/replay.h"
+#include "kvprefix/request.h"
 
 namespace kvprefix {
 
@@ -40,6 +46,50 @@ ReplayInput ParseReplayDocument(std::string_view json);
 // InputError as ParseReplayDocument.
 ReplayInput ReadReplayDocumentFile(const std::string& path,
                                    DocumentPlaces* places = nullptr);
+
+// The members SPEC §10.1 adds to a §8/§9.4 replay document.
+inline constexpr std::array<std::string_view, 7> kServeOnlyMembers = {
+    "arrivals_us",
+    "output_lengths",
+    "max_running",
+    "prefill_us_per_token",
+    "decode_us_per_token",
+    "overhead_us",
+    "output"};
+
+// Whether a document set any member of kServeOnlyMembers (`places` as
+// ReadServeDocumentFile gives it): whether it asks for a serving replay
+// rather than a sequential one. O(1). Thread-safe.
+bool HasServeMember(const DocumentPlaces& places);
+
+// Parses one SPEC §10.1 serving replay document: a §8 replay document
+// (ParseReplayDocument's members and rules) that may also have
+//   "arrivals_us": an array of one integer per request, each 0 to
+//     kMaxServeTime (2^53) µs, non-decreasing (default: all 0);
+//   "output_lengths": an array of one integer per request, each 0 to
+//     kMaxServeTime tokens generated (default: all 0);
+//   "max_running": an integer 1 to kMaxRunning (2^31 - 1) (default 1);
+//   "prefill_us_per_token", "decode_us_per_token", "overhead_us": integers
+//     0 to kMaxServeRate (2^32) µs (default 0);
+//   "output": "none" or "unique" (kOutputModes; default "none").
+// The result's arrivals_us and output_lengths are empty when the member is
+// absent (all 0), else hold one value per request. Throws InputError as
+// ParseReplayDocument, naming the JSON location of the first problem: an
+// unknown (SPEC §11's "workers" and "router" too), duplicated member, null,
+// a value of the wrong kind or out of range ("$.max_running", an element
+// "$.output_lengths[2]"), an arrival smaller than the one before it
+// ("$.arrivals_us[5]: expected an arrival of at least 7 (the one before
+// it), found 5"), an array of another length than the requests'
+// ("$.arrivals_us: expected 3 arrivals (one per request), found 2"). O(input
+// bytes); memory O(requests + tokens). Thread-safe.
+ServeInput ParseServeDocument(std::string_view json);
+
+// Reads and parses a serving replay document file ("-" is standard input);
+// with `places`, also where the document set each member (HasServeMember
+// tells whether it set a §10 one). Throws IoError if it cannot be read,
+// InputError as ParseServeDocument.
+ServeInput ReadServeDocumentFile(const std::string& path,
+                                 DocumentPlaces* places = nullptr);
 
 }  // namespace kvprefix
 

@@ -20,6 +20,7 @@
 #include "engines/registry.h"
 #include "hwy/targets.h"
 #include "kvprefix/replay.h"
+#include "testing/bad_inputs.h"
 #include "testing/program_run.h"
 
 namespace kvprefix {
@@ -497,6 +498,193 @@ TEST(ForEachTraceChunkTest, ABadLateLineIsThrownAfterEveryRequestBeforeIt) {
                    trace.path(), {TraceMode::kToken, 0},
                    [](const SequenceList&) { ADD_FAILURE() << "consumed"; }),
                std::invalid_argument);
+}
+
+// --- SPEC §10.1: a trace's arrivals and output lengths ---------------------
+
+TEST(AppendTraceLineTest, ServingFieldsGiveArrivalsAndOutputLengths) {
+  for (const TraceMode mode : {TraceMode::kBlock, TraceMode::kToken}) {
+    const TraceOptions options{.mode = mode, .serving = true};
+    SequenceList out;
+    TraceServing serving;
+    for (
+        const char* line :
+        {R"({"timestamp":0,"input_length":1,"output_length":0,"hash_ids":[1]})",
+         R"({"output_length":1,"timestamp":2,"input_length":1,"hash_ids":[1]})",
+         R"({"timestamp":2,"input_length":1,"output_length":512,"hash_ids":[1]})",
+         R"({"timestamp":9007199254740,"input_length":1,"output_length":513,)"
+         R"("hash_ids":[1]})",
+         R"({"timestamp":9007199254740,"input_length":1,)"
+         R"("output_length":9007199254740992,"hash_ids":[1]})"}) {
+      AppendTraceLine(line, 1, options, out, nullptr, &serving);
+    }
+    EXPECT_EQ(out.size(), 5u);
+    EXPECT_EQ(serving.arrivals_us,
+              (std::vector<std::uint64_t>{0, 2000, 2000, 9007199254740000,
+                                          9007199254740000}));
+    // Block mode: ⌈output_length / 512⌉ blocks; token mode: tokens.
+    EXPECT_EQ(
+        serving.output_lengths,
+        mode == TraceMode::kBlock
+            ? (std::vector<std::uint64_t>{0, 1, 1, 2, std::uint64_t{1} << 44})
+            : (std::vector<std::uint64_t>{0, 1, 512, 513,
+                                          std::uint64_t{1} << 53}));
+  }
+}
+
+TEST(AppendTraceLineTest, ServingFieldErrorsNameTheLineAndMember) {
+  const TraceOptions options{.serving = true};
+  const std::string tokens = R"("input_length":1,"hash_ids":[1])";
+  // The messages' common beginnings.
+  const std::string timestamp_range =
+      "line 7: $.timestamp: expected an integer from 0 to 9007199254740, "
+      "found ";
+  const std::string output_range =
+      "line 7: $.output_length: expected an integer from 0 to "
+      "9007199254740992, found ";
+  const std::string missing = "line 7: $: expected member ";
+  const std::string twice = "expected each member once, found ";
+  const struct {
+    std::string members;  // besides the tokens
+    std::string error;
+  } kBad[] = {
+      {R"("output_length":1)",
+       missing + "\"timestamp\", found an object without it"},
+      {R"("timestamp":1)",
+       missing + "\"output_length\", found an object without it"},
+      {R"("timestamp":-1,"output_length":1)", timestamp_range + "-1"},
+      {R"("timestamp":9007199254741,"output_length":1)",
+       timestamp_range + "9007199254741"},
+      {R"("timestamp":1.5,"output_length":1)",
+       timestamp_range + "1.5 (a number with a fraction)"},
+      {R"("timestamp":null,"output_length":1)", timestamp_range + "null"},
+      {R"("timestamp":"1","output_length":1)", timestamp_range + "a string"},
+      {R"("timestamp":1,"output_length":-3)", output_range + "-3"},
+      {R"("timestamp":1,"output_length":9007199254740993)",
+       output_range + "9007199254740993"},
+      {R"("timestamp":1,"output_length":[])", output_range + "an array"},
+      {R"("timestamp":1,"timestamp":1,"output_length":1)",
+       "line 7: $.timestamp: " + twice + "\"timestamp\" a second time"},
+      {R"("timestamp":1,"output_length":1,"output_length":1)",
+       "line 7: $.output_length: " + twice + "\"output_length\" a second time"},
+      // Smaller than the last arrival in `serving`, 5 ms.
+      {R"("timestamp":4,"output_length":1)",
+       "line 7: $.timestamp: expected a timestamp of at least 5 (the one of "
+       "the line before it), found 4"},
+  };
+  for (const auto& bad : kBad) {
+    const std::string line = "{" + bad.members + "," + tokens + "}";
+    SequenceList out;
+    TraceServing serving{{5000}, {0}};
+    EXPECT_EQ(test::InputErrorOf([&] {
+                AppendTraceLine(line, 7, options, out, nullptr, &serving);
+              }),
+              bad.error)
+        << line;
+    EXPECT_TRUE(out.empty()) << line;
+    EXPECT_EQ(serving, (TraceServing{{5000}, {0}})) << line;
+  }
+  // Without `serving` the fields are ignored, whatever they hold.
+  SequenceList out;
+  AppendTraceLine(R"({"timestamp":-4,"output_length":null,)" + tokens + "}", 1,
+                  {}, out);
+  AppendTraceLine("{" + tokens + "}", 2, {}, out);
+  EXPECT_EQ(out.size(), 2u);
+  EXPECT_THROW(AppendTraceLine("{" + tokens + "}", 1, options, out),
+               std::invalid_argument);
+  EXPECT_THROW(
+      ReadMooncakeTrace("-", {.namespace_field = "timestamp", .serving = true}),
+      std::invalid_argument);
+}
+
+// Appends the serving fields of `chunk` to `out`, checking that it has one
+// of each per request.
+void AppendChunkServing(const TraceChunk& chunk, TraceServing& out) {
+  EXPECT_EQ(chunk.serving.arrivals_us.size(), chunk.requests.size());
+  EXPECT_EQ(chunk.serving.output_lengths.size(), chunk.requests.size());
+  out.arrivals_us.insert(out.arrivals_us.end(),
+                         chunk.serving.arrivals_us.begin(),
+                         chunk.serving.arrivals_us.end());
+  out.output_lengths.insert(out.output_lengths.end(),
+                            chunk.serving.output_lengths.begin(),
+                            chunk.serving.output_lengths.end());
+}
+
+// Timestamps are checked against the line before, blank lines skipped but
+// counted, by every reader; without `serving` they are not read at all.
+TEST(ReadMooncakeTraceTest, ServingTimestampsMustNotDecrease) {
+  const TempFile trace(
+      R"({"timestamp":5,"output_length":3,"input_length":1,"hash_ids":[1]})"
+      "\n\n"
+      R"({"timestamp":5,"output_length":600,"input_length":1,"hash_ids":[2]})"
+      "\n"
+      R"({"timestamp":3,"output_length":0,"input_length":1,"hash_ids":[3]})"
+      "\n");
+  const std::string error =
+      "line 4: $.timestamp: expected a timestamp of at least 5 (the one of "
+      "the line before it), found 3";
+  TraceServing serving;
+  EXPECT_EQ(test::InputErrorOf([&] {
+              ReadMooncakeTrace(trace.path(), {.serving = true}, &serving);
+            }),
+            error);
+  EXPECT_EQ(ReadMooncakeTrace(trace.path(), {}, &serving),
+            (SequenceList{{1}, {2}, {3}}));
+  EXPECT_EQ(serving, TraceServing{});  // not asked for: nothing read
+  for (const TraceChunking& chunking : Chunkings()) {
+    TraceServing streamed;
+    EXPECT_EQ(test::InputErrorOf([&] {
+                ForEachServeTraceChunk(
+                    trace.path(), {.serving = true},
+                    [&](const TraceChunk& chunk) {
+                      AppendChunkServing(chunk, streamed);
+                    },
+                    chunking);
+              }),
+              error)
+        << "requests " << chunking.requests;
+    // Both requests before the bad line were consumed, with their fields.
+    EXPECT_EQ(streamed, (TraceServing{{5000, 5000}, {1, 2}}))
+        << "requests " << chunking.requests;
+  }
+}
+
+// The real traces carry both fields on every line, non-decreasing: every
+// reader gives each line's timestamp × 1000 and ⌈output_length / 512⌉ (read
+// here with nlohmann-json), streamed or whole.
+TEST(ForEachServeTraceChunkTest, TheRealTracesServingFieldsAreTheirLines) {
+  for (const std::string path :
+       {KVPREFIX_SOURCE_DIR "/data/mooncake/conversation_trace.jsonl",
+        KVPREFIX_SOURCE_DIR "/data/mooncake/synthetic_trace.jsonl"}) {
+    TraceServing expected;
+    std::ifstream file(path);
+    for (std::string line; std::getline(file, line);) {
+      if (line.empty()) continue;
+      const auto json = nlohmann::json::parse(line);
+      expected.arrivals_us.push_back(json.at("timestamp").get<std::uint64_t>() *
+                                     1000);
+      expected.output_lengths.push_back(
+          (json.at("output_length").get<std::uint64_t>() + 511) / 512);
+    }
+    const TraceOptions options{.serving = true};
+    TraceServing whole;
+    const SequenceList requests = ReadMooncakeTrace(path, options, &whole);
+    EXPECT_EQ(requests, ReadMooncakeTrace(path, {}));
+    EXPECT_EQ(whole, expected) << path;
+    for (const TraceChunking& chunking : Chunkings()) {
+      TraceServing streamed;
+      std::size_t streamed_requests = 0;
+      ForEachServeTraceChunk(
+          path, options,
+          [&](const TraceChunk& chunk) {
+            streamed_requests += chunk.requests.size();
+            AppendChunkServing(chunk, streamed);
+          },
+          chunking);
+      EXPECT_EQ(streamed_requests, requests.size());
+      EXPECT_EQ(streamed, expected) << path << " " << chunking.requests;
+    }
+  }
 }
 
 // When the consumer throws, the reader thread is stopped and joined (the

@@ -1,0 +1,65 @@
+// Writing a SPEC §10 serving replay's answer (§10.5), and the two pieces of
+// number formatting it needs: the double nearest to a quotient of integers,
+// and a double's shortest round-trip text as Python's repr writes it.
+#ifndef KVPREFIX_IO_SERVE_ANSWER_H_
+#define KVPREFIX_IO_SERVE_ANSWER_H_
+
+#include <cstdint>
+#include <string>
+
+#include "kvprefix/request.h"
+
+namespace kvprefix {
+
+// An unsigned 128-bit integer (ServeTotals::total_wait_us's type; a
+// compiler extension, named here without spelling it).
+using UnsignedInt128 = decltype(ServeTotals::total_wait_us);
+
+// The double nearest to numerator / denominator, ties to the one with an
+// even significand (IEEE 754-2019 §4.3.1, roundTiesToEven, the default
+// rounding: the quotient is computed exactly and rounded once); 0.0 when
+// `denominator` is 0 (SPEC §10.5: a ratio of nothing is 0). Every quotient
+// of these operands is a normal double (from 2^-64 to 2^128). Python's
+// float(fractions.Fraction(n, d)) and n / d on ints give the same.
+// O(128) steps. Pure; thread-safe.
+double NearestQuotient(UnsignedInt128 numerator, std::uint64_t denominator);
+
+// Appends `value` (finite) as the shortest decimal text that reads back to
+// the same double (std::to_chars' shortest round trip), laid out as
+// Python's repr(float) lays it out (SPEC §10.5): positional from 1e-4 up to
+// below 1e16 ("0.0001", "0.2", "1234567890123456.0"), with ".0" appended
+// when it has no '.'; exponent form otherwise, its exponent signed and of
+// at least two digits ("1e-05", "1e+16", "1.2345678901234568e+17",
+// "5e-324"). Differs from fmt's "{}" ("1", "1e+16" but "1e-05"...) and from
+// ECMAScript's Number.prototype.toString (exponent form from 1e21 and
+// below 1e-6, "1e-7"). O(1). Thread-safe.
+void AppendJsonDouble(double value, std::string& out);
+
+// Appends one request's answer, compact, members in SPEC §10.5's order:
+// {"matched_length":M,"cache_node":N,"arrival_us":A,"start_us":S,
+//  "prefill_end_us":E,"finish_us":F,"wait_us":W,"refused":false,
+//  "waited_for_room":false} (times µs, wait_us = start - arrival). O(1).
+// Thread-safe.
+void AppendServedRequestJson(const ServedRequest& request, std::string& out);
+
+// Appends the totals object, compact, members in SPEC §10.5's order:
+// {"requests":R,"request_tokens":T,"matched_tokens":M,"hit_ratio":H,
+//  "refused":..,"waited_for_room":..,"evicted_pages":..,"peak_pinned":..,
+//  "peak_running":..,"peak_queued":..,"mean_wait_us":W,"p50_wait_us":..,
+//  "p99_wait_us":..,"makespan_us":..}, where H = NearestQuotient(M, T) and
+// W = NearestQuotient(total_wait_us, R), written by AppendJsonDouble (0.0
+// for no tokens, no requests). SPEC §11.8 extends it (its "}" popped) and
+// lists one per worker. O(1). Thread-safe.
+void AppendServeTotalsJson(const ServeTotals& totals, std::string& out);
+
+// Appends SPEC §10.5's answer, compact, one trailing newline:
+// {"requests":[...],"totals":{...}}\n (AppendServedRequestJson for each of
+// answer.requests, in request order; AppendServeTotalsJson), or with
+// `with_requests` false (a trace's answer) {"totals":{...}}\n. O(requests).
+// Thread-safe.
+void AppendServeAnswerJson(const ServeAnswer& answer, std::string& out,
+                           bool with_requests);
+
+}  // namespace kvprefix
+
+#endif  // KVPREFIX_IO_SERVE_ANSWER_H_
