@@ -5,6 +5,7 @@
 // (SPEC §8) and prints every request's match (SPEC §5).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -14,12 +15,16 @@
 #include "cli/commands.h"
 #include "cli/option_checks.h"
 #include "cli/progress.h"
+#include "cli/serving.h"
 #include "cli/supervised.h"
 #include "engines/registry.h"
 #include "io/case_file.h"
 #include "io/input_error.h"
 #include "io/json_output.h"
 #include "io/json_strings.h"
+#include "io/mooncake.h"
+#include "io/replay_document.h"
+#include "io/serve_answer.h"
 #include "kvprefix/replay.h"
 
 namespace kvprefix::cli {
@@ -33,7 +38,75 @@ struct ReplayOptions {
   std::string output = "-";
   double timeout = 0;  // seconds a plugin's call may take
   CLI::Option* matches_option = nullptr;
+  ServeFlags serve;  // SPEC §10
 };
+
+// The cache of a serving replay: --engine's, else the model's default
+// engine if it has a request lifecycle, else the reference's (every
+// model's has one).
+ChosenCache ServingCache(const ReplayOptions& options, ChosenCache chosen) {
+  if (!Given(options.cache.engine_option) &&
+      !HasRequestLifecycle(chosen.engine, chosen.options.model)) {
+    chosen.engine = std::string(EngineNames().front());
+  }
+  return chosen;
+}
+
+// A serving replay of a trace (SPEC §10.1): the whole trace is read with its
+// timestamps and output lengths, then replayed; prints the settings and
+// §10.5's totals (and with --matches each request's answer).
+void ServeMooncake(const ReplayOptions& options) {
+  Progress progress;
+  TraceOptions trace_options = options.trace.options;
+  trace_options.serving = true;
+  TraceServing serving;
+  ServeInput input;
+  WhileDoing("reading the trace", [&] {
+    input.replay.requests =
+        ReadMooncakeTrace(options.trace.path, trace_options, &serving);
+  });
+  const double read_seconds = progress.Seconds();
+  input.arrivals_us = std::move(serving.arrivals_us);
+  input.output_lengths = std::move(serving.output_lengths);
+  input.serve = ApplyServeFlags(options.serve, {});
+  const ChosenCache cache = ServingCache(
+      options, ChooseCache(options.cache, SymbolTokens(options.trace)));
+  input.replay.options = cache.options;
+  const ServeAnswer answer =
+      WhileDoing("replaying", [&] { return RunServeReplay(input, cache); });
+  const double replay_seconds = progress.Seconds() - read_seconds;
+  progress.Note(fmt::format("served {} requests, {} tokens",
+                            answer.totals.requests,
+                            answer.totals.request_tokens));
+  const std::string line = WhileDoing("formatting the output", [&] {
+    std::string engine;
+    AppendJsonString(cache.engine, engine);
+    std::string text = fmt::format(
+        "{{\"engine\":{},\"mode\":\"{}\",\"vocab\":{},{},{},"
+        "\"read_seconds\":{:.3f},\"replay_seconds\":{:.3f},\"totals\":",
+        engine, options.trace.mode, options.trace.options.vocabulary,
+        CacheSummaryJson(cache), ServeSettingsJson(input.serve), read_seconds,
+        replay_seconds);
+    AppendServeTotalsJson(answer.totals, text);
+    text += "}\n";
+    return text;
+  });
+  if (!options.matches.empty()) {
+    std::string lines;
+    WhileDoing("formatting the matches", [&] {
+      for (std::size_t i = 0; i < answer.requests.size(); ++i) {
+        // {"request":i, then the request's answer's members.
+        lines += fmt::format("{{\"request\":{},", i);
+        std::string request;
+        AppendServedRequestJson(answer.requests[i], request);
+        lines.append(request, 1);
+        lines += '\n';
+      }
+    });
+    WriteOutput(options.matches, lines);
+  }
+  WriteOutput(options.output, line);
+}
 
 // {"request":i,"request_length":n,"matched_length":m,"cache_node":c}
 void AppendMatchLine(std::size_t i, TokenSpan request, const Match& match,
@@ -57,6 +130,7 @@ void Reject(const CLI::Option* option, std::string_view format) {
 // read. Nothing is written until the whole trace has been replayed: an error
 // on any line, however late, leaves stdout and --matches untouched.
 void ReplayMooncake(const ReplayOptions& options) {
+  if (ServeFlagsGiven(options.serve)) return ServeMooncake(options);
   Progress progress;
   // In block mode a symbol is a hash id: --block-tokens of KV cache.
   const std::uint64_t symbol_tokens = SymbolTokens(options.trace);
@@ -110,13 +184,30 @@ void ReplayDocument(const ReplayOptions& options) {
   RejectTraceOptionsForDocuments(options.trace);
   Reject(options.matches_option, "requests");
   DocumentPlaces places;
-  ReplayInput input =
+  ServeInput serve_input =
       ReadNamed(options.trace.path, [&places](const std::string& path) {
-        return ReadReplayDocumentOrCaseFile(path, &places);
+        return ReadServeDocumentOrCaseFile(path, &places);
       });
+  const ReplayInput& input = serve_input.replay;
   const ChosenCache cache =
       ChooseCache(options.cache, 1,
                   DocumentCache{input.options, places, options.trace.path});
+  if (ServeFlagsGiven(options.serve) ||
+      std::ranges::any_of(kServeOnlyMembers, [&](std::string_view member) {
+        return places.contains(member);
+      })) {
+    // SPEC §10: a document with any §10 member, or any §10 flag.
+    serve_input.serve = ApplyServeFlags(options.serve, serve_input.serve);
+    serve_input.replay.options = cache.options;
+    const ServeAnswer answer = WhileDoing("replaying", [&] {
+      return RunServeReplay(serve_input, ServingCache(options, cache));
+    });
+    std::string json;
+    WhileDoing("formatting the output", [&] {
+      AppendServeAnswerJson(answer, json, /*with_requests=*/true);
+    });
+    return WriteOutput(options.output, json);
+  }
   const auto index = MakeEngine(cache.engine, cache.options);
   std::vector<Match> matches;
   WhileDoing("replaying", [&] {
@@ -186,6 +277,7 @@ void RegisterReplayCommand(CLI::App& app) {
                   "requests the matches), replaced atomically; - is standard "
                   "output");
   AddPluginTimeoutOption(*command, options->timeout);
+  AddServeFlags(*command, options->serve);
   command->callback([options] {
     CheckDistinctOutputs("--matches", options->matches, "--output",
                          options->output);
