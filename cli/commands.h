@@ -106,7 +106,10 @@ void AddBlockTokensOption(CLI::App& command, TraceArguments& trace);
 std::uint64_t SymbolTokens(const TraceArguments& trace);
 
 // Reads the whole trace; bad input becomes a FileInputError naming the file.
-SequenceList ReadTrace(const TraceArguments& trace);
+// With `serving`, also each line's arrival and output length (SPEC §10.1:
+// TraceOptions::serving), into it.
+SequenceList ReadTrace(const TraceArguments& trace,
+                       TraceServing* serving = nullptr);
 
 // Streams the trace: ForEachTraceChunk (io/mooncake.h) with the reader in
 // the background, so memory holds a window of the trace, not all of it.

@@ -123,9 +123,11 @@ TraceOptions ToTraceOptions(const TraceArguments& trace) {
 
 }  // namespace
 
-SequenceList ReadTrace(const TraceArguments& trace) {
+SequenceList ReadTrace(const TraceArguments& trace, TraceServing* serving) {
+  TraceOptions options = ToTraceOptions(trace);
+  options.serving = serving != nullptr;
   return ReadNamed(trace.path, [&](const std::string& path) {
-    return ReadMooncakeTrace(path, ToTraceOptions(trace));
+    return ReadMooncakeTrace(path, options, serving);
   });
 }
 

@@ -57,14 +57,9 @@ ChosenCache ServingCache(const ReplayOptions& options, ChosenCache chosen) {
 // §10.5's totals (and with --matches each request's answer).
 void ServeMooncake(const ReplayOptions& options) {
   Progress progress;
-  TraceOptions trace_options = options.trace.options;
-  trace_options.serving = true;
   TraceServing serving;
   ServeInput input;
-  WhileDoing("reading the trace", [&] {
-    input.replay.requests =
-        ReadMooncakeTrace(options.trace.path, trace_options, &serving);
-  });
+  input.replay.requests = ReadTrace(options.trace, &serving);
   const double read_seconds = progress.Seconds();
   input.arrivals_us = std::move(serving.arrivals_us);
   input.output_lengths = std::move(serving.output_lengths);

@@ -1,0 +1,106 @@
+// `kvprefix replay` with requests in flight (SPEC §10) through the CLI:
+// traces in both modes, the engine rule, errors. The answers themselves are
+// checked against the shared cases and the oracle by tests/serve/.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "testing/program_run.h"
+
+namespace kvprefix {
+namespace {
+
+test::ProgramRun Kvprefix(const std::vector<std::string>& args) {
+  return test::RunProgram(KVPREFIX_CLI, args);
+}
+
+// Two lines of a Mooncake trace: 2 and 1 blocks, 1,000 output tokens each.
+constexpr char kTrace[] =
+    R"({"timestamp":0,"input_length":1024,"output_length":1000,"hash_ids":[1,2]})"
+    "\n"
+    R"({"timestamp":3,"input_length":300,"output_length":1000,"hash_ids":[1]})"
+    "\n";
+
+TEST(CliServeTest, TokenModeReplaysTokens) {
+  // A serving replay of a trace read it in block mode whatever --mode said
+  // (request_tokens 3, not 1,324).
+  test::ScratchDir dir;
+  const std::string trace = dir.Path("trace.jsonl");
+  test::WriteTextFile(trace, kTrace);
+  const test::ProgramRun run = Kvprefix(
+      {"replay", trace, "--mode", "token", "--max-running", "2",
+       "--decode-us-per-token", "1"});
+  ASSERT_EQ(run.status, 0) << run.err;
+  EXPECT_NE(run.out.find(R"("mode":"token")"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find(R"("request_tokens":1324,"matched_tokens":300,)"),
+            std::string::npos)
+      << run.out;
+  // The first decodes its 1,000 tokens (1 µs each) and finishes at 1 ms;
+  // the second arrives at 3 ms and hits the first's 300 first tokens.
+  EXPECT_NE(run.out.find(R"("peak_running":1,)"), std::string::npos)
+      << run.out;
+}
+
+TEST(CliServeTest, BlockModeOutputsAreWholeBlocks) {
+  test::ScratchDir dir;
+  const std::string trace = dir.Path("trace.jsonl");
+  test::WriteTextFile(trace, kTrace);
+  const test::ProgramRun run =
+      Kvprefix({"replay", trace, "--max-running", "1", "--decode-us-per-token",
+                "1000", "--matches", "-"});
+  ASSERT_EQ(run.status, 0) << run.err;
+  // ceil(1000 / 512) = 2 blocks of decode at 1,000 µs: the first finishes
+  // at 2,000 µs, before the second arrives at 3,000 µs and hits its block.
+  EXPECT_NE(
+      run.out.find(
+          R"({"request":0,"matched_length":0,"cache_node":0,"arrival_us":0,"start_us":0,"prefill_end_us":0,"finish_us":2000,)"),
+      std::string::npos)
+      << run.out;
+  EXPECT_NE(
+      run.out.find(
+          R"({"request":1,"matched_length":1,"cache_node":1,"arrival_us":3000,"start_us":3000,"prefill_end_us":3000,"finish_us":5000,)"),
+      std::string::npos)
+      << run.out;
+}
+
+TEST(CliServeTest, AnEngineWithoutALifecycleAnswersOneAtATimeOnly) {
+  test::ScratchDir dir;
+  const std::string document = dir.Path("d.json");
+  test::WriteTextFile(document,
+                      R"({"requests":[[1,2],[1,2]],"max_running":2})");
+  const test::ProgramRun refused = Kvprefix(
+      {"replay", document, "--input-format", "requests", "--engine", "radix"});
+  EXPECT_EQ(refused.status, 2);
+  EXPECT_NE(refused.err.find("engine 'radix' has no request lifecycle"),
+            std::string::npos)
+      << refused.err;
+  const test::ProgramRun one = Kvprefix({"replay", document, "--input-format",
+                                         "requests", "--engine", "radix",
+                                         "--max-running", "1"});
+  const test::ProgramRun reference =
+      Kvprefix({"replay", document, "--input-format", "requests", "--engine",
+                "reference", "--max-running", "1"});
+  ASSERT_EQ(one.status, 0) << one.err;
+  EXPECT_EQ(one.out, reference.out);
+}
+
+TEST(CliServeTest, ATraceWithoutTimestampsIsAnErrorNamingTheLine) {
+  test::ScratchDir dir;
+  const std::string trace = dir.Path("trace.jsonl");
+  test::WriteTextFile(trace,
+                      "{\"timestamp\":0,\"input_length\":512,"
+                      "\"output_length\":1,\"hash_ids\":[1]}\n"
+                      "{\"input_length\":512,\"output_length\":1,"
+                      "\"hash_ids\":[1]}\n");
+  const test::ProgramRun run = Kvprefix({"replay", trace, "--max-running", "4"});
+  EXPECT_EQ(run.status, 2);
+  EXPECT_EQ(run.out, "");
+  EXPECT_NE(run.err.find("line 2"), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("timestamp"), std::string::npos) << run.err;
+  // Without a §10 option the same trace replays sequentially.
+  EXPECT_EQ(Kvprefix({"replay", trace}).status, 0);
+}
+
+}  // namespace
+}  // namespace kvprefix
