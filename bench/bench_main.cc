@@ -27,6 +27,7 @@
 #include "bench/catalog.h"
 #include "bench/engine_bench.h"
 #include "bench/io_bench.h"
+#include "bench/serve_bench.h"
 #include "engines/all_engines.h"
 #include "plugin/plugin_engine.h"
 
@@ -192,6 +193,7 @@ int main(int argc, char** argv) {
     kvprefix::bench::RegisterRuntimeEngineBenchmarks(catalog, engine);
   }
   kvprefix::bench::RegisterIoBenchmarks(catalog);
+  kvprefix::bench::RegisterServeBenchmarks(options);
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   return 0;

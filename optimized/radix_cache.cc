@@ -121,7 +121,7 @@ Match RadixCache::MatchPrefix(TokenSpan request) const {
   return match;
 }
 
-void RadixCache::InsertKey(TokenSpan key) {
+RadixCache::Slot RadixCache::InsertKey(TokenSpan key) {
   key = WholePages(key);
   const std::uint64_t t = Tick();
   nodes_[kRootSlot].access = t;
@@ -136,7 +136,7 @@ void RadixCache::InsertKey(TokenSpan key) {
     walked += common;
     node = common < nodes_[child].length ? Split(child, common) : child;
   }
-  if (walked == key.size()) return;
+  if (walked == key.size()) return node;
   const TokenSpan leaf = key.subspan(walked);
   ReserveGeometric(arena_, arena_.size() + leaf.size());
   const std::uint64_t offset = arena_.size();
@@ -146,6 +146,13 @@ void RadixCache::InsertKey(TokenSpan key) {
   children_.Insert(node, FirstPage(created), created);
   size_ += leaf.size();
   PushIfCandidate(created);
+  return created;
+}
+
+void RadixCache::TouchPath(Slot node) {
+  const std::uint64_t t = Tick();
+  nodes_[kRootSlot].access = t;
+  for (; node != kRootSlot; node = nodes_[node].parent) Touch(node, t);
 }
 
 std::uint64_t RadixCache::Evict(std::uint64_t demand) {
@@ -259,7 +266,10 @@ Attempt RadixCache::Admit(RequestId id, TokenSpan prompt,
   AddLocks(walk.node, true);
   const Match match{.matched_length = walk.tokens,
                     .cache_node = nodes_[walk.node].id};
-  Running running{.node = walk.node, .held = 0, .matched = walk.tokens};
+  Running running{.node = walk.node,
+                  .held = 0,
+                  .matched = walk.tokens,
+                  .key_tokens = WholePages(prompt).size()};
   if (options_.trigger == EvictionTrigger::kOnAllocate) {
     const std::uint64_t need = stored_length - walk.tokens;
     if (options_.bounded()) {
@@ -290,14 +300,17 @@ void RadixCache::PrefillEnd(RequestId id, TokenSpan prompt) {
   if (options_.trigger != EvictionTrigger::kOnAllocate) return;
   Running& running = running_.at(id);
   const TokenSpan key = WholePages(prompt);
-  InsertKey(key);
+  // The match of K after its insert ends where the insert did: the same
+  // effects as MatchKey(K) without walking K's tokens again (an empty K's
+  // match changes nothing).
+  const Slot reached = InsertKey(key);
+  if (!key.empty()) TouchPath(reached);
   const std::uint64_t leave = key.size() - running.matched;
   running.held -= leave;
   held_ -= leave;
-  const Walk reached = MatchKey(key);
-  AddLocks(reached.node, true);
+  AddLocks(reached, true);
   AddLocks(running.node, false);
-  running.node = reached.node;
+  running.node = reached;
   if (options_.bounded()) Tidy();
 }
 
@@ -310,7 +323,14 @@ void RadixCache::Finish(RequestId id, TokenSpan stored) {
       Evict(size_ - LimitTokens());
     }
   } else {
-    InsertKey(stored);
+    // Output that fills no whole page leaves the stored sequence's pages
+    // the prompt's K, whose path (locked since the prefill end) ends at
+    // running.node: the insert only ticks and touches it.
+    if (WholePages(stored).size() == running.key_tokens) {
+      TouchPath(running.node);
+    } else {
+      InsertKey(stored);
+    }
     held_ -= running.held;
     AddLocks(running.node, false);
   }

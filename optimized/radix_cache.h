@@ -164,7 +164,13 @@ class RadixCache {
   // split(child, j) at `tokens` = j * P: returns the new node.
   Slot Split(Slot child, std::size_t tokens);
   Walk MatchKey(TokenSpan key);
-  void InsertKey(TokenSpan key);
+  // §9.3's insert; returns the node the key's whole pages end at.
+  Slot InsertKey(TokenSpan key);
+  // What §9.3's match or insert of a key whose path ends exactly at `node`
+  // (so neither splits nor creates) does: t = tick, a = t on the root and
+  // every node of the path. O(nodes of the path), where a walk costs
+  // O(tokens).
+  void TouchPath(Slot node);
   std::uint64_t Evict(std::uint64_t demand);
   // Adds or removes one lock on `slot` and its ancestors; a node whose
   // last lock goes is pushed if it is a candidate (its entries may have
@@ -173,11 +179,12 @@ class RadixCache {
   // C·P tokens, saturating.
   std::uint64_t LimitTokens() const;
   // A running request (SPEC §10.4): its locked node, the slots it holds
-  // outside the tree, its match.
+  // outside the tree, its match, the tokens of its prompt's whole pages.
   struct Running {
     Slot node = kRootSlot;
     std::uint64_t held = 0;
     std::uint64_t matched = 0;
+    std::uint64_t key_tokens = 0;  // the prompt's whole pages, K
   };
   // The end of every bounded Access: the heap rebuilt if overfull, the
   // arena compacted if sparse.
