@@ -86,6 +86,16 @@ std::string NamesOf(CacheModel model) {
   return names;
 }
 
+// What every engine is held to, a plugin too: SPEC §9.4 (it is never asked
+// for a combination no cache implements) and §8's page sizes.
+void CheckOptionsForEveryEngine(const CacheOptions& options) {
+  if (const auto problem = FindModelOptionsProblem(options, false)) {
+    throw std::invalid_argument(std::string(problem->member) + ": " +
+                                problem->message);
+  }
+  CheckPageSize(options);
+}
+
 }  // namespace
 
 std::vector<std::string_view> EngineNames() {
@@ -117,18 +127,8 @@ void CheckEngineName(std::string_view name) {
 
 std::unique_ptr<PrefixIndex> MakeEngine(std::string_view name,
                                         const CacheOptions& options) {
-  // A plugin is held to SPEC §9.4 too: it is never asked for a combination
-  // no cache implements.
-  if (const auto problem = FindModelOptionsProblem(options, false)) {
-    throw std::invalid_argument(std::string(problem->member) + ": " +
-                                problem->message);
-  }
+  CheckOptionsForEveryEngine(options);
   if (IsPluginName(name)) {
-    if (options.page_size < 1 || options.page_size > kMaxPageSize) {
-      throw std::invalid_argument("page size " +
-                                  std::to_string(options.page_size) +
-                                  " is outside 1 to 2^31 - 1");
-    }
     // The model goes to the plugin, which implements it or refuses it
     // (a plugin built for ABI version 1 is refused it by the loader).
     return MakePluginEngine(name.substr(kPluginPrefix.size()), options);
@@ -159,6 +159,13 @@ bool HasRequestLifecycle(std::string_view name, CacheModel model) {
 
 std::unique_ptr<ServingCache> MakeServingCache(std::string_view name,
                                                const CacheOptions& options) {
+  if (IsPluginName(name)) {
+    CheckOptionsForEveryEngine(options);
+    if (auto cache = MakePluginServingCache(name.substr(kPluginPrefix.size()),
+                                            options)) {
+      return cache;
+    }
+  }
   std::unique_ptr<PrefixIndex> index = MakeEngine(name, options);  // checks
   for (const Entry& entry : Entries()) {
     if (entry.name == name && entry.model == options.model &&

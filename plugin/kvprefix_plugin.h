@@ -160,6 +160,18 @@ typedef struct kvprefix_match {
   uint64_t cache_node;
 } kvprefix_match;
 
+/* What one attempt of a request did (SPEC §10.3): it starts (match is its
+ * recorded answer), waits at the head of the queue (nothing changes but
+ * what the model's match itself changes), or is refused (it never fits). */
+#define KVPREFIX_ATTEMPT_START 0
+#define KVPREFIX_ATTEMPT_WAIT 1
+#define KVPREFIX_ATTEMPT_REFUSE 2
+
+typedef struct kvprefix_attempt {
+  int32_t outcome; /* a KVPREFIX_ATTEMPT_ value */
+  kvprefix_match match;
+} kvprefix_attempt;
+
 /* A cache, owned by the plugin; kvprefix only passes the pointer back. */
 typedef struct kvprefix_cache kvprefix_cache;
 
@@ -222,6 +234,47 @@ typedef struct kvprefix_plugin {
                                            kvprefix_eviction_callback callback,
                                            void* context,
                                            kvprefix_error* error);
+
+  /* Requests in flight (SPEC §10.4), appended in kvprefix 0.4 without a new
+   * ABI version (a table built before ends before them: they are absent).
+   * Optional, all seven or none. Without them kvprefix replays the cache
+   * one request at a time (access), which is SPEC §10 only with one
+   * request running and no output stored (§10.7): a serving replay asking
+   * for more is refused by name. `request` numbers the replay's requests
+   * (0, 1, 2, ...); the calls for one request come in the order admit
+   * (again while it waits), prefill_end, finish, interleaved with other
+   * requests' as kvprefix's clock orders them; an empty request never
+   * comes. All are called from one thread, like insert. */
+  /* Attempts request `request` of `length` prompt tokens, which stores
+   * `stored_length` tokens at its finish (SPEC §10.4's L). Sets *attempt:
+   * on KVPREFIX_ATTEMPT_START the cache pins what the request matched
+   * until its finish. */
+  kvprefix_status (*admit)(kvprefix_cache* cache, uint64_t request,
+                           const int32_t* tokens, size_t length,
+                           uint64_t stored_length, kvprefix_attempt* attempt,
+                           kvprefix_error* error);
+  /* The started request's prefill end; `tokens` is its prompt again. */
+  kvprefix_status (*prefill_end)(kvprefix_cache* cache, uint64_t request,
+                                 const int32_t* tokens, size_t length,
+                                 kvprefix_error* error);
+  /* The started request's finish: `stored` is its prompt followed by the
+   * output tokens the cache stores (stored_length of them in all). */
+  kvprefix_status (*finish)(kvprefix_cache* cache, uint64_t request,
+                            const int32_t* stored, size_t length,
+                            kvprefix_error* error);
+  /* The match an attempt would make now, changing nothing (SPEC §10.6). */
+  kvprefix_status (*peek_match)(const kvprefix_cache* cache,
+                                const int32_t* tokens, size_t length,
+                                kvprefix_match* match, kvprefix_error* error);
+  /* Pinned now: spec nodes with a pin, vllm blocks with a reference count,
+   * sglang locked plus held tokens (SPEC §10.5's peak_pinned). */
+  uint64_t (*pinned)(const kvprefix_cache* cache);
+  /* Cached now: spec nodes, vllm blocks holding a chain, sglang tree tokens
+   * / page size. */
+  uint64_t (*cached_pages)(const kvprefix_cache* cache);
+  /* Evicted so far: spec nodes, vllm blocks taken from a chain, sglang
+   * evicted tokens / page size. */
+  uint64_t (*evicted_pages)(const kvprefix_cache* cache);
 } kvprefix_plugin;
 
 /* The type of the exported entry point: returns the plugin's table (never

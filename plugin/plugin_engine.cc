@@ -42,10 +42,15 @@ struct Library {
 // A cache's records_ are indexed by the first four (counted); kOther is
 // any other call of a cache, kLoad the loader's.
 enum class Call : std::uint8_t {
+  // Counted kinds (CallRecord), first.
   kCreate,
   kInsert,
   kMatch,
   kAccess,
+  kAdmit,
+  kPrefillEnd,
+  kFinish,
+  kPeekMatch,
   kOther,
   kLoad
 };
@@ -62,6 +67,14 @@ constexpr const char* CallName(Call call) {
       return "match";
     case Call::kAccess:
       return "access";
+    case Call::kAdmit:
+      return "admit";
+    case Call::kPrefillEnd:
+      return "prefill_end";
+    case Call::kFinish:
+      return "finish";
+    case Call::kPeekMatch:
+      return "peek_match";
     case Call::kOther:
       return "call";
   }
@@ -295,8 +308,10 @@ const Library& Load(const std::string& path) {
   return library;
 }
 
-// A cache of a plugin, as a PrefixIndex.
-class PluginEngine final : public PrefixIndex {
+// A cache of a plugin, as a PrefixIndex, and as a ServingCache when its
+// table has SPEC §10's members (HasRequestLifecycle; the ServingCache
+// members must not be called otherwise). name() and options() serve both.
+class PluginEngine final : public PrefixIndex, public ServingCache {
  public:
   PluginEngine(const Library& library, const CacheOptions& options)
       : library_(library),
@@ -394,6 +409,80 @@ class PluginEngine final : public PrefixIndex {
     return table_.memory_bytes(cache_);
   }
   const CacheOptions& options() const override { return options_; }
+
+  // True if the table has every SPEC §10 member.
+  static bool HasRequestLifecycle(const kvprefix_plugin& table) {
+    return Has(table, &kvprefix_plugin::admit) &&
+           Has(table, &kvprefix_plugin::prefill_end) &&
+           Has(table, &kvprefix_plugin::finish) &&
+           Has(table, &kvprefix_plugin::peek_match) &&
+           Has(table, &kvprefix_plugin::pinned) &&
+           Has(table, &kvprefix_plugin::cached_pages) &&
+           Has(table, &kvprefix_plugin::evicted_pages);
+  }
+
+  Attempt Admit(RequestId id, TokenSpan prompt,
+                std::uint64_t stored_length) override {
+    kvprefix_attempt attempt{};
+    kvprefix_error error;
+    kvprefix_status status;
+    {
+      CallScope scope(Counted(Call::kAdmit));
+      status = table_.admit(cache_, id, prompt.data(), prompt.size(),
+                            stored_length, &attempt, &error);
+    }
+    Check(status, error, "admit");
+    if (attempt.outcome < KVPREFIX_ATTEMPT_START ||
+        attempt.outcome > KVPREFIX_ATTEMPT_REFUSE) {
+      throw PluginError(library_.label + ": admit returned the unknown outcome " +
+                        std::to_string(attempt.outcome));
+    }
+    if (attempt.match.matched_length > prompt.size()) {
+      TooLong("admit", attempt.match.matched_length, prompt.size());
+    }
+    const auto outcome = static_cast<AttemptOutcome>(attempt.outcome);
+    return Attempt{
+        .outcome = outcome,
+        .match = outcome == AttemptOutcome::kStart
+                     ? Match{static_cast<std::size_t>(
+                                 attempt.match.matched_length),
+                             attempt.match.cache_node}
+                     : Match{}};
+  }
+  void PrefillEnd(RequestId id, TokenSpan prompt) override {
+    kvprefix_error error;
+    kvprefix_status status;
+    {
+      CallScope scope(Counted(Call::kPrefillEnd));
+      status =
+          table_.prefill_end(cache_, id, prompt.data(), prompt.size(), &error);
+    }
+    Check(status, error, "prefill_end");
+  }
+  void Finish(RequestId id, TokenSpan stored) override {
+    kvprefix_error error;
+    kvprefix_status status;
+    {
+      CallScope scope(Counted(Call::kFinish));
+      status = table_.finish(cache_, id, stored.data(), stored.size(), &error);
+    }
+    Check(status, error, "finish");
+  }
+  Match PeekMatch(TokenSpan request) const override {
+    return CallMatching(Call::kPeekMatch, table_.peek_match, request);
+  }
+  std::uint64_t pinned() const override {
+    CallScope scope(Uncounted());
+    return table_.pinned(cache_);
+  }
+  std::uint64_t cached_pages() const override {
+    CallScope scope(Uncounted());
+    return table_.cached_pages(cache_);
+  }
+  std::uint64_t evicted_pages() const override {
+    CallScope scope(Uncounted());
+    return table_.evicted_pages(cache_);
+  }
 
   void SetEvictionListener(EvictionListener listener) override {
     if (!has_eviction_callback_) return;
@@ -530,11 +619,15 @@ class PluginEngine final : public PrefixIndex {
   EvictionListener listener_;
   const std::uint64_t other_word_ = CallWord(library_.index, Call::kOther);
   // Indexed by Call, of the counted kinds.
-  mutable CallRecord records_[4] = {
+  mutable CallRecord records_[8] = {
       {CallWord(library_.index, Call::kCreate), 0},
       {CallWord(library_.index, Call::kInsert), 0},
       {CallWord(library_.index, Call::kMatch), 0},
-      {CallWord(library_.index, Call::kAccess), 0}};
+      {CallWord(library_.index, Call::kAccess), 0},
+      {CallWord(library_.index, Call::kAdmit), 0},
+      {CallWord(library_.index, Call::kPrefillEnd), 0},
+      {CallWord(library_.index, Call::kFinish), 0},
+      {CallWord(library_.index, Call::kPeekMatch), 0}};
 };
 
 // Appends `text` to buffer[*used..size - 1) without allocating.
@@ -586,6 +679,13 @@ bool IsPluginName(std::string_view name) {
 std::unique_ptr<PrefixIndex> MakePluginEngine(std::string_view path,
                                               const CacheOptions& options) {
   return std::make_unique<PluginEngine>(Load(std::string(path)), options);
+}
+
+std::unique_ptr<ServingCache> MakePluginServingCache(
+    std::string_view path, const CacheOptions& options) {
+  const Library& library = Load(std::string(path));
+  if (!PluginEngine::HasRequestLifecycle(*library.table)) return nullptr;
+  return std::make_unique<PluginEngine>(library, options);
 }
 
 void LoadPlugin(std::string_view path) { Load(std::string(path)); }

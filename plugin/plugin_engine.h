@@ -24,6 +24,7 @@
 
 #include "kvprefix/cache.h"
 #include "kvprefix/prefix_index.h"
+#include "kvprefix/request.h"
 
 namespace kvprefix {
 
@@ -80,6 +81,17 @@ std::unique_ptr<PrefixIndex> MakePluginEngine(std::string_view path,
 // may still refuse every options it is given). Throws PluginError as
 // MakePluginEngine does for a library that cannot be loaded or is refused.
 // Thread-safe.
+// The plugin at `path` as a cache with a request lifecycle (SPEC §10.4), if
+// its table has the seven members of kvprefix_plugin.h's "Requests in
+// flight"; nullptr if it has none of them (then MakeServingCache replays
+// MakePluginEngine's cache one request at a time). Loads and creates as
+// MakePluginEngine, with its errors; a call that fails throws as theirs
+// (PluginError naming the plugin and the call: "admit failed: ...", an
+// unknown outcome, a matched length longer than the prompt). Thread-safe
+// (the cache itself is not).
+std::unique_ptr<ServingCache> MakePluginServingCache(
+    std::string_view path, const CacheOptions& options);
+
 void LoadPlugin(std::string_view path);
 
 // While the calling thread is inside a plugin's function, writes a

@@ -49,6 +49,7 @@
 #include <utility>
 
 #include "kvprefix/cache.h"
+#include "kvprefix/request.h"
 #include "kvprefix/types.h"
 #include "plugin/kvprefix_plugin.h"
 
@@ -63,6 +64,13 @@ concept ExportableCache = std::constructible_from<T, const CacheOptions&> &&
   { const_cache.MatchPrefix(tokens) } -> std::same_as<Match>;
   { const_cache.node_count() } -> std::convertible_to<std::uint64_t>;
 };
+
+static_assert(static_cast<int>(AttemptOutcome::kStart) ==
+                  KVPREFIX_ATTEMPT_START &&
+              static_cast<int>(AttemptOutcome::kWait) == KVPREFIX_ATTEMPT_WAIT &&
+              static_cast<int>(AttemptOutcome::kRefuse) ==
+                  KVPREFIX_ATTEMPT_REFUSE,
+              "the C outcomes are AttemptOutcome's values");
 
 namespace internal {
 
@@ -143,6 +151,86 @@ kvprefix_status Guard(kvprefix_error* error, F&& body) noexcept {
 
 // The plugin table of cache class T; each function casts the opaque
 // kvprefix_cache* back to the T that Create allocated.
+// The table's SPEC §10 members (kvprefix_plugin.h's "Requests in flight"),
+// null when a cache has no request lifecycle.
+struct ServingFunctions {
+  decltype(kvprefix_plugin::admit) admit = nullptr;
+  decltype(kvprefix_plugin::prefill_end) prefill_end = nullptr;
+  decltype(kvprefix_plugin::finish) finish = nullptr;
+  decltype(kvprefix_plugin::peek_match) peek_match = nullptr;
+  decltype(kvprefix_plugin::pinned) pinned = nullptr;
+  decltype(kvprefix_plugin::cached_pages) cached_pages = nullptr;
+  decltype(kvprefix_plugin::evicted_pages) evicted_pages = nullptr;
+};
+
+// Those members for a cache class T with a request lifecycle: its
+// ServingEngine members behind the C ABI, exceptions caught by Guard.
+template <typename T>
+struct ServingExported {
+  static T& Of(kvprefix_cache* cache) { return *reinterpret_cast<T*>(cache); }
+  static const T& Of(const kvprefix_cache* cache) {
+    return *reinterpret_cast<const T*>(cache);
+  }
+  static TokenSpan Span(const std::int32_t* tokens, std::size_t length) {
+    return TokenSpan(tokens, length);
+  }
+  static void Store(const Match& from, kvprefix_match* match) {
+    match->matched_length = from.matched_length;
+    match->cache_node = from.cache_node;
+  }
+  static kvprefix_status Admit(kvprefix_cache* cache, std::uint64_t request,
+                               const std::int32_t* tokens, std::size_t length,
+                               std::uint64_t stored_length,
+                               kvprefix_attempt* attempt,
+                               kvprefix_error* error) {
+    return Guard(error, [&] {
+      const Attempt result =
+          Of(cache).Admit(request, Span(tokens, length), stored_length);
+      attempt->outcome = static_cast<std::int32_t>(result.outcome);
+      Store(result.match, &attempt->match);
+    });
+  }
+  static kvprefix_status PrefillEnd(kvprefix_cache* cache,
+                                    std::uint64_t request,
+                                    const std::int32_t* tokens,
+                                    std::size_t length, kvprefix_error* error) {
+    return Guard(error,
+                 [&] { Of(cache).PrefillEnd(request, Span(tokens, length)); });
+  }
+  static kvprefix_status Finish(kvprefix_cache* cache, std::uint64_t request,
+                                const std::int32_t* stored, std::size_t length,
+                                kvprefix_error* error) {
+    return Guard(error,
+                 [&] { Of(cache).Finish(request, Span(stored, length)); });
+  }
+  static kvprefix_status PeekMatch(const kvprefix_cache* cache,
+                                   const std::int32_t* tokens,
+                                   std::size_t length, kvprefix_match* match,
+                                   kvprefix_error* error) {
+    return Guard(error, [&] {
+      Store(Of(cache).PeekMatch(Span(tokens, length)), match);
+    });
+  }
+  static std::uint64_t Pinned(const kvprefix_cache* cache) {
+    return Of(cache).pinned();
+  }
+  static std::uint64_t CachedPages(const kvprefix_cache* cache) {
+    return Of(cache).cached_pages();
+  }
+  static std::uint64_t EvictedPages(const kvprefix_cache* cache) {
+    return Of(cache).evicted_pages();
+  }
+
+  static constexpr ServingFunctions kFunctions = {
+      .admit = Admit,
+      .prefill_end = PrefillEnd,
+      .finish = Finish,
+      .peek_match = PeekMatch,
+      .pinned = Pinned,
+      .cached_pages = CachedPages,
+      .evicted_pages = EvictedPages};
+};
+
 template <ExportableCache T>
 struct Exported {
   static T& Of(kvprefix_cache* cache) { return *reinterpret_cast<T*>(cache); }
@@ -216,6 +304,16 @@ struct Exported {
     });
   }
 
+  // SPEC §10.4's members: ServingExported<T>'s for a ServingEngine
+  // (kvprefix/request.h), none otherwise.
+  static constexpr ServingFunctions kServing = [] {
+    if constexpr (ServingEngine<T>) {
+      return ServingExported<T>::kFunctions;
+    } else {
+      return ServingFunctions{};
+    }
+  }();
+
   static constexpr kvprefix_plugin kTable = {
       .abi_version = KVPREFIX_PLUGIN_ABI_VERSION,
       .size = sizeof(kvprefix_plugin),
@@ -261,6 +359,13 @@ struct Exported {
               return nullptr;
             }
           }(),
+      .admit = kServing.admit,
+      .prefill_end = kServing.prefill_end,
+      .finish = kServing.finish,
+      .peek_match = kServing.peek_match,
+      .pinned = kServing.pinned,
+      .cached_pages = kServing.cached_pages,
+      .evicted_pages = kServing.evicted_pages,
   };
 };
 
