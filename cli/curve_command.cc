@@ -30,6 +30,8 @@
 #include "cli/parallel.h"
 #include "cli/plot.h"
 #include "cli/progress.h"
+#include "cli/serve_curve.h"
+#include "cli/serving.h"
 #include "engines/registry.h"
 #include "io/json_output.h"
 #include "io/json_strings.h"
@@ -66,6 +68,7 @@ struct CurveOptions {
   CLI::Option* capacities_option = nullptr;
   CLI::Option* points_option = nullptr;
   CLI::Option* target_option = nullptr;
+  ServeFlags serve;  // SPEC §10: a serving replay per capacity
 };
 
 // The comma-separated capacities of --capacities, in nodes.
@@ -640,9 +643,42 @@ void WriteCurve(const CurveOptions& options, const CurveSource& source,
   WritePlotWithOutput(options.plot, image, write_output);
 }
 
+// `curve --max-running B ...`: a serving replay per capacity of
+// --capacities (serve_curve.h). Which of curve's options it takes.
+void RunCurveServing(const CurveOptions& options) {
+  const auto refuse = [](std::string_view what) {
+    throw std::invalid_argument(fmt::format(
+        "{} does not apply with the serving options (--max-running, ...): "
+        "a serving curve replays each capacity of --capacities",
+        what));
+  };
+  if (options.input_format != "mooncake") refuse("--input-format requests");
+  if (Given(options.target_option)) refuse("--target-hit-ratio");
+  if (Given(options.points_option)) refuse("--points");
+  if (!options.plot.empty()) refuse("--plot");
+  if (!Given(options.capacities_option)) {
+    throw std::invalid_argument(
+        "the serving options (--max-running, ...) need --capacities");
+  }
+  const std::uint64_t symbol_tokens = SymbolTokens(options.trace);
+  ChosenCache cache = ChooseCache(options.cache, symbol_tokens);
+  if (!HasRequestLifecycle(cache.engine, cache.options.model)) {
+    cache.engine = std::string(EngineNames().front());
+  }
+  RunServeCurve(ServeCurveRequest{
+      .trace = options.trace,
+      .cache = cache,
+      .serve = options.serve,
+      .capacities = ParseCapacityList(options.capacities, cache.node_bytes),
+      .jobs = options.jobs,
+      .format = options.format,
+      .output = options.output});
+}
+
 // The curve of `options`, its targets or both, and the notes said on stderr
 // once the output is written.
 void RunCurve(const CurveOptions& options) {
+  if (ServeFlagsGiven(options.serve)) return RunCurveServing(options);
   CheckCurveChoices(options);
   if (options.input_format == "requests") {
     RejectTraceOptionsForDocuments(options.trace);
@@ -723,7 +759,14 @@ void RegisterCurveCommand(CLI::App& app) {
       "capacities replayed show the hit ratio falling. A target above the "
       "unbounded cache's hit ratio is unreachable: capacity and "
       "capacity_bytes null (empty in csv), matched_tokens and hit_ratio the "
-      "unbounded cache's, a note on stderr, and exit status 0.");
+      "unbounded cache's, a note on stderr, and exit status 0.\n"
+      "With --max-running B (and the other serving options, SPEC §10), one "
+      "serving replay of the trace per capacity of --capacities: one line "
+      "each with the hit ratio and the waits at that concurrency "
+      "({\"capacity\":C,\"capacity_bytes\":B|null,\"max_running\":B,"
+      "\"matched_tokens\":M,\"request_tokens\":R,\"hit_ratio\":M/R,"
+      "\"waited_for_room\":W,\"refused\":F,\"mean_wait_us\":..,"
+      "\"p50_wait_us\":..,\"p99_wait_us\":..,\"makespan_us\":..}).");
   AddTraceArguments(*command, options->trace, /*reads_documents=*/true);
   AddBlockTokensOption(*command, options->trace);
   AddNamespaceFieldOption(*command, options->trace);
@@ -786,6 +829,7 @@ void RegisterCurveCommand(CLI::App& app) {
       // replayed.
       ->check(CLI::Validator(
           [](std::string& path) { return PlotPathProblem(path); }, "FILE"));
+  AddServeFlags(*command, options->serve);
   command->callback([options] {
     CheckDistinctOutputs("--output", options->output, "--plot", options->plot);
     RunCurve(*options);

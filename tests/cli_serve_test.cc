@@ -102,5 +102,33 @@ TEST(CliServeTest, ATraceWithoutTimestampsIsAnErrorNamingTheLine) {
   EXPECT_EQ(Kvprefix({"replay", trace}).status, 0);
 }
 
+TEST(CliServeTest, CurveServesEachCapacityAsReplayDoes) {
+  test::ScratchDir dir;
+  const std::string trace = dir.Path("trace.jsonl");
+  test::WriteTextFile(trace, kTrace);
+  const std::vector<std::string> serving = {
+      "--model", "vllm", "--max-running", "2", "--decode-us-per-token", "1"};
+  std::vector<std::string> curve = {"curve", trace, "--capacities", "1,3",
+                                    "--format", "csv"};
+  curve.insert(curve.end(), serving.begin(), serving.end());
+  const test::ProgramRun run = Kvprefix(curve);
+  ASSERT_EQ(run.status, 0) << run.err;
+  // Capacity 1 refuses the 2-block request; capacity 3 serves both, the
+  // second hitting block 1 (the first's blocks are cached at its start).
+  EXPECT_EQ(run.out,
+            "capacity,capacity_bytes,max_running,matched_tokens,"
+            "request_tokens,hit_ratio,waited_for_room,refused,mean_wait_us,"
+            "p50_wait_us,p99_wait_us,makespan_us\n"
+            "1,,2,0,3,0.0,0,1,0.0,0,0,3002\n"
+            "3,,2,0,3,0.0,0,0,0.0,0,0,3002\n");
+  std::vector<std::string> replay = {"replay", trace, "--capacity", "3"};
+  replay.insert(replay.end(), serving.begin(), serving.end());
+  const test::ProgramRun at_3 = Kvprefix(replay);
+  EXPECT_NE(at_3.out.find(R"("matched_tokens":0,)"), std::string::npos);
+  EXPECT_EQ(Kvprefix({"curve", trace, "--points", "3", "--max-running", "2"})
+                .status,
+            2);
+}
+
 }  // namespace
 }  // namespace kvprefix
