@@ -31,7 +31,7 @@ import tempfile
 # tests/, fuzz/, bench/) never includes testing/.
 _CORE = ["kvprefix"]
 _ENGINES = _CORE + ["reference", "optimized", "plugin", "engines"]
-_PRODUCT = _ENGINES + ["io", "checking", "verify"]
+_PRODUCT = _ENGINES + ["io", "serve", "checking", "verify"]
 LAYERS = {
     "kvprefix": [],
     "reference": _CORE,
@@ -39,8 +39,10 @@ LAYERS = {
     "plugin": _CORE,
     "engines": _ENGINES,
     "io": _CORE,
-    "checking": _ENGINES + ["io"],
-    "verify": _ENGINES + ["io", "checking"],
+    # SPEC §10's serving replay: workers and the clock over ServingCache.
+    "serve": _CORE,
+    "checking": _ENGINES + ["io", "serve"],
+    "verify": _ENGINES + ["io", "serve", "checking"],
     "cli": _PRODUCT,
     "testing": _PRODUCT,
     "tests": _PRODUCT + ["testing"],
@@ -49,7 +51,7 @@ LAYERS = {
     "python": _PRODUCT + ["cli"],
     # examples/ uses kvprefix as a user does: only the libraries that are
     # installed and exported (kvprefix::kvprefix, ::io, ::checking).
-    "examples": _ENGINES + ["io", "checking"],
+    "examples": _ENGINES + ["io", "serve", "checking"],
 }
 
 _SOURCE = re.compile(r"\.(cc|h|cpp|hpp)$")
