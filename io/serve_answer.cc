@@ -20,7 +20,7 @@ constexpr int kSignificandBits = 53;
 constexpr int kExtraBits = 64 - kSignificandBits;
 
 // Bits needed to write `value`: 0 for 0.
-int BitWidth(UnsignedInt128 value) {
+int BitWidth(WaitSum value) {
   const auto high = static_cast<std::uint64_t>(value >> 64);
   return high != 0 ? 64 + std::bit_width(high)
                    : std::bit_width(static_cast<std::uint64_t>(value));
@@ -33,10 +33,10 @@ constexpr int kFirstExponentForm = 16;
 
 }  // namespace
 
-double NearestQuotient(UnsignedInt128 numerator, std::uint64_t denominator) {
+double NearestQuotient(WaitSum numerator, std::uint64_t denominator) {
   if (denominator == 0 || numerator == 0) return 0.0;
-  UnsignedInt128 quotient = numerator / denominator;
-  UnsignedInt128 remainder = numerator % denominator;
+  WaitSum quotient = numerator / denominator;
+  WaitSum remainder = numerator % denominator;
   // The quotient is significand × 2^exponent with a 64-bit significand
   // whose top bit is set, plus `sticky`: whether anything below it is not 0.
   std::uint64_t significand = 0;
@@ -46,8 +46,7 @@ double NearestQuotient(UnsignedInt128 numerator, std::uint64_t denominator) {
   if (width > 64) {
     exponent = width - 64;
     significand = static_cast<std::uint64_t>(quotient >> exponent);
-    const UnsignedInt128 below =
-        quotient & ((UnsignedInt128{1} << exponent) - 1);
+    const WaitSum below = quotient & ((WaitSum{1} << exponent) - 1);
     sticky = below != 0 || remainder != 0;
   } else {
     // Long division, one bit at a time: remainder < denominator < 2^64, so

@@ -11,18 +11,15 @@
 
 namespace kvprefix {
 
-// An unsigned 128-bit integer (ServeTotals::total_wait_us's type; a
-// compiler extension, named here without spelling it).
-using UnsignedInt128 = decltype(ServeTotals::total_wait_us);
-
-// The double nearest to numerator / denominator, ties to the one with an
+// The double nearest to numerator / denominator (the numerator an unsigned
+// 128-bit integer, kvprefix/request.h's WaitSum), ties to the one with an
 // even significand (IEEE 754-2019 §4.3.1, roundTiesToEven, the default
 // rounding: the quotient is computed exactly and rounded once); 0.0 when
 // `denominator` is 0 (SPEC §10.5: a ratio of nothing is 0). Every quotient
 // of these operands is a normal double (from 2^-64 to 2^128). Python's
 // float(fractions.Fraction(n, d)) and n / d on ints give the same.
 // O(128) steps. Pure; thread-safe.
-double NearestQuotient(UnsignedInt128 numerator, std::uint64_t denominator);
+double NearestQuotient(WaitSum numerator, std::uint64_t denominator);
 
 // Appends `value` (finite) as the shortest decimal text that reads back to
 // the same double (std::to_chars' shortest round trip), laid out as
@@ -30,9 +27,10 @@ double NearestQuotient(UnsignedInt128 numerator, std::uint64_t denominator);
 // below 1e16 ("0.0001", "0.2", "1234567890123456.0"), with ".0" appended
 // when it has no '.'; exponent form otherwise, its exponent signed and of
 // at least two digits ("1e-05", "1e+16", "1.2345678901234568e+17",
-// "5e-324"). Differs from fmt's "{}" ("1", "1e+16" but "1e-05"...) and from
-// ECMAScript's Number.prototype.toString (exponent form from 1e21 and
-// below 1e-6, "1e-7"). O(1). Thread-safe.
+// "5e-324"). fmt 9's "{}" writes the same digits without the ".0" ("1",
+// "1000000000000000"), where to switch to exponent form being fmt's choice,
+// not a contract; ECMAScript's Number.prototype.toString differs (exponent
+// form from 1e21 and below 1e-6, "1e-7"). O(1). Thread-safe.
 void AppendJsonDouble(double value, std::string& out);
 
 // Appends one request's answer, compact, members in SPEC §10.5's order:

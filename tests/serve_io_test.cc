@@ -368,7 +368,7 @@ TEST(ServeAnswerTest, WritesNoRequestsAndLargeValues) {
   answer.totals = {.requests = 3,
                    .request_tokens = 3,
                    .matched_tokens = 3,
-                   .total_wait_us = UnsignedInt128{1} << 100};
+                   .total_wait_us = WaitSum{1} << 100};
   out.clear();
   AppendServeAnswerJson(answer, out, true);
   EXPECT_EQ(out,
@@ -399,8 +399,8 @@ constexpr QuotientCase kQuotients[] = {
 
 TEST(NearestQuotientTest, IsPythonsCorrectlyRoundedQuotient) {
   for (const QuotientCase& c : kQuotients) {
-    const UnsignedInt128 numerator =
-        (UnsignedInt128{c.numerator_high} << 64) | c.numerator_low;
+    const WaitSum numerator =
+        (WaitSum{c.numerator_high} << 64) | c.numerator_low;
     const double quotient = NearestQuotient(numerator, c.denominator);
     EXPECT_EQ(std::bit_cast<std::uint64_t>(quotient), c.expected_bits)
         << std::hex << c.numerator_high << ":" << c.numerator_low << " / "
@@ -421,7 +421,7 @@ TEST(NearestQuotientTest, EdgeCases) {
   EXPECT_EQ(NearestQuotient((std::uint64_t{1} << 53) + 3, 1),
             9007199254740996.0);
   // The largest operands: (2^128 - 1) / 1 rounds up to 2^128.
-  EXPECT_EQ(NearestQuotient(~UnsignedInt128{0}, 1), std::ldexp(1.0, 128));
+  EXPECT_EQ(NearestQuotient(~WaitSum{0}, 1), std::ldexp(1.0, 128));
   EXPECT_EQ(NearestQuotient(1, std::numeric_limits<std::uint64_t>::max()),
             1.0 / 18446744073709551615.0);
 }
