@@ -92,15 +92,14 @@ std::vector<Model> Models(std::uint64_t capacity, std::uint64_t page_size) {
 
 void Register(const std::string& name, const Row& row, bool sequential) {
   auto* kept = new Row(row);  // lives for the run
-  benchmark::RegisterBenchmark(name.c_str(),
-                               [kept, sequential](benchmark::State& state) {
-                                 if (sequential) {
-                                   TimeSequential(state, *kept);
-                                 } else {
-                                   TimeServe(state, *kept);
-                                 }
-                               })
-      ->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark(name.c_str(), [kept, sequential](
+                                                 benchmark::State& state) {
+    if (sequential) {
+      TimeSequential(state, *kept);
+    } else {
+      TimeServe(state, *kept);
+    }
+  })->Unit(benchmark::kMillisecond);
 }
 
 }  // namespace
@@ -114,14 +113,14 @@ void RegisterServeBenchmarks(const CatalogOptions& options) {
       for (const std::string_view engine : EngineNames(model.cache.model)) {
         if (!HasRequestLifecycle(engine, model.cache.model)) continue;
         for (const std::uint64_t b : {1, 8, 64}) {
-          Register(fmt::format("BM_Serve/{}/mooncake-{}-blocks/{}10000/B{}",
-                               engine, trace, model.name, b),
-                   Row{path, TraceMode::kBlock, std::string(engine),
-                       model.cache,
-                       ServeOptions{.max_running = b,
-                                    .prefill_us_per_token = 25'600,
-                                    .decode_us_per_token = 10'240'000}},
-                   false);
+          Register(
+              fmt::format("BM_Serve/{}/mooncake-{}-blocks/{}10000/B{}", engine,
+                          trace, model.name, b),
+              Row{path, TraceMode::kBlock, std::string(engine), model.cache,
+                  ServeOptions{.max_running = b,
+                               .prefill_us_per_token = 25'600,
+                               .decode_us_per_token = 10'240'000}},
+              false);
         }
       }
     }

@@ -10,26 +10,6 @@
 #include "cli/option_checks.h"
 
 namespace kvprefix::cli {
-namespace {
-
-// Adds option `name` taking one of `entries`' names, its help `what` and
-// then each value with its NamedValue help.
-template <typename Enum, std::size_t N>
-CLI::Option* AddNamedValueOption(CLI::App& command, const std::string& name,
-                                 std::string& value,
-                                 const std::array<NamedValue<Enum>, N>& entries,
-                                 std::string_view what) {
-  std::vector<std::string> names;
-  std::string help(what);
-  for (const NamedValue<Enum>& entry : entries) {
-    names.emplace_back(entry.name);
-    help += fmt::format("{} {}: {}", names.size() == 1 ? "" : ";", entry.name,
-                        entry.help);
-  }
-  return command.add_option(name, value, help)->check(CLI::IsMember(names));
-}
-
-}  // namespace
 
 void AddModelOptions(CLI::App& command, CacheArguments& cache,
                      const ModelOptionsHelp& help) {

@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
+#include <array>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -28,6 +29,7 @@
 #include <vector>
 
 #include "io/json_strings.h"
+#include "kvprefix/cache.h"
 
 namespace kvprefix::cli {
 
@@ -107,6 +109,22 @@ CLI::Option* AddIntegerOption(CLI::App& command, const std::string& name,
   return command.add_option(name, value, description)
       ->check(IntegerIn(min, max))
       ->type_name(fmt::format("INTEGER in [{} - {}]", min, max));
+}
+
+// Adds option `name` taking one of `entries`' names, its help `what` and
+// then each value with its NamedValue help.
+template <typename Enum, std::size_t N>
+inline CLI::Option* AddNamedValueOption(
+    CLI::App& command, const std::string& name, std::string& value,
+    const std::array<NamedValue<Enum>, N>& entries, std::string_view what) {
+  std::vector<std::string> names;
+  std::string help(what);
+  for (const NamedValue<Enum>& entry : entries) {
+    names.emplace_back(entry.name);
+    help += fmt::format("{} {}: {}", names.size() == 1 ? "" : ";", entry.name,
+                        entry.help);
+  }
+  return command.add_option(name, value, help)->check(CLI::IsMember(names));
 }
 
 // Adds the option `name` (-o,--output, --matches, --out) naming a file to

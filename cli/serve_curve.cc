@@ -26,8 +26,8 @@ std::string Row(const ServeCurveRequest& request, std::uint64_t capacity,
   const std::optional<std::uint64_t> bytes =
       CapacityBytes(capacity, request.cache.node_bytes);
   std::string hit_ratio, mean_wait;
-  AppendJsonDouble(NearestQuotient(totals.matched_tokens, totals.request_tokens),
-                   hit_ratio);
+  AppendJsonDouble(
+      NearestQuotient(totals.matched_tokens, totals.request_tokens), hit_ratio);
   AppendJsonDouble(NearestQuotient(totals.total_wait_us, totals.requests),
                    mean_wait);
   const std::string bytes_text =

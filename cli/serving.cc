@@ -4,23 +4,22 @@
 
 #include <stdexcept>
 
+#include "cli/option_checks.h"
 #include "engines/registry.h"
 #include "serve/serving_replay.h"
 
 namespace kvprefix::cli {
 namespace {
 
-std::string RangeText(std::uint64_t low, std::uint64_t high) {
-  return fmt::format("an integer from {} to {}", low, high);
-}
+constexpr char kGroup[] = "Serving replay (SPEC §10)";
 
+// Adds one of the integer flags, in --help's serving group.
 CLI::Option* AddInteger(CLI::App& command, const char* name,
                         std::uint64_t& value, std::uint64_t low,
                         std::uint64_t high, const std::string& help) {
-  return command.add_option(name, value, help)
-      ->check(CLI::Range(low, high, RangeText(low, high)))
+  return AddIntegerOption(command, name, value, help, low, high)
       ->capture_default_str()
-      ->group("Serving replay (SPEC §10)");
+      ->group(kGroup);
 }
 
 }  // namespace
@@ -41,17 +40,15 @@ void AddServeFlags(CLI::App& command, ServeFlags& flags) {
       kMaxServeRate,
       "Decode time per output token, in µs (per block in block mode)");
   flags.options[3] =
-      AddInteger(command, "--overhead-us", values.overhead_us, 0,
-                 kMaxServeRate, "Time added to every request's prefill, µs");
+      AddInteger(command, "--overhead-us", values.overhead_us, 0, kMaxServeRate,
+                 "Time added to every request's prefill, µs");
   flags.options[4] =
-      command
-          .add_option("--output-mode", flags.output_mode,
-                      "What a request's output costs: none (time only) or "
-                      "unique (its tokens are stored too, as tokens equal "
-                      "to no other); SPEC §10.1's \"output\"")
-          ->check(CLI::IsMember({"none", "unique"}))
+      AddNamedValueOption(command, "--output-mode", flags.output_mode,
+                          kOutputModes,
+                          "What a request's output costs (SPEC §10.1's "
+                          "\"output\"):")
           ->capture_default_str()
-          ->group("Serving replay (SPEC §10)");
+          ->group(kGroup);
 }
 
 bool ServeFlagsGiven(const ServeFlags& flags) {

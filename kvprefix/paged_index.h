@@ -240,46 +240,33 @@ class PagedIndex {
   // prompt's pages within the match limit (floor(n / P) pages, or
   // floor((n - 1) / P): SPEC §9.1) and answer in tokens; Finish adds the
   // stored sequence's pages as Insert does.
-  Attempt Admit(RequestId id, TokenSpan prompt, std::uint64_t stored_length)
-    requires ServingEngine<E>
-  {
+  Attempt Admit(RequestId id, TokenSpan prompt,
+                std::uint64_t stored_length) requires ServingEngine<E> {
     if (Tokens()) return engine_.Admit(id, prompt, stored_length);
     Attempt attempt = engine_.Admit(id, KnownPages(prompt), stored_length);
     attempt.match = Scale(attempt.match);
     return attempt;
   }
-  void PrefillEnd(RequestId id, TokenSpan prompt)
-    requires ServingEngine<E>
-  {
+  void PrefillEnd(RequestId id, TokenSpan prompt) requires ServingEngine<E> {
     engine_.PrefillEnd(id, prompt);  // nothing for a trie of model spec
   }
-  void Finish(RequestId id, TokenSpan stored)
-    requires ServingEngine<E>
-  {
+  void Finish(RequestId id, TokenSpan stored) requires ServingEngine<E> {
     if (Tokens()) return engine_.Finish(id, stored);
     const std::vector<Token> symbols = Symbols(stored);
     RefNewNodes(symbols);
     engine_.Finish(id, symbols);
   }
-  Match PeekMatch(TokenSpan request) const
-    requires ServingEngine<E>
-  {
+  Match PeekMatch(TokenSpan request) const requires ServingEngine<E> {
     if (Tokens()) return engine_.PeekMatch(request);
     return Scale(engine_.PeekMatch(KnownPages(request)));
   }
-  std::uint64_t pinned() const
-    requires ServingEngine<E>
-  {
+  std::uint64_t pinned() const requires ServingEngine<E> {
     return engine_.pinned();
   }
-  std::uint64_t cached_pages() const
-    requires ServingEngine<E>
-  {
+  std::uint64_t cached_pages() const requires ServingEngine<E> {
     return engine_.cached_pages();
   }
-  std::uint64_t evicted_pages() const
-    requires ServingEngine<E>
-  {
+  std::uint64_t evicted_pages() const requires ServingEngine<E> {
     return engine_.evicted_pages();
   }
 

@@ -103,9 +103,8 @@ class ServingCache {
 //   std::uint64_t cached_pages() const, evicted_pages() const;
 // in the units ServingCache's say.
 template <typename E>
-concept ServingEngine = requires(E& engine, const E& const_engine,
-                                 RequestId id, TokenSpan tokens,
-                                 std::uint64_t length) {
+concept ServingEngine = requires(E& engine, const E& const_engine, RequestId id,
+                                 TokenSpan tokens, std::uint64_t length) {
   { engine.Admit(id, tokens, length) } -> std::same_as<Attempt>;
   engine.PrefillEnd(id, tokens);
   engine.Finish(id, tokens);
@@ -141,9 +140,7 @@ class ServingAdapter final : public ServingCache {
     return engine_.PeekMatch(request);
   }
   std::uint64_t pinned() const override { return engine_.pinned(); }
-  std::uint64_t cached_pages() const override {
-    return engine_.cached_pages();
-  }
+  std::uint64_t cached_pages() const override { return engine_.cached_pages(); }
   std::uint64_t evicted_pages() const override {
     return engine_.evicted_pages();
   }
@@ -176,10 +173,10 @@ inline constexpr std::uint64_t kMaxRunning = (std::uint64_t{1} << 31) - 1;
 // SPEC §10.1-§10.2: how a worker runs requests. The defaults are a §8/§9
 // replay's (§10.7).
 struct ServeOptions {
-  std::uint64_t max_running = 1;            // B
-  std::uint64_t prefill_us_per_token = 0;   // per uncached prompt token
-  std::uint64_t decode_us_per_token = 0;    // per output token
-  std::uint64_t overhead_us = 0;            // per request
+  std::uint64_t max_running = 1;           // B
+  std::uint64_t prefill_us_per_token = 0;  // per uncached prompt token
+  std::uint64_t decode_us_per_token = 0;   // per output token
+  std::uint64_t overhead_us = 0;           // per request
   OutputMode output = OutputMode::kNone;
 
   friend bool operator==(const ServeOptions&, const ServeOptions&) = default;
@@ -230,8 +227,8 @@ struct ServeTotals {
   std::uint64_t peak_pinned = 0;  // the model's pinned() unit
   std::uint64_t peak_running = 0;
   std::uint64_t peak_queued = 0;
-  WaitSum total_wait_us = 0;  // mean = total / requests
-  std::uint64_t p50_wait_us = 0;        // nearest rank
+  WaitSum total_wait_us = 0;      // mean = total / requests
+  std::uint64_t p50_wait_us = 0;  // nearest rank
   std::uint64_t p99_wait_us = 0;
   std::uint64_t makespan_us = 0;  // latest finish - first arrival
 

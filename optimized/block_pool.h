@@ -114,7 +114,7 @@ class BlockPool {
     BlockId next_holder = kNoBlock;
     BlockId previous_free = kNoBlock;  // in the free queue
     BlockId next_free = kNoBlock;
-    bool queued = false;  // in the free queue (its used part)
+    bool queued = false;      // in the free queue (its used part)
     std::uint64_t count = 0;  // SPEC §10.4: running requests holding it
   };
   // A started request: its blocks 1 ... N, its prompt's whole pages F and

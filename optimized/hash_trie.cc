@@ -78,11 +78,12 @@ Match HashTrie::Access(TokenSpan request) {
   });
 }
 
-// --- Requests in flight (SPEC §10.4) ------------------------------------------
+// --- Requests in flight (SPEC §10.4)
+// ------------------------------------------
 
 Match HashTrie::PeekMatch(TokenSpan request) const {
-  return MatchPrefix(request.first(
-      MatchLimitTokens(options_.match_limit, request.size(), 1)));
+  return MatchPrefix(
+      request.first(MatchLimitTokens(options_.match_limit, request.size(), 1)));
 }
 
 Attempt HashTrie::Admit(RequestId id, TokenSpan prompt, std::uint64_t) {

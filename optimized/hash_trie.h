@@ -144,12 +144,11 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
-#include "absl/container/flat_hash_map.h"
 #include "kvprefix/cache.h"
-#include "kvprefix/request.h"
 #include "kvprefix/cache_model.h"
 #include "kvprefix/huge_pages.h"
 #include "kvprefix/leaf_heap.h"
+#include "kvprefix/request.h"
 #include "kvprefix/types.h"
 
 namespace kvprefix {

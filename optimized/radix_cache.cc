@@ -261,8 +261,8 @@ Match RadixCache::PeekMatch(TokenSpan request) const {
 Attempt RadixCache::Admit(RequestId id, TokenSpan prompt,
                           std::uint64_t stored_length) {
   // As ReferenceRadixCache::Admit, which quotes SPEC §10.4.
-  const Walk walk = MatchKey(prompt.first(
-      MatchLimitTokens(options_.match_limit, prompt.size(), 1)));
+  const Walk walk = MatchKey(
+      prompt.first(MatchLimitTokens(options_.match_limit, prompt.size(), 1)));
   AddLocks(walk.node, true);
   const Match match{.matched_length = walk.tokens,
                     .cache_node = nodes_[walk.node].id};

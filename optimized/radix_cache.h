@@ -53,8 +53,8 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "kvprefix/cache.h"
-#include "kvprefix/request.h"
 #include "kvprefix/leaf_heap.h"
+#include "kvprefix/request.h"
 #include "kvprefix/types.h"
 #include "optimized/page_map.h"
 

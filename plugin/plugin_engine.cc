@@ -434,7 +434,8 @@ class PluginEngine final : public PrefixIndex, public ServingCache {
     Check(status, error, "admit");
     if (attempt.outcome < KVPREFIX_ATTEMPT_START ||
         attempt.outcome > KVPREFIX_ATTEMPT_REFUSE) {
-      throw PluginError(library_.label + ": admit returned the unknown outcome " +
+      throw PluginError(library_.label +
+                        ": admit returned the unknown outcome " +
                         std::to_string(attempt.outcome));
     }
     if (attempt.match.matched_length > prompt.size()) {
@@ -443,11 +444,11 @@ class PluginEngine final : public PrefixIndex, public ServingCache {
     const auto outcome = static_cast<AttemptOutcome>(attempt.outcome);
     return Attempt{
         .outcome = outcome,
-        .match = outcome == AttemptOutcome::kStart
-                     ? Match{static_cast<std::size_t>(
-                                 attempt.match.matched_length),
-                             attempt.match.cache_node}
-                     : Match{}};
+        .match =
+            outcome == AttemptOutcome::kStart
+                ? Match{static_cast<std::size_t>(attempt.match.matched_length),
+                        attempt.match.cache_node}
+                : Match{}};
   }
   void PrefillEnd(RequestId id, TokenSpan prompt) override {
     kvprefix_error error;

@@ -65,12 +65,11 @@ concept ExportableCache = std::constructible_from<T, const CacheOptions&> &&
   { const_cache.node_count() } -> std::convertible_to<std::uint64_t>;
 };
 
-static_assert(static_cast<int>(AttemptOutcome::kStart) ==
-                  KVPREFIX_ATTEMPT_START &&
-              static_cast<int>(AttemptOutcome::kWait) == KVPREFIX_ATTEMPT_WAIT &&
-              static_cast<int>(AttemptOutcome::kRefuse) ==
-                  KVPREFIX_ATTEMPT_REFUSE,
-              "the C outcomes are AttemptOutcome's values");
+static_assert(
+    static_cast<int>(AttemptOutcome::kStart) == KVPREFIX_ATTEMPT_START &&
+        static_cast<int>(AttemptOutcome::kWait) == KVPREFIX_ATTEMPT_WAIT &&
+        static_cast<int>(AttemptOutcome::kRefuse) == KVPREFIX_ATTEMPT_REFUSE,
+    "the C outcomes are AttemptOutcome's values");
 
 namespace internal {
 

@@ -99,7 +99,7 @@ class ReferenceBlockPool {
     ChainId chain = kEmptyChain;  // the chain it holds; kEmptyChain: none
     std::list<BlockId>::iterator in_chain;  // its entry in chain.blocks
     std::list<BlockId>::iterator in_free_queue;
-    bool queued = false;  // in the free queue
+    bool queued = false;      // in the free queue
     std::uint64_t count = 0;  // SPEC §10.4: running requests holding it
   };
   // A running request: its N blocks, and its prompt's whole pages F.

@@ -244,8 +244,8 @@ Attempt ReferenceRadixCache::Admit(RequestId id, TokenSpan prompt,
   // §10.4 sglang: "attempt: match the match key (§9.3 match: a tick, access
   // times, a possible split; these stay whatever follows); lock the node
   // reached and its ancestors".
-  const Walk walk = MatchKey(prompt.first(
-      MatchLimitTokens(options_.match_limit, prompt.size(), 1)));
+  const Walk walk = MatchKey(
+      prompt.first(MatchLimitTokens(options_.match_limit, prompt.size(), 1)));
   AddLocks(walk.node, true);
   const Match match{.matched_length = walk.tokens, .cache_node = walk.node};
   Running running{.node = walk.node, .held = 0, .matched = walk.tokens};

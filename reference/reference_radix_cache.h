@@ -135,8 +135,8 @@ class ReferenceRadixCache {
   std::uint64_t evicted_ = 0;
   EvictionListener listener_;
   absl::flat_hash_map<RequestId, Running> running_;  // SPEC §10.4
-  std::uint64_t locked_tokens_ = 0;   // on edges of nodes with a lock
-  std::uint64_t held_ = 0;            // held outside the tree
+  std::uint64_t locked_tokens_ = 0;  // on edges of nodes with a lock
+  std::uint64_t held_ = 0;           // held outside the tree
   std::uint64_t evicted_tokens_ = 0;
 };
 

@@ -87,8 +87,8 @@ Match ReferenceTrie::Access(TokenSpan request) {
 Match ReferenceTrie::PeekMatch(TokenSpan request) const {
   // §9.1: "With model spec it shortens only step 1 of §8: the match walks
   // at most floor((n-1)/P) pages"
-  return MatchPrefix(request.first(
-      MatchLimitTokens(options_.match_limit, request.size(), 1)));
+  return MatchPrefix(
+      request.first(MatchLimitTokens(options_.match_limit, request.size(), 1)));
 }
 
 Attempt ReferenceTrie::Admit(RequestId id, TokenSpan prompt, std::uint64_t) {

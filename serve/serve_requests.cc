@@ -10,8 +10,8 @@
 namespace kvprefix {
 namespace {
 
-void CheckLength(const std::vector<std::uint64_t>& values,
-                 std::size_t requests, const char* member) {
+void CheckLength(const std::vector<std::uint64_t>& values, std::size_t requests,
+                 const char* member) {
   if (!values.empty() && values.size() != requests) {
     throw std::invalid_argument(
         std::string(member) + " has " + std::to_string(values.size()) +

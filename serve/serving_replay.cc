@@ -9,8 +9,8 @@ namespace {
 
 // The ⌈q·R/100⌉-th smallest of `waits` (R of them, R >= 1): nearest rank.
 std::uint64_t NearestRank(std::vector<std::uint64_t>& waits, std::uint64_t q) {
-  const std::size_t rank = std::max<std::size_t>(
-      1, (q * waits.size() + 99) / 100);
+  const std::size_t rank =
+      std::max<std::size_t>(1, (q * waits.size() + 99) / 100);
   std::nth_element(waits.begin(), waits.begin() + (rank - 1), waits.end());
   return waits[rank - 1];
 }

@@ -47,9 +47,8 @@ void Worker::StartLoop(std::uint64_t now) {
     // §10.4: "An empty request (n = 0) starts at its attempt with (0,
     // node 0) and changes no cache; it runs for its duration."
     const Attempt attempt =
-        prompt.empty()
-            ? Attempt{}
-            : cache_.Admit(id, prompt, requests_.stored_length(id));
+        prompt.empty() ? Attempt{}
+                       : cache_.Admit(id, prompt, requests_.stored_length(id));
     ServedRequest& answer = answers_[id];
     switch (attempt.outcome) {
       case AttemptOutcome::kWait:

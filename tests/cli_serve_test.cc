@@ -28,9 +28,9 @@ TEST(CliServeTest, TokenModeReplaysTokens) {
   test::ScratchDir dir;
   const std::string trace = dir.Path("trace.jsonl");
   test::WriteTextFile(trace, kTrace);
-  const test::ProgramRun run = Kvprefix(
-      {"replay", trace, "--mode", "token", "--max-running", "2",
-       "--decode-us-per-token", "1"});
+  const test::ProgramRun run =
+      Kvprefix({"replay", trace, "--mode", "token", "--max-running", "2",
+                "--decode-us-per-token", "1"});
   ASSERT_EQ(run.status, 0) << run.err;
   EXPECT_NE(run.out.find(R"("mode":"token")"), std::string::npos) << run.out;
   EXPECT_NE(run.out.find(R"("request_tokens":1324,"matched_tokens":300,)"),
@@ -38,8 +38,7 @@ TEST(CliServeTest, TokenModeReplaysTokens) {
       << run.out;
   // The first decodes its 1,000 tokens (1 µs each) and finishes at 1 ms;
   // the second arrives at 3 ms and hits the first's 300 first tokens.
-  EXPECT_NE(run.out.find(R"("peak_running":1,)"), std::string::npos)
-      << run.out;
+  EXPECT_NE(run.out.find(R"("peak_running":1,)"), std::string::npos) << run.out;
 }
 
 TEST(CliServeTest, BlockModeOutputsAreWholeBlocks) {
@@ -75,9 +74,9 @@ TEST(CliServeTest, AnEngineWithoutALifecycleAnswersOneAtATimeOnly) {
   EXPECT_NE(refused.err.find("engine 'radix' has no request lifecycle"),
             std::string::npos)
       << refused.err;
-  const test::ProgramRun one = Kvprefix({"replay", document, "--input-format",
-                                         "requests", "--engine", "radix",
-                                         "--max-running", "1"});
+  const test::ProgramRun one =
+      Kvprefix({"replay", document, "--input-format", "requests", "--engine",
+                "radix", "--max-running", "1"});
   const test::ProgramRun reference =
       Kvprefix({"replay", document, "--input-format", "requests", "--engine",
                 "reference", "--max-running", "1"});
@@ -93,7 +92,8 @@ TEST(CliServeTest, ATraceWithoutTimestampsIsAnErrorNamingTheLine) {
                       "\"output_length\":1,\"hash_ids\":[1]}\n"
                       "{\"input_length\":512,\"output_length\":1,"
                       "\"hash_ids\":[1]}\n");
-  const test::ProgramRun run = Kvprefix({"replay", trace, "--max-running", "4"});
+  const test::ProgramRun run =
+      Kvprefix({"replay", trace, "--max-running", "4"});
   EXPECT_EQ(run.status, 2);
   EXPECT_EQ(run.out, "");
   EXPECT_NE(run.err.find("line 2"), std::string::npos) << run.err;
@@ -108,8 +108,8 @@ TEST(CliServeTest, CurveServesEachCapacityAsReplayDoes) {
   test::WriteTextFile(trace, kTrace);
   const std::vector<std::string> serving = {
       "--model", "vllm", "--max-running", "2", "--decode-us-per-token", "1"};
-  std::vector<std::string> curve = {"curve", trace, "--capacities", "1,3",
-                                    "--format", "csv"};
+  std::vector<std::string> curve = {"curve", trace,      "--capacities",
+                                    "1,3",   "--format", "csv"};
   curve.insert(curve.end(), serving.begin(), serving.end());
   const test::ProgramRun run = Kvprefix(curve);
   ASSERT_EQ(run.status, 0) << run.err;
@@ -125,9 +125,9 @@ TEST(CliServeTest, CurveServesEachCapacityAsReplayDoes) {
   replay.insert(replay.end(), serving.begin(), serving.end());
   const test::ProgramRun at_3 = Kvprefix(replay);
   EXPECT_NE(at_3.out.find(R"("matched_tokens":0,)"), std::string::npos);
-  EXPECT_EQ(Kvprefix({"curve", trace, "--points", "3", "--max-running", "2"})
-                .status,
-            2);
+  EXPECT_EQ(
+      Kvprefix({"curve", trace, "--points", "3", "--max-running", "2"}).status,
+      2);
 }
 
 }  // namespace

@@ -1,6 +1,8 @@
 // SPEC §10's serving replay on the reference engines: §10.8's examples,
 // each answer (matched_length, cache_node, start_us, finish_us) as the SPEC
 // gives it, and totals worked by hand.
+#include "serve/serving_replay.h"
+
 #include <gtest/gtest.h>
 
 #include <string>
@@ -9,7 +11,6 @@
 
 #include "engines/registry.h"
 #include "kvprefix/request.h"
-#include "serve/serving_replay.h"
 
 namespace kvprefix {
 namespace {
@@ -82,8 +83,8 @@ TEST(ServingReplayTest, SglangPromptInsertedAtPrefillEnd) {
   input.serve.decode_us_per_token = 1;
   input.arrivals_us = {0, 2, 3};
   input.output_lengths = {10, 10, 0};
-  EXPECT_EQ(Rows(Serve(input)), (std::vector<Row>{
-                                    {0, 0, 0, 13}, {0, 0, 2, 16}, {3, 1, 3, 4}}));
+  EXPECT_EQ(Rows(Serve(input)),
+            (std::vector<Row>{{0, 0, 0, 13}, {0, 0, 2, 16}, {3, 1, 3, 4}}));
 }
 
 TEST(ServingReplayTest, VllmWaitingHeadIsNeverSkipped) {
@@ -95,8 +96,8 @@ TEST(ServingReplayTest, VllmWaitingHeadIsNeverSkipped) {
   input.output_lengths = {10, 0, 0};
   input.serve.decode_us_per_token = 1;
   const ServeAnswer answer = Serve(input);
-  EXPECT_EQ(Rows(answer), (std::vector<Row>{
-                              {0, 0, 0, 10}, {0, 0, 10, 10}, {0, 0, 10, 10}}));
+  EXPECT_EQ(Rows(answer),
+            (std::vector<Row>{{0, 0, 0, 10}, {0, 0, 10, 10}, {0, 0, 10, 10}}));
   EXPECT_TRUE(answer.requests[1].waited_for_room);
   // [7] is never attempted before [4,5,6] starts: it never waited for room.
   EXPECT_FALSE(answer.requests[2].waited_for_room);

@@ -33,7 +33,8 @@ const std::string& PluginOf(CacheModel model) {
 void ExpectServesAsTheReference(const std::string& engine,
                                 const ServeInput& input,
                                 const std::string& what) {
-  const auto expected_cache = MakeServingCache("reference", input.replay.options);
+  const auto expected_cache =
+      MakeServingCache("reference", input.replay.options);
   const auto cache = MakeServingCache(engine, input.replay.options);
   ASSERT_FALSE(cache->one_at_a_time()) << engine;
   const ServeAnswer expected = ServeReplay(input, *expected_cache);
@@ -59,8 +60,8 @@ std::string DocumentOf(const std::string& case_text) {
 
 TEST(PluginServingTest, ModelPluginsServeTheSharedCasesAsTheReference) {
   int checked = 0;
-  for (const auto& entry : std::filesystem::directory_iterator(
-           test::SharedCasesDir() + "/serve")) {
+  for (const auto& entry :
+       std::filesystem::directory_iterator(test::SharedCasesDir() + "/serve")) {
     // s*: one worker (§10); r*: routed (§11).
     if (!entry.path().filename().string().starts_with("s")) continue;
     const ServeInput input =
@@ -99,11 +100,11 @@ TEST(PluginServingTest, ModelPluginsServeRandomDocumentsAsTheReference) {
       input.arrivals_us.push_back(arrival);
       input.output_lengths.push_back(below(4));
     }
-    input.serve = ServeOptions{.max_running = 1 + below(3),
-                               .prefill_us_per_token = below(2),
-                               .decode_us_per_token = below(3),
-                               .output = below(2) == 0 ? OutputMode::kNone
-                                                       : OutputMode::kUnique};
+    input.serve = ServeOptions{
+        .max_running = 1 + below(3),
+        .prefill_us_per_token = below(2),
+        .decode_us_per_token = below(3),
+        .output = below(2) == 0 ? OutputMode::kNone : OutputMode::kUnique};
     ExpectServesAsTheReference(PluginOf(options.model), input,
                                "run " + std::to_string(run));
   }
@@ -116,10 +117,9 @@ TEST(PluginServingTest, APluginWithoutTheMembersAnswersOneAtATime) {
   test::ScratchDir dir;
   const std::string document = dir.Path("d.json");
   test::WriteTextFile(document, R"({"requests":[[1,2],[1,2]]})");
-  const test::ProgramRun refused =
-      test::RunProgram(KVPREFIX_CLI, {"replay", document, "--input-format",
-                                      "requests", "--engine", kRadix,
-                                      "--max-running", "2"});
+  const test::ProgramRun refused = test::RunProgram(
+      KVPREFIX_CLI, {"replay", document, "--input-format", "requests",
+                     "--engine", kRadix, "--max-running", "2"});
   EXPECT_EQ(refused.status, 2);
   EXPECT_NE(refused.err.find("'" + kRadix + "' has no request lifecycle"),
             std::string::npos)

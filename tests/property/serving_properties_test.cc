@@ -131,9 +131,7 @@ class CheckedCache final : public ServingCache {
     return cache_->PeekMatch(request);
   }
   std::uint64_t pinned() const override { return cache_->pinned(); }
-  std::uint64_t cached_pages() const override {
-    return cache_->cached_pages();
-  }
+  std::uint64_t cached_pages() const override { return cache_->cached_pages(); }
   std::uint64_t evicted_pages() const override {
     return cache_->evicted_pages();
   }
