@@ -1,9 +1,9 @@
 // The `kvprefix` Python module (pybind11): the seed's function
 // find_prefix_matches(cached_sequences, requests) returning the seed's exact
-// dictionary, PrefixIndex for online insert/match, replay and curve on any
-// registered engine; read_trace, the tool's Mooncake trace reader; and
-// run_command_line, the tool's own command line (cli/run.h) for
-// `python3 -m kvprefix`.
+// dictionary, PrefixIndex for online insert/match, replay (SPEC §3, §8,
+// §9, and §10's serving replay) and curve on any registered engine;
+// read_trace, the tool's Mooncake trace reader; and run_command_line, the
+// tool's own command line (cli/run.h) for `python3 -m kvprefix`.
 //
 // Input conversion is the part that decides speed from Python, so it is done
 // here in C++ with the CPython API, never with a Python-level loop per token:
@@ -53,11 +53,13 @@
 #include "kvprefix/paged_index.h"
 #include "kvprefix/prefix_index.h"
 #include "kvprefix/replay.h"
+#include "kvprefix/request.h"
 #include "kvprefix/sequence_list.h"
 #include "kvprefix/types.h"
 #include "optimized/radix_trie.h"
 #include "python/named_values.h"
 #include "python/testing_module.h"
+#include "serve/serving_replay.h"
 
 namespace kvprefix {
 namespace {
@@ -294,6 +296,20 @@ std::string ToNamespace(py::handle name, const std::string& where) {
   return std::string(bytes, static_cast<std::size_t>(size));
 }
 
+// Raises ValueError unless the argument `name` has `found` items, `count`,
+// one `noun` per item of the argument `sequences_name`: "namespaces:
+// expected 3 namespaces (one per item of requests), found 2".
+void CheckOnePerItem(const std::string& name, std::size_t found,
+                     std::size_t count, std::string_view noun,
+                     const std::string& sequences_name) {
+  if (found != count) {
+    Raise(
+        PyExc_ValueError,
+        fmt::format("{}: expected {} {}{} (one per item of {}), found {}", name,
+                    count, noun, count == 1 ? "" : "s", sequences_name, found));
+  }
+}
+
 // The argument `name`, None (every sequence in "": an empty vector) or a
 // sequence of one namespace (ToNamespace) per sequence of the argument
 // `sequences_name`, which has `count`. Raises TypeError for a
@@ -310,13 +326,7 @@ std::vector<std::string> ToNamespaces(py::handle namespaces,
     names.push_back(ToNamespace(PySequence_Fast_GET_ITEM(items.ptr(), i),
                                 name + "[" + std::to_string(i) + "]"));
   }
-  if (names.size() != count) {
-    Raise(PyExc_ValueError,
-          fmt::format("{}: expected {} namespace{} (one per item of {}), "
-                      "found {}",
-                      name, count, count == 1 ? "" : "s", sequences_name,
-                      names.size()));
-  }
+  CheckOnePerItem(name, names.size(), count, "namespace", sequences_name);
   return names;
 }
 
@@ -449,8 +459,8 @@ CacheOptions ToCacheOptions(py::handle capacity, const std::string& policy,
   return options;
 }
 
-std::unique_ptr<PrefixIndex> MakeEngineOrRaise(
-    const std::string& engine, const CacheOptions& options = {}) {
+// Raises ValueError listing the engines unless `engine` names one.
+void CheckEngineOrRaise(const std::string& engine) {
   if (!IsEngineName(engine)) {
     std::string valid;
     for (std::string_view name : EngineNames()) {
@@ -460,6 +470,11 @@ std::unique_ptr<PrefixIndex> MakeEngineOrRaise(
     Raise(PyExc_ValueError,
           "unknown engine '" + engine + "' (available: " + valid + ")");
   }
+}
+
+std::unique_ptr<PrefixIndex> MakeEngineOrRaise(
+    const std::string& engine, const CacheOptions& options = {}) {
+  CheckEngineOrRaise(engine);
   return MakeEngine(engine, options);
 }
 
@@ -475,21 +490,40 @@ py::dict MatchesDict(const std::vector<Match>& matches,
   return result;
 }
 
+// The arguments of replay() that every replay takes (SPEC §3, §8, §9), as
+// Python gave them.
+struct ReplayArguments {
+  py::handle requests;
+  py::handle capacity;
+  std::string policy;
+  py::handle page_size;
+  py::handle engine;
+  py::handle model;
+  py::handle match_limit;
+  py::handle trigger;
+  py::handle namespaces;
+};
+
+// The cache `arguments` name (ToCacheOptions, SetModelOptions).
+CacheOptions ReplayCacheOptions(const ReplayArguments& arguments) {
+  CacheOptions options =
+      ToCacheOptions(arguments.capacity, arguments.policy, arguments.page_size);
+  SetModelOptions(arguments.model, arguments.match_limit, arguments.trigger,
+                  options);
+  return options;
+}
+
 // {"matches": [...]} and the summary `kvprefix replay` prints for a trace,
 // under the same names: the engine, the cache, the counts of `summary`, the
 // hit ratio, and the index's node, eviction and memory counts at the end.
-py::dict ReplayPy(py::handle requests, py::handle capacity,
-                  const std::string& policy, py::handle page_size,
-                  py::handle engine_name, py::handle model,
-                  py::handle match_limit, py::handle trigger,
-                  py::handle namespaces) {
-  CacheOptions options = ToCacheOptions(capacity, policy, page_size);
-  SetModelOptions(model, match_limit, trigger, options);
-  const std::string engine = EngineOrDefault(engine_name, options.model);
+py::dict ReplayPy(const ReplayArguments& arguments) {
+  const CacheOptions options = ReplayCacheOptions(arguments);
+  const std::string engine = EngineOrDefault(arguments.engine, options.model);
   std::unique_ptr<PrefixIndex> index = MakeEngineOrRaise(engine, options);
-  const ConvertedSequences queries = ConvertSequences(requests, "requests");
-  const std::vector<std::string> names =
-      ToNamespaces(namespaces, "namespaces", queries.tokens.size(), "requests");
+  const ConvertedSequences queries =
+      ConvertSequences(arguments.requests, "requests");
+  const std::vector<std::string> names = ToNamespaces(
+      arguments.namespaces, "namespaces", queries.tokens.size(), "requests");
   std::vector<Match> matches;
   ReplaySummary summary;
   std::uint64_t nodes = 0;
@@ -528,6 +562,257 @@ py::dict ReplayPy(py::handle requests, py::handle capacity,
   result["evictions"] = evictions;
   result["memory_bytes"] = memory_bytes;
   return result;
+}
+
+// SPEC §10's arguments of replay(), each None when not given.
+struct ServeArguments {
+  py::handle arrivals_us;
+  py::handle output_lengths;
+  py::handle max_running;
+  py::handle prefill_us_per_token;
+  py::handle decode_us_per_token;
+  py::handle overhead_us;
+  py::handle output;
+
+  // True when one is given: the call is a serving replay.
+  bool given() const {
+    return !(arrivals_us.is_none() && output_lengths.is_none() &&
+             max_running.is_none() && prefill_us_per_token.is_none() &&
+             decode_us_per_token.is_none() && overhead_us.is_none() &&
+             output.is_none());
+  }
+};
+
+// `value` as ToUint reads it, or `absent` for None.
+std::uint64_t ToUintOr(py::handle value, const char* name, std::uint64_t min,
+                       std::uint64_t max, std::uint64_t absent) {
+  return value.is_none() ? absent : ToUint(value, name, min, max);
+}
+
+// SPEC §10.1's worker options of `arguments`, the defaults where None.
+// Raises TypeError or ValueError naming the argument (ToUint,
+// ToNamedValue).
+ServeOptions ToServeOptions(const ServeArguments& arguments) {
+  const ServeOptions defaults;
+  ServeOptions options;
+  options.max_running = ToUintOr(arguments.max_running, "max_running", 1,
+                                 kMaxRunning, defaults.max_running);
+  options.prefill_us_per_token =
+      ToUintOr(arguments.prefill_us_per_token, "prefill_us_per_token", 0,
+               kMaxServeRate, defaults.prefill_us_per_token);
+  options.decode_us_per_token =
+      ToUintOr(arguments.decode_us_per_token, "decode_us_per_token", 0,
+               kMaxServeRate, defaults.decode_us_per_token);
+  options.overhead_us = ToUintOr(arguments.overhead_us, "overhead_us", 0,
+                                 kMaxServeRate, defaults.overhead_us);
+  options.output = arguments.output.is_none()
+                       ? defaults.output
+                       : ToNamedValue(kOutputModes, arguments.output, "output");
+  return options;
+}
+
+// The argument `name`: None (an empty vector: every value 0) or a sequence
+// of `count` ints (one per request) from 0 to 2^53, SPEC §10.1's times
+// and lengths. Raises TypeError for a non-sequence or an item that is not
+// an int (bools included), ValueError for an item out of range
+// ("arrivals_us[2] must be from 0 to ...") or another length.
+std::vector<std::uint64_t> ToPerRequestInts(py::handle values,
+                                            const std::string& name,
+                                            std::size_t count) {
+  std::vector<std::uint64_t> result;
+  if (values.is_none()) return result;
+  const py::object items =
+      FastSequence(values.ptr(), name, "a sequence of ints");
+  for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(items.ptr()); ++i) {
+    PyObject* item = PySequence_Fast_GET_ITEM(items.ptr(), i);
+    // Exact ints, the common case, skip building the item's name.
+    if (PyLong_CheckExact(item)) {
+      int overflow = 0;
+      const long long value = PyLong_AsLongLongAndOverflow(item, &overflow);
+      if (overflow == 0 && value >= 0 &&
+          static_cast<std::uint64_t>(value) <= kMaxServeTime) {
+        result.push_back(static_cast<std::uint64_t>(value));
+        continue;
+      }
+    }
+    const std::string where = name + "[" + std::to_string(i) + "]";
+    if (IsNumpyBool(item)) {
+      Raise(PyExc_TypeError, where + " must be an int, not " + TypeName(item));
+    }
+    const py::object held = py::reinterpret_borrow<py::object>(item);
+    result.push_back(ToUint(held, where.c_str(), 0, kMaxServeTime));
+  }
+  CheckOnePerItem(name, result.size(), count, "int", "requests");
+  return result;
+}
+
+// Raises ValueError at the first of `values` (the argument `name`) smaller
+// than the one before it (SPEC §10.1: arrivals are non-decreasing).
+void CheckNonDecreasing(const std::vector<std::uint64_t>& values,
+                        const std::string& name) {
+  for (std::size_t i = 1; i < values.size(); ++i) {
+    if (values[i] < values[i - 1]) {
+      Raise(PyExc_ValueError,
+            fmt::format("{}[{}]: {} is smaller than the arrival before it "
+                        "({}); arrivals must be non-decreasing",
+                        name, i, values[i], values[i - 1]));
+    }
+  }
+}
+
+// The SPEC §10 document of replay()'s arguments on the cache `options`.
+ServeInput ToServeInput(const ReplayArguments& arguments,
+                        const ServeArguments& serve,
+                        const CacheOptions& options) {
+  ServeInput input;
+  input.replay.options = options;
+  input.serve = ToServeOptions(serve);
+  input.replay.requests =
+      ConvertSequences(arguments.requests, "requests").tokens;
+  const std::size_t count = input.replay.requests.size();
+  input.replay.namespaces =
+      ToNamespaces(arguments.namespaces, "namespaces", count, "requests");
+  input.arrivals_us = ToPerRequestInts(serve.arrivals_us, "arrivals_us", count);
+  CheckNonDecreasing(input.arrivals_us, "arrivals_us");
+  input.output_lengths =
+      ToPerRequestInts(serve.output_lengths, "output_lengths", count);
+  return input;
+}
+
+// The serving cache of `engine` for `input` (MakeServingCache). Raises
+// ValueError for an unknown engine, one that lacks the model, or one that
+// answers one request at a time (SPEC §10.7) asked for more.
+std::unique_ptr<ServingCache> MakeServingCacheOrRaise(const std::string& engine,
+                                                      const ServeInput& input) {
+  CheckEngineOrRaise(engine);
+  std::unique_ptr<ServingCache> cache =
+      MakeServingCache(engine, input.replay.options);
+  const ServeOptions& serve = input.serve;
+  if (cache->one_at_a_time() &&
+      (serve.max_running != 1 || serve.output != OutputMode::kNone)) {
+    Raise(
+        PyExc_ValueError,
+        fmt::format("engine: '{}' answers a serving replay one request at "
+                    "a time (max_running 1, output 'none'), not "
+                    "max_running {} with output '{}'; engine=\"{}\" "
+                    "implements every model's serving replay",
+                    engine, serve.max_running,
+                    NameOf(kOutputModes, serve.output), EngineNames().front()));
+  }
+  return cache;
+}
+
+// The double nearest to numerator / denominator (Python's int division
+// rounds the exact quotient once, as SPEC §10.5 asks); 0.0 for 0.
+py::object NearestQuotient(const py::object& numerator,
+                           std::uint64_t denominator) {
+  if (denominator == 0) return py::float_(0.0);
+  return numerator / py::int_(denominator);
+}
+
+// `value` as a Python int.
+py::object WaitSumInt(WaitSum value) {
+  const py::int_ high(static_cast<std::uint64_t>(value >> 64));
+  const py::int_ low(static_cast<std::uint64_t>(value));
+  return (high << py::int_(64)) | low;
+}
+
+// SPEC §10.5's answer for one request, its members in the SPEC's order.
+py::dict ServedRequestDict(const ServedRequest& request) {
+  static PyObject* const kMatchedLength = Key("matched_length");
+  static PyObject* const kCacheNode = Key("cache_node");
+  static PyObject* const kArrival = Key("arrival_us");
+  static PyObject* const kStart = Key("start_us");
+  static PyObject* const kPrefillEnd = Key("prefill_end_us");
+  static PyObject* const kFinish = Key("finish_us");
+  static PyObject* const kWait = Key("wait_us");
+  static PyObject* const kRefused = Key("refused");
+  static PyObject* const kWaitedForRoom = Key("waited_for_room");
+  py::dict result;
+  result[py::handle(kMatchedLength)] = py::int_(request.match.matched_length);
+  result[py::handle(kCacheNode)] = py::int_(request.match.cache_node);
+  result[py::handle(kArrival)] = py::int_(request.arrival_us);
+  result[py::handle(kStart)] = py::int_(request.start_us);
+  result[py::handle(kPrefillEnd)] = py::int_(request.prefill_end_us);
+  result[py::handle(kFinish)] = py::int_(request.finish_us);
+  result[py::handle(kWait)] = py::int_(request.wait_us());
+  result[py::handle(kRefused)] = py::bool_(request.refused);
+  result[py::handle(kWaitedForRoom)] = py::bool_(request.waited_for_room);
+  return result;
+}
+
+// SPEC §10.5's totals, their members in the SPEC's order.
+py::dict ServeTotalsDict(const ServeTotals& totals) {
+  py::dict result;
+  result["requests"] = totals.requests;
+  result["request_tokens"] = totals.request_tokens;
+  result["matched_tokens"] = totals.matched_tokens;
+  result["hit_ratio"] =
+      NearestQuotient(py::int_(totals.matched_tokens), totals.request_tokens);
+  result["refused"] = totals.refused;
+  result["waited_for_room"] = totals.waited_for_room;
+  result["evicted_pages"] = totals.evicted_pages;
+  result["peak_pinned"] = totals.peak_pinned;
+  result["peak_running"] = totals.peak_running;
+  result["peak_queued"] = totals.peak_queued;
+  result["mean_wait_us"] =
+      NearestQuotient(WaitSumInt(totals.total_wait_us), totals.requests);
+  result["p50_wait_us"] = totals.p50_wait_us;
+  result["p99_wait_us"] = totals.p99_wait_us;
+  result["makespan_us"] = totals.makespan_us;
+  return result;
+}
+
+// SPEC §10.5's answer: {"requests": [...], "totals": {...}}.
+py::dict ServeAnswerDict(const ServeAnswer& answer) {
+  py::list requests(answer.requests.size());
+  for (std::size_t i = 0; i < answer.requests.size(); ++i) {
+    requests[i] = ServedRequestDict(answer.requests[i]);
+  }
+  py::dict result;
+  result["requests"] = std::move(requests);
+  result["totals"] = ServeTotalsDict(answer.totals);
+  return result;
+}
+
+// A serving replay (SPEC §10) of replay()'s arguments, on engine
+// "reference" unless one is named.
+py::dict ServeReplayPy(const ReplayArguments& arguments,
+                       const ServeArguments& serve) {
+  const CacheOptions options = ReplayCacheOptions(arguments);
+  const std::string engine =
+      arguments.engine.is_none()
+          ? std::string(EngineNames().front())
+          : EngineOrDefault(arguments.engine, options.model);
+  const ServeInput input = ToServeInput(arguments, serve, options);
+  std::unique_ptr<ServingCache> cache = MakeServingCacheOrRaise(engine, input);
+  ServeAnswer answer;
+  {
+    py::gil_scoped_release release;
+    answer = ServeReplay(input, *cache);
+    cache.reset();
+  }
+  return ServeAnswerDict(answer);
+}
+
+// replay(): a serving replay (ServeReplayPy) when a SPEC §10 argument is
+// given, else the sequential replay of SPEC §3, §8 and §9 (ReplayPy).
+py::dict ReplayOrServePy(py::handle requests, py::handle capacity,
+                         const std::string& policy, py::handle page_size,
+                         py::handle engine, py::handle model,
+                         py::handle match_limit, py::handle trigger,
+                         py::handle namespaces, py::handle arrivals_us,
+                         py::handle output_lengths, py::handle max_running,
+                         py::handle prefill_us_per_token,
+                         py::handle decode_us_per_token, py::handle overhead_us,
+                         py::handle output) {
+  const ReplayArguments arguments{requests,    capacity, policy,
+                                  page_size,   engine,   model,
+                                  match_limit, trigger,  namespaces};
+  const ServeArguments serve{
+      arrivals_us,         output_lengths, max_running, prefill_us_per_token,
+      decode_us_per_token, overhead_us,    output};
+  return serve.given() ? ServeReplayPy(arguments, serve) : ReplayPy(arguments);
 }
 
 // `values` as a NumPy array of `dtype` when NumPy is installed, else a list.
@@ -1057,12 +1342,17 @@ find_prefix_matches.)doc");
 void DefineReplay(py::module_& m) {
   const std::string victims = PolicyVictims();
   const std::string choices = EvictionPolicyChoices('\'');
-  m.def("replay", &ReplayPy, py::arg("requests"), py::kw_only(),
+  m.def("replay", &ReplayOrServePy, py::arg("requests"), py::kw_only(),
         py::arg("capacity") = py::none(),
         py::arg("policy") = DefaultPolicyName(), py::arg("page_size") = 1,
         py::arg("engine") = py::none(), py::arg("model") = py::none(),
         py::arg("match_limit") = py::none(), py::arg("trigger") = py::none(),
-        py::arg("namespaces") = py::none(),
+        py::arg("namespaces") = py::none(), py::arg("arrivals_us") = py::none(),
+        py::arg("output_lengths") = py::none(),
+        py::arg("max_running") = py::none(),
+        py::arg("prefill_us_per_token") = py::none(),
+        py::arg("decode_us_per_token") = py::none(),
+        py::arg("overhead_us") = py::none(), py::arg("output") = py::none(),
         (R"doc(Replays requests on a prefix cache as a serving system does.
 
 Each request is matched, then inserted (SPEC section 3); with a capacity C
@@ -1101,7 +1391,38 @@ combination SPEC section 9.4 refuses (vllm with match_limit 'all' or a
 policy other than 'lru'; sglang with a policy other than 'lru' or 'fifo'; a
 trigger without sglang), an engine that lacks the model, or a
 policy other than )doc" +
-         choices + ".")
+         choices + R"doc(.
+
+Serving replay (SPEC section 10): given any of arrivals_us, output_lengths,
+max_running, prefill_us_per_token, decode_us_per_token, overhead_us or
+output (not None), the requests arrive at their times on one worker, wait
+in a FIFO queue, run at most max_running at a time with their cache
+entries pinned, and end their prefill and finish at
+start + overhead_us + prefill_us_per_token * (n - matched_length) and
+that + decode_us_per_token * output_length (all times integer
+microseconds). arrivals_us: one int per request, 0 to 2^53,
+non-decreasing (None: all 0); output_lengths: one int per request, 0 to
+2^53, the tokens each generates (None: all 0); max_running: 1 to
+2^31 - 1 (default 1); the three rates: 0 to 2^32 (default 0); output
+'none' (the default: output takes time, never cache space) or 'unique'
+(output tokens are stored, each equal to no other token). The engine is
+'reference' unless named; another engine answers max_running 1 with
+output 'none' only (SPEC section 10.7: exactly the sequential answers).
+namespaces work as above. Returns {"requests": [{"matched_length",
+"cache_node", "arrival_us", "start_us", "prefill_end_us", "finish_us",
+"wait_us", "refused", "waited_for_room"}, ...], "totals": {"requests",
+"request_tokens", "matched_tokens", "hit_ratio", "refused",
+"waited_for_room", "evicted_pages", "peak_pinned", "peak_running",
+"peak_queued", "mean_wait_us", "p50_wait_us", "p99_wait_us",
+"makespan_us"}} in that order (SPEC section 10.5; hit_ratio and
+mean_wait_us floats, the nearest to the exact quotient, 0.0 for none).
+Raises TypeError naming the argument for a value of the wrong type (a
+non-sequence, an item or a number that is not an int, an output that is not
+a str) and ValueError naming it for a value out of range, a list of
+another length than requests, an arrival smaller than the one before it
+(arrivals_us[i]), an output other than 'none' and 'unique', or an engine
+other than the reference asked for max_running above 1 or output
+'unique'.)doc")
             .c_str());
 }
 

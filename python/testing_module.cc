@@ -35,6 +35,7 @@
 #include "kvprefix/cache.h"
 #include "kvprefix/prefix_index.h"
 #include "kvprefix/replay.h"
+#include "kvprefix/request.h"
 #include "kvprefix/sequence_list.h"
 #include "kvprefix/types.h"
 #include "python/named_values.h"
@@ -848,6 +849,14 @@ void DefineTestingModule(py::module_& parent) {
         "(model, match_limit, policy, trigger or None, members), members "
         "the dict of what a replay document holds for it besides requests "
         "and page_size.");
+  m.def(
+      "output_modes",
+      [] {
+        std::vector<std::string_view> names;
+        for (const auto& entry : kOutputModes) names.push_back(entry.name);
+        return names;
+      },
+      "SPEC §10.1's \"output\" values (kOutputModes), the default first.");
 
   m.def("parse_input", &ParseInput, py::arg("text"), py::arg("kind"),
         py::arg("name"),

@@ -14,10 +14,11 @@ namespace kvprefix::python_testing {
 // Adds the submodule `_testing` to the extension `parent`
 // (kvprefix._kvprefix._testing): the class Input (one batch input or replay
 // document, parsed or generated) and the functions parse_input,
-// generated_input, generated_model, model_combinations, check_input and run
-// (and the class GeneratedModel); kvprefix/testing/__init__.py documents
-// what they do for users. Call once, from PYBIND11_MODULE, after
-// kvprefix.InputError is registered (parse errors are raised as it).
+// generated_input, generated_model, model_combinations, output_modes,
+// check_input and run (and the class GeneratedModel);
+// kvprefix/testing/__init__.py documents what they do for users. Call once,
+// from PYBIND11_MODULE, after kvprefix.InputError is registered (parse errors
+// are raised as it).
 void DefineTestingModule(pybind11::module_& parent);
 
 }  // namespace kvprefix::python_testing

@@ -44,6 +44,9 @@ check(make_cache, model="vllm").
 
 Hypothesis strategies for token lists and documents are in
 kvprefix.testing.strategies (it imports hypothesis; this module does not).
+serve_answer(document) is kvprefix.replay's answer to a SPEC section 10
+document (a serving replay on one worker), such as
+strategies.serve_documents draws.
 """
 import json
 import os
@@ -57,8 +60,9 @@ from kvprefix import _kvprefix
 _native = _kvprefix._testing
 
 __all__ = ["CacheOptions", "CheckFailure", "CheckResult", "GENERATED",
-           "Refused", "assert_matches_reference", "check", "check_document",
-           "load_documents", "reference_answer"]
+           "Refused", "SERVE_MEMBERS", "assert_matches_reference", "check",
+           "check_document", "load_documents", "reference_answer",
+           "serve_answer"]
 
 # What make_cache raises for options the cache does not implement (a
 # ValueError): check() skips the input and counts it, never a failure.
@@ -556,3 +560,46 @@ def reference_answer(document):
     document each request's match at step 1 of SPEC section 8."""
     (each,) = load_documents([document])
     return json.loads(each.reference_answer)
+
+
+# The members SPEC section 10.1 adds to a replay document, and
+# kvprefix.replay's arguments of the same names.
+SERVE_MEMBERS = ("arrivals_us", "output_lengths", "max_running",
+                 "prefill_us_per_token", "decode_us_per_token", "overhead_us",
+                 "output")
+
+# The members of a SPEC section 8/9 replay document: replay's arguments of
+# the same names.
+_REPLAY_MEMBERS = ("requests", "capacity", "policy", "page_size", "model",
+                   "match_limit", "trigger", "namespaces")
+
+
+def serve_answer(document, *, engine=None):
+    """The SPEC section 10.5 answer to the section 10 replay document
+    `document` on one worker, as kvprefix.replay returns it: {"requests":
+    [...], "totals": {...}}.
+
+    `document` is a dict (a SPEC section 8/9 replay document, optionally
+    with the members of SERVE_MEMBERS, as kvprefix.testing.strategies.
+    serve_documents draws them), or a case {"document": ..., "expected":
+    ...} of tests/data/cases/serve/. A document without a section 10
+    member is answered with every default (SPEC section 10.1: max_running
+    1, ...), which section 10.7 says gives its section 8/9 matches. engine
+    None is "reference" (every model's serving replay); another engine
+    takes max_running 1 with output "none" only. Raises TypeError for a
+    document that is not a dict, ValueError naming a member the section 10
+    replay of one worker does not take (section 11's "workers" and
+    "router" included), and what kvprefix.replay raises for the members'
+    values."""
+    if not isinstance(document, dict):
+        raise TypeError(f"document: expected a dict, got {type(document).__name__}")
+    if "document" in document:
+        document = document["document"]
+    for member in document:
+        if member not in _REPLAY_MEMBERS and member not in SERVE_MEMBERS:
+            raise ValueError(f"document: unknown member {member!r} (a SPEC "
+                             f"section 10 replay document has "
+                             f"{', '.join(_REPLAY_MEMBERS + SERVE_MEMBERS)})")
+    arguments = {name: value for name, value in document.items() if name != "requests"}
+    arguments.setdefault("max_running", 1)  # a serving replay, as section 10.1
+    return _kvprefix.replay(document.get("requests"), engine=engine, **arguments)

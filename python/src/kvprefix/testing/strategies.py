@@ -26,15 +26,30 @@ replay_documents(models=strategies.MODELS) draws documents of SPEC section
 9's cache models too (vLLM's block pool, SGLang's radix cache), each with
 options SPEC section 9.4 accepts; a cache that implements one model is
 tested with models=("vllm",).
+
+serve_documents() draws SPEC section 10 documents: a replay document of any
+model with arrivals, output lengths, a number of requests running at once
+and service times, which kvprefix.replay (or kvprefix.testing.serve_answer)
+replays on one worker:
+
+    from hypothesis import given
+    from kvprefix.testing import serve_answer
+    from kvprefix.testing.strategies import serve_documents
+
+    @given(serve_documents())
+    def test_nothing_runs_before_it_arrives(document):
+        for request in serve_answer(document)["requests"]:
+            assert request["arrival_us"] <= request["start_us"]
 """
+from itertools import accumulate
 from typing import NamedTuple, Optional
 
 from hypothesis import strategies as st
 
 from kvprefix import _kvprefix
 
-__all__ = ["DISTINCT_PERCENT", "MODELS", "TOKENS", "batch_documents", "replay_documents",
-           "sequences", "token_lists"]
+__all__ = ["DISTINCT_PERCENT", "MODELS", "OUTPUTS", "SERVE_TOKENS", "TOKENS", "batch_documents",
+           "replay_documents", "sequences", "serve_documents", "token_lists"]
 
 # The default token alphabet: small values (siblings collide), and the
 # int32 limits and -1, where packed or hashed keys go wrong. Shrinks to 0.
@@ -192,6 +207,68 @@ def _replay_documents(draw, capacity, policy, page_size, models, tokens, min_req
     document["page_size"] = drawn_page_size
     if models is not None:
         document.update(draw(_model_members(models, drawn_policy)))
+    return document
+
+
+# SPEC section 10.1's "output" values, the default first.
+OUTPUTS = tuple(_kvprefix._testing.output_modes())
+
+# serve_documents' default alphabet: TOKENS with 2^30 for 2^31 - 1, so that
+# output "unique" has room above the largest token for its output tokens
+# (each equal to no other token of the replay, SPEC section 10.4; a replay
+# whose output tokens would pass 2^31 - 1 raises ValueError).
+SERVE_TOKENS = st.sampled_from((0, 1, 2, 3, -1, 2 ** 30, -2 ** 31))
+
+
+def serve_documents(*, models=MODELS, capacity=DISTINCT_PERCENT,
+                    policy=st.sampled_from(_kvprefix.policies()),
+                    page_size=st.sampled_from((1, 2)), tokens=SERVE_TOKENS,
+                    min_requests=1, max_requests=12, max_fresh=3,
+                    max_running=st.integers(1, 4), output=st.sampled_from(OUTPUTS),
+                    max_gap_us=3, max_output_length=4, max_us_per_token=3):
+    """SPEC section 10 documents: replay_documents(models=models, ...)'s
+    (the cache: capacity, policy, page_size, model, match_limit, trigger;
+    the requests, over SERVE_TOKENS by default) with the section 10.1
+    members "arrivals_us" (each the one before it plus 0 to max_gap_us:
+    requests arrive together and apart), "output_lengths" (0 to
+    max_output_length tokens each), "max_running" and "output" (each a
+    value or a strategy; by default 1 to 4 and any of OUTPUTS) and the
+    service times "prefill_us_per_token", "decode_us_per_token" and
+    "overhead_us" (0 to max_us_per_token each). Each member is left out
+    (its default) in some documents; they shrink toward the defaults
+    (max_running 1, output "none", zero times) and few short requests,
+    where section 10.7 says the answers are section 8's and 9's.
+    kvprefix.testing.serve_answer(document) replays one. Raises ValueError
+    (when called) as replay_documents does for `models`."""
+    documents = replay_documents(capacity=capacity, policy=policy,
+                                 page_size=page_size, models=models, tokens=tokens,
+                                 min_requests=min_requests, max_requests=max_requests,
+                                 max_fresh=max_fresh)
+    return _serve_documents(documents, max_running, output, max_gap_us,
+                            max_output_length, max_us_per_token)
+
+
+@st.composite
+def _serve_documents(draw, documents, max_running, output, max_gap_us,
+                     max_output_length, max_us_per_token):
+    document = draw(documents)
+    count = len(document["requests"])
+    gaps = st.lists(st.integers(0, max_gap_us), min_size=count, max_size=count)
+    rate = st.integers(0, max_us_per_token)
+    members = {
+        "arrivals_us": gaps.map(lambda each: list(accumulate(each))),
+        "output_lengths": st.lists(st.integers(0, max_output_length),
+                                   min_size=count, max_size=count),
+        "max_running": _strategy(max_running),
+        "prefill_us_per_token": rate,
+        "decode_us_per_token": rate,
+        "overhead_us": rate,
+        "output": _strategy(output),
+    }
+    for name, values in members.items():
+        value = draw(st.one_of(st.none(), values))
+        if value is not None:
+            document[name] = value
     return document
 
 
