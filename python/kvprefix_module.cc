@@ -679,9 +679,22 @@ ServeInput ToServeInput(const ReplayArguments& arguments,
   return input;
 }
 
+// The engines with a request lifecycle for `model` (HasRequestLifecycle),
+// comma-separated: "reference, hash".
+std::string LifecycleEngines(CacheModel model) {
+  std::string names;
+  for (const std::string_view name : EngineNames(model)) {
+    if (!HasRequestLifecycle(name, model)) continue;
+    names += names.empty() ? "" : ", ";
+    names += name;
+  }
+  return names;
+}
+
 // The serving cache of `engine` for `input` (MakeServingCache). Raises
 // ValueError for an unknown engine, one that lacks the model, or one that
-// answers one request at a time (SPEC §10.7) asked for more.
+// answers one request at a time (SPEC §10.7) asked for more, naming the
+// engines that have a request lifecycle for the model.
 std::unique_ptr<ServingCache> MakeServingCacheOrRaise(const std::string& engine,
                                                       const ServeInput& input) {
   CheckEngineOrRaise(engine);
@@ -690,14 +703,16 @@ std::unique_ptr<ServingCache> MakeServingCacheOrRaise(const std::string& engine,
   const ServeOptions& serve = input.serve;
   if (cache->one_at_a_time() &&
       (serve.max_running != 1 || serve.output != OutputMode::kNone)) {
-    Raise(
-        PyExc_ValueError,
-        fmt::format("engine: '{}' answers a serving replay one request at "
-                    "a time (max_running 1, output 'none'), not "
-                    "max_running {} with output '{}'; engine=\"{}\" "
-                    "implements every model's serving replay",
-                    engine, serve.max_running,
-                    NameOf(kOutputModes, serve.output), EngineNames().front()));
+    const CacheModel model = input.replay.options.model;
+    Raise(PyExc_ValueError,
+          fmt::format("engine: '{}' answers a serving replay of model '{}' "
+                      "one request at a time (max_running 1, output "
+                      "'none'), not max_running {} with output '{}'; "
+                      "engines with a request lifecycle for it: {} "
+                      "(engine=\"{}\" implements every model)",
+                      engine, NameOf(kCacheModels, model), serve.max_running,
+                      NameOf(kOutputModes, serve.output),
+                      LifecycleEngines(model), EngineNames().front()));
   }
   return cache;
 }
@@ -1406,9 +1421,11 @@ non-decreasing (None: all 0); output_lengths: one int per request, 0 to
 2^31 - 1 (default 1); the three rates: 0 to 2^32 (default 0); output
 'none' (the default: output takes time, never cache space) or 'unique'
 (output tokens are stored, each equal to no other token). The engine is
-'reference' unless named; another engine answers max_running 1 with
-output 'none' only (SPEC section 10.7: exactly the sequential answers).
-namespaces work as above. Returns {"requests": [{"matched_length",
+'reference' unless named: the reference has every model's request
+lifecycle, hash model spec's and vllm's, radix sglang's (the ValueError
+below names them); any other engine answers max_running 1 with output
+'none' only, one request at a time (SPEC section 10.7: exactly the
+sequential answers). namespaces work as above. Returns {"requests": [{"matched_length",
 "cache_node", "arrival_us", "start_us", "prefill_end_us", "finish_us",
 "wait_us", "refused", "waited_for_room"}, ...], "totals": {"requests",
 "request_tokens", "matched_tokens", "hit_ratio", "refused",
@@ -1420,9 +1437,9 @@ Raises TypeError naming the argument for a value of the wrong type (a
 non-sequence, an item or a number that is not an int, an output that is not
 a str) and ValueError naming it for a value out of range, a list of
 another length than requests, an arrival smaller than the one before it
-(arrivals_us[i]), an output other than 'none' and 'unique', or an engine
-other than the reference asked for max_running above 1 or output
-'unique'.)doc")
+(arrivals_us[i]), an output other than 'none' and 'unique', an engine
+without a request lifecycle for the model asked for max_running above 1
+or output 'unique', or a finish past 2^64 - 1 us.)doc")
             .c_str());
 }
 

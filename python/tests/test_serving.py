@@ -176,32 +176,68 @@ def test_namespaces_in_a_serving_replay():
     assert rows(same) == rows(alone)
 
 
-@pytest.mark.parametrize("model,engine", [
-    (model, engine) for model in ("spec", "vllm", "sglang")
-    for engine in kvprefix.engines() if engine != "reference"])
-def test_other_engines_answer_one_at_a_time_as_the_reference(model, engine):
-    requests = [[1, 2, 3], [1, 2], [1, 2, 3, 4], [5], [1, 2, 3, 4, 6]]
-    arguments = dict(model=model, capacity=3, max_running=1, arrivals_us=[0, 1, 1, 4, 9],
-                     output_lengths=[3, 0, 2, 1, 0], decode_us_per_token=2,
-                     prefill_us_per_token=1, overhead_us=1)
-    reference = kvprefix.replay(requests, **arguments)
+# The engines with a request lifecycle for each model (engines/registry.h's
+# MakeServingCache): they take every serving argument. Every other engine
+# answers one request at a time.
+LIFECYCLE = {"spec": {"reference", "hash"}, "vllm": {"reference", "hash"},
+             "sglang": {"reference", "radix"}}
+MODEL_ENGINES = [(model, engine) for model in LIFECYCLE for engine in kvprefix.engines()]
+ENGINE_REQUESTS = [[1, 2, 3], [1, 2], [1, 2, 3, 4], [5], [1, 2, 3, 4, 6], [1, 2, 3]]
+
+
+def engine_arguments(model, **arguments):
+    return dict(model=model, capacity=3, arrivals_us=[0, 1, 1, 4, 9, 9],
+                output_lengths=[3, 0, 2, 1, 0, 2], decode_us_per_token=2,
+                prefill_us_per_token=1, overhead_us=1, **arguments)
+
+
+def answer_or_refusal(engine, arguments):
+    """The answer of `engine`, or None if it lacks the model."""
     try:
-        answer = kvprefix.replay(requests, engine=engine, **arguments)
-    except ValueError as error:  # an engine without the model
-        assert f"engine '{engine}' does not implement model '{model}'" in str(error)
+        return kvprefix.replay(ENGINE_REQUESTS, engine=engine, **arguments)
+    except ValueError as error:
+        if "does not implement model" not in str(error):
+            raise
+        return None
+
+
+@pytest.mark.parametrize("model,engine", MODEL_ENGINES)
+def test_every_engine_answers_one_at_a_time_as_the_reference(model, engine):
+    arguments = engine_arguments(model, max_running=1)
+    answer = answer_or_refusal(engine, arguments)
+    if answer is None:
+        assert engine not in LIFECYCLE[model]
         return
-    assert answer == reference
-    assert reference == kvprefix.replay(requests, engine="reference", **arguments)
+    assert answer == kvprefix.replay(ENGINE_REQUESTS, **arguments)
 
 
-@pytest.mark.parametrize("arguments", [dict(max_running=2), dict(output="unique"),
-                                       dict(max_running=3, output="unique")])
-def test_other_engines_refuse_more_than_one_at_a_time(arguments):
+@pytest.mark.parametrize("model,engine", MODEL_ENGINES)
+@pytest.mark.parametrize("running,output", [(3, "none"), (1, "unique"), (3, "unique")])
+def test_only_lifecycle_engines_run_requests_together(model, engine, running, output):
+    arguments = engine_arguments(model, max_running=running, output=output)
+    reference = kvprefix.replay(ENGINE_REQUESTS, **arguments)
+    if engine in LIFECYCLE[model]:
+        assert kvprefix.replay(ENGINE_REQUESTS, engine=engine, **arguments) == reference
+        return
     with pytest.raises(ValueError) as raised:
-        kvprefix.replay([[1, 2]], engine="radix", **arguments)
+        kvprefix.replay(ENGINE_REQUESTS, engine=engine, **arguments)
     message = str(raised.value)
-    assert message.startswith("engine: 'radix' answers a serving replay one request at a time")
-    assert 'engine="reference" implements every model' in message
+    if "does not implement model" in message:
+        return
+    lifecycle = ", ".join(e for e in kvprefix.engines() if e in LIFECYCLE[model])
+    assert message == (f"engine: '{engine}' answers a serving replay of model '{model}' "
+                       f"one request at a time (max_running 1, output 'none'), not "
+                       f"max_running {running} with output '{output}'; engines with a "
+                       f"request lifecycle for it: {lifecycle} "
+                       f'(engine="reference" implements every model)')
+
+
+def test_requests_run_together_in_the_engine_test():
+    # The documents above do run requests together and wait, so that the
+    # engines' agreement is about pins, not a sequential replay.
+    totals = kvprefix.replay(ENGINE_REQUESTS, **engine_arguments("vllm", max_running=3))["totals"]
+    assert totals["peak_running"] >= 2
+    assert totals["peak_queued"] >= 2
 
 
 SERVE_ERRORS = [
@@ -317,6 +353,7 @@ def test_serve_answer_takes_documents_and_refuses_other_members():
         serve_answer([[1]])
     with pytest.raises(ValueError, match="engine: 'radix' answers"):
         serve_answer(document, engine="radix")
+    assert serve_answer(document, engine="hash") == serve_answer(document)
 
 
 def test_serve_documents_rejects_unknown_models():
@@ -358,3 +395,11 @@ def test_every_answer_keeps_the_clock_rules(document):
     assert totals["peak_running"] <= document.get("max_running", 1)
     assert totals["requests"] == len(document["requests"])
     assert totals["refused"] == sum(r["refused"] for r in answer["requests"])
+
+
+@settings(max_examples=200, deadline=None)
+@given(serve_documents())
+def test_lifecycle_engines_agree_with_the_reference(document):
+    reference = serve_answer(document)
+    for engine in sorted(LIFECYCLE[document.get("model", "spec")] - {"reference"}):
+        assert serve_answer(document, engine=engine) == reference, engine

@@ -585,8 +585,9 @@ def serve_answer(document, *, engine=None):
     ...} of tests/data/cases/serve/. A document without a section 10
     member is answered with every default (SPEC section 10.1: max_running
     1, ...), which section 10.7 says gives its section 8/9 matches. engine
-    None is "reference" (every model's serving replay); another engine
-    takes max_running 1 with output "none" only. Raises TypeError for a
+    None is "reference" (every model's serving replay); an engine without
+    the model's request lifecycle takes max_running 1 with output "none"
+    only (kvprefix.replay's doc). Raises TypeError for a
     document that is not a dict, ValueError naming a member the section 10
     replay of one worker does not take (section 11's "workers" and
     "router" included), and what kvprefix.replay raises for the members'
