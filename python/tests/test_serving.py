@@ -3,7 +3,9 @@ examples, the shared cases of tests/data/cases/serve/, every error of the
 section 10 arguments, namespaces, the engine rule, and the section 10.7
 theorem on the documents kvprefix.testing.strategies.serve_documents draws."""
 import json
+import os
 import pathlib
+import subprocess
 
 import numpy as np
 import pytest
@@ -13,7 +15,9 @@ import kvprefix
 from kvprefix.testing import SERVE_MEMBERS, serve_answer
 from kvprefix.testing.strategies import OUTPUTS, serve_documents
 
-CASES = pathlib.Path(__file__).resolve().parents[2] / "tests" / "data" / "cases" / "serve"
+REPOSITORY = pathlib.Path(__file__).resolve().parents[2]
+CASES = REPOSITORY / "tests" / "data" / "cases" / "serve"
+CLI = os.environ.get("KVPREFIX_CLI", str(REPOSITORY / "build" / "kvprefix"))
 
 REQUEST_KEYS = ["matched_length", "cache_node", "arrival_us", "start_us", "prefill_end_us",
                 "finish_us", "wait_us", "refused", "waited_for_room"]
@@ -403,3 +407,23 @@ def test_lifecycle_engines_agree_with_the_reference(document):
     reference = serve_answer(document)
     for engine in sorted(LIFECYCLE[document.get("model", "spec")] - {"reference"}):
         assert serve_answer(document, engine=engine) == reference, engine
+
+
+@pytest.fixture(scope="module")
+def cli():
+    if not os.access(CLI, os.X_OK):
+        pytest.skip(f"no kvprefix tool at {CLI} (set KVPREFIX_CLI)")
+    return CLI
+
+
+@settings(max_examples=60, deadline=None)
+@given(document=serve_documents())
+def test_the_tool_gives_the_same_answer(cli, tmp_path_factory, document):
+    # `kvprefix replay DOCUMENT --input-format requests` answers a section
+    # 10 document (one with max_running, so never a section 8 answer).
+    document.setdefault("max_running", 1)
+    path = tmp_path_factory.mktemp("serve") / "document.json"
+    path.write_text(json.dumps(document), encoding="utf-8")
+    run = subprocess.run([cli, "replay", str(path), "--input-format", "requests"],
+                         capture_output=True, check=True)
+    assert json.loads(run.stdout) == serve_answer(document)
