@@ -1,23 +1,28 @@
 #!/usr/bin/env bash
-# Shows that the differential target has teeth: with each deliberately broken
-# engine of testing/mutants.h swapped in (KVPREFIX_FUZZ_MUTANT), it must find
-# a disagreement, and with the correct baselines ("mutant-baseline", the
-# unbounded token trie the index mutants break, and "mutant-cache-baseline",
-# the bounded cache the cache mutants break) it must not, so every crash is
-# due to the bug alone.
+# Shows that a differential target has teeth: with each deliberately broken
+# engine swapped in (KVPREFIX_FUZZ_MUTANT; the target lists them), it must
+# find a disagreement with the reference or, for the serving target, a
+# broken rule of SPEC §10, and with the correct baselines (every name ending
+# in "-baseline": for differential_fuzzer "mutant-baseline", the unbounded
+# token trie the index mutants of testing/mutants.h break,
+# "mutant-cache-baseline", ...; for serving_fuzzer
+# "serving-mutant-baseline", the lifecycle testing/serving_mutants.h's
+# mutants break) it must not, so every crash is due to the bug alone.
 #
 # Usage: fuzz/teeth.sh FUZZER [SECONDS]
-#   FUZZER is a libFuzzer build of differential_fuzzer: each mutant is fuzzed
+#   FUZZER is a libFuzzer build of differential_fuzzer or serving_fuzzer
+#     (its seed corpus: fuzz/corpus/<target>/): each mutant is fuzzed
 #     from an EMPTY corpus (the seeds would give the answer away) for at most
 #     SECONDS (default 120) and must crash;
-#   or the plain replay program differential_fuzzer_replay: the checked-in
+#   or the plain replay program <target>_replay: the checked-in
 #     seed corpus must expose each mutant.
 # Exit status 0 when every mutant is caught and both baselines pass.
 set -euo pipefail
 
 fuzzer=$(realpath "$1")
 seconds=${2:-120}
-corpus=$(dirname "$(realpath "$0")")/corpus/differential_fuzzer
+target=$(basename "$fuzzer" _replay)
+corpus=$(dirname "$(realpath "$0")")/corpus/$target
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
@@ -40,6 +45,8 @@ run() {
   fi
 }
 
+# What a caught mutant's report says.
+caught='disagrees with the reference|breaks a rule of SPEC'
 failed=0
 for mutant in $mutants; do
   start=$SECONDS
@@ -51,11 +58,10 @@ for mutant in $mutants; do
       echo "teeth: FAIL: $mutant (correct) crashed:"; tail -20 "$work/$mutant.log"
       failed=1
     fi
-  elif ! run "$mutant" "$seconds" &&
-       grep -q "disagrees with the reference" "$work/$mutant.log"; then
+  elif ! run "$mutant" "$seconds" && grep -qE "$caught" "$work/$mutant.log"; then
     execs=$(sed -n 's/^#\([0-9]*\).*/\1/p' "$work/$mutant.log" | tail -1)
     echo "teeth: $mutant caught in $(( SECONDS - start )) s${execs:+ (after $execs execs)}:" \
-         "$(grep -m1 'disagrees with the reference' "$work/$mutant.log")"
+         "$(grep -m1 -E "$caught" "$work/$mutant.log")"
   else
     echo "teeth: FAIL: $mutant not caught"; tail -20 "$work/$mutant.log"
     failed=1

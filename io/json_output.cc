@@ -341,6 +341,44 @@ void AppendReplayDocumentJson(const ReplayInput& input, std::string& out) {
   out += "}\n";
 }
 
+void AppendServeDocumentJson(const ServeInput& input, std::string& out) {
+  AppendReplayDocumentJson(input.replay, out);
+  out.resize(out.size() - 2);  // "}\n"
+  const auto append_numbers = [&](std::string_view name,
+                                  const std::vector<std::uint64_t>& values) {
+    if (values.empty()) return;
+    out += ",\"";
+    out += name;
+    out += "\":[";
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      if (i > 0) out += ',';
+      AppendUint(values[i], out);
+    }
+    out += ']';
+  };
+  append_numbers("arrivals_us", input.arrivals_us);
+  append_numbers("output_lengths", input.output_lengths);
+  const auto append_number = [&](std::string_view name, std::uint64_t value,
+                                 std::uint64_t default_value) {
+    if (value == default_value) return;
+    out += ",\"";
+    out += name;
+    out += "\":";
+    AppendUint(value, out);
+  };
+  const ServeOptions& serve = input.serve;
+  append_number("max_running", serve.max_running, 1);
+  append_number("prefill_us_per_token", serve.prefill_us_per_token, 0);
+  append_number("decode_us_per_token", serve.decode_us_per_token, 0);
+  append_number("overhead_us", serve.overhead_us, 0);
+  if (serve.output != OutputMode::kNone) {
+    out += ",\"output\":\"";
+    out += NameOf(kOutputModes, serve.output);
+    out += '"';
+  }
+  out += "}\n";
+}
+
 void WriteFileAtomically(const std::string& path, std::string_view contents) {
   WriteFileAtomically(path, std::span<const std::string_view>(&contents, 1));
 }

@@ -10,6 +10,7 @@
 
 #include "kvprefix/batch.h"
 #include "kvprefix/replay.h"
+#include "kvprefix/request.h"
 #include "kvprefix/sequence_list.h"
 #include "kvprefix/types.h"
 
@@ -45,6 +46,16 @@ void AppendBatchInputJson(const BatchInput& input, std::string& out);
 // left out when unbounded, "namespaces" (SPEC §8.1) when its list is not
 // empty; ParseReplayDocument reads it back unchanged.
 void AppendReplayDocumentJson(const ReplayInput& input, std::string& out);
+
+// Appends a compact SPEC §10.1 serving replay document followed by a
+// newline: AppendReplayDocumentJson's members, then those of §10.1 that
+// differ from their defaults, in this order: "arrivals_us" and
+// "output_lengths" (when not empty), "max_running" (when not 1),
+// "prefill_us_per_token", "decode_us_per_token", "overhead_us" (when not
+// 0), "output" (when "unique"). A document with every §10 default is the
+// §8 document. ParseServeDocument reads it back unchanged. O(tokens).
+// Thread-safe.
+void AppendServeDocumentJson(const ServeInput& input, std::string& out);
 
 // The signals whose default action ends the process and that a program may
 // catch to remove the temporary file first (RemoveTemporaryFileInFlight).

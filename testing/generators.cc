@@ -24,6 +24,13 @@ void showValue(const BatchInput& input, std::ostream& os) {
   os << json;
 }
 
+void showValue(const ServeInput& input, std::ostream& os) {
+  std::string json;
+  AppendServeDocumentJson(input, json);
+  json.pop_back();  // the newline
+  os << json;
+}
+
 void checking::showValue(const Operation& operation, std::ostream& os) {
   os << FormatOperation(operation);
 }
@@ -380,6 +387,61 @@ std::string_view MatchEndName(MatchEnd end) {
       return "inside a longer cached sequence";
   }
   return "";
+}
+
+rc::Gen<CacheOptions> GenServingCacheOptions() {
+  return rc::gen::exec([] {
+    CacheOptions options;
+    options.model = *rc::gen::element(CacheModel::kSpec, CacheModel::kVllm,
+                                      CacheModel::kSglang);
+    options.page_size = *rc::gen::inRange<std::uint64_t>(1, 4);
+    options.capacity = *rc::gen::weightedOneOf<std::uint64_t>(
+        {{4, rc::gen::inRange<std::uint64_t>(0, 10)},
+         {1, rc::gen::just(kUnbounded)}});
+    switch (options.model) {
+      case CacheModel::kSpec:
+        options.policy = *rc::gen::element(
+            EvictionPolicy::kLru, EvictionPolicy::kFifo, EvictionPolicy::kLfu);
+        options.match_limit =
+            *rc::gen::element(MatchLimit::kAll, MatchLimit::kAllButLast);
+        break;
+      case CacheModel::kVllm:
+        options.match_limit = MatchLimit::kAllButLast;
+        break;
+      case CacheModel::kSglang:
+        options.policy =
+            *rc::gen::element(EvictionPolicy::kLru, EvictionPolicy::kFifo);
+        options.match_limit =
+            *rc::gen::element(MatchLimit::kAll, MatchLimit::kAllButLast);
+        options.trigger = *rc::gen::element(EvictionTrigger::kAfterInsert,
+                                            EvictionTrigger::kOnAllocate);
+        break;
+    }
+    return options;
+  });
+}
+
+rc::Gen<ServeInput> GenServeInput() {
+  return rc::gen::exec([] {
+    ServeInput input;
+    input.replay.options = *GenServingCacheOptions();
+    const auto count = *rc::gen::inRange<std::size_t>(0, 14);
+    std::uint64_t arrival = 0;
+    for (std::size_t i = 0; i < count; ++i) {
+      input.replay.requests.Append(*rc::gen::container<std::vector<Token>>(
+          *rc::gen::inRange<std::size_t>(0, 8), rc::gen::inRange<Token>(1, 4)));
+      arrival += *rc::gen::element<std::uint64_t>(0, 0, 1, 2, 5);
+      input.arrivals_us.push_back(arrival);
+      input.output_lengths.push_back(*rc::gen::inRange<std::uint64_t>(0, 5));
+    }
+    input.serve.max_running = *rc::gen::inRange<std::uint64_t>(1, 5);
+    input.serve.prefill_us_per_token = *rc::gen::inRange<std::uint64_t>(0, 3);
+    input.serve.decode_us_per_token = *rc::gen::inRange<std::uint64_t>(0, 3);
+    input.serve.overhead_us = *rc::gen::inRange<std::uint64_t>(0, 2);
+    input.serve.output =
+        *rc::gen::element(OutputMode::kNone, OutputMode::kUnique);
+    return input;
+  });
 }
 
 }  // namespace test

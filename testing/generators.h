@@ -21,6 +21,7 @@
 #include "checking/recipe.h"
 #include "kvprefix/batch.h"
 #include "kvprefix/cache.h"
+#include "kvprefix/request.h"
 #include "kvprefix/sequence_list.h"
 #include "kvprefix/types.h"
 
@@ -30,6 +31,8 @@ namespace kvprefix {
 // namespaces of the types), in the JSON input format of SPEC §4 and the
 // harness's "insert [1,2]" form.
 void showValue(const BatchInput& input, std::ostream& os);
+// A SPEC §10 document, as AppendServeDocumentJson writes it.
+void showValue(const ServeInput& input, std::ostream& os);
 namespace checking {
 void showValue(const Operation& operation, std::ostream& os);
 }  // namespace checking
@@ -143,6 +146,18 @@ MatchEnd ClassifyMatchEnd(const SequenceList& cached, TokenSpan request,
 // "root", "past every cached sequence", "branch point", "inside a longer
 // cached sequence": the RC_TAG labels.
 std::string_view MatchEndName(MatchEnd end);
+
+// Cache options of any model with options SPEC §9.4 admits: pages of 1 to 4
+// tokens, mostly a capacity of 0 to 9 (1 in 5 unbounded), every policy,
+// match limit and trigger its model takes.
+rc::Gen<CacheOptions> GenServingCacheOptions();
+
+// Small SPEC §10 documents (GenServingCacheOptions' caches): up to 13
+// requests of up to 7 tokens over {1, 2, 3}, so that prefixes are shared,
+// caches fill and requests wait; arrivals 0, 1, 2 or 5 µs apart; output
+// lengths 0 to 4; max_running 1 to 4; prefill 0-2, decode 0-2, overhead
+// 0-1 µs; output "none" or "unique".
+rc::Gen<ServeInput> GenServeInput();
 
 }  // namespace test
 }  // namespace kvprefix

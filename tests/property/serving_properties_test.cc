@@ -9,160 +9,40 @@
 //    where its model can run short of room, the queue is never skipped
 //    (attempts in request order), every request is answered with times in
 //    order, at most B run, nothing is pinned at the end, and the same input
-//    gives the same answer.
+//    gives the same answer (the rules are checking::RuleCheckingCache's,
+//    which the serving fuzz target checks too).
 #include <gtest/gtest.h>
 #include <rapidcheck.h>
 #include <rapidcheck/gtest.h>
 
-#include <map>
 #include <string>
 #include <vector>
 
+#include "checking/serving_check.h"
 #include "engines/registry.h"
 #include "kvprefix/replay.h"
 #include "serve/serving_replay.h"
+#include "testing/generators.h"
 
 namespace kvprefix {
 namespace {
 
-rc::Gen<CacheOptions> GenCacheOptions() {
-  return rc::gen::exec([] {
-    CacheOptions options;
-    options.model = *rc::gen::element(CacheModel::kSpec, CacheModel::kVllm,
-                                      CacheModel::kSglang);
-    options.page_size = *rc::gen::inRange<std::uint64_t>(1, 4);
-    options.capacity = *rc::gen::weightedOneOf<std::uint64_t>(
-        {{4, rc::gen::inRange<std::uint64_t>(0, 10)},
-         {1, rc::gen::just(kUnbounded)}});
-    switch (options.model) {
-      case CacheModel::kSpec:
-        options.policy = *rc::gen::element(
-            EvictionPolicy::kLru, EvictionPolicy::kFifo, EvictionPolicy::kLfu);
-        options.match_limit =
-            *rc::gen::element(MatchLimit::kAll, MatchLimit::kAllButLast);
-        break;
-      case CacheModel::kVllm:
-        options.match_limit = MatchLimit::kAllButLast;
-        break;
-      case CacheModel::kSglang:
-        options.policy =
-            *rc::gen::element(EvictionPolicy::kLru, EvictionPolicy::kFifo);
-        options.match_limit =
-            *rc::gen::element(MatchLimit::kAll, MatchLimit::kAllButLast);
-        options.trigger = *rc::gen::element(EvictionTrigger::kAfterInsert,
-                                            EvictionTrigger::kOnAllocate);
-        break;
-    }
-    return options;
-  });
-}
-
-// Small alphabets and short requests, so that prefixes are shared, caches
-// fill and requests wait.
-rc::Gen<ServeInput> GenServeInput() {
-  return rc::gen::exec([] {
-    ServeInput input;
-    input.replay.options = *GenCacheOptions();
-    const auto count = *rc::gen::inRange<std::size_t>(0, 14);
-    std::uint64_t arrival = 0;
-    for (std::size_t i = 0; i < count; ++i) {
-      input.replay.requests.Append(*rc::gen::container<std::vector<Token>>(
-          *rc::gen::inRange<std::size_t>(0, 8), rc::gen::inRange<Token>(1, 4)));
-      arrival += *rc::gen::element<std::uint64_t>(0, 0, 1, 2, 5);
-      input.arrivals_us.push_back(arrival);
-      input.output_lengths.push_back(*rc::gen::inRange<std::uint64_t>(0, 5));
-    }
-    input.serve.max_running = *rc::gen::inRange<std::uint64_t>(1, 5);
-    input.serve.prefill_us_per_token = *rc::gen::inRange<std::uint64_t>(0, 3);
-    input.serve.decode_us_per_token = *rc::gen::inRange<std::uint64_t>(0, 3);
-    input.serve.overhead_us = *rc::gen::inRange<std::uint64_t>(0, 2);
-    input.serve.output =
-        *rc::gen::element(OutputMode::kNone, OutputMode::kUnique);
-    return input;
-  });
-}
-
-// A ServingCache that checks the rules around every call of the one it
-// wraps.
-class CheckedCache final : public ServingCache {
- public:
-  explicit CheckedCache(std::unique_ptr<ServingCache> cache)
-      : cache_(std::move(cache)) {}
-
-  std::string_view name() const override { return cache_->name(); }
-  const CacheOptions& options() const override { return cache_->options(); }
-  Attempt Admit(RequestId id, TokenSpan prompt,
-                std::uint64_t stored_length) override {
-    // The queue is never skipped: attempts come in request order, the
-    // same request again while it waits.
-    RC_ASSERT(id >= last_attempt_);
-    last_attempt_ = id;
-    const Attempt attempt = cache_->Admit(id, prompt, stored_length);
-    const CacheOptions& options = cache_->options();
-    if (attempt.outcome != AttemptOutcome::kStart) {
-      // Only vllm and sglang "on-allocate" ever run short of room, and
-      // only with a capacity.
-      RC_ASSERT(options.bounded());
-      RC_ASSERT(options.model != CacheModel::kSpec);
-      RC_ASSERT(!(options.model == CacheModel::kSglang &&
-                  options.trigger == EvictionTrigger::kAfterInsert));
-    }
-    if (attempt.outcome == AttemptOutcome::kStart) {
-      running_[id] = {std::vector<Token>(prompt.begin(), prompt.end()),
-                      attempt.match.matched_length};
-    }
-    CheckPins();
-    return attempt;
-  }
-  void PrefillEnd(RequestId id, TokenSpan prompt) override {
-    cache_->PrefillEnd(id, prompt);
-    CheckPins();
-  }
-  void Finish(RequestId id, TokenSpan stored) override {
-    RC_ASSERT(running_.erase(id) == 1U);
-    cache_->Finish(id, stored);
-    CheckPins();
-    const CacheOptions& options = cache_->options();
-    if (options.model == CacheModel::kSpec) {
-      RC_ASSERT(cache_->cached_pages() <= options.capacity);
-    }
-  }
-  Match PeekMatch(TokenSpan request) const override {
-    return cache_->PeekMatch(request);
-  }
-  std::uint64_t pinned() const override { return cache_->pinned(); }
-  std::uint64_t cached_pages() const override { return cache_->cached_pages(); }
-  std::uint64_t evicted_pages() const override {
-    return cache_->evicted_pages();
-  }
-  bool running() const { return !running_.empty(); }
-
- private:
-  // A pinned entry is never evicted: every running request still matches
-  // at least what it matched at its start.
-  void CheckPins() const {
-    for (const auto& [id, entry] : running_) {
-      RC_ASSERT(cache_->PeekMatch(entry.first).matched_length >= entry.second);
-    }
-  }
-
-  std::unique_ptr<ServingCache> cache_;
-  std::map<RequestId, std::pair<std::vector<Token>, std::size_t>> running_;
-  RequestId last_attempt_ = 0;
-};
+using test::GenServeInput;
 
 RC_GTEST_PROP(ServingProperties, SequentialCaseIsEveryEnginesReplay, ()) {
   ServeInput input = *GenServeInput();
   input.serve.max_running = 1;
   input.serve.output = OutputMode::kNone;
+  // Every engine of the model, its whole answer the reference's, the rules
+  // kept (checking::BuiltInServingCaches gives them all for B = 1, "none").
+  if (const auto report =
+          checking::CheckServeInput(input, checking::BuiltInServingCaches)) {
+    RC_FAIL(*report);
+  }
   const CacheOptions& options = input.replay.options;
   const auto reference = MakeServingCache("reference", options);
   const ServeAnswer expected = ServeReplay(input, *reference);
   for (const std::string_view name : EngineNames(options.model)) {
-    const auto cache = MakeServingCache(name, options);
-    const ServeAnswer answer = ServeReplay(input, *cache);
-    RC_ASSERT(answer.requests == expected.requests);
-    RC_ASSERT(answer.totals == expected.totals);
     // §10.7: the matches (refused: (0, 0)) of §8's and §9's replay.
     const auto index = MakeEngine(name, options);
     std::vector<Match> sequential;
@@ -171,22 +51,17 @@ RC_GTEST_PROP(ServingProperties, SequentialCaseIsEveryEnginesReplay, ()) {
              sequential.push_back(match);
            });
     for (std::size_t i = 0; i < sequential.size(); ++i) {
-      RC_ASSERT(answer.requests[i].match == sequential[i]);
+      RC_ASSERT(expected.requests[i].match == sequential[i]);
     }
   }
 }
 
 RC_GTEST_PROP(ServingProperties, LifecycleEnginesAgreeWithTheReference, ()) {
   const ServeInput input = *GenServeInput();
-  const CacheOptions& options = input.replay.options;
-  const auto reference = MakeServingCache("reference", options);
-  const ServeAnswer expected = ServeReplay(input, *reference);
-  for (const std::string_view name : EngineNames(options.model)) {
-    if (!HasRequestLifecycle(name, options.model)) continue;
-    const auto cache = MakeServingCache(name, options);
-    const ServeAnswer answer = ServeReplay(input, *cache);
-    RC_ASSERT(answer.requests == expected.requests);
-    RC_ASSERT(answer.totals == expected.totals);
+  RC_TAG(input.serve.max_running > 1 ? "several running" : "one running");
+  if (const auto report =
+          checking::CheckServeInput(input, checking::BuiltInServingCaches)) {
+    RC_FAIL(*report);
   }
 }
 
@@ -195,11 +70,12 @@ RC_GTEST_PROP(ServingProperties, KeepsTheRulesOfSection10, ()) {
   const auto names = EngineNames(input.replay.options.model);
   const std::string_view name = *rc::gen::elementOf(names);
   RC_PRE(HasRequestLifecycle(name, input.replay.options.model));
-  CheckedCache cache(MakeServingCache(name, input.replay.options));
+  checking::RuleCheckingCache cache(
+      MakeServingCache(name, input.replay.options));
   const ServeAnswer answer = ServeReplay(input, cache);
+  cache.CheckEnd();
+  if (cache.problem()) RC_FAIL(*cache.problem());
   RC_ASSERT(answer.requests.size() == input.replay.requests.size());
-  RC_ASSERT(!cache.running());
-  RC_ASSERT(cache.pinned() == 0U);
   std::uint64_t previous_start = 0;
   for (const ServedRequest& request : answer.requests) {
     RC_ASSERT(request.start_us >= request.arrival_us);

@@ -1,4 +1,6 @@
-// Teeth: the property suite must catch every mutant of testing/mutants.h.
+// Teeth: the property suite must catch every mutant of testing/mutants.h,
+// and SPEC §10's serving property every serving mutant of
+// testing/serving_mutants.h.
 //
 // For each mutant, every property of property_checks.h that applies to it
 // (an index mutant: AllProperties(); a cache mutant, whose bug needs a
@@ -27,8 +29,11 @@
 #include <string>
 #include <string_view>
 
+#include "checking/serving_check.h"
+#include "testing/generators.h"
 #include "testing/mutants.h"
 #include "testing/property_checks.h"
+#include "testing/serving_mutants.h"
 
 namespace kvprefix::test {
 namespace {
@@ -155,6 +160,53 @@ TEST(TeethTest, BaselinesPassEveryProperty) {
           << baseline << " " << property.name << ": " << message.str();
     }
   }
+}
+
+// SPEC §10's serving property (checking::CheckServeInput: the whole answer
+// is the reference's and the rules of §10 hold, as serving_properties_test
+// and the serving fuzz target check them) on GenServeInput's documents,
+// moved to the model the mutant's bug shows in, with the mutant of
+// testing/serving_mutants.h as the one engine under test.
+rc::detail::TestResult CheckServing(ServingBug bug) {
+  const auto make_mutant = [bug](const ServeInput& input) {
+    std::vector<std::unique_ptr<ServingCache>> caches;
+    caches.push_back(MakeServingMutant(bug, input.replay.options));
+    return caches;
+  };
+  // Moved inside the generator, so that RapidCheck prints the document
+  // checked.
+  const auto documents = rc::gen::map(GenServeInput(), [bug](ServeInput input) {
+    input.replay.options = ServingMutantOptions(bug, input.replay.options);
+    return input;
+  });
+  const auto run = [&] {
+    const ServeInput input = *documents;
+    if (const auto report = checking::CheckServeInput(input, make_mutant)) {
+      RC_FAIL(*report);
+    }
+  };
+  return Check(run, ServingMutantName(bug), TeethParams());
+}
+
+class ServingTeethTest : public ::testing::TestWithParam<std::string_view> {};
+
+TEST_P(ServingTeethTest, ServingPropertyFindsCounterexample) {
+  const auto result = CheckServing(ParseServingMutant(GetParam()));
+  std::ostringstream message;
+  rc::detail::printResultMessage(result, message);
+  std::cout << "=== " << GetParam() << "\n" << message.str() << "\n";
+  EXPECT_TRUE(result.is<rc::detail::FailureResult>())
+      << "the serving property finds no counterexample for " << GetParam();
+}
+
+INSTANTIATE_TEST_SUITE_P(ServingMutants, ServingTeethTest,
+                         ::testing::ValuesIn(ServingMutantNames()), TestName);
+
+TEST(ServingTeethTest, BaselinePassesTheServingProperty) {
+  const auto result = CheckServing(ServingBug::kNone);
+  std::ostringstream message;
+  rc::detail::printResultMessage(result, message);
+  EXPECT_TRUE(result.is<rc::detail::SuccessResult>()) << message.str();
 }
 
 // The memory property catches an engine whose memory grows past its
