@@ -102,6 +102,15 @@ void RegisterVerifyCommand(CLI::App& app) {
                    "four evict)")
       ->check(CLI::IsMember({"batch", "requests"}))
       ->capture_default_str();
+  verify->add_flag(
+      "--serving", options.serving,
+      "--format requests, --engines only: SPEC §10 serving documents "
+      "(arrivals, output lengths, max_running, rates, output; generated "
+      "ones carry them), each engine's whole serving answer compared with "
+      "the reference's (what `kvprefix replay DOC --input-format requests` "
+      "prints) and §10's rules checked; an engine without a request "
+      "lifecycle gets only documents with max_running 1 and output "
+      "\"none\" (its skips are counted)");
   AddModelOptions(
       *verify, flags->cache,
       ModelOptionsHelp{

@@ -15,6 +15,7 @@
 #include <variant>
 
 #include "checking/differential.h"
+#include "checking/serving_check.h"
 #include "engines/registry.h"
 #include "io/json_output.h"
 #include "io/json_strings.h"
@@ -426,6 +427,92 @@ EngineFactory EnginesByName(const std::vector<std::string>& names) {
       }
     }
     return engines;
+  };
+}
+
+void ServeSkips::Add(std::string_view engine) {
+  const std::lock_guard lock(mutex_);
+  const auto found = counts_.find(engine);
+  if (found == counts_.end()) {
+    counts_.emplace(std::string(engine), 1);
+  } else {
+    ++found->second;
+  }
+}
+
+std::string ServeSkips::Format() const {
+  const std::lock_guard lock(mutex_);
+  std::string text;
+  for (const auto& [engine, count] : counts_) {
+    text += fmt::format(
+        "skipped for {}: {} serving documents with max_running above 1 or "
+        "output \"unique\" (no request lifecycle: it answers one request at "
+        "a time, exact only for SPEC §10.7's documents)\n",
+        EscapeControlCharacters(engine), count);
+  }
+  return text;
+}
+
+ServeChecker MakeServeEngineChecker(const std::vector<std::string>& names,
+                                    std::shared_ptr<ServeSkips> skips) {
+  // "all" kept as an empty name, as EnginesByName keeps it.
+  std::vector<std::string> expanded;
+  for (const std::string& name : names) {
+    if (name != "all" && !IsPluginName(name)) CheckEngineName(name);
+    expanded.push_back(name == "all" ? std::string() : name);
+  }
+  return [expanded = std::move(expanded), skips = std::move(skips)](
+             const ServeInput& input) -> std::optional<Failure> {
+    const CacheOptions& options = input.replay.options;
+    try {
+      std::vector<std::unique_ptr<ServingCache>> caches;
+      try {
+        for (const std::string& name : expanded) {
+          if (!name.empty()) {
+            caches.push_back(MakeServingCache(name, options));
+            continue;
+          }
+          for (std::string_view engine : EngineNames(options.model)) {
+            if (engine != ReferenceTrie::kName) {
+              caches.push_back(MakeServingCache(engine, options));
+            }
+          }
+        }
+      } catch (const std::invalid_argument& error) {
+        return Failure{FailureKind::kRefused,
+                       EscapeControlCharacters(error.what())};
+      }
+      std::vector<std::unique_ptr<ServingCache>> given;
+      std::string skipped;
+      for (std::unique_ptr<ServingCache>& cache : caches) {
+        if (cache->one_at_a_time() && !checking::SequentialServeInput(input)) {
+          skips->Add(cache->name());
+          if (skipped.empty()) skipped = cache->name();
+        } else {
+          given.push_back(std::move(cache));
+        }
+      }
+      if (given.empty()) {
+        return Failure{
+            FailureKind::kRefused,
+            fmt::format("engine '{}' has no request lifecycle: it takes only "
+                        "serving documents with max_running 1 and output "
+                        "\"none\" (SPEC §10.7)",
+                        EscapeControlCharacters(skipped))};
+      }
+      const auto report = checking::CheckServeInput(
+          input, [&given](const ServeInput&) { return std::move(given); });
+      if (!report) return std::nullopt;
+      std::string message = *report;
+      message.pop_back();  // the report's last newline: the runner adds one
+      return Failure{FailureKind::kWrongAnswer, std::move(message)};
+    } catch (const std::bad_alloc&) {
+      throw;
+    } catch (const PluginError& error) {
+      return Failure{FailureKind::kCrash,
+                     fmt::format("the plugin failed: {}",
+                                 EscapeControlCharacters(error.what()))};
+    }
   };
 }
 

@@ -6,8 +6,11 @@
 #ifndef KVPREFIX_VERIFY_CHECKER_H_
 #define KVPREFIX_VERIFY_CHECKER_H_
 
+#include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -18,6 +21,7 @@
 #include "kvprefix/cache.h"
 #include "kvprefix/prefix_index.h"
 #include "kvprefix/replay.h"
+#include "kvprefix/request.h"
 #include "kvprefix/types.h"
 #include "verify/failure.h"
 #include "verify/subprocess.h"
@@ -31,6 +35,7 @@ template <typename Input>
 using CheckerOf = std::function<std::optional<Failure>(const Input&)>;
 using Checker = CheckerOf<BatchInput>;         // the batch job (SPEC §2)
 using ReplayChecker = CheckerOf<ReplayInput>;  // replay documents (SPEC §8)
+using ServeChecker = CheckerOf<ServeInput>;    // serving documents (SPEC §10)
 
 // The reference trie's answer to `input` (SPEC §2). O(tokens * log fan-out).
 std::vector<Match> ReferenceMatches(const BatchInput& input);
@@ -127,6 +132,40 @@ ReplayChecker MakeReplayEngineChecker(
 // call): load it first where its crash cannot end the caller
 // (CheckPluginInChild, verify/isolation.h).
 EngineFactory EnginesByName(const std::vector<std::string>& names);
+
+// The serving documents each engine under test was not given because it
+// has no request lifecycle (ServingCache::one_at_a_time(): exact only for
+// SPEC §10.7's documents, max_running 1 and output "none"), counted per
+// engine for the report. Thread-safe.
+class ServeSkips {
+ public:
+  void Add(std::string_view engine);
+  // One line per engine, by name: "skipped for double-array: 37 serving
+  // documents with max_running above 1 or output \"unique\" (no request
+  // lifecycle: it answers one request at a time, exact only for SPEC
+  // §10.7's documents)\n"; "" when none was skipped.
+  std::string Format() const;
+
+ private:
+  mutable std::mutex mutex_;
+  std::map<std::string, std::uint64_t, std::less<>> counts_;
+};
+
+// A checker of SPEC §10 serving documents on the engines `names` (as
+// EnginesByName takes them: registry names, "plugin:PATH", "all" for every
+// engine of the document's model but the reference), each built per
+// document with MakeServingCache: checking::CheckServeInput compares every
+// engine's whole answer (each request's, then the totals) with the
+// reference's and checks the rules of SPEC §10 (RuleCheckingCache). An
+// engine without a request lifecycle is given only the documents of §10.7
+// (max_running 1, output "none") and counted in `skips` for the others;
+// when no engine under test takes a document it is kRefused, as are options
+// an engine refuses (std::invalid_argument). A disagreement or broken rule
+// is kWrongAnswer (the report ends with the document), a PluginError
+// kCrash. Throws std::invalid_argument for an unknown name. May be called
+// from several threads.
+ServeChecker MakeServeEngineChecker(const std::vector<std::string>& names,
+                                    std::shared_ptr<ServeSkips> skips);
 
 }  // namespace kvprefix::verify
 

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <random>
 #include <stdexcept>
 #include <string_view>
 
@@ -14,6 +15,7 @@
 #include "io/json_input.h"
 #include "io/mooncake.h"
 #include "io/replay_document.h"
+#include "serve/serve_requests.h"
 
 namespace kvprefix::verify {
 namespace {
@@ -332,6 +334,54 @@ NamedReplayInput GeneratedReplayInput(
       "replay document", seed, run, size,
       [&input](std::uint64_t, int) { return std::move(input); },
       GeneratedOptionsFlags(model, implemented));
+}
+
+std::vector<NamedServeInput> ReadServeInputFiles(
+    const std::vector<std::string>& paths) {
+  return ReadFiles<ServeInput>(paths, [](const std::string& path) {
+    return ReadServeDocumentOrCaseFile(path);
+  });
+}
+
+NamedServeInput GeneratedServeInput(
+    std::uint64_t seed, std::uint64_t run, int size,
+    const GeneratedModel& model,
+    const checking::ImplementedOptions& implemented) {
+  NamedReplayInput document =
+      GeneratedReplayInput(seed, run, size, model, implemented);
+  ServeInput input{.replay = std::move(document.input)};
+  // Its own stream: the §8 document stays what GeneratedReplayInput gives.
+  std::mt19937_64 random((seed + run) ^ 0x5E7E5E7E5E7E5E7Eull);
+  const auto draw = [&random](std::uint64_t low, std::uint64_t high) {
+    return std::uniform_int_distribution<std::uint64_t>(low, high)(random);
+  };
+  constexpr std::uint64_t kSteps[] = {0, 1, 2, 5};
+  std::uint64_t arrival = 0;
+  for (std::size_t i = 0; i < input.replay.requests.size(); ++i) {
+    arrival += kSteps[draw(0, 3)];
+    input.arrivals_us.push_back(arrival);
+    input.output_lengths.push_back(draw(0, 4));
+  }
+  input.serve = {
+      .max_running = draw(0, 3) == 0 ? 1 : draw(2, 4),
+      .prefill_us_per_token = draw(0, 3),
+      .decode_us_per_token = draw(0, 3),
+      .overhead_us = draw(0, 2),
+      .output = draw(0, 1) == 0 ? OutputMode::kNone : OutputMode::kUnique};
+  if (input.serve.output == OutputMode::kUnique) {
+    try {
+      ServeRequests{input};
+    } catch (const std::invalid_argument&) {
+      // Extreme tokens leave no room above them for unique output tokens
+      // (SPEC §10.4): the document is one a replay refuses.
+      input.serve.output = OutputMode::kNone;
+    }
+  }
+  const std::string flags = GeneratedOptionsFlags(model, implemented);
+  return NamedServeInput{
+      fmt::format("generated serving document {} (--seed {}, size {}{}{})", run,
+                  seed, size, flags.empty() ? "" : ", ", flags),
+      std::move(input), std::nullopt, ""};
 }
 
 }  // namespace kvprefix::verify

@@ -15,6 +15,7 @@
 #include "kvprefix/batch.h"
 #include "kvprefix/cache.h"
 #include "kvprefix/replay.h"
+#include "kvprefix/request.h"
 #include "kvprefix/types.h"
 
 namespace kvprefix::verify {
@@ -32,6 +33,7 @@ struct NamedInputOf {
 };
 using NamedInput = NamedInputOf<BatchInput>;
 using NamedReplayInput = NamedInputOf<ReplayInput>;
+using NamedServeInput = NamedInputOf<ServeInput>;  // `expected` unused
 
 // Reads SPEC §4 files. Throws InputError (prefixed with the file name) and
 // IoError as ReadBatchInputFile; the InputError of what looks like a replay
@@ -130,6 +132,28 @@ NamedReplayInput GeneratedReplayInput(std::uint64_t seed, std::uint64_t run,
 // --policies lru --page-sizes 1)"). Deterministic in its arguments. Throws
 // as CheckGeneratedModel.
 NamedReplayInput GeneratedReplayInput(
+    std::uint64_t seed, std::uint64_t run, int size,
+    const GeneratedModel& model,
+    const checking::ImplementedOptions& implemented);
+
+// SPEC §10.1 serving documents (`verify --format requests --serving`):
+// every path of `paths` read as ReadServeDocumentOrCaseFile reads it (a
+// §10 or §8 document, or a replay case file whose document may have §10
+// members; its expected answer is not used), named "file PATH". Throws
+// InputError (prefixed with the file name) and IoError.
+std::vector<NamedServeInput> ReadServeInputFiles(
+    const std::vector<std::string>& paths);
+
+// Generated serving document number `run`: GeneratedReplayInput(seed, run,
+// size, model, implemented)'s document with SPEC §10.1's members drawn
+// from seed + run: max_running 1 to 4 (1 about one time in four),
+// arrivals 0, 1, 2 or 5 µs apart, output lengths 0 to 4, prefill and decode
+// 0 to 3 µs per token, overhead 0 to 2 µs, output "none" or "unique"
+// (about half each; "none" where the document's largest tokens leave no
+// room for unique output tokens, SPEC §10.4). Named "generated serving document
+// 3 (--seed 1, size 3...)". Deterministic in its arguments. Throws as
+// CheckGeneratedModel.
+NamedServeInput GeneratedServeInput(
     std::uint64_t seed, std::uint64_t run, int size,
     const GeneratedModel& model,
     const checking::ImplementedOptions& implemented);

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <functional>
 #include <future>
+#include <memory>
 #include <random>
 #include <stdexcept>
 #include <system_error>
@@ -47,21 +48,28 @@ std::chrono::milliseconds Milliseconds(double seconds) {
       std::chrono::duration<double>(seconds));
 }
 
-std::string FormatCase(const BatchInput& input, std::span<const Match> expected,
-                       std::string_view source) {
-  return FormatCaseFile(input, expected, source);
+// The case file written for a failing input, with the reference's answer
+// and `source`; a serving document is written as the §10 document itself
+// (`replay` and verify's --serving read it back).
+std::string FormatCase(const BatchInput& input, std::string_view source) {
+  return FormatCaseFile(input, ReferenceMatches(input), source);
 }
 
-std::string FormatCase(const ReplayInput& input,
-                       std::span<const Match> expected,
-                       std::string_view source) {
-  return FormatReplayCaseFile(input, expected, source);
+std::string FormatCase(const ReplayInput& input, std::string_view source) {
+  return FormatReplayCaseFile(input, ReferenceMatches(input), source);
+}
+
+std::string FormatCase(const ServeInput& input, std::string_view) {
+  std::string text;
+  AppendServeDocumentJson(input, text);
+  return text;
 }
 
 // What is under test, as flags, for replay lines and case-file sources.
 std::string TargetFlags(const RunOptions& options) {
   std::string flags =
       options.format == InputFormat::kRequests ? " --format requests" : "";
+  if (options.serving) flags += " --serving";
   if (options.comparison != checking::Comparison::kAll) {
     flags += fmt::format(" --compare {}",
                          checking::ComparisonName(options.comparison));
@@ -76,26 +84,32 @@ std::string TargetFlags(const RunOptions& options) {
 }
 
 template <typename Input>
-CheckerOf<Input> MakeChecker(const RunOptions& options) {
-  constexpr bool kBatch = std::is_same_v<Input, BatchInput>;
-  if (!options.command.empty()) {
-    CommandOptions command{.command = options.command,
-                           .protocol = options.protocol,
-                           .timeout = Milliseconds(options.timeout),
-                           .check_format = options.check_format,
-                           .comparison = options.comparison};
-    if constexpr (kBatch) {
-      return MakeCommandChecker(std::move(command));
-    } else {
-      return MakeReplayCommandChecker(std::move(command));
-    }
-  }
-  if constexpr (kBatch) {
-    return MakeEngineChecker(EnginesByName(options.engines),
-                             options.comparison);
+CheckerOf<Input> MakeChecker(const RunOptions& options,
+                             const std::shared_ptr<ServeSkips>& skips) {
+  if constexpr (std::is_same_v<Input, ServeInput>) {
+    // Run() refuses --serving with --cmd.
+    return MakeServeEngineChecker(options.engines, skips);
   } else {
-    return MakeReplayEngineChecker(EnginesByName(options.engines),
-                                   options.comparison);
+    constexpr bool kBatch = std::is_same_v<Input, BatchInput>;
+    if (!options.command.empty()) {
+      CommandOptions command{.command = options.command,
+                             .protocol = options.protocol,
+                             .timeout = Milliseconds(options.timeout),
+                             .check_format = options.check_format,
+                             .comparison = options.comparison};
+      if constexpr (kBatch) {
+        return MakeCommandChecker(std::move(command));
+      } else {
+        return MakeReplayCommandChecker(std::move(command));
+      }
+    }
+    if constexpr (kBatch) {
+      return MakeEngineChecker(EnginesByName(options.engines),
+                               options.comparison);
+    } else {
+      return MakeReplayEngineChecker(EnginesByName(options.engines),
+                                     options.comparison);
+    }
   }
 }
 
@@ -122,6 +136,31 @@ std::vector<NamedReplayInput> LoadInputs(const RunOptions& options,
   return inputs;
 }
 
+std::vector<NamedServeInput> LoadInputs(const RunOptions& options, ServeInput) {
+  std::vector<std::string> paths = options.files;
+  if (!options.cases.empty()) {
+    // A case file or a folder of them, each read as a document may be.
+    if (std::filesystem::is_directory(options.cases)) {
+      std::vector<std::string> found;
+      for (const auto& entry :
+           std::filesystem::directory_iterator(options.cases)) {
+        if (entry.path().extension() == ".json") {
+          found.push_back(entry.path().string());
+        }
+      }
+      if (found.empty()) {
+        throw std::invalid_argument("no case files (*.json) in " +
+                                    options.cases);
+      }
+      std::sort(found.begin(), found.end());
+      paths.insert(paths.end(), found.begin(), found.end());
+    } else {
+      paths.push_back(options.cases);
+    }
+  }
+  return ReadServeInputFiles(paths);
+}
+
 NamedInput Generate(const RunOptions&, std::uint64_t seed, std::uint64_t run,
                     int size, BatchInput) {
   return GeneratedInput(seed, run, size);
@@ -134,9 +173,17 @@ NamedReplayInput Generate(const RunOptions& options, std::uint64_t seed,
                               options.implemented);
 }
 
+NamedServeInput Generate(const RunOptions& options, std::uint64_t seed,
+                         std::uint64_t run, int size, ServeInput) {
+  return GeneratedServeInput(seed, run, size,
+                             options.model.value_or(GeneratedModel{}),
+                             options.implemented);
+}
+
 // What the reference's cache held at the failing request: a replay's wrong
 // match usually comes from an earlier wrong eviction.
 std::string DescribeState(const BatchInput&, const Failure&) { return ""; }
+std::string DescribeState(const ServeInput&, const Failure&) { return ""; }
 std::string DescribeState(const ReplayInput& input, const Failure& failure) {
   if (!failure.request || *failure.request >= input.requests.size()) return "";
   return DescribeReferenceCache(input, *failure.request);
@@ -184,7 +231,7 @@ template <typename Input>
     fmt::print("the case in {} fails as it is: not rewritten\n", out_shown);
   } else {
     const std::string text = FormatCase(
-        shrunk.input, ReferenceMatches(shrunk.input),
+        shrunk.input,
         fmt::format("kvprefix verify {}: {} on {}", TargetFlags(options),
                     FailureKindName(shrunk.failure.kind), failing.name));
     if (text.size() <= kMaxPrintedCaseBytes) fmt::print("case: {}", text);
@@ -237,7 +284,8 @@ std::optional<FoundFailure> CheckInputs(const RunOptions& options,
                                         const CheckerOf<Input>& check,
                                         const InputSequence<Input>& sequence,
                                         std::size_t jobs,
-                                        ChildProgress* progress) {
+                                        ChildProgress* progress,
+                                        const ServeSkips& skips) {
   const Clock::time_point start = Clock::now();
   const Clock::time_point stop = options.time_budget > 0
                                      ? start + Milliseconds(options.time_budget)
@@ -319,6 +367,7 @@ std::optional<FoundFailure> CheckInputs(const RunOptions& options,
     fmt::print("skipped: {} inputs whose cache {} refuses, the first: {}\n",
                skipped, refuser, first_refusal);
   }
+  fmt::print("{}", skips.Format());
   return std::nullopt;
 }
 
@@ -336,13 +385,13 @@ bool ChecksPlugins(const RunOptions& options) {
 template <typename Input>
 void CheckInputsInChild(const RunOptions& options,
                         const CheckerOf<Input>& check,
-                        const InputSequence<Input>& sequence,
-                        std::size_t jobs) {
+                        const InputSequence<Input>& sequence, std::size_t jobs,
+                        const ServeSkips& skips) {
   const std::chrono::milliseconds timeout = Milliseconds(options.timeout);
   const ChildResult result =
       RunInChild(jobs, timeout, [&](ChildProgress& progress) {
         const std::optional<FoundFailure> found =
-            CheckInputs(options, check, sequence, jobs, &progress);
+            CheckInputs(options, check, sequence, jobs, &progress, skips);
         if (!found) return std::string();
         std::string bytes(sizeof(found->index), '\0');
         std::memcpy(bytes.data(), &found->index, sizeof(found->index));
@@ -412,14 +461,18 @@ void RunOn(const RunOptions& options) {
       CheckPluginInChild(engine, Milliseconds(options.timeout));
     }
   }
-  const CheckerOf<Input> check = MakeChecker<Input>(options);
+  const auto skips = std::make_shared<ServeSkips>();
+  const CheckerOf<Input> check = MakeChecker<Input>(options, skips);
   InputSequence<Input> sequence{
       options,
       WhileDoing("reading the inputs",
                  [&] { return LoadInputs(options, Input{}); }),
       0, 0};
-  WhileDoing("checking the cases' expected answers",
-             [&] { CheckExpectedAnswers(sequence.given); });
+  // A serving document's case file is read without its answer.
+  if constexpr (!std::is_same_v<Input, ServeInput>) {
+    WhileDoing("checking the cases' expected answers",
+               [&] { CheckExpectedAnswers(sequence.given); });
+  }
   // Given inputs replace the generated ones unless `runs` asks for both; a
   // time budget alone means "generate until the time is up".
   sequence.runs = options.runs              ? *options.runs
@@ -447,18 +500,20 @@ void RunOn(const RunOptions& options) {
   if (sequence.runs > 0) {
     const std::string model_flags =
         GeneratedOptionsFlags(options.model, options.implemented);
-    fmt::print(
-        "generating {} with --seed {}{}{}\n",
-        std::is_same_v<Input, BatchInput> ? "inputs" : "replay documents",
-        sequence.seed, model_flags.empty() ? "" : " ", model_flags);
+    fmt::print("generating {} with --seed {}{}{}\n",
+               std::is_same_v<Input, BatchInput>   ? "inputs"
+               : std::is_same_v<Input, ServeInput> ? "serving documents"
+                                                   : "replay documents",
+               sequence.seed, model_flags.empty() ? "" : " ", model_flags);
   }
   const std::size_t jobs =
       options.jobs > 0 ? options.jobs
                        : std::max(1u, std::thread::hardware_concurrency());
   if (ChecksPlugins(options)) {
-    return CheckInputsInChild(options, check, sequence, jobs);
+    return CheckInputsInChild(options, check, sequence, jobs, *skips);
   }
-  if (const auto found = CheckInputs(options, check, sequence, jobs, nullptr)) {
+  if (const auto found =
+          CheckInputs(options, check, sequence, jobs, nullptr, *skips)) {
     ReportFailure(options, check, sequence.At(found->index), found->failure);
   }
 }
@@ -491,6 +546,16 @@ void Run(const RunOptions& options) {
           "unbounded, page size 1, model spec)");
     }
   }
+  if (options.serving && options.format != InputFormat::kRequests) {
+    throw std::invalid_argument(
+        "verify: --serving: applies to --format requests only (SPEC §10's "
+        "documents are replay documents)");
+  }
+  if (options.serving && !options.command.empty()) {
+    throw std::invalid_argument(
+        "verify: --serving: checks --engines (built-in engines and plugins) "
+        "only; --cmd is not supported with it yet");
+  }
   CheckGeneratedOptions(options.model, options.implemented);
   if (options.format == InputFormat::kBatch) return RunOn<BatchInput>(options);
   if (!options.trace.empty()) {
@@ -498,6 +563,7 @@ void Run(const RunOptions& options) {
     throw std::invalid_argument(
         "verify: --trace applies to --format batch only");
   }
+  if (options.serving) return RunOn<ServeInput>(options);
   RunOn<ReplayInput>(options);
 }
 

@@ -79,6 +79,18 @@ struct RunOptions {
   // document is generated, or with a `model` of another model than spec
   // (CheckGeneratedOptions).
   checking::ImplementedOptions implemented;
+  // kRequests only: SPEC §10 serving documents (`--serving`): given
+  // documents may have §10.1's members (arrivals, output lengths,
+  // max_running, rates, output), generated ones carry them
+  // (GeneratedServeInput in verify/inputs.h), and each engine's whole
+  // serving answer (§10.5: every request's match and times, the totals) is
+  // compared with the reference's and §10's rules checked
+  // (MakeServeEngineChecker in verify/checker.h); an engine without a
+  // request lifecycle is given only documents with max_running 1 and output
+  // "none", and the report counts what it skipped. A failing document is
+  // shrunk (verify/shrink.h's pass 6 too) and written to `out` as a §10
+  // document. Engines only: a usage error with `command` or kBatch.
+  bool serving = false;
   // Durations in seconds, finite: time_budget in [0, kMaxSeconds] (0: no
   // budget; no input starts after it), timeout in [kMinTimeout,
   // kMaxSeconds] (per input, for a command or a plugin), shrink_time in

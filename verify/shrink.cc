@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <set>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -17,10 +18,13 @@ namespace kvprefix::verify {
 namespace {
 
 using Sequence = std::vector<Token>;
-// A sequence and its namespace (SPEC §8.1), dropped together.
+// A sequence and its namespace (SPEC §8.1), and a serving document's
+// request's arrival and output length (SPEC §10.1), dropped together.
 struct Entry {
   Sequence tokens;
   std::string name_space;
+  std::uint64_t arrival_us = 0;
+  std::uint64_t output_length = 0;
 };
 using Entries = std::vector<Entry>;
 
@@ -28,11 +32,13 @@ using Entries = std::vector<Entry>;
 // that candidates are easy to edit. A replay document has no cached
 // sequences; a batch input keeps the default (unbounded) options.
 // `namespaces`: the input had namespaces (SPEC §8.1; absent otherwise).
+// A serving document (SPEC §10.1) keeps its worker's options in `serve`.
 struct EditableInput {
   Entries cached_sequences;
   Entries requests;
   CacheOptions options;
   bool namespaces = false;
+  ServeOptions serve = {};
 };
 
 // The two lists of a case: shrinking treats them alike.
@@ -76,6 +82,20 @@ EditableInput ToEditable(const ReplayInput& input) {
           !input.namespaces.empty()};
 }
 
+EditableInput ToEditable(const ServeInput& input) {
+  EditableInput work = ToEditable(input.replay);
+  for (std::size_t i = 0; i < work.requests.size(); ++i) {
+    if (!input.arrivals_us.empty()) {
+      work.requests[i].arrival_us = input.arrivals_us[i];
+    }
+    if (!input.output_lengths.empty()) {
+      work.requests[i].output_length = input.output_lengths[i];
+    }
+  }
+  work.serve = input.serve;
+  return work;
+}
+
 // The input of type `Input` that `work` stands for.
 template <typename Input>
 Input FromEditable(const EditableInput& work);
@@ -89,6 +109,17 @@ template <>
 ReplayInput FromEditable(const EditableInput& work) {
   return ReplayInput{ToList(work.requests), work.options,
                      NamespacesOf(work, work.requests)};
+}
+
+template <>
+ServeInput FromEditable(const EditableInput& work) {
+  ServeInput input{.replay = FromEditable<ReplayInput>(work),
+                   .serve = work.serve};
+  for (const Entry& entry : work.requests) {
+    input.arrivals_us.push_back(entry.arrival_us);
+    input.output_lengths.push_back(entry.output_length);
+  }
+  return input;
 }
 
 // Calls visit(sequence) for every sequence of both lists of `work`.
@@ -155,6 +186,9 @@ class Shrinker {
       progress |= DropTokens();
       progress |= RenameValues();
       progress |= ShrinkCache();
+      if constexpr (std::is_same_v<Input, ServeInput>) {
+        progress |= ShrinkServing();
+      }
     }
     return ShrinkResultOf<Input>{FromEditable<Input>(current_), failure_,
                                  attempts_, accepted_};
@@ -364,6 +398,76 @@ class Shrinker {
     return progress;
   }
 
+  // Tries each smaller value of the worker option `field` (toward
+  // `wanted`) and keeps the first that still fails.
+  bool ShrinkServeOption(std::uint64_t ServeOptions::*field,
+                         std::uint64_t wanted) {
+    for (std::uint64_t value :
+         SmallerOptionValues(current_.serve.*field, wanted)) {
+      if (OutOfBudget()) return false;
+      EditableInput candidate = current_;
+      candidate.serve.*field = value;
+      if (Try(std::move(candidate))) return true;
+    }
+    return false;
+  }
+
+  // Applies `edit` to every request of a copy (each request's index and
+  // the copy's requests given) and keeps it if it changed and still fails.
+  template <typename Edit>
+  bool TryRequests(Edit&& edit) {
+    if (OutOfBudget()) return false;
+    EditableInput candidate = current_;
+    bool changed = false;
+    for (std::size_t i = 0; i < candidate.requests.size(); ++i) {
+      const Entry before = candidate.requests[i];
+      edit(i, candidate.requests);
+      changed |= before.arrival_us != candidate.requests[i].arrival_us ||
+                 before.output_length != candidate.requests[i].output_length;
+    }
+    return changed && Try(std::move(candidate));
+  }
+
+  // A serving document's worker (SPEC §10.1): max_running toward 1, the
+  // rates toward 0, output "none"; output lengths to 0 (all, then each);
+  // arrivals together (all equal to the first, then each equal to the one
+  // before it; then all moved back so that the first is 0), which keeps
+  // them non-decreasing.
+  bool ShrinkServing() {
+    bool progress = ShrinkServeOption(&ServeOptions::max_running, 1);
+    progress |= ShrinkServeOption(&ServeOptions::prefill_us_per_token, 0);
+    progress |= ShrinkServeOption(&ServeOptions::decode_us_per_token, 0);
+    progress |= ShrinkServeOption(&ServeOptions::overhead_us, 0);
+    if (current_.serve.output != OutputMode::kNone && !OutOfBudget()) {
+      EditableInput candidate = current_;
+      candidate.serve.output = OutputMode::kNone;
+      progress |= Try(std::move(candidate));
+    }
+    progress |= TryRequests([](std::size_t i, Entries& requests) {
+      requests[i].output_length = 0;
+    });
+    for (std::size_t i = 0; i < current_.requests.size(); ++i) {
+      progress |= TryRequests([i](std::size_t j, Entries& requests) {
+        if (j == i) requests[j].output_length = 0;
+      });
+    }
+    progress |= TryRequests([](std::size_t i, Entries& requests) {
+      requests[i].arrival_us = requests[0].arrival_us;
+    });
+    for (std::size_t i = 1; i < current_.requests.size(); ++i) {
+      progress |= TryRequests([i](std::size_t j, Entries& requests) {
+        if (j == i) requests[j].arrival_us = requests[j - 1].arrival_us;
+      });
+    }
+    if (!current_.requests.empty()) {
+      const std::uint64_t first = current_.requests[0].arrival_us;
+      progress |= TryRequests([first](std::size_t i, Entries& requests) {
+        requests[i].arrival_us -= first;
+      });
+    }
+    return progress;
+  }
+
   EditableInput current_;
   Failure failure_;
   const CheckerOf<Input>& check_;
@@ -396,6 +500,22 @@ ReplayShrinkResult Shrink(const ReplayInput& failing, const Failure& failure,
                           const ReplayChecker& check,
                           const ShrinkOptions& options) {
   return Shrinker<ReplayInput>(failing, failure, check, options).Run();
+}
+
+ServeShrinkResult Shrink(const ServeInput& failing, const Failure& failure,
+                         const ServeChecker& check,
+                         const ShrinkOptions& options) {
+  return Shrinker<ServeInput>(failing, failure, check, options).Run();
+}
+
+std::string DescribeSize(const ServeInput& input) {
+  return fmt::format("{}, max_running {}", DescribeSize(input.replay),
+                     input.serve.max_running);
+}
+
+std::string DescribeShrink(const ServeInput& failing,
+                           const ServeShrinkResult& result) {
+  return DescribeShrinkOf(failing, result);
 }
 
 std::string DescribeSize(const BatchInput& input) {

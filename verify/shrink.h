@@ -14,7 +14,12 @@
 //      the prefix structure survives): 0, 1, 2, 3, v/2, v-1 (|.| < |v|);
 //   5. a replay document's cache (SPEC §8): a finite capacity toward 0
 //      (0, C/2, C-1), the policy toward the default (each one listed
-//      before it in kEvictionPolicies), the page size toward 1 (1, P-1).
+//      before it in kEvictionPolicies), the page size toward 1 (1, P-1);
+//   6. a serving document's worker (SPEC §10.1): max_running toward 1, the
+//      rates toward 0, output "none", output lengths to 0 (all, then
+//      each), arrivals together (all equal to the first, then each equal to
+//      the one before it, then the first moved to 0). A request's arrival
+//      and output length are dropped with it in pass 1.
 // A replay document has only requests; passes 1-4 treat them as a batch
 // input's lists.
 // Every candidate is accepted only if the checker reports the same
@@ -28,6 +33,7 @@
 
 #include "kvprefix/batch.h"
 #include "kvprefix/replay.h"
+#include "kvprefix/request.h"
 #include "verify/checker.h"
 #include "verify/failure.h"
 
@@ -52,6 +58,7 @@ struct ShrinkResultOf {
 };
 using ShrinkResult = ShrinkResultOf<BatchInput>;
 using ReplayShrinkResult = ShrinkResultOf<ReplayInput>;
+using ServeShrinkResult = ShrinkResultOf<ServeInput>;
 
 // Shrinks `failing`, on which `check` reported `failure`. The result is
 // 1-minimal for the passes above unless the budget ran out. Cost: up to
@@ -63,12 +70,17 @@ ShrinkResult Shrink(const BatchInput& failing, const Failure& failure,
 ReplayShrinkResult Shrink(const ReplayInput& failing, const Failure& failure,
                           const ReplayChecker& check,
                           const ShrinkOptions& options);
+ServeShrinkResult Shrink(const ServeInput& failing, const Failure& failure,
+                         const ServeChecker& check,
+                         const ShrinkOptions& options);
 
 // The size of an input as shrink reports state it: "3 sequences (7
 // tokens)" (cached sequences and requests together), "5 requests (10
 // tokens; capacity 3, lru, page size 2)". O(1). Thread-safe.
 std::string DescribeSize(const BatchInput& input);
 std::string DescribeSize(const ReplayInput& input);
+// "5 requests (10 tokens; capacity 3, lru, page size 2), max_running 2".
+std::string DescribeSize(const ServeInput& input);
 
 // The shrink report's line (no newline) for `result`, of shrinking
 // `failing`: "shrunk in 11 checks from 2 sequences (7 tokens) to 1
@@ -80,6 +92,8 @@ std::string DescribeShrink(const BatchInput& failing,
                            const ShrinkResult& result);
 std::string DescribeShrink(const ReplayInput& failing,
                            const ReplayShrinkResult& result);
+std::string DescribeShrink(const ServeInput& failing,
+                           const ServeShrinkResult& result);
 
 }  // namespace kvprefix::verify
 

@@ -15,6 +15,7 @@
 #include "kvprefix/batch.h"
 #include "kvprefix/cache.h"
 #include "kvprefix/replay.h"
+#include "kvprefix/request.h"
 
 namespace kvprefix::verify {
 
@@ -52,6 +53,10 @@ struct InputStatistics {
   // §9), each request's match taken at step 1 (under the match limit).
   // O(tokens * log fan-out) plus O(log nodes) per eviction.
   void Add(const ReplayInput& input);
+  // A serving document (SPEC §10) adds its sequential replay (the §8/§9
+  // document without its §10 members), as above: what its requests share
+  // and evict one at a time.
+  void Add(const ServeInput& input) { Add(input.replay); }
   void Merge(const InputStatistics& other);
 
   // One line per kind of input seen, each ending in a newline ("" when
