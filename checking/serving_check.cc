@@ -14,9 +14,6 @@
 
 namespace kvprefix::checking {
 
-RuleCheckingCache::RuleCheckingCache(std::unique_ptr<ServingCache> cache)
-    : cache_(std::move(cache)) {}
-
 void RuleCheckingCache::Fail(std::string problem) {
   if (!problem_) problem_ = std::move(problem);
 }
@@ -30,8 +27,8 @@ Attempt RuleCheckingCache::Admit(RequestId id, TokenSpan prompt,
         id, *last_attempt_));
   }
   last_attempt_ = id;
-  const Attempt attempt = cache_->Admit(id, prompt, stored_length);
-  const CacheOptions& options = cache_->options();
+  const Attempt attempt = cache().Admit(id, prompt, stored_length);
+  const CacheOptions& options = cache().options();
   if (attempt.outcome != AttemptOutcome::kStart) {
     const bool may_run_short =
         options.bounded() &&
@@ -54,7 +51,7 @@ Attempt RuleCheckingCache::Admit(RequestId id, TokenSpan prompt,
 }
 
 void RuleCheckingCache::PrefillEnd(RequestId id, TokenSpan prompt) {
-  cache_->PrefillEnd(id, prompt);
+  cache().PrefillEnd(id, prompt);
   CheckPins("the prefill end of request", id);
 }
 
@@ -62,21 +59,21 @@ void RuleCheckingCache::Finish(RequestId id, TokenSpan stored) {
   if (running_.erase(id) != 1) {
     Fail(fmt::format("request {} finished without running", id));
   }
-  cache_->Finish(id, stored);
+  cache().Finish(id, stored);
   CheckPins("the finish of request", id);
-  const CacheOptions& options = cache_->options();
+  const CacheOptions& options = cache().options();
   if (options.model == CacheModel::kSpec &&
-      cache_->cached_pages() > options.capacity) {
+      cache().cached_pages() > options.capacity) {
     Fail(fmt::format(
         "{} nodes are cached after the finish of request {}, more than the "
         "capacity {} (SPEC §10.4)",
-        cache_->cached_pages(), id, options.capacity));
+        cache().cached_pages(), id, options.capacity));
   }
 }
 
 void RuleCheckingCache::CheckPins(std::string_view call, RequestId id) {
   for (const auto& [running, entry] : running_) {
-    const std::uint64_t now = cache_->PeekMatch(entry.first).matched_length;
+    const std::uint64_t now = cache().PeekMatch(entry.first).matched_length;
     if (now < entry.second) {
       Fail(fmt::format(
           "request {} started with {} matched tokens and matches only {} "
@@ -91,10 +88,10 @@ void RuleCheckingCache::CheckEnd() {
     Fail(fmt::format("request {} still runs at the end of the replay",
                      running_.begin()->first));
   }
-  if (cache_->pinned() != 0) {
+  if (cache().pinned() != 0) {
     Fail(fmt::format(
         "{} entries are still pinned at the end of the replay (SPEC §10.5)",
-        cache_->pinned()));
+        cache().pinned()));
   }
 }
 

@@ -60,6 +60,44 @@ namespace kvprefix::checking {
 inline constexpr std::size_t kMaxServeFuzzInputBytes = 1 << 10;
 inline constexpr std::size_t kMaxServeFuzzRequests = 16;
 
+// A ServingCache that passes every call on to the one it owns: a base for
+// decorators, which override only the calls they change (cache() is the
+// wrapped one). Not thread-safe, as ServingCache.
+class ServingCacheDecorator : public ServingCache {
+ public:
+  explicit ServingCacheDecorator(std::unique_ptr<ServingCache> cache)
+      : cache_(std::move(cache)) {}
+
+  std::string_view name() const override { return cache_->name(); }
+  const CacheOptions& options() const override { return cache_->options(); }
+  bool one_at_a_time() const override { return cache_->one_at_a_time(); }
+  Attempt Admit(RequestId id, TokenSpan prompt,
+                std::uint64_t stored_length) override {
+    return cache_->Admit(id, prompt, stored_length);
+  }
+  void PrefillEnd(RequestId id, TokenSpan prompt) override {
+    cache_->PrefillEnd(id, prompt);
+  }
+  void Finish(RequestId id, TokenSpan stored) override {
+    cache_->Finish(id, stored);
+  }
+  Match PeekMatch(TokenSpan request) const override {
+    return cache_->PeekMatch(request);
+  }
+  std::uint64_t pinned() const override { return cache_->pinned(); }
+  std::uint64_t cached_pages() const override { return cache_->cached_pages(); }
+  std::uint64_t evicted_pages() const override {
+    return cache_->evicted_pages();
+  }
+
+ protected:
+  ServingCache& cache() { return *cache_; }
+  const ServingCache& cache() const { return *cache_; }
+
+ private:
+  std::unique_ptr<ServingCache> cache_;
+};
+
 // A ServingCache that checks SPEC §10's rules around every call of the one
 // it wraps (and passes every call on unchanged):
 //  * attempts come in request order (§10.3: the queue is never skipped;
@@ -74,25 +112,15 @@ inline constexpr std::size_t kMaxServeFuzzRequests = 16;
 // The first rule broken is kept (problem()); later ones are not. Costs
 // O(running requests' tokens) per call on top of the wrapped cache's. Not
 // thread-safe, as ServingCache.
-class RuleCheckingCache final : public ServingCache {
+class RuleCheckingCache final : public ServingCacheDecorator {
  public:
-  explicit RuleCheckingCache(std::unique_ptr<ServingCache> cache);
+  explicit RuleCheckingCache(std::unique_ptr<ServingCache> cache)
+      : ServingCacheDecorator(std::move(cache)) {}
 
-  std::string_view name() const override { return cache_->name(); }
-  const CacheOptions& options() const override { return cache_->options(); }
-  bool one_at_a_time() const override { return cache_->one_at_a_time(); }
   Attempt Admit(RequestId id, TokenSpan prompt,
                 std::uint64_t stored_length) override;
   void PrefillEnd(RequestId id, TokenSpan prompt) override;
   void Finish(RequestId id, TokenSpan stored) override;
-  Match PeekMatch(TokenSpan request) const override {
-    return cache_->PeekMatch(request);
-  }
-  std::uint64_t pinned() const override { return cache_->pinned(); }
-  std::uint64_t cached_pages() const override { return cache_->cached_pages(); }
-  std::uint64_t evicted_pages() const override {
-    return cache_->evicted_pages();
-  }
 
   // Records a problem if a request still runs or something is pinned: call
   // it once the replay answered every request. O(1).
@@ -108,7 +136,6 @@ class RuleCheckingCache final : public ServingCache {
   // The pin rule, after `call` ("the prefill end of request 2").
   void CheckPins(std::string_view call, RequestId id);
 
-  std::unique_ptr<ServingCache> cache_;
   // Running requests: their prompts and matched lengths at start.
   std::map<RequestId, std::pair<std::vector<Token>, std::size_t>> running_;
   std::optional<RequestId> last_attempt_;

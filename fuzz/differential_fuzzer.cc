@@ -56,6 +56,7 @@
 
 #include "checking/fuzz_input.h"
 #include "engines/registry.h"
+#include "fuzz/fuzz_environment.h"
 #include "plugin/plugin_engine.h"
 #include "reference/reference_trie.h"
 #include "testing/model_mutants.h"
@@ -64,16 +65,8 @@
 namespace kvprefix {
 namespace {
 
-// The value of environment variable `name`, "" when unset.
-std::string Environment(const char* name) {
-  const char* value = std::getenv(name);
-  return value == nullptr ? "" : value;
-}
-
-[[noreturn]] void UsageError(const std::string& message) {
-  std::fprintf(stderr, "%s\n", message.c_str());
-  std::exit(2);
-}
+using fuzz::Environment;
+using fuzz::UsageError;
 
 // The mutant named by KVPREFIX_FUZZ_MUTANT ("" when unset), read once.
 const std::string& MutantName() {
@@ -147,26 +140,16 @@ std::function<void(CacheOptions&)> ChooseAdjust() {
 
 // The engines under test (see the top comment), chosen once.
 checking::EngineFactory ChooseEngines() {
-  const std::string list = Environment("KVPREFIX_FUZZ_ENGINES");
-  if (list.empty() && std::getenv("KVPREFIX_FUZZ_ENGINES") != nullptr) {
-    // Set but empty: a script's unset variable, not a wish for every engine.
-    UsageError(
-        "KVPREFIX_FUZZ_ENGINES: empty (unset it to check every engine of the "
-        "input's model)");
-  }
+  std::vector<std::string> names =
+      fuzz::EnginesFromEnvironment(!MutantName().empty());
   if (!MutantName().empty()) {
-    if (!list.empty()) {
-      UsageError(
-          "KVPREFIX_FUZZ_ENGINES: cannot be set with KVPREFIX_FUZZ_MUTANT");
-    }
     return [](const CacheOptions& options) {
       std::vector<std::unique_ptr<PrefixIndex>> engines;
       engines.push_back(test::MakeMutant(MutantName(), options));
       return engines;
     };
   }
-  std::vector<std::string> names;
-  if (list.empty()) {
+  if (names.empty()) {
     // Every engine of the input's model (SPEC §9), the reference excepted.
     return [](const CacheOptions& options) {
       std::vector<std::unique_ptr<PrefixIndex>> engines;
@@ -177,17 +160,6 @@ checking::EngineFactory ChooseEngines() {
       }
       return engines;
     };
-  } else {
-    try {
-      names = checking::ParseEngineList(list);
-      // Builds no engine: a plugin may refuse the default options (one of
-      // model vllm only) and take the inputs' own.
-      for (const std::string& name : names) CheckEngineName(name);
-    } catch (const std::invalid_argument& error) {
-      UsageError(fmt::format("KVPREFIX_FUZZ_ENGINES: {}", error.what()));
-    } catch (const PluginError& error) {
-      UsageError(fmt::format("KVPREFIX_FUZZ_ENGINES: {}", error.what()));
-    }
   }
   return checking::NamedEngines(std::move(names));
 }

@@ -46,21 +46,15 @@
 
 #include "checking/serving_check.h"
 #include "engines/registry.h"
+#include "fuzz/fuzz_environment.h"
 #include "plugin/plugin_engine.h"
 #include "testing/serving_mutants.h"
 
 namespace kvprefix {
 namespace {
 
-std::string Environment(const char* name) {
-  const char* value = std::getenv(name);
-  return value == nullptr ? "" : value;
-}
-
-[[noreturn]] void UsageError(const std::string& message) {
-  std::fprintf(stderr, "%s\n", message.c_str());
-  std::exit(2);
-}
+using fuzz::Environment;
+using fuzz::UsageError;
 
 // The mutant KVPREFIX_FUZZ_MUTANT names, nullopt when unset; read once.
 const std::optional<test::ServingBug>& Mutant() {
@@ -85,33 +79,16 @@ const std::optional<test::ServingBug>& Mutant() {
 
 // The engines under test (see the top comment), chosen once.
 checking::ServingFactory ChooseCaches() {
-  const std::string list = Environment("KVPREFIX_FUZZ_ENGINES");
-  if (list.empty() && std::getenv("KVPREFIX_FUZZ_ENGINES") != nullptr) {
-    UsageError(
-        "KVPREFIX_FUZZ_ENGINES: empty (unset it to check every engine of the "
-        "document's model)");
-  }
+  const std::vector<std::string> names =
+      fuzz::EnginesFromEnvironment(Mutant().has_value());
   if (const auto& mutant = Mutant()) {
-    if (!list.empty()) {
-      UsageError(
-          "KVPREFIX_FUZZ_ENGINES: cannot be set with KVPREFIX_FUZZ_MUTANT");
-    }
     return [bug = *mutant](const ServeInput& input) {
       std::vector<std::unique_ptr<ServingCache>> caches;
       caches.push_back(test::MakeServingMutant(bug, input.replay.options));
       return caches;
     };
   }
-  if (list.empty()) return checking::BuiltInServingCaches;
-  std::vector<std::string> names;
-  try {
-    names = checking::ParseEngineList(list);
-    for (const std::string& name : names) CheckEngineName(name);
-  } catch (const std::invalid_argument& error) {
-    UsageError(fmt::format("KVPREFIX_FUZZ_ENGINES: {}", error.what()));
-  } catch (const PluginError& error) {
-    UsageError(fmt::format("KVPREFIX_FUZZ_ENGINES: {}", error.what()));
-  }
+  if (names.empty()) return checking::BuiltInServingCaches;
   return [names](const ServeInput& input) {
     std::vector<std::unique_ptr<ServingCache>> caches;
     for (const std::string& name : names) {

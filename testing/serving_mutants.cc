@@ -6,6 +6,7 @@
 #include <string>
 #include <utility>
 
+#include "checking/serving_check.h"
 #include "engines/registry.h"
 
 namespace kvprefix::test {
@@ -21,36 +22,36 @@ constexpr ServingBug kBugs[] = {ServingBug::kNone, ServingBug::kSpecIgnoresPins,
 constexpr RequestId Shadow(RequestId id) { return id | (RequestId{1} << 63); }
 
 // Passes every call on to the reference's lifecycle but where the bug says.
-class ServingMutant final : public ServingCache {
+class ServingMutant final : public checking::ServingCacheDecorator {
  public:
   ServingMutant(ServingBug bug, const CacheOptions& options)
-      : bug_(bug), cache_(MakeServingCache("reference", options)) {}
+      : ServingCacheDecorator(MakeServingCache("reference", options)),
+        bug_(bug) {}
 
   std::string_view name() const override { return ServingMutantName(bug_); }
-  const CacheOptions& options() const override { return cache_->options(); }
 
   Attempt Admit(RequestId id, TokenSpan prompt,
                 std::uint64_t stored_length) override {
     if (bug_ == ServingBug::kSpecIgnoresPins) {
       // BUG(serving-mutant-spec-ignores-pins): no pin; Finish matches,
       // inserts and evicts at once.
-      return {AttemptOutcome::kStart, cache_->PeekMatch(prompt)};
+      return {AttemptOutcome::kStart, cache().PeekMatch(prompt)};
     }
-    const Attempt attempt = cache_->Admit(id, prompt, stored_length);
+    const Attempt attempt = cache().Admit(id, prompt, stored_length);
     if (bug_ == ServingBug::kSpecCachesAtStart &&
         attempt.outcome == AttemptOutcome::kStart) {
       // BUG(serving-mutant-spec-caches-at-start): the prompt is inserted
       // (touched, evicted to C) at the attempt.
-      cache_->Admit(Shadow(id), prompt, prompt.size());
-      cache_->Finish(Shadow(id), prompt);
+      cache().Admit(Shadow(id), prompt, prompt.size());
+      cache().Finish(Shadow(id), prompt);
     }
     if (bug_ == ServingBug::kRefusalKeepsPin &&
         attempt.outcome == AttemptOutcome::kRefuse) {
       // BUG(serving-mutant-refusal-keeps-pin): the refused request's first
       // page stays admitted for ever.
       const TokenSpan first = prompt.first(
-          std::min<std::size_t>(prompt.size(), cache_->options().page_size));
-      cache_->Admit(Shadow(id), first, first.size());
+          std::min<std::size_t>(prompt.size(), cache().options().page_size));
+      cache().Admit(Shadow(id), first, first.size());
     }
     return attempt;
   }
@@ -61,34 +62,24 @@ class ServingMutant final : public ServingCache {
       prompts_[id].assign(prompt.begin(), prompt.end());
       return;
     }
-    cache_->PrefillEnd(id, prompt);
+    cache().PrefillEnd(id, prompt);
   }
 
   void Finish(RequestId id, TokenSpan stored) override {
     if (bug_ == ServingBug::kSpecIgnoresPins) {
-      cache_->Admit(Shadow(id), stored, stored.size());
-      cache_->Finish(Shadow(id), stored);
+      cache().Admit(Shadow(id), stored, stored.size());
+      cache().Finish(Shadow(id), stored);
       return;
     }
     if (bug_ == ServingBug::kSglangInsertsAtFinish) {
       const auto prompt = prompts_.extract(id);
-      cache_->PrefillEnd(id, prompt.mapped());
+      cache().PrefillEnd(id, prompt.mapped());
     }
-    cache_->Finish(id, stored);
-  }
-
-  Match PeekMatch(TokenSpan request) const override {
-    return cache_->PeekMatch(request);
-  }
-  std::uint64_t pinned() const override { return cache_->pinned(); }
-  std::uint64_t cached_pages() const override { return cache_->cached_pages(); }
-  std::uint64_t evicted_pages() const override {
-    return cache_->evicted_pages();
+    cache().Finish(id, stored);
   }
 
  private:
   ServingBug bug_;
-  std::unique_ptr<ServingCache> cache_;
   std::map<RequestId, std::vector<Token>> prompts_;
 };
 

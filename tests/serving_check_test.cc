@@ -120,37 +120,21 @@ TEST(ServeFuzzInputTest, DecodedDocumentsReplay) {
 
 // A spec cache that makes request 1 wait once, where SPEC §10.4 lets only
 // vllm and sglang "on-allocate" wait.
-class WaitingSpec final : public ServingCache {
+class WaitingSpec final : public checking::ServingCacheDecorator {
  public:
   explicit WaitingSpec(const CacheOptions& options)
-      : cache_(MakeServingCache("reference", options)) {}
+      : ServingCacheDecorator(MakeServingCache("reference", options)) {}
   std::string_view name() const override { return "waiting-spec"; }
-  const CacheOptions& options() const override { return cache_->options(); }
   Attempt Admit(RequestId id, TokenSpan prompt,
                 std::uint64_t stored_length) override {
     if (id == 1 && !waited_) {
       waited_ = true;
       return {AttemptOutcome::kWait, {}};
     }
-    return cache_->Admit(id, prompt, stored_length);
-  }
-  void PrefillEnd(RequestId id, TokenSpan prompt) override {
-    cache_->PrefillEnd(id, prompt);
-  }
-  void Finish(RequestId id, TokenSpan stored) override {
-    cache_->Finish(id, stored);
-  }
-  Match PeekMatch(TokenSpan request) const override {
-    return cache_->PeekMatch(request);
-  }
-  std::uint64_t pinned() const override { return cache_->pinned(); }
-  std::uint64_t cached_pages() const override { return cache_->cached_pages(); }
-  std::uint64_t evicted_pages() const override {
-    return cache_->evicted_pages();
+    return cache().Admit(id, prompt, stored_length);
   }
 
  private:
-  std::unique_ptr<ServingCache> cache_;
   bool waited_ = false;
 };
 
