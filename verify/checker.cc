@@ -398,9 +398,11 @@ ReplayChecker MakeReplayEngineChecker(EngineFactory make_engines,
   return EngineChecker<ReplayInput>(std::move(make_engines), comparison);
 }
 
-EngineFactory EnginesByName(const std::vector<std::string>& names) {
-  // "all" is kept as a marker (an empty name): which engines it stands for
-  // depends on the input's model (SPEC §9), known only per input.
+namespace {
+
+// `names` checked, "all" kept as a marker (an empty name): which engines it
+// stands for depends on the input's model (SPEC §9), known only per input.
+std::vector<std::string> CheckedNames(const std::vector<std::string>& names) {
   std::vector<std::string> expanded;
   for (const std::string& name : names) {
     if (name == "all") {
@@ -413,20 +415,37 @@ EngineFactory EnginesByName(const std::vector<std::string>& names) {
       expanded.push_back(name);
     }
   }
-  return [expanded = std::move(expanded)](const CacheOptions& options) {
-    std::vector<std::unique_ptr<PrefixIndex>> engines;
-    for (const std::string& name : expanded) {
-      if (!name.empty()) {
-        engines.push_back(MakeEngine(name, options));
-        continue;
-      }
-      for (std::string_view engine : EngineNames(options.model)) {
-        if (engine != ReferenceTrie::kName) {
-          engines.push_back(MakeEngine(engine, options));
-        }
+  return expanded;
+}
+
+// make(name, options) for each engine of CheckedNames' `expanded`, the
+// marker standing for every engine of options.model but the reference.
+template <typename Make>
+auto MakeEach(const std::vector<std::string>& expanded,
+              const CacheOptions& options, Make make) {
+  std::vector<decltype(make(std::string_view(), options))> made;
+  for (const std::string& name : expanded) {
+    if (!name.empty()) {
+      made.push_back(make(name, options));
+      continue;
+    }
+    for (std::string_view engine : EngineNames(options.model)) {
+      if (engine != ReferenceTrie::kName) {
+        made.push_back(make(engine, options));
       }
     }
-    return engines;
+  }
+  return made;
+}
+
+}  // namespace
+
+EngineFactory EnginesByName(const std::vector<std::string>& names) {
+  return [expanded = CheckedNames(names)](const CacheOptions& options) {
+    return MakeEach(expanded, options,
+                    [](std::string_view name, const CacheOptions& options) {
+                      return MakeEngine(name, options);
+                    });
   };
 }
 
@@ -455,29 +474,16 @@ std::string ServeSkips::Format() const {
 
 ServeChecker MakeServeEngineChecker(const std::vector<std::string>& names,
                                     std::shared_ptr<ServeSkips> skips) {
-  // "all" kept as an empty name, as EnginesByName keeps it.
-  std::vector<std::string> expanded;
-  for (const std::string& name : names) {
-    if (name != "all" && !IsPluginName(name)) CheckEngineName(name);
-    expanded.push_back(name == "all" ? std::string() : name);
-  }
-  return [expanded = std::move(expanded), skips = std::move(skips)](
+  return [expanded = CheckedNames(names), skips = std::move(skips)](
              const ServeInput& input) -> std::optional<Failure> {
-    const CacheOptions& options = input.replay.options;
     try {
       std::vector<std::unique_ptr<ServingCache>> caches;
       try {
-        for (const std::string& name : expanded) {
-          if (!name.empty()) {
-            caches.push_back(MakeServingCache(name, options));
-            continue;
-          }
-          for (std::string_view engine : EngineNames(options.model)) {
-            if (engine != ReferenceTrie::kName) {
-              caches.push_back(MakeServingCache(engine, options));
-            }
-          }
-        }
+        caches =
+            MakeEach(expanded, input.replay.options,
+                     [](std::string_view name, const CacheOptions& options) {
+                       return MakeServingCache(name, options);
+                     });
       } catch (const std::invalid_argument& error) {
         return Failure{FailureKind::kRefused,
                        EscapeControlCharacters(error.what())};

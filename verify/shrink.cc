@@ -324,14 +324,17 @@ class Shrinker {
     return progress;
   }
 
-  // Tries each smaller value of the cache option `field` (toward `wanted`)
-  // and keeps the first that still fails.
-  bool ShrinkOption(std::uint64_t CacheOptions::*field, std::uint64_t wanted) {
+  // Tries each smaller value of the option `field` of `options` (the
+  // cache's, or a serving document's worker's), toward `wanted`, and keeps
+  // the first that still fails.
+  template <typename Options>
+  bool ShrinkOption(Options EditableInput::*options,
+                    std::uint64_t Options::*field, std::uint64_t wanted) {
     for (std::uint64_t value :
-         SmallerOptionValues(current_.options.*field, wanted)) {
+         SmallerOptionValues(current_.*options.*field, wanted)) {
       if (OutOfBudget()) return false;
       EditableInput candidate = current_;
-      candidate.options.*field = value;
+      candidate.*options.*field = value;
       if (Try(std::move(candidate))) return true;
     }
     return false;
@@ -391,25 +394,13 @@ class Shrinker {
   bool ShrinkCache() {
     bool progress = false;
     if (current_.options.bounded()) {
-      progress |= ShrinkOption(&CacheOptions::capacity, 0);
+      progress |=
+          ShrinkOption(&EditableInput::options, &CacheOptions::capacity, 0);
     }
     progress |= ShrinkPolicy();
-    progress |= ShrinkOption(&CacheOptions::page_size, 1);
+    progress |=
+        ShrinkOption(&EditableInput::options, &CacheOptions::page_size, 1);
     return progress;
-  }
-
-  // Tries each smaller value of the worker option `field` (toward
-  // `wanted`) and keeps the first that still fails.
-  bool ShrinkServeOption(std::uint64_t ServeOptions::*field,
-                         std::uint64_t wanted) {
-    for (std::uint64_t value :
-         SmallerOptionValues(current_.serve.*field, wanted)) {
-      if (OutOfBudget()) return false;
-      EditableInput candidate = current_;
-      candidate.serve.*field = value;
-      if (Try(std::move(candidate))) return true;
-    }
-    return false;
   }
 
   // Applies `edit` to every request of a copy (each request's index and
@@ -434,10 +425,14 @@ class Shrinker {
   // before it; then all moved back so that the first is 0), which keeps
   // them non-decreasing.
   bool ShrinkServing() {
-    bool progress = ShrinkServeOption(&ServeOptions::max_running, 1);
-    progress |= ShrinkServeOption(&ServeOptions::prefill_us_per_token, 0);
-    progress |= ShrinkServeOption(&ServeOptions::decode_us_per_token, 0);
-    progress |= ShrinkServeOption(&ServeOptions::overhead_us, 0);
+    bool progress =
+        ShrinkOption(&EditableInput::serve, &ServeOptions::max_running, 1);
+    progress |= ShrinkOption(&EditableInput::serve,
+                             &ServeOptions::prefill_us_per_token, 0);
+    progress |= ShrinkOption(&EditableInput::serve,
+                             &ServeOptions::decode_us_per_token, 0);
+    progress |=
+        ShrinkOption(&EditableInput::serve, &ServeOptions::overhead_us, 0);
     if (current_.serve.output != OutputMode::kNone && !OutOfBudget()) {
       EditableInput candidate = current_;
       candidate.serve.output = OutputMode::kNone;
