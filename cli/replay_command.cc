@@ -15,6 +15,7 @@
 #include "cli/commands.h"
 #include "cli/option_checks.h"
 #include "cli/progress.h"
+#include "cli/routing.h"
 #include "cli/serving.h"
 #include "cli/supervised.h"
 #include "engines/registry.h"
@@ -38,7 +39,8 @@ struct ReplayOptions {
   std::string output = "-";
   double timeout = 0;  // seconds a plugin's call may take
   CLI::Option* matches_option = nullptr;
-  ServeFlags serve;  // SPEC §10
+  ServeFlags serve;      // SPEC §10
+  RoutingFlags routing;  // SPEC §11
 };
 
 // The cache of a serving replay: --engine's, else the model's default
@@ -67,8 +69,19 @@ void ServeMooncake(const ReplayOptions& options) {
   const ChosenCache cache = ServingCache(
       options, ChooseCache(options.cache, SymbolTokens(options.trace)));
   input.replay.options = cache.options;
-  const ServeAnswer answer =
-      WhileDoing("replaying", [&] { return RunServeReplay(input, cache); });
+  // SPEC §11: any routing option makes it a routed replay (N = 1 too).
+  const bool routed = RoutingFlagsGiven(options.routing);
+  const RoutedAnswer answer = WhileDoing("replaying", [&] {
+    if (routed) {
+      return RunRoutedReplay(input, ApplyRoutingFlags(options.routing, {}),
+                             cache,
+                             options.trace.mode == "block" ? TokenUnit::kBlock
+                                                           : TokenUnit::kToken);
+    }
+    ServeAnswer one = RunServeReplay(input, cache);
+    return RoutedAnswer{.requests = std::move(one.requests),
+                        .totals = one.totals};
+  });
   const double replay_seconds = progress.Seconds() - read_seconds;
   progress.Note(fmt::format("served {} requests, {} tokens",
                             answer.totals.requests,
@@ -78,11 +91,16 @@ void ServeMooncake(const ReplayOptions& options) {
     AppendJsonString(cache.engine, engine);
     std::string text = fmt::format(
         "{{\"engine\":{},\"mode\":\"{}\",\"vocab\":{},{},{},"
-        "\"read_seconds\":{:.3f},\"replay_seconds\":{:.3f},\"totals\":",
+        "\"read_seconds\":{:.3f},\"replay_seconds\":{:.3f},",
         engine, options.trace.mode, options.trace.options.vocabulary,
         CacheSummaryJson(cache), ServeSettingsJson(input.serve), read_seconds,
         replay_seconds);
-    AppendServeTotalsJson(answer.totals, text);
+    if (routed) {
+      AppendRoutedTotalsJson(answer, text);
+    } else {
+      text += "\"totals\":";
+      AppendServeTotalsJson(answer.totals, text);
+    }
     text += "}\n";
     return text;
   });
@@ -90,10 +108,11 @@ void ServeMooncake(const ReplayOptions& options) {
     std::string lines;
     WhileDoing("formatting the matches", [&] {
       for (std::size_t i = 0; i < answer.requests.size(); ++i) {
-        // {"request":i, then the request's answer's members.
+        // {"request":i, then the request's answer's members (and worker).
         lines += fmt::format("{{\"request\":{},", i);
         std::string request;
-        AppendServedRequestJson(answer.requests[i], request);
+        AppendServedRequestJson(answer.requests[i], request,
+                                routed ? &answer.workers_of[i] : nullptr);
         lines.append(request, 1);
         lines += '\n';
       }
@@ -125,7 +144,9 @@ void Reject(const CLI::Option* option, std::string_view format) {
 // read. Nothing is written until the whole trace has been replayed: an error
 // on any line, however late, leaves stdout and --matches untouched.
 void ReplayMooncake(const ReplayOptions& options) {
-  if (ServeFlagsGiven(options.serve)) return ServeMooncake(options);
+  if (ServeFlagsGiven(options.serve) || RoutingFlagsGiven(options.routing)) {
+    return ServeMooncake(options);
+  }
   Progress progress;
   // In block mode a symbol is a hash id: --block-tokens of KV cache.
   const std::uint64_t symbol_tokens = SymbolTokens(options.trace);
@@ -179,25 +200,37 @@ void ReplayDocument(const ReplayOptions& options) {
   RejectTraceOptionsForDocuments(options.trace);
   Reject(options.matches_option, "requests");
   DocumentPlaces places;
-  ServeInput serve_input =
-      ReadNamed(options.trace.path, [&places](const std::string& path) {
-        return ReadServeDocumentOrCaseFile(path, &places);
+  RoutingSpec routing;
+  ServeInput serve_input = ReadNamed(
+      options.trace.path, [&places, &routing](const std::string& path) {
+        return ReadRoutedDocumentOrCaseFile(path, &places, &routing);
       });
   const ReplayInput& input = serve_input.replay;
   const ChosenCache cache =
       ChooseCache(options.cache, 1,
                   DocumentCache{input.options, places, options.trace.path});
-  if (ServeFlagsGiven(options.serve) ||
-      std::ranges::any_of(kServeOnlyMembers, [&](std::string_view member) {
-        return places.contains(member);
-      })) {
-    // SPEC §10: a document with any §10 member, or any §10 flag.
+  const bool routed =
+      RoutingFlagsGiven(options.routing) || HasRouteMember(places);
+  if (routed || ServeFlagsGiven(options.serve) || HasServeMember(places)) {
+    // SPEC §10: a document with any §10 member, or any §10 flag; §11 with
+    // any §11 member or option.
     serve_input.serve = ApplyServeFlags(options.serve, serve_input.serve);
     serve_input.replay.options = cache.options;
+    std::string json;
+    if (routed) {
+      const RoutedAnswer answer = WhileDoing("replaying", [&] {
+        return RunRoutedReplay(serve_input,
+                               ApplyRoutingFlags(options.routing, routing),
+                               ServingCache(options, cache), TokenUnit::kToken);
+      });
+      WhileDoing("formatting the output", [&] {
+        AppendRoutedAnswerJson(answer, json, /*with_requests=*/true);
+      });
+      return WriteOutput(options.output, json);
+    }
     const ServeAnswer answer = WhileDoing("replaying", [&] {
       return RunServeReplay(serve_input, ServingCache(options, cache));
     });
-    std::string json;
     WhileDoing("formatting the output", [&] {
       AppendServeAnswerJson(answer, json, /*with_requests=*/true);
     });
@@ -273,6 +306,7 @@ void RegisterReplayCommand(CLI::App& app) {
                   "output");
   AddPluginTimeoutOption(*command, options->timeout);
   AddServeFlags(*command, options->serve);
+  AddRoutingFlags(*command, options->routing);
   command->callback([options] {
     CheckDistinctOutputs("--matches", options->matches, "--output",
                          options->output);

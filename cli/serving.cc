@@ -6,6 +6,7 @@
 
 #include "cli/option_checks.h"
 #include "engines/registry.h"
+#include "serve/routed_replay.h"
 #include "serve/serving_replay.h"
 
 namespace kvprefix::cli {
@@ -74,8 +75,12 @@ ServeOptions ApplyServeFlags(const ServeFlags& flags, ServeOptions options) {
   return options;
 }
 
-ServeAnswer RunServeReplay(const ServeInput& input, const ChosenCache& cache) {
-  const auto serving = MakeServingCache(cache.engine, cache.options);
+namespace {
+
+// A worker's cache for `input`, refused as RunServeReplay says.
+std::unique_ptr<ServingCache> MakeCheckedCache(const ServeInput& input,
+                                               const ChosenCache& cache) {
+  auto serving = MakeServingCache(cache.engine, cache.options);
   if (serving->one_at_a_time() && (input.serve.max_running > 1 ||
                                    input.serve.output != OutputMode::kNone)) {
     throw std::invalid_argument(fmt::format(
@@ -84,7 +89,20 @@ ServeAnswer RunServeReplay(const ServeInput& input, const ChosenCache& cache) {
         "§10.7); --engine reference implements every model's",
         cache.engine));
   }
-  return ServeReplay(input, *serving);
+  return serving;
+}
+
+}  // namespace
+
+ServeAnswer RunServeReplay(const ServeInput& input, const ChosenCache& cache) {
+  return ServeReplay(input, *MakeCheckedCache(input, cache));
+}
+
+RoutedAnswer RunRoutedReplay(const ServeInput& input,
+                             const RoutingSpec& routing,
+                             const ChosenCache& cache, TokenUnit unit) {
+  return RoutedReplay(
+      input, routing, [&] { return MakeCheckedCache(input, cache); }, unit);
 }
 
 std::string ServeSettingsJson(const ServeOptions& options) {

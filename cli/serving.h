@@ -12,6 +12,7 @@
 
 #include "cli/cache_choice.h"
 #include "kvprefix/request.h"
+#include "router/router_spec.h"
 
 namespace kvprefix::cli {
 
@@ -39,6 +40,14 @@ ServeOptions ApplyServeFlags(const ServeFlags& flags, ServeOptions options);
 // naming the engine and what to use. Throws what MakeServingCache and
 // ServeReplay throw.
 ServeAnswer RunServeReplay(const ServeInput& input, const ChosenCache& cache);
+
+// SPEC §11.8's answer for `input` on routing.workers workers, each with a
+// cache as RunServeReplay makes it (and refuses it), routed by
+// routing.router with the defaults of `unit`. Throws what RunServeReplay
+// and RoutedReplay (serve/routed_replay.h) throw.
+RoutedAnswer RunRoutedReplay(const ServeInput& input,
+                             const RoutingSpec& routing,
+                             const ChosenCache& cache, TokenUnit unit);
 
 // The settings members of a serving replay's summary line, after the
 // cache's: "max_running":B,"prefill_us_per_token":..,"decode_us_per_token":

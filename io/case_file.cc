@@ -130,7 +130,8 @@ CaseFile Parse(simdjson::padded_string_view json) {
 template <std::size_t N>
 CaseFileOf<ServeInput> ParseReplayWithPlaces(
     simdjson::padded_string_view json,
-    const std::array<std::string_view, N>& names, DocumentPlaces* places) {
+    const std::array<std::string_view, N>& names, DocumentPlaces* places,
+    RoutingSpec* routing = nullptr) {
   CaseFileOf<ServeInput> result;
   WrittenMatches written;
   json_reader::ReplayDocumentReader document;
@@ -148,6 +149,7 @@ CaseFileOf<ServeInput> ParseReplayWithPlaces(
                                     });
             result.input = document.Finish();
             if (places != nullptr) *places = document.places;
+            if (routing != nullptr) *routing = document.routing;
             break;
           case 1:
             ReadExpected(context, value, path, written);
@@ -173,10 +175,11 @@ ReplayCaseFile ParseReplay(simdjson::padded_string_view json) {
 template <std::size_t N>
 ServeInput ReadDocumentOrCaseFile(const std::string& path,
                                   const std::array<std::string_view, N>& names,
-                                  DocumentPlaces* places) {
+                                  DocumentPlaces* places,
+                                  RoutingSpec* routing = nullptr) {
   const std::string text = ReadPaddedFile(path);
   try {
-    return json_reader::ReadDocument(PaddedView(text), names, places);
+    return json_reader::ReadDocument(PaddedView(text), names, places, routing);
   } catch (const InputError& error) {
     // A replay document has none of a case file's own members.
     const bool case_file = std::ranges::any_of(
@@ -186,7 +189,7 @@ ServeInput ReadDocumentOrCaseFile(const std::string& path,
         });
     if (!case_file) throw;
   }
-  return ParseReplayWithPlaces(PaddedView(text), names, places).input;
+  return ParseReplayWithPlaces(PaddedView(text), names, places, routing).input;
 }
 
 // The case file `path`, parsed by `parse`; errors name the path as given
@@ -274,6 +277,13 @@ ReplayInput ReadReplayDocumentOrCaseFile(const std::string& path,
 ServeInput ReadServeDocumentOrCaseFile(const std::string& path,
                                        DocumentPlaces* places) {
   return ReadDocumentOrCaseFile(path, json_reader::kServeMembers, places);
+}
+
+ServeInput ReadRoutedDocumentOrCaseFile(const std::string& path,
+                                        DocumentPlaces* places,
+                                        RoutingSpec* routing) {
+  return ReadDocumentOrCaseFile(path, json_reader::kRoutedMembers, places,
+                                routing);
 }
 
 std::string FormatCaseFile(const BatchInput& input,

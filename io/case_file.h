@@ -93,6 +93,14 @@ ReplayInput ReadReplayDocumentOrCaseFile(const std::string& path,
 ServeInput ReadServeDocumentOrCaseFile(const std::string& path,
                                        DocumentPlaces* places = nullptr);
 
+// The same for a SPEC §11.1 routed replay document (ParseRoutedDocument,
+// io/replay_document.h), or a replay case file holding one; *routing gets
+// its "workers" and "router" (defaults where absent). Throws as
+// ReadServeDocumentOrCaseFile with ParseRoutedDocument's rules. O(bytes).
+ServeInput ReadRoutedDocumentOrCaseFile(const std::string& path,
+                                        DocumentPlaces* places,
+                                        RoutingSpec* routing);
+
 }  // namespace kvprefix
 
 #endif  // KVPREFIX_IO_CASE_FILE_H_

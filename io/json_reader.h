@@ -23,6 +23,7 @@
 #include "kvprefix/replay.h"
 #include "kvprefix/request.h"
 #include "kvprefix/sequence_list.h"
+#include "router/router_spec.h"
 
 namespace kvprefix::json_reader {
 
@@ -94,14 +95,25 @@ inline constexpr auto kServeMembers = [] {
   return names;
 }();
 
+// The members of a SPEC §11 routed replay document: kServeMembers, then
+// kRouteOnlyMembers (io/replay_document.h).
+inline constexpr auto kRoutedMembers = [] {
+  std::array<std::string_view, kServeMembers.size() + kRouteOnlyMembers.size()>
+      names;
+  std::ranges::copy(kRouteOnlyMembers,
+                    std::ranges::copy(kServeMembers, names.begin()).out);
+  return names;
+}();
+
 // A replay document as it is read: the input, and where each member it set
 // was (DocumentPlaces), for Finish's checks and for the options that may
 // replace the members (SPEC §9.4, §10.1).
 struct ReplayDocumentReader {
   ServeInput input;
   DocumentPlaces places;
+  RoutingSpec routing;  // SPEC §11.1's members, kRoutedMembers only
 
-  // Reads member kServeMembers[index] (replay_document.h says what each may
+  // Reads member kRoutedMembers[index] (replay_document.h says what each may
   // hold).
   void Read(const Context& context, std::size_t index, Value value,
             const JsonPath& path);
@@ -115,12 +127,14 @@ struct ReplayDocumentReader {
 
 // The whole of `json` as one document whose members are `names`
 // (kReplayMembers: ParseReplayDocument's rules; kServeMembers:
-// ParseServeDocument's), parsed in place; with `places`, also where it set
-// each member.
+// ParseServeDocument's; kRoutedMembers: ParseRoutedDocument's), parsed in
+// place; with `places`, also where it set each member, with `routing` its
+// §11.1 members.
 template <std::size_t N>
 ServeInput ReadDocument(simdjson::padded_string_view json,
                         const std::array<std::string_view, N>& names,
-                        DocumentPlaces* places = nullptr);
+                        DocumentPlaces* places = nullptr,
+                        RoutingSpec* routing = nullptr);
 
 // An integer from 0 to 2^64 - 1 (-0 is 0, as for every integer read: SPEC
 // §6), or InputError at `path`.

@@ -12,6 +12,7 @@
 #include "kvprefix/namespaces.h"
 #include "kvprefix/request.h"
 #include "kvprefix/sequence_list.h"
+#include "kvprefix/splitmix64.h"
 
 namespace kvprefix {
 
@@ -59,15 +60,6 @@ struct TraceServing {
 
   friend bool operator==(const TraceServing&, const TraceServing&) = default;
 };
-
-// splitmix64 (Steele, Lea & Flood, "Fast splittable pseudorandom number
-// generators", OOPSLA 2014), as written in SPEC §7. Pure; thread-safe.
-constexpr std::uint64_t SplitMix64(std::uint64_t x) {
-  std::uint64_t z = x + 0x9E3779B97F4A7C15ULL;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-  return z ^ (z >> 31);
-}
 
 // Parses one trace line (a JSON object with at least "input_length" and
 // "hash_ids"; other members are ignored) and appends its token sequence to

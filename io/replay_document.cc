@@ -79,13 +79,103 @@ const std::string& PlaceOf(const DocumentPlaces& places,
   return place == places.end() ? kAbsent : place->second;
 }
 
+// The members of a router object: "name" (required), "seed", then every
+// parameter of kRouterParameters.
+constexpr auto kRouterMembers = [] {
+  std::array<std::string_view, 2 + kRouterParameters.size()> names = {"name",
+                                                                      "seed"};
+  for (std::size_t i = 0; i < kRouterParameters.size(); ++i) {
+    names[2 + i] = kRouterParameters[i].name;
+  }
+  return names;
+}();
+
+// A decimal parameter (SPEC §11.1): a JSON number whose text is a decimal
+// within the parameter's range, read exactly.
+Rational ReadDecimal(const Context& context, Value value, const JsonPath& path,
+                     const RouterParameter& parameter) {
+  simdjson::ondemand::value scalar;
+  simdjson::ondemand::json_type type;
+  if (value.get(scalar) == simdjson::SUCCESS &&
+      scalar.type().get(type) == simdjson::SUCCESS &&
+      type == simdjson::ondemand::json_type::number) {
+    std::string_view text = scalar.raw_json_token();
+    text = text.substr(0, text.find_first_of(" \t\r\n"));
+    const std::optional<Rational> decimal = Rational::FromDecimal(text);
+    if (decimal && InDecimalRange(parameter, *decimal)) {
+      json_diagnostics::ValidateScalar(context, scalar, type,
+                                       [&path] { return path.str(); });
+      return *decimal;
+    }
+  }
+  throw json_diagnostics::Unexpected(context, value, path.str(),
+                                     ExpectedRouterValue(parameter));
+}
+
+// One parameter's value, of its kind and within its range.
+RouterValue ReadParameter(const Context& context, Value value,
+                          const JsonPath& path,
+                          const RouterParameter& parameter) {
+  switch (parameter.kind) {
+    case ParameterKind::kInteger:
+      return parameter.max == kMaxRouterU64
+                 ? ReadUnsigned(context, value, path)
+                 : ReadBounded(context, value, path, parameter.min,
+                               parameter.max);
+    case ParameterKind::kDecimal:
+      return ReadDecimal(context, value, path, parameter);
+    case ParameterKind::kName:
+      break;
+  }
+  std::string name = ReadString(context, value, path);
+  if (!ParseRouterValue(parameter, name)) {
+    throw InputError(
+        context.Prefix() + path.str(),
+        fmt::format("expected {}, found \"{}\"", ExpectedRouterValue(parameter),
+                    EscapeForMessage(name)));
+  }
+  return name;
+}
+
+// The router object `value` (at `path`, "$.router"): SPEC §11.1. A
+// parameter its policy does not take is reported after the whole object
+// (the name may come last), the first one in document order.
+RouterSpec ReadRouter(const Context& context, Value value,
+                      const JsonPath& path) {
+  RouterSpec spec;
+  std::vector<std::pair<const RouterParameter*, std::string>> given;
+  ReadObject(
+      context, value, path, kRouterMembers, 1,
+      [&](std::size_t index, Value member, const JsonPath& at) {
+        if (index == 0) {
+          spec.policy = ReadNamedValue(context, member, at, kRouterPolicies);
+        } else if (index == 1) {
+          spec.seed = ReadUnsigned(context, member, at);
+        } else {
+          const RouterParameter& parameter = kRouterParameters[index - 2];
+          spec.parameters[std::string(parameter.name)] =
+              ReadParameter(context, member, at, parameter);
+          given.emplace_back(&parameter, context.Prefix() + at.str());
+        }
+      });
+  for (const auto& [parameter, place] : given) {
+    if (!Takes(spec.policy, *parameter)) {
+      throw InputError(
+          place,
+          fmt::format("\"{}\" is no parameter of router \"{}\"",
+                      parameter->name, NameOf(kRouterPolicies, spec.policy)));
+    }
+  }
+  return spec;
+}
+
 }  // namespace
 
 void ReplayDocumentReader::Read(const Context& context, std::size_t index,
                                 Value value, const JsonPath& path) {
   CacheOptions& options = input.replay.options;
   ServeOptions& serve = input.serve;
-  places[std::string(kServeMembers[index])] = context.Prefix() + path.str();
+  places[std::string(kRoutedMembers[index])] = context.Prefix() + path.str();
   switch (index) {
     case 0:
       ReadSequences(context, value, path, input.replay.requests);
@@ -137,8 +227,14 @@ void ReplayDocumentReader::Read(const Context& context, std::size_t index,
                      : serve.overhead_us) =
           ReadBounded(context, value, path, 0, kMaxServeRate);
       break;
-    default:
+    case 14:
       serve.output = ReadNamedValue(context, value, path, kOutputModes);
+      break;
+    case 15:
+      routing.workers = ReadBounded(context, value, path, 1, kMaxWorkers);
+      break;
+    default:
+      routing.router = ReadRouter(context, value, path);
   }
 }
 
@@ -166,7 +262,7 @@ ServeInput ReplayDocumentReader::Finish() {
 template <std::size_t N>
 ServeInput ReadDocument(simdjson::padded_string_view json,
                         const std::array<std::string_view, N>& names,
-                        DocumentPlaces* places) {
+                        DocumentPlaces* places, RoutingSpec* routing) {
   ReplayDocumentReader reader;
   ReadRootObject(
       json, names, 1,
@@ -174,22 +270,47 @@ ServeInput ReadDocument(simdjson::padded_string_view json,
           const JsonPath& path) { reader.Read(context, index, value, path); });
   ServeInput input = reader.Finish();
   if (places != nullptr) *places = std::move(reader.places);
+  if (routing != nullptr) *routing = std::move(reader.routing);
   return input;
 }
 
 template ServeInput ReadDocument(simdjson::padded_string_view,
                                  const decltype(kReplayMembers)&,
-                                 DocumentPlaces*);
+                                 DocumentPlaces*, RoutingSpec*);
 template ServeInput ReadDocument(simdjson::padded_string_view,
                                  const decltype(kServeMembers)&,
-                                 DocumentPlaces*);
+                                 DocumentPlaces*, RoutingSpec*);
+template ServeInput ReadDocument(simdjson::padded_string_view,
+                                 const decltype(kRoutedMembers)&,
+                                 DocumentPlaces*, RoutingSpec*);
 
 }  // namespace json_reader
 
-bool HasServeMember(const DocumentPlaces& places) {
-  return std::ranges::any_of(kServeOnlyMembers, [&](std::string_view member) {
+namespace {
+
+template <std::size_t N>
+bool HasAny(const DocumentPlaces& places,
+            const std::array<std::string_view, N>& members) {
+  return std::ranges::any_of(members, [&](std::string_view member) {
     return places.contains(member);
   });
+}
+
+}  // namespace
+
+bool HasServeMember(const DocumentPlaces& places) {
+  return HasAny(places, kServeOnlyMembers);
+}
+
+bool HasRouteMember(const DocumentPlaces& places) {
+  return HasAny(places, kRouteOnlyMembers);
+}
+
+ServeInput ParseRoutedDocument(std::string_view json, RoutingSpec* routing,
+                               DocumentPlaces* places) {
+  const std::string padded = PaddedCopy(json);
+  return json_reader::ReadDocument(
+      PaddedView(padded), json_reader::kRoutedMembers, places, routing);
 }
 
 ReplayInput ParseReplayDocument(std::string_view json) {

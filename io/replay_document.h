@@ -17,6 +17,7 @@
 #include "io/input_error.h"
 #include "kvprefix/replay.h"
 #include "kvprefix/request.h"
+#include "router/router_spec.h"
 
 namespace kvprefix {
 
@@ -57,6 +58,10 @@ inline constexpr std::array<std::string_view, 7> kServeOnlyMembers = {
     "overhead_us",
     "output"};
 
+// The members SPEC §11.1 adds to a §10 document.
+inline constexpr std::array<std::string_view, 2> kRouteOnlyMembers = {"workers",
+                                                                      "router"};
+
 // Whether a document set any member of kServeOnlyMembers (`places` as
 // ReadServeDocumentFile gives it): whether it asks for a serving replay
 // rather than a sequential one. O(1). Thread-safe.
@@ -83,6 +88,29 @@ bool HasServeMember(const DocumentPlaces& places);
 // ("$.arrivals_us: expected 3 arrivals (one per request), found 2"). O(input
 // bytes); memory O(requests + tokens). Thread-safe.
 ServeInput ParseServeDocument(std::string_view json);
+
+// Parses one SPEC §11.1 routed replay document: a §10.1 serving replay
+// document (ParseServeDocument's members and rules) that may also have
+//   "workers": an integer 1 to kMaxWorkers (2^31 - 1) (default 1);
+//   "router": an object with "name" (required: a name of kRouterPolicies,
+//     router/router_spec.h), "seed" (an integer 0 to 2^64 - 1, default 0)
+//     and the parameters of kRouterParameters its policy takes, each with
+//     its kind and range (a decimal read exactly: JSON digits, optionally
+//     '.' and digits, never signed, no exponent); absent: round-robin.
+// Sets *routing (the defaults where absent; its parameters only those
+// given); `places` tells whether "workers" or "router" was there
+// (HasRouteMember). Throws InputError as ParseServeDocument, naming the
+// member: "$.workers", "$.router" (not an object, no "name"),
+// "$.router.name" (not a policy), "$.router.foo" (an unknown member),
+// "$.router.load_factor" (a parameter another policy takes, or a value of
+// the wrong kind, out of range, a duplicate, null). O(input bytes).
+// Thread-safe.
+ServeInput ParseRoutedDocument(std::string_view json, RoutingSpec* routing,
+                               DocumentPlaces* places = nullptr);
+
+// Whether a document set any member of kRouteOnlyMembers: whether it asks
+// for a routed replay (SPEC §11.8's answer). O(1). Thread-safe.
+bool HasRouteMember(const DocumentPlaces& places);
 
 // Reads and parses a serving replay document file ("-" is standard input);
 // with `places`, also where the document set each member (HasServeMember

@@ -4,12 +4,17 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <bit>
 #include <charconv>
 #include <cmath>
 #include <iterator>
 #include <string_view>
 #include <system_error>
+#include <utility>
+#include <vector>
+
+#include "io/json_strings.h"
 
 namespace kvprefix {
 namespace {
@@ -112,7 +117,8 @@ void AppendJsonDouble(double value, std::string& out) {
   out.append(digits, integer_digits);
 }
 
-void AppendServedRequestJson(const ServedRequest& request, std::string& out) {
+void AppendServedRequestJson(const ServedRequest& request, std::string& out,
+                             const std::size_t* worker) {
   fmt::format_to(std::back_inserter(out),
                  "{{\"matched_length\":{},\"cache_node\":{},\"arrival_us\":{},"
                  "\"start_us\":{},\"prefill_end_us\":{},\"finish_us\":{},"
@@ -121,6 +127,10 @@ void AppendServedRequestJson(const ServedRequest& request, std::string& out) {
                  request.arrival_us, request.start_us, request.prefill_end_us,
                  request.finish_us, request.wait_us(), request.refused,
                  request.waited_for_room);
+  if (worker != nullptr) {
+    out.pop_back();
+    fmt::format_to(std::back_inserter(out), ",\"worker\":{}}}", *worker);
+  }
 }
 
 void AppendServeTotalsJson(const ServeTotals& totals, std::string& out) {
@@ -143,20 +153,86 @@ void AppendServeTotalsJson(const ServeTotals& totals, std::string& out) {
                  totals.p50_wait_us, totals.p99_wait_us, totals.makespan_us);
 }
 
+namespace {
+
+// Appends "requests":[...], (each request as AppendServedRequestJson, with
+// its worker when `workers_of` is not empty).
+void AppendRequestsJson(std::span<const ServedRequest> requests,
+                        std::span<const std::size_t> workers_of,
+                        std::string& out) {
+  out += "\"requests\":[";
+  for (std::size_t i = 0; i < requests.size(); ++i) {
+    AppendServedRequestJson(requests[i], out,
+                            workers_of.empty() ? nullptr : &workers_of[i]);
+    out += ',';
+  }
+  if (!requests.empty()) out.pop_back();
+  out += "],";
+}
+
+}  // namespace
+
 void AppendServeAnswerJson(const ServeAnswer& answer, std::string& out,
                            bool with_requests) {
   out += '{';
-  if (with_requests) {
-    out += "\"requests\":[";
-    for (const ServedRequest& request : answer.requests) {
-      AppendServedRequestJson(request, out);
-      out += ',';
-    }
-    if (!answer.requests.empty()) out.pop_back();
-    out += "],";
-  }
+  if (with_requests) AppendRequestsJson(answer.requests, {}, out);
   out += "\"totals\":";
   AppendServeTotalsJson(answer.totals, out);
+  out += "}\n";
+}
+
+double Imbalance(std::span<const std::uint64_t> counts) {
+  WaitSum sum = 0;
+  std::uint64_t most = 0;
+  for (const std::uint64_t count : counts) {
+    sum += count;
+    most = std::max(most, count);
+  }
+  if (sum == 0) return 1.0;
+  // Σ over the workers is a count of the replay's requests or tokens: it
+  // fits in 64 bits as the totals' own sums do.
+  return NearestQuotient(WaitSum{most} * counts.size(),
+                         static_cast<std::uint64_t>(sum));
+}
+
+void AppendRoutedTotalsJson(const RoutedAnswer& answer, std::string& out) {
+  out += "\"totals\":";
+  AppendServeTotalsJson(answer.totals, out);
+  out.pop_back();
+  std::string router;
+  AppendJsonString(answer.router, router);
+  fmt::format_to(std::back_inserter(out), ",\"workers\":{},\"router\":{}",
+                 answer.per_worker.size(), router);
+  std::vector<std::uint64_t> requests, tokens, uncached;
+  for (const ServeTotals& worker : answer.per_worker) {
+    requests.push_back(worker.requests);
+    tokens.push_back(worker.request_tokens);
+    uncached.push_back(worker.request_tokens - worker.matched_tokens);
+  }
+  const std::pair<const char*, const std::vector<std::uint64_t>*> figures[] = {
+      {"imbalance_requests", &requests},
+      {"imbalance_tokens", &tokens},
+      {"imbalance_uncached", &uncached}};
+  for (const auto& [name, counts] : figures) {
+    fmt::format_to(std::back_inserter(out), ",\"{}\":", name);
+    AppendJsonDouble(Imbalance(*counts), out);
+  }
+  out += "},\"per_worker\":[";
+  for (const ServeTotals& worker : answer.per_worker) {
+    AppendServeTotalsJson(worker, out);
+    out += ',';
+  }
+  if (!answer.per_worker.empty()) out.pop_back();
+  out += ']';
+}
+
+void AppendRoutedAnswerJson(const RoutedAnswer& answer, std::string& out,
+                            bool with_requests) {
+  out += '{';
+  if (with_requests) {
+    AppendRequestsJson(answer.requests, answer.workers_of, out);
+  }
+  AppendRoutedTotalsJson(answer, out);
   out += "}\n";
 }
 

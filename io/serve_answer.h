@@ -4,7 +4,9 @@
 #ifndef KVPREFIX_IO_SERVE_ANSWER_H_
 #define KVPREFIX_IO_SERVE_ANSWER_H_
 
+#include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string>
 
 #include "kvprefix/request.h"
@@ -36,9 +38,10 @@ void AppendJsonDouble(double value, std::string& out);
 // Appends one request's answer, compact, members in SPEC §10.5's order:
 // {"matched_length":M,"cache_node":N,"arrival_us":A,"start_us":S,
 //  "prefill_end_us":E,"finish_us":F,"wait_us":W,"refused":false,
-//  "waited_for_room":false} (times µs, wait_us = start - arrival). O(1).
-// Thread-safe.
-void AppendServedRequestJson(const ServedRequest& request, std::string& out);
+//  "waited_for_room":false} (times µs, wait_us = start - arrival), with
+// `worker` (SPEC §11.8) ,"worker":w last. O(1). Thread-safe.
+void AppendServedRequestJson(const ServedRequest& request, std::string& out,
+                             const std::size_t* worker = nullptr);
 
 // Appends the totals object, compact, members in SPEC §10.5's order:
 // {"requests":R,"request_tokens":T,"matched_tokens":M,"hit_ratio":H,
@@ -57,6 +60,27 @@ void AppendServeTotalsJson(const ServeTotals& totals, std::string& out);
 // Thread-safe.
 void AppendServeAnswerJson(const ServeAnswer& answer, std::string& out,
                            bool with_requests);
+
+// SPEC §11.8's imbalance figure of `counts` (one per worker, N of them):
+// max_w / mean_w = max · N / Σ, the nearest double (NearestQuotient), 1.0
+// when Σ is 0. O(N). Thread-safe.
+double Imbalance(std::span<const std::uint64_t> counts);
+
+// Appends SPEC §11.8's members after `requests`, compact:
+// "totals":{...§10.5's totals over all...,"workers":N,"router":"name",
+// "imbalance_requests":..,"imbalance_tokens":..,"imbalance_uncached":..},
+// "per_worker":[{...},...] (AppendServeTotalsJson for each worker; the
+// imbalances by Imbalance over the workers' requests, request_tokens and
+// request_tokens − matched_tokens). O(N). Thread-safe.
+void AppendRoutedTotalsJson(const RoutedAnswer& answer, std::string& out);
+
+// Appends SPEC §11.8's answer, compact, one trailing newline:
+// {"requests":[...],"totals":{...},"per_worker":[...]}\n, each request as
+// AppendServedRequestJson writes it with "worker":w appended; without
+// `with_requests` (a trace's answer) no "requests". O(requests + N).
+// Thread-safe.
+void AppendRoutedAnswerJson(const RoutedAnswer& answer, std::string& out,
+                            bool with_requests);
 
 }  // namespace kvprefix
 

@@ -242,6 +242,20 @@ struct ServeAnswer {
   ServeTotals totals;
 };
 
+// A routed replay's whole answer (SPEC §11.8): the requests in request
+// order (left empty by a replay that only counts) with each one's worker,
+// the totals over all workers (sums; peaks the largest; waits and makespan
+// over all requests), each worker's own totals, and the router's name
+// (kRouterPolicies, router/router_spec.h). The imbalance figures are
+// derived from per_worker by io's writer.
+struct RoutedAnswer {
+  std::vector<ServedRequest> requests = {};
+  std::vector<std::size_t> workers_of = {};  // request -> its worker
+  ServeTotals totals = {};
+  std::vector<ServeTotals> per_worker = {};  // N of them
+  std::string_view router = {};
+};
+
 }  // namespace kvprefix
 
 #endif  // KVPREFIX_KVPREFIX_REQUEST_H_

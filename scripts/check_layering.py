@@ -31,18 +31,21 @@ import tempfile
 # tests/, fuzz/, bench/) never includes testing/.
 _CORE = ["kvprefix"]
 _ENGINES = _CORE + ["reference", "optimized", "plugin", "engines"]
-_PRODUCT = _ENGINES + ["io", "serve", "checking", "verify"]
+_PRODUCT = _ENGINES + ["router", "io", "serve", "checking", "verify"]
 LAYERS = {
     "kvprefix": [],
     "reference": _CORE,
     "optimized": _CORE,
     "plugin": _CORE,
     "engines": _ENGINES,
-    "io": _CORE,
-    # SPEC §10's serving replay: workers and the clock over ServingCache.
-    "serve": _CORE,
-    "checking": _ENGINES + ["io", "serve"],
-    "verify": _ENGINES + ["io", "serve", "checking"],
+    # router/ (SPEC §11's policies) reads only the core; io/ reads and
+    # writes its documents; serve/ (SPEC §10's serving replay: workers and
+    # the clock over ServingCache) runs the workers and calls it.
+    "router": _CORE,
+    "io": _CORE + ["router"],
+    "serve": _CORE + ["router"],
+    "checking": _ENGINES + ["router", "io", "serve"],
+    "verify": _ENGINES + ["router", "io", "serve", "checking"],
     "cli": _PRODUCT,
     "testing": _PRODUCT,
     "tests": _PRODUCT + ["testing"],
@@ -51,7 +54,7 @@ LAYERS = {
     "python": _PRODUCT + ["cli"],
     # examples/ uses kvprefix as a user does: only the libraries that are
     # installed and exported (kvprefix::kvprefix, ::io, ::checking).
-    "examples": _ENGINES + ["io", "serve", "checking"],
+    "examples": _ENGINES + ["router", "io", "serve", "checking"],
 }
 
 _SOURCE = re.compile(r"\.(cc|h|cpp|hpp)$")

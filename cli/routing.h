@@ -1,0 +1,51 @@
+// `replay`'s SPEC §11 options: --workers N, --router NAME, --seed S and one
+// option per router parameter (the member's name with '-' for '_':
+// --load-factor, --hash-prefix, --ties, ...), with §11.1's values, ranges
+// and errors. Options given replace the document's members; --router
+// replaces the whole router object (its parameters then come from the
+// options only); any of them makes a document (or a trace) a routed replay
+// (§11.8's answer).
+#ifndef KVPREFIX_CLI_ROUTING_H_
+#define KVPREFIX_CLI_ROUTING_H_
+
+#include <CLI/CLI.hpp>
+#include <array>
+#include <cstdint>
+#include <string>
+
+#include "router/router_spec.h"
+
+namespace kvprefix::cli {
+
+struct RoutingFlags {
+  std::uint64_t workers = 1;
+  std::uint64_t seed = 0;
+  std::string router;
+  // Per kRouterParameters entry: an integer's value, or a decimal's or a
+  // name's text (checked when parsed).
+  std::array<std::uint64_t, kRouterParameters.size()> integers = {};
+  std::array<std::string, kRouterParameters.size()> texts;
+  CLI::Option* workers_option = nullptr;
+  CLI::Option* seed_option = nullptr;
+  CLI::Option* router_option = nullptr;
+  std::array<CLI::Option*, kRouterParameters.size()> parameter_options = {};
+};
+
+// Adds the options (each a usage error, exit 2, naming it, outside §11.1's
+// kinds and ranges).
+void AddRoutingFlags(CLI::App& command, RoutingFlags& flags);
+
+// True if any of them was given. O(parameters).
+bool RoutingFlagsGiven(const RoutingFlags& flags);
+
+// `routing` (a document's, or the defaults) with the options given in
+// place: --workers, --router (a new router object with only the options'
+// parameters), --seed, each parameter. Throws std::invalid_argument (a
+// usage error) naming a parameter option the resulting router does not
+// take: "--load-factor: router \"round-robin\" takes no such parameter".
+// O(parameters).
+RoutingSpec ApplyRoutingFlags(const RoutingFlags& flags, RoutingSpec routing);
+
+}  // namespace kvprefix::cli
+
+#endif  // KVPREFIX_CLI_ROUTING_H_
