@@ -297,8 +297,12 @@ test_pip() {
     --exclude=./python/build --exclude='*.egg-info' --exclude=__pycache__ \
     -cf - . | tar -C "$work/repository" -xf -
   run "$python" -m venv --system-site-packages "$work/venv"
-  # README's command; a launcher (ccache) passes to setup.py's CMake build.
-  CMAKE_CXX_COMPILER_LAUNCHER=${KVPREFIX_LAUNCHER:-} PIP_DISABLE_PIP_VERSION_CHECK=1 \
+  # README's command. The launcher (ccache) and the generator pass to
+  # setup.py's CMake build: its tree (build-python/, a sibling of build/ as
+  # the build under test is of the sources) then compiles each source as
+  # the build under test did, and ccache finds the objects.
+  CMAKE_CXX_COMPILER_LAUNCHER=${KVPREFIX_LAUNCHER:-} CMAKE_GENERATOR=$KVPREFIX_GENERATOR \
+    PIP_DISABLE_PIP_VERSION_CHECK=1 \
     run "$work/venv/bin/pip" install --no-build-isolation --no-index \
     "$work/repository/python" >"$work/pip.log" 2>&1 ||
     { cat "$work/pip.log"; fail "pip install"; }
