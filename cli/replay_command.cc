@@ -39,16 +39,35 @@ struct ReplayOptions {
   std::string output = "-";
   double timeout = 0;  // seconds a plugin's call may take
   CLI::Option* matches_option = nullptr;
-  ServeFlags serve;      // SPEC §10
-  RoutingFlags routing;  // SPEC §11
+  ServeFlags serve;       // SPEC §10
+  RoutingFlags routing;   // SPEC §11
+  std::string kv_events;  // SPEC §11.11; empty: none
 };
 
+// Whether the replay serves requests in flight for its options alone: a
+// §10 flag, a routing option or --kv-events.
+bool ServingFlagsGiven(const ReplayOptions& options) {
+  return ServeFlagsGiven(options.serve) || RoutingFlagsGiven(options.routing) ||
+         !options.kv_events.empty();
+}
+
+// The block events' log, when --kv-events asks for one.
+std::unique_ptr<KvEventLog> MaybeEventLog(const ReplayOptions& options) {
+  return options.kv_events.empty() ? nullptr : std::make_unique<KvEventLog>();
+}
+
+// Writes the block events (before the answer, which thus comes last).
+void WriteEvents(const ReplayOptions& options, const KvEventLog* events) {
+  if (events != nullptr) WriteOutput(options.kv_events, events->text());
+}
+
 // The cache of a serving replay: --engine's, else the model's default
-// engine if it has a request lifecycle, else the reference's (every
-// model's has one).
+// engine if it has a request lifecycle (and no --kv-events, which only the
+// reference caches report), else the reference's (every model's has one).
 ChosenCache ServingCache(const ReplayOptions& options, ChosenCache chosen) {
   if (!Given(options.cache.engine_option) &&
-      !HasRequestLifecycle(chosen.engine, chosen.options.model)) {
+      (!HasRequestLifecycle(chosen.engine, chosen.options.model) ||
+       !options.kv_events.empty())) {
     chosen.engine = std::string(EngineNames().front());
   }
   return chosen;
@@ -71,14 +90,15 @@ void ServeMooncake(const ReplayOptions& options) {
   input.replay.options = cache.options;
   // SPEC §11: any routing option makes it a routed replay (N = 1 too).
   const bool routed = RoutingFlagsGiven(options.routing);
+  const auto events = MaybeEventLog(options);
   const RoutedAnswer answer = WhileDoing("replaying", [&] {
     if (routed) {
-      return RunRoutedReplay(input, ApplyRoutingFlags(options.routing, {}),
-                             cache,
-                             options.trace.mode == "block" ? TokenUnit::kBlock
-                                                           : TokenUnit::kToken);
+      return RunRoutedReplay(
+          input, ApplyRoutingFlags(options.routing, {}), cache,
+          options.trace.mode == "block" ? TokenUnit::kBlock : TokenUnit::kToken,
+          events.get());
     }
-    ServeAnswer one = RunServeReplay(input, cache);
+    ServeAnswer one = RunServeReplay(input, cache, events.get());
     return RoutedAnswer{.requests = std::move(one.requests),
                         .totals = one.totals};
   });
@@ -119,6 +139,7 @@ void ServeMooncake(const ReplayOptions& options) {
     });
     WriteOutput(options.matches, lines);
   }
+  WriteEvents(options, events.get());
   WriteOutput(options.output, line);
 }
 
@@ -144,7 +165,7 @@ void Reject(const CLI::Option* option, std::string_view format) {
 // read. Nothing is written until the whole trace has been replayed: an error
 // on any line, however late, leaves stdout and --matches untouched.
 void ReplayMooncake(const ReplayOptions& options) {
-  if (ServeFlagsGiven(options.serve) || RoutingFlagsGiven(options.routing)) {
+  if (ServingFlagsGiven(options)) {
     return ServeMooncake(options);
   }
   Progress progress;
@@ -211,29 +232,32 @@ void ReplayDocument(const ReplayOptions& options) {
                   DocumentCache{input.options, places, options.trace.path});
   const bool routed =
       RoutingFlagsGiven(options.routing) || HasRouteMember(places);
-  if (routed || ServeFlagsGiven(options.serve) || HasServeMember(places)) {
+  if (routed || ServingFlagsGiven(options) || HasServeMember(places)) {
     // SPEC §10: a document with any §10 member, or any §10 flag; §11 with
     // any §11 member or option.
     serve_input.serve = ApplyServeFlags(options.serve, serve_input.serve);
     serve_input.replay.options = cache.options;
+    const auto events = MaybeEventLog(options);
     std::string json;
     if (routed) {
       const RoutedAnswer answer = WhileDoing("replaying", [&] {
-        return RunRoutedReplay(serve_input,
-                               ApplyRoutingFlags(options.routing, routing),
-                               ServingCache(options, cache), TokenUnit::kToken);
+        return RunRoutedReplay(
+            serve_input, ApplyRoutingFlags(options.routing, routing),
+            ServingCache(options, cache), TokenUnit::kToken, events.get());
       });
       WhileDoing("formatting the output", [&] {
         AppendRoutedAnswerJson(answer, json, /*with_requests=*/true);
       });
-      return WriteOutput(options.output, json);
+    } else {
+      const ServeAnswer answer = WhileDoing("replaying", [&] {
+        return RunServeReplay(serve_input, ServingCache(options, cache),
+                              events.get());
+      });
+      WhileDoing("formatting the output", [&] {
+        AppendServeAnswerJson(answer, json, /*with_requests=*/true);
+      });
     }
-    const ServeAnswer answer = WhileDoing("replaying", [&] {
-      return RunServeReplay(serve_input, ServingCache(options, cache));
-    });
-    WhileDoing("formatting the output", [&] {
-      AppendServeAnswerJson(answer, json, /*with_requests=*/true);
-    });
+    WriteEvents(options, events.get());
     return WriteOutput(options.output, json);
   }
   const auto index = MakeEngine(cache.engine, cache.options);
@@ -306,10 +330,21 @@ void RegisterReplayCommand(CLI::App& app) {
                   "output");
   AddPluginTimeoutOption(*command, options->timeout);
   AddServeFlags(*command, options->serve);
+  AddOutputOption(*command, "--kv-events", options->kv_events,
+                  "Also write each worker's block events (the pages its "
+                  "cache stores and removes, and each arrival with every "
+                  "worker's matched length) as JSON Lines to this file "
+                  "(SPEC §11.11); a serving replay on the reference caches; "
+                  "- is standard output")
+      ->group("Serving replay (SPEC §10)");
   AddRoutingFlags(*command, options->routing);
   command->callback([options] {
     CheckDistinctOutputs("--matches", options->matches, "--output",
                          options->output);
+    CheckDistinctOutputs("--kv-events", options->kv_events, "--output",
+                         options->output);
+    CheckDistinctOutputs("--kv-events", options->kv_events, "--matches",
+                         options->matches);
     RunSupervised(options->cache.engine, options->timeout, [&] {
       if (options->input_format == "requests") {
         ReplayDocument(*options);

@@ -6,6 +6,7 @@
 
 #include "cli/option_checks.h"
 #include "engines/registry.h"
+#include "kvprefix/namespaces.h"
 #include "serve/routed_replay.h"
 #include "serve/serving_replay.h"
 
@@ -77,9 +78,12 @@ ServeOptions ApplyServeFlags(const ServeFlags& flags, ServeOptions options) {
 
 namespace {
 
-// A worker's cache for `input`, refused as RunServeReplay says.
+// Worker `w`'s cache for `input`, refused as RunServeReplay says, reporting
+// its pages to `events` if given.
 std::unique_ptr<ServingCache> MakeCheckedCache(const ServeInput& input,
-                                               const ChosenCache& cache) {
+                                               const ChosenCache& cache,
+                                               KvEventLog* events,
+                                               std::size_t w) {
   auto serving = MakeServingCache(cache.engine, cache.options);
   if (serving->one_at_a_time() && (input.serve.max_running > 1 ||
                                    input.serve.output != OutputMode::kNone)) {
@@ -89,20 +93,37 @@ std::unique_ptr<ServingCache> MakeCheckedCache(const ServeInput& input,
         "§10.7); --engine reference implements every model's",
         cache.engine));
   }
+  if (events == nullptr) return serving;
+  if (HasNamespaces(input.replay.namespaces)) {
+    throw std::invalid_argument(
+        "--kv-events: a replay with namespaces (SPEC §8.1) has no block "
+        "events yet: its pages' first tokens stand for (namespace, token)");
+  }
+  if (!serving->SetPageEventListener(&events->worker(w))) {
+    throw std::invalid_argument(fmt::format(
+        "--kv-events: engine '{}' does not report its pages; --engine "
+        "reference does",
+        cache.engine));
+  }
   return serving;
 }
 
 }  // namespace
 
-ServeAnswer RunServeReplay(const ServeInput& input, const ChosenCache& cache) {
-  return ServeReplay(input, *MakeCheckedCache(input, cache));
+ServeAnswer RunServeReplay(const ServeInput& input, const ChosenCache& cache,
+                           KvEventLog* events) {
+  return ServeReplay(input, *MakeCheckedCache(input, cache, events, 0), events);
 }
 
 RoutedAnswer RunRoutedReplay(const ServeInput& input,
                              const RoutingSpec& routing,
-                             const ChosenCache& cache, TokenUnit unit) {
+                             const ChosenCache& cache, TokenUnit unit,
+                             KvEventLog* events) {
+  std::size_t made = 0;  // RoutedReplay makes worker 0's cache first
   return RoutedReplay(
-      input, routing, [&] { return MakeCheckedCache(input, cache); }, unit);
+      input, routing,
+      [&] { return MakeCheckedCache(input, cache, events, made++); }, unit,
+      events);
 }
 
 std::string ServeSettingsJson(const ServeOptions& options) {

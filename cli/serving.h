@@ -11,6 +11,7 @@
 #include <string>
 
 #include "cli/cache_choice.h"
+#include "io/kv_events.h"
 #include "kvprefix/request.h"
 #include "router/router_spec.h"
 
@@ -38,16 +39,23 @@ ServeOptions ApplyServeFlags(const ServeFlags& flags, ServeOptions options);
 // reference, and plugins) is exact only one request at a time with output
 // "none" (§10.7): anything else is refused with std::invalid_argument
 // naming the engine and what to use. Throws what MakeServingCache and
-// ServeReplay throw.
-ServeAnswer RunServeReplay(const ServeInput& input, const ChosenCache& cache);
+// ServeReplay throw. With `events`, the cache reports its pages and the
+// replay its times and arrivals to it (SPEC §11.11; io/kv_events.h): an
+// engine that does not report pages (only the reference caches do), or a
+// document with namespaces, is refused with std::invalid_argument naming
+// --kv-events.
+ServeAnswer RunServeReplay(const ServeInput& input, const ChosenCache& cache,
+                           KvEventLog* events = nullptr);
 
 // SPEC §11.8's answer for `input` on routing.workers workers, each with a
 // cache as RunServeReplay makes it (and refuses it), routed by
 // routing.router with the defaults of `unit`. Throws what RunServeReplay
-// and RoutedReplay (serve/routed_replay.h) throw.
+// and RoutedReplay (serve/routed_replay.h) throw. `events`: each worker's
+// cache reports to events->worker(w), as RunServeReplay's.
 RoutedAnswer RunRoutedReplay(const ServeInput& input,
                              const RoutingSpec& routing,
-                             const ChosenCache& cache, TokenUnit unit);
+                             const ChosenCache& cache, TokenUnit unit,
+                             KvEventLog* events = nullptr);
 
 // The settings members of a serving replay's summary line, after the
 // cache's: "max_running":B,"prefill_us_per_token":..,"decode_us_per_token":

@@ -34,6 +34,7 @@
 #include "kvprefix/cache.h"
 #include "kvprefix/cache_model.h"
 #include "kvprefix/memory.h"
+#include "kvprefix/page_events.h"
 #include "kvprefix/prefix_index.h"
 #include "kvprefix/request.h"
 #include "kvprefix/types.h"
@@ -277,6 +278,18 @@ class PagedIndex {
   void SetEvictionListener(EvictionListener listener) {
     pages_->listener = std::move(listener);
   }
+  // Reports E's pages with their tokens (kvprefix/page_events.h), if E
+  // reports its nodes: over pages, a node's symbol is looked up.
+  void SetPageEventListener(PageEventListener* listener) requires
+      requires(E& engine) {
+    engine.SetPageEventListener(listener);
+  }
+  {
+    if (Tokens()) return engine_.SetPageEventListener(listener);
+    pages_->events.listener = listener;
+    engine_.SetPageEventListener(listener == nullptr ? nullptr
+                                                     : &pages_->events);
+  }
   std::size_t memory_bytes() const {
     return engine_.memory_bytes() + pages_->table.memory_bytes() +
            MallocChunkBytes(sizeof(Pages));
@@ -360,12 +373,24 @@ class PagedIndex {
     return match;
   }
 
-  // On the heap, so that the engine's listener can point at it while the
+  // E's page events, a node's symbol replaced by its page's tokens.
+  struct SymbolEvents final : PageEventListener {
+    explicit SymbolEvents(const PageTable<Hash>& pages) : table(pages) {}
+    std::uint64_t Stored(std::uint64_t parent, TokenSpan symbol) override {
+      return listener->Stored(parent, table.Content(symbol[0]));
+    }
+    void Removed(std::uint64_t handle) override { listener->Removed(handle); }
+    const PageTable<Hash>& table;
+    PageEventListener* listener = nullptr;  // the user's
+  };
+
+  // On the heap, so that the engine's listeners can point at it while the
   // index itself moves.
   struct Pages {
     explicit Pages(std::size_t page_size) : table(page_size) {}
     PageTable<Hash> table;
     EvictionListener listener;  // the user's, for SetEvictionListener
+    SymbolEvents events{table};
   };
 
   CacheOptions options_;

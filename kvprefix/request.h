@@ -21,11 +21,13 @@
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string_view>
 #include <utility>
 #include <vector>
 
 #include "kvprefix/cache.h"
+#include "kvprefix/page_events.h"
 #include "kvprefix/replay.h"
 #include "kvprefix/types.h"
 
@@ -93,6 +95,30 @@ class ServingCache {
   // Pages evicted so far: spec nodes, vllm blocks taken from a chain by an
   // allocation, sglang evicted tokens / P. O(1).
   virtual std::uint64_t evicted_pages() const = 0;
+  // Reports the pages this cache comes to hold and lets go to `listener`
+  // (kvprefix/page_events.h; null: none) and returns true, or returns false
+  // if this cache does not report them (the reference caches do). Call on
+  // an empty cache; `listener` must outlive its changes.
+  virtual bool SetPageEventListener(PageEventListener* /*listener*/) {
+    return false;
+  }
+};
+
+// What a serving replay (serve/serving_replay.h) reports as it runs, so
+// that a log of its workers' page events (io/kv_events.h) can place each
+// event in time and against the routing decisions (SPEC §11.11). Not
+// thread-safe: one replay calls it.
+class ReplayObserver {
+ public:
+  virtual ~ReplayObserver() = default;
+  // The clock moved to `now` (µs): the caches' changes and arrivals that
+  // follow happen at `now`.
+  virtual void Time(std::uint64_t now) = 0;
+  // Request `id` arrived and joined worker `worker`'s queue; `matched`
+  // holds, for each worker, the matched length (tokens) of its peek_match
+  // of the request's prompt at the routing instant (SPEC §10.6).
+  virtual void Arrived(RequestId id, std::size_t worker,
+                       std::span<const std::uint64_t> matched) = 0;
 };
 
 // What an engine type `E` provides to be a ServingCache natively (the
@@ -143,6 +169,14 @@ class ServingAdapter final : public ServingCache {
   std::uint64_t cached_pages() const override { return engine_.cached_pages(); }
   std::uint64_t evicted_pages() const override {
     return engine_.evicted_pages();
+  }
+  bool SetPageEventListener(PageEventListener* listener) override {
+    if constexpr (requires { engine_.SetPageEventListener(listener); }) {
+      engine_.SetPageEventListener(listener);
+      return true;
+    } else {
+      return false;
+    }
   }
 
   E& engine() { return engine_; }

@@ -39,7 +39,8 @@ ReferenceBlockPool::ChainId ReferenceBlockPool::FindOrAddChain(ChainId parent,
     return found;
   }
   const ChainId id = chains_.size();
-  chains_.push_back(Chain{.page = {page.begin(), page.end()}, .blocks = {}});
+  chains_.push_back(Chain{
+      .page = {page.begin(), page.end()}, .blocks = {}, .parent = parent});
   chain_ids_.emplace(
       std::pair{parent, std::vector<Token>(page.begin(), page.end())}, id);
   return id;
@@ -92,6 +93,7 @@ ReferenceBlockPool::BlockId ReferenceBlockPool::Allocate() {
     --cached_blocks_;
     ++evicted_;
     if (listener_) listener_(TokenSpan(chain.page));
+    if (page_events_ != nullptr) page_events_->Removed(block.handle);
   }
   return id;
 }
@@ -107,6 +109,15 @@ void ReferenceBlockPool::Hold(BlockId id, ChainId chain) {
   block.chain = chain;
   block.in_chain = holders.insert(holders.end(), id);
   ++cached_blocks_;
+  if (page_events_ != nullptr) {
+    // The parent chain is held: by hit blocks, or by this request's own.
+    Chain& held = chains_[chain];
+    block.handle = page_events_->Stored(held.parent == kEmptyChain
+                                            ? PageEventListener::kRoot
+                                            : chains_[held.parent].handle,
+                                        TokenSpan(held.page));
+    held.handle = block.handle;
+  }
 }
 
 Match ReferenceBlockPool::Access(TokenSpan request) {

@@ -33,6 +33,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "kvprefix/cache.h"
+#include "kvprefix/page_events.h"
 #include "kvprefix/request.h"
 #include "kvprefix/types.h"
 
@@ -82,6 +83,12 @@ class ReferenceBlockPool {
   void SetEvictionListener(EvictionListener listener) {
     listener_ = std::move(listener);
   }
+  // Reports each block as it comes to hold a chain's page and as step 4
+  // takes it from that chain (kvprefix/page_events.h); null: none. Set on
+  // an empty pool; `listener` must outlive the pool's changes.
+  void SetPageEventListener(PageEventListener* listener) {
+    page_events_ = listener;
+  }
   // The chain map's and the lists' red-black-tree and list nodes, and the
   // block and page vectors. O(chains).
   std::size_t memory_bytes() const;
@@ -94,13 +101,16 @@ class ReferenceBlockPool {
   struct Chain {
     std::vector<Token> page;    // its last page (P tokens)
     std::list<BlockId> blocks;  // the index's list, oldest first
+    ChainId parent = kEmptyChain;
+    std::uint64_t handle = 0;  // page_events_'s, from its latest holder
   };
   struct Block {
     ChainId chain = kEmptyChain;  // the chain it holds; kEmptyChain: none
     std::list<BlockId>::iterator in_chain;  // its entry in chain.blocks
     std::list<BlockId>::iterator in_free_queue;
-    bool queued = false;      // in the free queue
-    std::uint64_t count = 0;  // SPEC §10.4: running requests holding it
+    bool queued = false;       // in the free queue
+    std::uint64_t count = 0;   // SPEC §10.4: running requests holding it
+    std::uint64_t handle = 0;  // page_events_'s for the chain it holds
   };
   // A running request: its N blocks, and its prompt's whole pages F.
   struct Running {
@@ -132,6 +142,7 @@ class ReferenceBlockPool {
   std::uint64_t cached_blocks_ = 0;
   std::uint64_t evicted_ = 0;
   EvictionListener listener_;
+  PageEventListener* page_events_ = nullptr;
   absl::flat_hash_map<RequestId, Running> running_;  // SPEC §10.4
   std::uint64_t pinned_blocks_ = 0;
 };

@@ -72,6 +72,10 @@ NodeId ReferenceRadixCache::Split(NodeId child, std::size_t pages) {
   old.edge.erase(old.edge.begin(), old.edge.begin() + cut);
   old.parent = created;
   nodes_[created].locks = old.locks;
+  if (page_events_ != nullptr) {
+    nodes_[created].pages.assign(old.pages.begin(), old.pages.begin() + pages);
+    old.pages.erase(old.pages.begin(), old.pages.begin() + pages);
+  }
   nodes_[created].children.emplace(FirstPage(old.edge), child);
   nodes_[parent].children[first_page] = created;
   return created;
@@ -155,6 +159,15 @@ void ReferenceRadixCache::InsertKey(TokenSpan key) {
         NewNode(node, std::vector<Token>(leaf.begin(), leaf.end()));
     nodes_[node].children.emplace(FirstPage(leaf), created);
     size_ += leaf.size();
+    if (page_events_ != nullptr) {
+      std::uint64_t parent = node == kRootNode ? PageEventListener::kRoot
+                                               : nodes_[node].pages.back();
+      for (std::size_t at = 0; at < leaf.size(); at += options_.page_size) {
+        parent =
+            page_events_->Stored(parent, leaf.subspan(at, options_.page_size));
+        nodes_[created].pages.push_back(parent);
+      }
+    }
   }
 }
 
@@ -194,6 +207,11 @@ std::uint64_t ReferenceRadixCache::Evict(std::uint64_t demand) {
     --present_;
     ++evicted_;
     if (listener_) listener_(TokenSpan(node.edge));
+    if (page_events_ != nullptr) {
+      for (auto page = node.pages.rbegin(); page != node.pages.rend(); ++page) {
+        page_events_->Removed(*page);
+      }
+    }
     if (IsCandidate(parent)) candidates.emplace(Priority(parent), parent);
   }
   return freed;

@@ -24,6 +24,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "kvprefix/cache.h"
+#include "kvprefix/page_events.h"
 #include "kvprefix/request.h"
 #include "kvprefix/types.h"
 
@@ -78,6 +79,13 @@ class ReferenceRadixCache {
   void SetEvictionListener(EvictionListener listener) {
     listener_ = std::move(listener);
   }
+  // Reports the tree's pages as an insert adds them and an eviction
+  // removes them, deepest first (kvprefix/page_events.h); a split changes
+  // no page. Null: none. Set on an empty tree; `listener` must outlive the
+  // tree's changes.
+  void SetPageEventListener(PageEventListener* listener) {
+    page_events_ = listener;
+  }
   // The tree's size: tokens on the edges of the nodes present. O(1).
   std::uint64_t size_tokens() const { return size_; }
   // The node vector, edges and the children maps' nodes. O(nodes).
@@ -92,6 +100,7 @@ class ReferenceRadixCache {
     std::uint64_t creation = 0;  // c
     std::uint64_t locks = 0;     // running requests whose node is below
     bool present = true;
+    std::vector<std::uint64_t> pages;  // page_events_'s, one per edge page
   };
   // Where a walk of `key` ended: the tokens walked and the node.
   struct Walk {
@@ -134,6 +143,7 @@ class ReferenceRadixCache {
   std::uint64_t size_ = 0;  // tokens on present edges
   std::uint64_t evicted_ = 0;
   EvictionListener listener_;
+  PageEventListener* page_events_ = nullptr;
   absl::flat_hash_map<RequestId, Running> running_;  // SPEC §10.4
   std::uint64_t locked_tokens_ = 0;  // on edges of nodes with a lock
   std::uint64_t held_ = 0;           // held outside the tree

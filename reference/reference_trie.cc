@@ -35,6 +35,12 @@ NodeId ReferenceTrie::Insert(TokenSpan sequence) {
                             .count = 0});
       nodes_[current].children.emplace(token, created);  // after the push
       ++present_;
+      if (page_events_ != nullptr) {
+        nodes_[created].page =
+            page_events_->Stored(current == kRootNode ? PageEventListener::kRoot
+                                                      : nodes_[current].page,
+                                 TokenSpan(&token, 1));
+      }
       if (options_.bounded()) {
         // The new node is a leaf; its parent, if it was one, is no longer,
         // and the parent's entry in leaves_ is reused for it (here, in
@@ -186,6 +192,7 @@ void ReferenceTrie::EvictLeaf() {
     leaves_.insert(std::move(entry));
   }
   if (listener_) listener_(TokenSpan(&token, 1));
+  if (page_events_ != nullptr) page_events_->Removed(nodes_[id].page);
 }
 
 std::size_t ReferenceTrie::memory_bytes() const {

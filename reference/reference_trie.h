@@ -26,6 +26,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "kvprefix/cache.h"
+#include "kvprefix/page_events.h"
 #include "kvprefix/request.h"
 #include "kvprefix/types.h"
 
@@ -112,6 +113,12 @@ class ReferenceTrie {
   void SetEvictionListener(EvictionListener listener) {
     listener_ = std::move(listener);
   }
+  // Reports every node (a page of one token) as it is created and evicted
+  // (kvprefix/page_events.h); null: none. Set on an empty trie; `listener`
+  // must outlive the trie's changes.
+  void SetPageEventListener(PageEventListener* listener) {
+    page_events_ = listener;
+  }
 
   // Heap bytes: the node vector, one red-black-tree chunk per edge, and when
   // bounded one per leaf. O(1).
@@ -126,6 +133,7 @@ class ReferenceTrie {
     std::uint64_t stamp = 0;  // the last request (Insert) whose path held it
     std::uint64_t count = 0;  // lfu: how many requests' paths held it
     std::uint64_t pins = 0;   // SPEC §10.4: running requests matching it
+    std::uint64_t page = 0;   // its handle from page_events_
   };
   // The key SPEC §8 step 4 orders leaves by, compared first by first.
   using Key = std::pair<std::uint64_t, std::uint64_t>;
@@ -148,6 +156,7 @@ class ReferenceTrie {
   std::uint64_t stamp_ = 0;                  // stamps given so far
   std::uint64_t evicted_ = 0;
   EvictionListener listener_;
+  PageEventListener* page_events_ = nullptr;
   // SPEC §10.4: the matched path of each running request, and the nodes
   // with a pin.
   absl::flat_hash_map<RequestId, std::vector<NodeId>> running_;

@@ -10,8 +10,8 @@ std::uint64_t Stream::Draw() {
   return SplitMix64(seed_ + draws_++ * kSplitMix64Gamma);
 }
 
-std::uint64_t KeyHash(TokenSpan key) {
-  std::uint64_t hash = 0;
+std::uint64_t KeyHash(TokenSpan key, std::uint64_t start) {
+  std::uint64_t hash = start;
   for (const Token token : key) {
     hash = SplitMix64(
         hash ^ static_cast<std::uint64_t>(static_cast<std::int64_t>(token)));

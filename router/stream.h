@@ -37,8 +37,10 @@ class Stream {
 
 // key_hash(s_1 ... s_j) = h_j, h_0 = 0, h_i = splitmix64(h_{i-1} XOR s_i),
 // each token taken as a 64-bit two's complement value; 0 for no tokens.
+// From h_0 = `start` instead, it continues a key: KeyHash(y, KeyHash(x)) is
+// the key_hash of x followed by y (SPEC §11.11's chained block hash).
 // O(tokens). Pure; thread-safe.
-std::uint64_t KeyHash(TokenSpan key);
+std::uint64_t KeyHash(TokenSpan key, std::uint64_t start = 0);
 
 // The ring of N workers with V points each: point (w, v) sits at
 // splitmix64(w · 2^32 + v), sorted by (position, w, v). Immutable after

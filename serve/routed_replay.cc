@@ -51,7 +51,8 @@ ServeTotals AllTotals(const ServeRequests& requests,
 }  // namespace
 
 RoutedAnswer RoutedReplay(const ServeInput& input, const RoutingSpec& routing,
-                          const MakeWorkerCache& make_cache, TokenUnit unit) {
+                          const MakeWorkerCache& make_cache, TokenUnit unit,
+                          ReplayObserver* observer) {
   if (routing.workers == 0) throw std::invalid_argument("0 workers");
   const ServeRequests requests(input);
   std::vector<std::unique_ptr<ServingCache>> owned;
@@ -76,7 +77,7 @@ RoutedAnswer RoutedReplay(const ServeInput& input, const RoutingSpec& routing,
                                     .arrival_us = requests.arrival_us(id)};
         return router->Choose(request, ServingViews(workers));
       },
-      answer.per_worker, &answer.workers_of);
+      answer.per_worker, &answer.workers_of, observer);
   std::vector<std::vector<RequestId>> ids(caches.size());
   for (RequestId id = 0; id < requests.size(); ++id) {
     ids[answer.workers_of[id]].push_back(id);

@@ -22,11 +22,13 @@ using MakeWorkerCache = std::function<std::unique_ptr<ServingCache>()>;
 // sglang: §11.2's pinned_pages is then pinned / P). Throws what
 // ServeRequests, the caches and MakeRouter throw, std::invalid_argument
 // for 0 workers, std::overflow_error from an exact score (router/).
+// `observer` (null: none): as RunServing (serve/serving_replay.h) tells it.
 // O(requests · (N + the policy's cost)) plus the caches' costs; memory N
 // caches. Not thread-safe for one `make_cache`; distinct calls are
 // independent.
 RoutedAnswer RoutedReplay(const ServeInput& input, const RoutingSpec& routing,
-                          const MakeWorkerCache& make_cache, TokenUnit unit);
+                          const MakeWorkerCache& make_cache, TokenUnit unit,
+                          ReplayObserver* observer = nullptr);
 
 }  // namespace kvprefix
 

@@ -21,7 +21,8 @@ std::vector<ServedRequest> RunServing(const ServeRequests& requests,
                                       std::span<ServingCache* const> caches,
                                       const ChooseWorker& choose,
                                       std::vector<ServeTotals>& per_worker,
-                                      std::vector<std::size_t>* workers_of) {
+                                      std::vector<std::size_t>* workers_of,
+                                      ReplayObserver* observer) {
   std::vector<ServedRequest> answers(requests.size());
   for (RequestId id = 0; id < requests.size(); ++id) {
     answers[id].arrival_us = requests.arrival_us(id);
@@ -33,6 +34,7 @@ std::vector<ServedRequest> RunServing(const ServeRequests& requests,
   }
   if (workers_of != nullptr) workers_of->assign(requests.size(), 0);
   std::vector<char> due(workers.size());
+  std::vector<std::uint64_t> matched(observer != nullptr ? workers.size() : 0);
   RequestId next_arrival = 0;
   while (true) {
     // §10.3 step 1: "now = the smallest time among pending events and
@@ -45,6 +47,7 @@ std::vector<ServedRequest> RunServing(const ServeRequests& requests,
       }
     }
     if (!now) break;
+    if (observer != nullptr) observer->Time(*now);
     bool arrivals = true;
     do {
       // Step 2: each worker's prefill ends and finishes at `now`, then the
@@ -56,6 +59,15 @@ std::vector<ServedRequest> RunServing(const ServeRequests& requests,
              requests.arrival_us(next_arrival) == *now) {
         const std::size_t w =
             workers.size() == 1 ? 0 : choose(next_arrival, workers);
+        if (observer != nullptr) {
+          const TokenSpan prompt = requests.prompt(next_arrival);
+          for (std::size_t v = 0; v < workers.size(); ++v) {
+            matched[v] = prompt.empty()
+                             ? 0
+                             : workers[v].PeekMatch(prompt).matched_length;
+          }
+          observer->Arrived(next_arrival, w, matched);
+        }
         workers[w].Enqueue(next_arrival);
         if (workers_of != nullptr) (*workers_of)[next_arrival] = w;
         due[w] = 1;
@@ -106,12 +118,14 @@ ServeTotals Summarize(const ServeRequests& requests,
   return totals;
 }
 
-ServeAnswer ServeReplay(const ServeInput& input, ServingCache& cache) {
+ServeAnswer ServeReplay(const ServeInput& input, ServingCache& cache,
+                        ReplayObserver* observer) {
   const ServeRequests requests(input);
   ServingCache* const caches[] = {&cache};
   std::vector<ServeTotals> per_worker;
   ServeAnswer answer;
-  answer.requests = RunServing(requests, caches, {}, per_worker, nullptr);
+  answer.requests =
+      RunServing(requests, caches, {}, per_worker, nullptr, observer);
   std::vector<RequestId> ids(requests.size());
   std::iota(ids.begin(), ids.end(), RequestId{0});
   answer.totals = Summarize(requests, answer.requests, ids, per_worker[0]);

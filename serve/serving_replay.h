@@ -30,6 +30,8 @@ using ChooseWorker =
 // worker), then the start loop of every worker with due work, until
 // nothing is pending. Returns every request's answer (its worker in
 // `workers_of`, when given) and the totals of each worker in `per_worker`.
+// An `observer` (null: none) hears each new time and each arrival with
+// every worker's peek_match of it (O(N · n) more per arrival).
 // Throws std::invalid_argument for what ServeRequests and Worker reject,
 // and what the caches throw. O(requests log(requests)) plus the caches'
 // costs.
@@ -37,7 +39,8 @@ std::vector<ServedRequest> RunServing(const ServeRequests& requests,
                                       std::span<ServingCache* const> caches,
                                       const ChooseWorker& choose,
                                       std::vector<ServeTotals>& per_worker,
-                                      std::vector<std::size_t>* workers_of);
+                                      std::vector<std::size_t>* workers_of,
+                                      ReplayObserver* observer = nullptr);
 
 // SPEC §10.5's totals of the requests `ids` (their answers in `answers`),
 // completing `worker`'s own (refused, waits, the peaks, evicted pages).
@@ -46,8 +49,10 @@ ServeTotals Summarize(const ServeRequests& requests,
                       std::span<const ServedRequest> answers,
                       std::span<const RequestId> ids, ServeTotals worker);
 
-// One worker: SPEC §10's answer for `input` on `cache` (empty at the start).
-ServeAnswer ServeReplay(const ServeInput& input, ServingCache& cache);
+// One worker: SPEC §10's answer for `input` on `cache` (empty at the start),
+// telling `observer` (null: none) as RunServing does.
+ServeAnswer ServeReplay(const ServeInput& input, ServingCache& cache,
+                        ReplayObserver* observer = nullptr);
 
 }  // namespace kvprefix
 

@@ -3,6 +3,7 @@
 // checked against the shared cases and the oracle by tests/serve/.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -82,6 +83,58 @@ TEST(CliServeTest, AnEngineWithoutALifecycleAnswersOneAtATimeOnly) {
                 "reference", "--max-running", "1"});
   ASSERT_EQ(one.status, 0) << one.err;
   EXPECT_EQ(one.out, reference.out);
+}
+
+TEST(CliServeTest, KvEventsWritesEachWorkersPages) {
+  test::ScratchDir dir;
+  const std::string trace = dir.Path("trace.jsonl");
+  test::WriteTextFile(trace, kTrace);
+  const std::string events = dir.Path("events.jsonl");
+  // vllm's default engine is hash, which reports no pages: --kv-events
+  // takes the reference unless --engine says otherwise.
+  const test::ProgramRun run =
+      Kvprefix({"replay", trace, "--model", "vllm", "--workers", "2",
+                "--kv-events", events});
+  ASSERT_EQ(run.status, 0) << run.err;
+  EXPECT_NE(run.out.find(R"("engine":"reference")"), std::string::npos)
+      << run.out;
+  // Blocks 1, 2 hold their chains at the first request's start on worker 0
+  // (round-robin); the second, [1] at 3 ms, matches nothing (all-but-last)
+  // and its block holds chain [1] on worker 1.
+  EXPECT_EQ(
+      test::ReadTextFile(events),
+      R"({"time_us":0,"type":"arrival","request":0,"worker":0,"peek":[0,0]})"
+      "\n"
+      R"({"time_us":0,"worker":0,"type":"stored","block_hash":10451216379200822465,"parent_hash":null,"tokens":[1]})"
+      "\n"
+      R"({"time_us":0,"worker":0,"type":"stored","block_hash":13608149317741381227,"parent_hash":10451216379200822465,"tokens":[2]})"
+      "\n"
+      R"({"time_us":3000,"type":"arrival","request":1,"worker":1,"peek":[0,0]})"
+      "\n"
+      R"({"time_us":3000,"worker":1,"type":"stored","block_hash":10451216379200822465,"parent_hash":null,"tokens":[1]})"
+      "\n");
+  // Engines that report no pages, and namespaces, are refused by name, and
+  // no file is written.
+  const std::string not_written = dir.Path("none.jsonl");
+  const test::ProgramRun hash =
+      Kvprefix({"replay", trace, "--model", "vllm", "--engine", "hash",
+                "--kv-events", not_written});
+  EXPECT_EQ(hash.status, 2);
+  EXPECT_NE(hash.err.find("--kv-events: engine 'hash' does not report its "
+                          "pages; --engine reference does"),
+            std::string::npos)
+      << hash.err;
+  const std::string document = dir.Path("d.json");
+  test::WriteTextFile(document,
+                      R"({"requests":[[1,2]],"namespaces":["lora-a"]})");
+  const test::ProgramRun named =
+      Kvprefix({"replay", document, "--input-format", "requests", "--kv-events",
+                not_written});
+  EXPECT_EQ(named.status, 2);
+  EXPECT_NE(named.err.find("--kv-events: a replay with namespaces"),
+            std::string::npos)
+      << named.err;
+  EXPECT_FALSE(std::filesystem::exists(not_written));
 }
 
 TEST(CliServeTest, ATraceWithoutTimestampsIsAnErrorNamingTheLine) {
