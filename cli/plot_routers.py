@@ -11,8 +11,10 @@ one worker, drawn as a dotted grey line).
 """
 import argparse
 import csv
-import io
 import sys
+
+# Beside this script (the source tree's cli/, or share/kvprefix/).
+from plot_curve import load_pyplot, write_image
 
 MARKERS = "os^vD<>pP*Xh"
 
@@ -22,13 +24,8 @@ def main():
     parser.add_argument("--format", choices=["png", "svg"], default="png")
     parser.add_argument("--title", default="router table")
     args = parser.parse_args()
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-        import matplotlib.ticker
-    except ImportError:
-        sys.exit("matplotlib is not installed (Debian: apt install python3-matplotlib)")
+    plt = load_pyplot()
+    import matplotlib.ticker  # matplotlib is there: load_pyplot checked
 
     lines = {}  # router: [(N, hit ratio, imbalance)], in the table's order
     for row in csv.DictReader(sys.stdin):
@@ -60,10 +57,7 @@ def main():
     imbalance.set_ylabel("imbalance_requests (max / mean requests)")
     imbalance.legend(loc="upper left", fontsize=7, ncol=2)
     figure.suptitle(args.title, fontsize=9)
-    figure.tight_layout()
-    image = io.BytesIO()
-    figure.savefig(image, format=args.format)
-    sys.stdout.buffer.write(image.getvalue())
+    write_image(figure, args.format)
 
 
 if __name__ == "__main__":
