@@ -12,6 +12,8 @@
 #include "engines/registry.h"
 #include "io/mooncake.h"
 #include "kvprefix/replay.h"
+#include "router/router_spec.h"
+#include "serve/routed_replay.h"
 #include "serve/serving_replay.h"
 
 namespace kvprefix::bench {
@@ -71,6 +73,32 @@ void TimeSequential(benchmark::State& state, const Row& row) {
   state.counters["hit_ratio"] = summary.hit_ratio();
 }
 
+// SPEC §11's routed replay on `workers` workers of the reference engine's
+// unbounded spec caches, routed by `policy` (block-mode defaults).
+void TimeRouted(benchmark::State& state, const std::string& path,
+                RouterPolicy policy, std::uint64_t workers) {
+  ServeInput input = LoadServeTrace(path, TraceMode::kBlock);
+  input.serve = ServeOptions{.max_running = 64,
+                             .prefill_us_per_token = 25'600,
+                             .decode_us_per_token = 10'240'000};
+  const RoutingSpec routing{.workers = workers,
+                            .router = RouterSpec{.policy = policy}};
+  const auto make_cache = [&input] {
+    return MakeServingCache(EngineNames().front(), input.replay.options);
+  };
+  RoutedAnswer answer;
+  for (auto _ : state) {
+    answer = RoutedReplay(input, routing, make_cache, TokenUnit::kBlock);
+  }
+  const ServeTotals& totals = answer.totals;
+  state.SetItemsProcessed(state.iterations() *
+                          static_cast<std::int64_t>(totals.requests));
+  state.counters["hit_ratio"] =
+      static_cast<double>(totals.matched_tokens) /
+      static_cast<double>(std::max<std::uint64_t>(1, totals.request_tokens));
+  state.counters["workers"] = static_cast<double>(workers);
+}
+
 struct Model {
   std::string name;
   CacheOptions cache;
@@ -109,6 +137,18 @@ void RegisterServeBenchmarks(const CatalogOptions& options) {
     const std::string path =
         options.mooncake_dir + "/" + trace + "_trace.jsonl";
     if (!std::filesystem::exists(path)) continue;
+    for (const auto& policy : kRouterPolicies) {
+      for (std::uint64_t n = 1; n <= 64; n *= 2) {
+        benchmark::RegisterBenchmark(
+            fmt::format("BM_Routed/{}/mooncake-{}-blocks/spec/B64/N{}",
+                        policy.name, trace, n)
+                .c_str(),
+            [path, policy = policy.value, n](benchmark::State& state) {
+              TimeRouted(state, path, policy, n);
+            })
+            ->Unit(benchmark::kMillisecond);
+      }
+    }
     for (const Model& model : Models(10'000, 1)) {
       for (const std::string_view engine : EngineNames(model.cache.model)) {
         if (!HasRequestLifecycle(engine, model.cache.model)) continue;

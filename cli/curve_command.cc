@@ -49,9 +49,6 @@ constexpr std::size_t kDefaultPoints = 32;
 // The points of the line --plot draws unless --points says: enough for a
 // smooth line on a log axis, still O(points) to evaluate.
 constexpr std::size_t kPlotPoints = 256;
-// The most --jobs.
-constexpr unsigned kMaxJobs = 1024;
-
 struct CurveOptions {
   TraceArguments trace;
   std::string input_format = "mooncake";

@@ -14,6 +14,9 @@
 
 namespace kvprefix::cli {
 
+// The most --jobs (threads of ForEachInParallel) a command takes.
+inline constexpr unsigned kMaxJobs = 1024;
+
 // Calls work(i) once for each i in [0, count), on min(threads, count)
 // threads: the calling thread and up to threads - 1 started ones (threads 0
 // counts as 1). Each thread claims the next index from an atomic counter,

@@ -19,17 +19,47 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// plot_curve.py: installed beside the tool (<prefix>/share/kvprefix/), else
-// in the source tree the tool was built from.
-fs::path PlotScript() {
+// `script` (plot_curve.py, plot_routers.py): installed beside the tool
+// (<prefix>/share/kvprefix/), else in the source tree the tool was built
+// from.
+fs::path PlotScript(std::string_view script) {
   std::error_code error;
   const fs::path exe = fs::read_symlink("/proc/self/exe", error);
   if (!error) {
     const fs::path installed =
-        exe.parent_path().parent_path() / "share/kvprefix/plot_curve.py";
+        exe.parent_path().parent_path() / "share/kvprefix" / script;
     if (fs::exists(installed, error)) return installed;
   }
-  return KVPREFIX_SOURCE_DIR "/cli/plot_curve.py";
+  return fs::path(KVPREFIX_SOURCE_DIR "/cli") / script;
+}
+
+// The image `script` draws for `path` (.png or .svg) from `csv` on its
+// standard input, given `arguments` (shell-quoted already) after --format;
+// `what` names the drawing in errors ("the curve"). Throws IoError.
+std::string RunPlotScript(std::string_view script, const std::string& path,
+                          std::string_view csv, std::string_view arguments,
+                          std::string_view what) {
+  if (const std::string problem = PlotPathProblem(path); !problem.empty()) {
+    throw IoError(
+        fmt::format("--plot {}: {}", EscapeForMessage(path, 1024), problem));
+  }
+  const std::string command = fmt::format(
+      "{} {} --format {} {}", verify::ShellQuote(KVPREFIX_PLOT_PYTHON),
+      verify::ShellQuote(PlotScript(script).string()),
+      fs::path(path).extension().string().substr(1), arguments);
+  const verify::SubprocessResult result =
+      verify::RunSubprocess(command, csv, {.timeout = std::chrono::minutes(2)});
+  if (result.kind != verify::ExitKind::kExited || result.exit_status != 0) {
+    std::string reason(result.stderr_data);
+    while (!reason.empty() && reason.back() == '\n') reason.pop_back();
+    if (const auto line = reason.rfind('\n'); line != std::string::npos) {
+      reason = reason.substr(line + 1);  // a traceback's last line
+    }
+    throw IoError(fmt::format(
+        "--plot {}: cannot draw {}: {}", EscapeForMessage(path, 1024), what,
+        reason.empty() ? "python3 failed" : EscapeForMessage(reason, 300)));
+  }
+  return std::string(result.stdout_data);
 }
 
 }  // namespace
@@ -43,29 +73,19 @@ std::string PlotPathProblem(const std::string& path) {
 std::string DrawCurve(const std::string& path, std::string_view csv,
                       std::string_view title, std::string_view capacity_label,
                       std::string_view line_label) {
-  if (const std::string problem = PlotPathProblem(path); !problem.empty()) {
-    throw IoError(
-        fmt::format("--plot {}: {}", EscapeForMessage(path, 1024), problem));
-  }
-  const std::string command = fmt::format(
-      "{} {} --format {} --title {} --capacity-label {} --line-label {}",
-      verify::ShellQuote(KVPREFIX_PLOT_PYTHON),
-      verify::ShellQuote(PlotScript().string()),
-      fs::path(path).extension().string().substr(1), verify::ShellQuote(title),
-      verify::ShellQuote(capacity_label), verify::ShellQuote(line_label));
-  const verify::SubprocessResult result =
-      verify::RunSubprocess(command, csv, {.timeout = std::chrono::minutes(2)});
-  if (result.kind != verify::ExitKind::kExited || result.exit_status != 0) {
-    std::string reason(result.stderr_data);
-    while (!reason.empty() && reason.back() == '\n') reason.pop_back();
-    if (const auto line = reason.rfind('\n'); line != std::string::npos) {
-      reason = reason.substr(line + 1);  // a traceback's last line
-    }
-    throw IoError(fmt::format(
-        "--plot {}: cannot draw the curve: {}", EscapeForMessage(path, 1024),
-        reason.empty() ? "python3 failed" : EscapeForMessage(reason, 300)));
-  }
-  return std::string(result.stdout_data);
+  return RunPlotScript(
+      "plot_curve.py", path, csv,
+      fmt::format("--title {} --capacity-label {} --line-label {}",
+                  verify::ShellQuote(title), verify::ShellQuote(capacity_label),
+                  verify::ShellQuote(line_label)),
+      "the curve");
+}
+
+std::string DrawRouterTable(const std::string& path, std::string_view csv,
+                            std::string_view title) {
+  return RunPlotScript("plot_routers.py", path, csv,
+                       fmt::format("--title {}", verify::ShellQuote(title)),
+                       "the router table");
 }
 
 void WritePlotWithOutput(const std::string& path, std::string_view image,

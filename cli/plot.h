@@ -1,5 +1,6 @@
-// Drawing an LRU curve with matplotlib: the CLI hands the curve to
-// plot_curve.py (beside this file; installed in share/kvprefix/), which
+// Drawing an LRU curve (or a router table) with matplotlib: the CLI hands
+// the data to plot_curve.py (plot_routers.py) (beside this file; installed
+// in share/kvprefix/), which
 // returns the image; WritePlotWithOutput then writes it together with the
 // command's output, so that a failure of either leaves neither written.
 #ifndef KVPREFIX_CLI_PLOT_H_
@@ -32,6 +33,16 @@ std::string PlotPathProblem(const std::string& path);
 std::string DrawCurve(const std::string& path, std::string_view csv,
                       std::string_view title, std::string_view capacity_label,
                       std::string_view line_label);
+
+// The chart of a router table (cli/router_table.h) for `path` (.png or
+// .svg), titled `title`, drawn by plot_routers.py (beside plot_curve.py):
+// two panels against the worker count N on a log-2 axis, one line per
+// router: the hit ratio, and imbalance_requests (SPEC §11.8). `csv` is the
+// table's CSV (header router,workers,...,hit_ratio,imbalance_requests,...;
+// rows in any order). Throws IoError as DrawCurve does. Takes a second or
+// two.
+std::string DrawRouterTable(const std::string& path, std::string_view csv,
+                            std::string_view title);
 
 // Writes `image` to `path` and runs `write_output` (which writes the
 // command's other output, e.g. with WriteFileAtomically, and throws on

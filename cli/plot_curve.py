@@ -45,6 +45,26 @@ def gib_text(row):
     return f", {int(row['capacity_bytes']) / 2**30:.4g} GiB"
 
 
+def load_pyplot():
+    """matplotlib's pyplot on the Agg backend; exits naming the package
+    when matplotlib is missing. plot_routers.py uses it too."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        sys.exit("matplotlib is not installed (Debian: apt install python3-matplotlib)")
+    return plt
+
+
+def write_image(figure, image_format):
+    """Writes `figure` (tight layout) as `image_format` to standard output."""
+    figure.tight_layout()
+    image = io.BytesIO()
+    figure.savefig(image, format=image_format)
+    sys.stdout.buffer.write(image.getvalue())
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--format", choices=["png", "svg"], default="png")
@@ -57,12 +77,7 @@ def main():
     parser.add_argument("--line", action="append", default=[],
                         metavar="LABEL=FILE")
     args = parser.parse_args()
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        sys.exit("matplotlib is not installed (Debian: apt install python3-matplotlib)")
+    plt = load_pyplot()
 
     rows = read_rows(sys.stdin)
     line = [row for row in rows if row.get("mark", "line") in ("line", None)]
@@ -115,10 +130,7 @@ def main():
             "top", functions=(lambda c: c * gib_per_node, lambda g: g / gib_per_node))
         top.set_xlabel("KV cache (GiB)")
     axes.legend(loc="upper left", fontsize=8)
-    figure.tight_layout()
-    image = io.BytesIO()
-    figure.savefig(image, format=args.format)
-    sys.stdout.buffer.write(image.getvalue())
+    write_image(figure, args.format)
 
 
 if __name__ == "__main__":

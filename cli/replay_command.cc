@@ -6,15 +6,21 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 #include <string>
+#include <thread>
 
 #include "cli/cache_choice.h"
 #include "cli/cache_flags.h"
 #include "cli/commands.h"
 #include "cli/option_checks.h"
+#include "cli/parallel.h"
+#include "cli/plot.h"
 #include "cli/progress.h"
+#include "cli/router_table.h"
 #include "cli/routing.h"
 #include "cli/serving.h"
 #include "cli/supervised.h"
@@ -27,6 +33,7 @@
 #include "io/replay_document.h"
 #include "io/serve_answer.h"
 #include "kvprefix/replay.h"
+#include "plugin/plugin_engine.h"
 
 namespace kvprefix::cli {
 namespace {
@@ -42,6 +49,12 @@ struct ReplayOptions {
   ServeFlags serve;       // SPEC §10
   RoutingFlags routing;   // SPEC §11
   std::string kv_events;  // SPEC §11.11; empty: none
+  // A table (--workers 1,2,4 or --router all): cli/router_table.h.
+  std::string table_format = "jsonl";
+  std::string plot;
+  unsigned jobs = std::max(1u, std::thread::hardware_concurrency());
+  // --table-format, --plot, --jobs: a table's only.
+  std::array<CLI::Option*, 3> table_options = {};
 };
 
 // Whether the replay serves requests in flight for its options alone: a
@@ -76,27 +89,104 @@ ChosenCache ServingCache(const ReplayOptions& options, ChosenCache chosen) {
 // A serving replay of a trace (SPEC §10.1): the whole trace is read with its
 // timestamps and output lengths, then replayed; prints the settings and
 // §10.5's totals (and with --matches each request's answer).
-void ServeMooncake(const ReplayOptions& options) {
-  Progress progress;
+// The trace read whole with its timestamps and output lengths, the §10
+// flags applied, and its serving cache (in input.replay.options too).
+ServeInput ReadServedTrace(const ReplayOptions& options, ChosenCache& cache) {
   TraceServing serving;
   ServeInput input;
   input.replay.requests = ReadTrace(options.trace, &serving);
-  const double read_seconds = progress.Seconds();
   input.arrivals_us = std::move(serving.arrivals_us);
   input.output_lengths = std::move(serving.output_lengths);
   input.serve = ApplyServeFlags(options.serve, {});
-  const ChosenCache cache = ServingCache(
-      options, ChooseCache(options.cache, SymbolTokens(options.trace)));
+  cache = ServingCache(options,
+                       ChooseCache(options.cache, SymbolTokens(options.trace)));
   input.replay.options = cache.options;
+  return input;
+}
+
+TokenUnit TraceUnit(const ReplayOptions& options) {
+  return options.trace.mode == "block" ? TokenUnit::kBlock : TokenUnit::kToken;
+}
+
+// A table of routed replays (cli/router_table.h) of `input`, its rows from
+// the options and `routing` (a document's, or the defaults); `what` names
+// the input in the plot's title.
+void ReplayTable(const ReplayOptions& options, const ServeInput& input,
+                 const ChosenCache& cache, const RoutingSpec& routing,
+                 TokenUnit unit, const std::string& what) {
+  const ServeOptions& serve = input.serve;
+  RunRouterTable(RouterTableRequest{
+      .input = input,
+      .cache = cache,
+      .rows = RoutingTableRows(options.routing, routing),
+      .unit = unit,
+      .jobs = options.jobs,
+      .format = options.table_format,
+      .output = options.output,
+      .plot = options.plot,
+      .title = fmt::format(
+          "{}, model {}{}: B = {}, prefill {} µs, decode {} µs per {}", what,
+          NameOf(kCacheModels, cache.options.model),
+          cache.options.capacity == kUnbounded
+              ? std::string()
+              : fmt::format(", capacity {}", cache.options.capacity),
+          serve.max_running, serve.prefill_us_per_token,
+          serve.decode_us_per_token,
+          unit == TokenUnit::kBlock ? "block" : "token")});
+}
+
+// A table's usage errors found before anything is read: what applies to
+// one replay only, and what to a table only.
+void CheckTableChoices(const ReplayOptions& options) {
+  const bool table = IsRoutingTable(options.routing);
+  if (!table) {
+    for (const CLI::Option* option : options.table_options) {
+      if (Given(option)) {
+        throw std::invalid_argument(fmt::format(
+            "{} applies to a table of routed replays: give --workers a list "
+            "(1,2,4) or --router all (or a list of routers)",
+            option->get_name()));
+      }
+    }
+    return;
+  }
+  if (Given(options.matches_option)) {
+    throw std::invalid_argument(
+        "--matches does not apply to a table of routed replays (--workers "
+        "with a list or --router with several routers)");
+  }
+  if (!options.kv_events.empty()) {
+    throw std::invalid_argument(
+        "--kv-events does not apply to a table of routed replays (--workers "
+        "with a list or --router with several routers)");
+  }
+  if (IsPluginName(options.cache.engine)) {
+    throw std::invalid_argument(
+        "--engine: a table of routed replays does not run a plugin engine "
+        "(each worker's cache needs a request lifecycle)");
+  }
+}
+
+void ServeMooncake(const ReplayOptions& options) {
+  Progress progress;
+  ChosenCache cache;
+  const ServeInput input = ReadServedTrace(options, cache);
+  const double read_seconds = progress.Seconds();
+  if (IsRoutingTable(options.routing)) {
+    return ReplayTable(
+        options, input, cache, {}, TraceUnit(options),
+        fmt::format(
+            "{}, {} mode",
+            std::filesystem::path(options.trace.path).filename().string(),
+            options.trace.mode));
+  }
   // SPEC §11: any routing option makes it a routed replay (N = 1 too).
   const bool routed = RoutingFlagsGiven(options.routing);
   const auto events = MaybeEventLog(options);
   const RoutedAnswer answer = WhileDoing("replaying", [&] {
     if (routed) {
-      return RunRoutedReplay(
-          input, ApplyRoutingFlags(options.routing, {}), cache,
-          options.trace.mode == "block" ? TokenUnit::kBlock : TokenUnit::kToken,
-          events.get());
+      return RunRoutedReplay(input, ApplyRoutingFlags(options.routing, {}),
+                             cache, TraceUnit(options), events.get());
     }
     ServeAnswer one = RunServeReplay(input, cache, events.get());
     return RoutedAnswer{.requests = std::move(one.requests),
@@ -232,6 +322,14 @@ void ReplayDocument(const ReplayOptions& options) {
                   DocumentCache{input.options, places, options.trace.path});
   const bool routed =
       RoutingFlagsGiven(options.routing) || HasRouteMember(places);
+  if (IsRoutingTable(options.routing)) {
+    serve_input.serve = ApplyServeFlags(options.serve, serve_input.serve);
+    serve_input.replay.options = cache.options;
+    return ReplayTable(
+        options, serve_input, ServingCache(options, cache), routing,
+        TokenUnit::kToken,
+        std::filesystem::path(options.trace.path).filename().string());
+  }
   if (routed || ServingFlagsGiven(options) || HasServeMember(places)) {
     // SPEC §10: a document with any §10 member, or any §10 flag; §11 with
     // any §11 member or option.
@@ -301,7 +399,16 @@ void RegisterReplayCommand(CLI::App& app) {
       "different namespaces apart, SPEC §8.1; "
       "or a replay case file as `kvprefix verify` writes it; options given "
       "override its cache); prints {\"matches\":[...]} as "
-      "`match` does, each request's match before its insert.");
+      "`match` does, each request's match before its insert.\n"
+      "--workers 1,2,4 (a list) or --router all (or a list): a table of "
+      "SPEC §11 routed replays, one per (router, N), --jobs at a time; one "
+      "row each (--table-format jsonl or csv): router, workers, requests, "
+      "request_tokens, matched_tokens, hit_ratio, imbalance_requests, "
+      "imbalance_tokens, imbalance_uncached, refused, waited_for_room, "
+      "evicted_pages, peak_pinned, peak_running, peak_queued, mean_wait_us, "
+      "p50_wait_us, p99_wait_us, makespan_us (as the single replay's "
+      "totals) and replay_seconds; --plot draws hit ratio and imbalance "
+      "against N, one line per router.");
   AddTraceArguments(*command, options->trace, /*reads_documents=*/true);
   const char* const input_format_help =
       "What TRACE holds: mooncake (a Mooncake trace) or requests (a SPEC §8 "
@@ -338,6 +445,28 @@ void RegisterReplayCommand(CLI::App& app) {
                   "- is standard output")
       ->group("Serving replay (SPEC §10)");
   AddRoutingFlags(*command, options->routing);
+  const char* const table_group = "A table of routed replays (SPEC §11)";
+  options->table_options = {
+      command
+          ->add_option("--table-format", options->table_format,
+                       "A table's output: jsonl (one object per row) or csv "
+                       "(a header line, then one line per row)")
+          ->check(CLI::IsMember({"jsonl", "csv"}))
+          ->capture_default_str()
+          ->group(table_group),
+      command
+          ->add_option("--plot", options->plot,
+                       "Also draw the table to this file (.png or .svg) "
+                       "with matplotlib: hit ratio and imbalance_requests "
+                       "against the worker count, one line per router")
+          ->check(CLI::Validator(
+              [](std::string& path) { return PlotPathProblem(path); }, "FILE"))
+          ->group(table_group),
+      AddIntegerOption(*command, "--jobs", options->jobs,
+                       "A table's replays run at once, each on its own "
+                       "thread (default: one per core)",
+                       1u, kMaxJobs)
+          ->group(table_group)};
   command->callback([options] {
     CheckDistinctOutputs("--matches", options->matches, "--output",
                          options->output);
@@ -345,6 +474,8 @@ void RegisterReplayCommand(CLI::App& app) {
                          options->output);
     CheckDistinctOutputs("--kv-events", options->kv_events, "--matches",
                          options->matches);
+    CheckDistinctOutputs("--output", options->output, "--plot", options->plot);
+    CheckTableChoices(*options);
     RunSupervised(options->cache.engine, options->timeout, [&] {
       if (options->input_format == "requests") {
         ReplayDocument(*options);

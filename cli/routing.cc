@@ -2,7 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <functional>
 #include <stdexcept>
+#include <string_view>
+#include <vector>
 
 #include "cli/option_checks.h"
 
@@ -48,15 +51,82 @@ std::string Help(const RouterParameter& parameter) {
   return help + ")";
 }
 
+// The comma-separated items of `list` ("" is one empty item).
+std::vector<std::string_view> Items(std::string_view list) {
+  std::vector<std::string_view> items;
+  for (std::size_t begin = 0;;) {
+    const std::size_t end = list.find(',', begin);
+    items.push_back(list.substr(begin, end - begin));
+    if (end == std::string_view::npos) return items;
+    begin = end + 1;
+  }
+}
+
+// The check of an option taking one item or a comma-separated list of
+// them: "" if every item passes `problem` (which returns "" or "expected
+// ..., found <item>"); else the first item's problem, followed for a list
+// by " in '<list>'". `everything`, if not empty, is accepted too as the
+// whole text.
+CLI::Validator ListOf(std::function<std::string(std::string_view)> problem,
+                      std::string type, std::string everything = "") {
+  return CLI::Validator(
+      [problem, everything](std::string& text) -> std::string {
+        if (!everything.empty() && text == everything) return {};
+        for (const std::string_view item : Items(text)) {
+          const std::string found = problem(item);
+          if (found.empty()) continue;
+          return item.size() == text.size()
+                     ? found
+                     : fmt::format("{} in '{}'", found, text);
+        }
+        return {};
+      },
+      std::move(type));
+}
+
+std::string WorkerCountProblem(std::string_view item) {
+  const auto value = ParseDecimalInteger(item);
+  if (value && InRange(*value, std::uint64_t{1}, kMaxWorkers)) return {};
+  return fmt::format("expected an integer from 1 to {}, found {}", kMaxWorkers,
+                     item);
+}
+
+std::vector<std::uint64_t> WorkerCounts(const std::string& list) {
+  std::vector<std::uint64_t> counts;
+  for (const std::string_view item : Items(list)) {
+    counts.push_back(ParseDecimalInteger(item)->magnitude);
+  }
+  return counts;
+}
+
+// --router's policies: all twelve for "all".
+std::vector<RouterPolicy> Routers(const std::string& list) {
+  std::vector<RouterPolicy> routers;
+  if (list == "all") {
+    for (const auto& policy : kRouterPolicies) routers.push_back(policy.value);
+    return routers;
+  }
+  for (const std::string_view item : Items(list)) {
+    routers.push_back(*ParseNamedValue(kRouterPolicies, item));
+  }
+  return routers;
+}
+
 }  // namespace
 
 void AddRoutingFlags(CLI::App& command, RoutingFlags& flags) {
+  // "INTEGER in [min - max]" first: CliOptionsTest's strict integer checks
+  // find it.
   flags.workers_option =
-      AddIntegerOption<std::uint64_t>(
-          command, "--workers", flags.workers,
-          "Workers N, each with its own cache, queue and --max-running; "
-          "requests are routed by --router (SPEC §11)",
-          1, kMaxWorkers)
+      command
+          .add_option(
+              "--workers", flags.workers,
+              "Workers N, each with its own cache, queue and --max-running; "
+              "requests are routed by --router (SPEC §11). A comma-separated "
+              "list (1,2,4,8,16) makes a table: one routed replay per "
+              "(router, N), --jobs at a time")
+          ->check(ListOf(WorkerCountProblem, ""))
+          ->type_name(fmt::format("INTEGER in [1 - {}],...", kMaxWorkers))
           ->group(kGroup);
   flags.router_option =
       command
@@ -64,14 +134,16 @@ void AddRoutingFlags(CLI::App& command, RoutingFlags& flags) {
               "--router", flags.router,
               "The routing policy: " + ChoiceNames(kRouterPolicies, '\'') +
                   " (default round-robin); replaces a document's "
-                  "whole router object")
-          ->check(CLI::Validator(
-              [](std::string& text) -> std::string {
-                if (ParseNamedValue(kRouterPolicies, text)) return {};
-                return fmt::format("expected {}, found {}",
-                                   ChoiceNames(kRouterPolicies, '"'), text);
+                  "whole router object. 'all', or a comma-separated list "
+                  "of names, makes a table: one routed replay per (router, "
+                  "N), each router taking the parameter options it has")
+          ->check(ListOf(
+              [](std::string_view item) -> std::string {
+                if (ParseNamedValue(kRouterPolicies, item)) return {};
+                return fmt::format("expected {} (or \"all\"), found {}",
+                                   ChoiceNames(kRouterPolicies, '"'), item);
               },
-              "NAME"))
+              "NAME", "all"))
           ->group(kGroup);
   flags.seed_option = AddIntegerOption<std::uint64_t>(
                           command, "--seed", flags.seed,
@@ -108,27 +180,62 @@ bool RoutingFlagsGiven(const RoutingFlags& flags) {
 }
 
 RoutingSpec ApplyRoutingFlags(const RoutingFlags& flags, RoutingSpec routing) {
-  if (Given(flags.workers_option)) routing.workers = flags.workers;
-  if (Given(flags.router_option)) {
-    routing.router =
-        RouterSpec{.policy = *ParseNamedValue(kRouterPolicies, flags.router)};
-  }
-  if (Given(flags.seed_option)) routing.router.seed = flags.seed;
-  for (std::size_t i = 0; i < kRouterParameters.size(); ++i) {
-    if (!Given(flags.parameter_options[i])) continue;
-    const RouterParameter& parameter = kRouterParameters[i];
-    if (!Takes(routing.router.policy, parameter)) {
-      throw std::invalid_argument(
-          fmt::format("{}: router \"{}\" takes no such parameter",
-                      flags.parameter_options[i]->get_name(),
-                      NameOf(kRouterPolicies, routing.router.policy)));
+  return RoutingTableRows(flags, routing).front();
+}
+
+bool IsRoutingTable(const RoutingFlags& flags) {
+  return (Given(flags.workers_option) &&
+          WorkerCounts(flags.workers).size() > 1) ||
+         (Given(flags.router_option) && Routers(flags.router).size() > 1);
+}
+
+std::vector<RoutingSpec> RoutingTableRows(const RoutingFlags& flags,
+                                          const RoutingSpec& routing) {
+  const std::vector<RouterPolicy> routers =
+      Given(flags.router_option) ? Routers(flags.router)
+                                 : std::vector{routing.router.policy};
+  const std::vector<std::uint64_t> counts = Given(flags.workers_option)
+                                                ? WorkerCounts(flags.workers)
+                                                : std::vector{routing.workers};
+  std::vector<RoutingSpec> rows;
+  std::vector<bool> taken(kRouterParameters.size());
+  for (const RouterPolicy policy : routers) {
+    RoutingSpec row = routing;
+    if (Given(flags.router_option)) row.router = RouterSpec{.policy = policy};
+    if (Given(flags.seed_option)) row.router.seed = flags.seed;
+    for (std::size_t i = 0; i < kRouterParameters.size(); ++i) {
+      const RouterParameter& parameter = kRouterParameters[i];
+      if (!Given(flags.parameter_options[i]) || !Takes(policy, parameter)) {
+        continue;
+      }
+      taken[i] = true;
+      row.router.parameters[std::string(parameter.name)] =
+          parameter.kind == ParameterKind::kInteger
+              ? RouterValue(flags.integers[i])
+              : *ParseRouterValue(parameter, flags.texts[i]);
     }
-    routing.router.parameters[std::string(parameter.name)] =
-        parameter.kind == ParameterKind::kInteger
-            ? RouterValue(flags.integers[i])
-            : *ParseRouterValue(parameter, flags.texts[i]);
+    for (const std::uint64_t count : counts) {
+      row.workers = count;
+      rows.push_back(row);
+    }
   }
-  return routing;
+  for (std::size_t i = 0; i < kRouterParameters.size(); ++i) {
+    if (!Given(flags.parameter_options[i]) || taken[i]) continue;
+    const std::string& option = flags.parameter_options[i]->get_name();
+    if (routers.size() == 1) {
+      throw std::invalid_argument(
+          fmt::format("{}: router \"{}\" takes no such parameter", option,
+                      NameOf(kRouterPolicies, routers.front())));
+    }
+    std::string names;
+    for (const RouterPolicy policy : routers) {
+      if (!names.empty()) names += ", ";
+      names += NameOf(kRouterPolicies, policy);
+    }
+    throw std::invalid_argument(
+        fmt::format("{}: no router of the table ({}) takes it", option, names));
+  }
+  return rows;
 }
 
 }  // namespace kvprefix::cli

@@ -57,6 +57,7 @@ install(FILES ${PROJECT_BINARY_DIR}/kvprefix.pc
         DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
 
 install(PROGRAMS ${PROJECT_SOURCE_DIR}/cli/plot_curve.py
+                 ${PROJECT_SOURCE_DIR}/cli/plot_routers.py
         DESTINATION ${CMAKE_INSTALL_DATADIR}/kvprefix)
 
 install(FILES ${PROJECT_SOURCE_DIR}/README.md ${PROJECT_SOURCE_DIR}/CHANGELOG.md

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <charconv>
 #include <cmath>
@@ -195,6 +196,16 @@ double Imbalance(std::span<const std::uint64_t> counts) {
                          static_cast<std::uint64_t>(sum));
 }
 
+std::array<double, 3> RoutedImbalances(const RoutedAnswer& answer) {
+  std::vector<std::uint64_t> requests, tokens, uncached;
+  for (const ServeTotals& worker : answer.per_worker) {
+    requests.push_back(worker.requests);
+    tokens.push_back(worker.request_tokens);
+    uncached.push_back(worker.request_tokens - worker.matched_tokens);
+  }
+  return {Imbalance(requests), Imbalance(tokens), Imbalance(uncached)};
+}
+
 void AppendRoutedTotalsJson(const RoutedAnswer& answer, std::string& out) {
   out += "\"totals\":";
   AppendServeTotalsJson(answer.totals, out);
@@ -203,19 +214,10 @@ void AppendRoutedTotalsJson(const RoutedAnswer& answer, std::string& out) {
   AppendJsonString(answer.router, router);
   fmt::format_to(std::back_inserter(out), ",\"workers\":{},\"router\":{}",
                  answer.per_worker.size(), router);
-  std::vector<std::uint64_t> requests, tokens, uncached;
-  for (const ServeTotals& worker : answer.per_worker) {
-    requests.push_back(worker.requests);
-    tokens.push_back(worker.request_tokens);
-    uncached.push_back(worker.request_tokens - worker.matched_tokens);
-  }
-  const std::pair<const char*, const std::vector<std::uint64_t>*> figures[] = {
-      {"imbalance_requests", &requests},
-      {"imbalance_tokens", &tokens},
-      {"imbalance_uncached", &uncached}};
-  for (const auto& [name, counts] : figures) {
-    fmt::format_to(std::back_inserter(out), ",\"{}\":", name);
-    AppendJsonDouble(Imbalance(*counts), out);
+  const std::array<double, 3> figures = RoutedImbalances(answer);
+  for (std::size_t i = 0; i < figures.size(); ++i) {
+    fmt::format_to(std::back_inserter(out), ",\"{}\":", kImbalanceNames[i]);
+    AppendJsonDouble(figures[i], out);
   }
   out += "},\"per_worker\":[";
   for (const ServeTotals& worker : answer.per_worker) {

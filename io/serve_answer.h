@@ -4,6 +4,7 @@
 #ifndef KVPREFIX_IO_SERVE_ANSWER_H_
 #define KVPREFIX_IO_SERVE_ANSWER_H_
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -65,6 +66,15 @@ void AppendServeAnswerJson(const ServeAnswer& answer, std::string& out,
 // max_w / mean_w = max · N / Σ, the nearest double (NearestQuotient), 1.0
 // when Σ is 0. O(N). Thread-safe.
 double Imbalance(std::span<const std::uint64_t> counts);
+
+// SPEC §11.8's imbalance figures' names, in its order.
+inline constexpr std::array<const char*, 3> kImbalanceNames = {
+    "imbalance_requests", "imbalance_tokens", "imbalance_uncached"};
+
+// SPEC §11.8's imbalance figures of `answer`, in kImbalanceNames' order:
+// Imbalance over the workers' requests, request_tokens and request_tokens −
+// matched_tokens. O(N). Thread-safe.
+std::array<double, 3> RoutedImbalances(const RoutedAnswer& answer);
 
 // Appends SPEC §11.8's members after `requests`, compact:
 // "totals":{...§10.5's totals over all...,"workers":N,"router":"name",

@@ -45,6 +45,7 @@
 #include "io/json_input.h"
 #include "io/json_output.h"
 #include "io/json_strings.h"
+#include "io/serve_answer.h"
 #include "kvprefix/batch.h"
 #include "kvprefix/cache.h"
 #include "kvprefix/lru_curve.h"
@@ -59,6 +60,8 @@
 #include "optimized/radix_trie.h"
 #include "python/named_values.h"
 #include "python/testing_module.h"
+#include "router/router_spec.h"
+#include "serve/routed_replay.h"
 #include "serve/serving_replay.h"
 
 namespace kvprefix {
@@ -790,15 +793,21 @@ py::dict ServeAnswerDict(const ServeAnswer& answer) {
   return result;
 }
 
+// The engine of a serving replay: the one named, else the reference (every
+// model's request lifecycle).
+std::string ServingEngine(const ReplayArguments& arguments,
+                          const CacheOptions& options) {
+  return arguments.engine.is_none()
+             ? std::string(EngineNames().front())
+             : EngineOrDefault(arguments.engine, options.model);
+}
+
 // A serving replay (SPEC §10) of replay()'s arguments, on engine
 // "reference" unless one is named.
 py::dict ServeReplayPy(const ReplayArguments& arguments,
                        const ServeArguments& serve) {
   const CacheOptions options = ReplayCacheOptions(arguments);
-  const std::string engine =
-      arguments.engine.is_none()
-          ? std::string(EngineNames().front())
-          : EngineOrDefault(arguments.engine, options.model);
+  const std::string engine = ServingEngine(arguments, options);
   const ServeInput input = ToServeInput(arguments, serve, options);
   std::unique_ptr<ServingCache> cache = MakeServingCacheOrRaise(engine, input);
   ServeAnswer answer;
@@ -810,23 +819,173 @@ py::dict ServeReplayPy(const ReplayArguments& arguments,
   return ServeAnswerDict(answer);
 }
 
-// replay(): a serving replay (ServeReplayPy) when a SPEC §10 argument is
-// given, else the sequential replay of SPEC §3, §8 and §9 (ReplayPy).
-py::dict ReplayOrServePy(py::handle requests, py::handle capacity,
-                         const std::string& policy, py::handle page_size,
-                         py::handle engine, py::handle model,
-                         py::handle match_limit, py::handle trigger,
-                         py::handle namespaces, py::handle arrivals_us,
-                         py::handle output_lengths, py::handle max_running,
-                         py::handle prefill_us_per_token,
-                         py::handle decode_us_per_token, py::handle overhead_us,
-                         py::handle output) {
+// SPEC §11's arguments of replay(), each None when not given.
+struct RoutingArguments {
+  py::handle workers;
+  py::handle router;
+  py::handle seed;
+  py::handle router_parameters;
+
+  // True when one is given: the call is a routed replay (N = 1 too).
+  bool given() const {
+    return !(workers.is_none() && router.is_none() && seed.is_none() &&
+             router_parameters.is_none());
+  }
+};
+
+// The text of one router parameter's value, as a document's JSON writes it:
+// an int (not a bool) as its digits; for a decimal also a float (its repr,
+// the shortest text reading back to it), a decimal.Decimal or a str (its
+// text, read exactly); for a name a str. Raises TypeError naming `where`.
+std::string RouterValueText(const RouterParameter& parameter, py::handle value,
+                            const std::string& where) {
+  PyObject* object = value.ptr();
+  const bool is_int = !PyBool_Check(object) && !IsNumpyBool(object) &&
+                      PyIndex_Check(object) != 0;
+  if (parameter.kind == ParameterKind::kName) {
+    if (py::isinstance<py::str>(value)) return value.cast<std::string>();
+  } else if (is_int) {
+    return std::string(
+        py::str(py::int_(py::reinterpret_borrow<py::object>(value))));
+  } else if (parameter.kind == ParameterKind::kDecimal) {
+    if (PyFloat_Check(object)) return std::string(py::repr(value));
+    if (py::isinstance<py::str>(value)) return value.cast<std::string>();
+    if (TypeName(object) == std::string("decimal.Decimal")) {
+      return std::string(py::str(value));
+    }
+  }
+  const char* expected = parameter.kind == ParameterKind::kName ? "a str"
+                         : parameter.kind == ParameterKind::kInteger
+                             ? "an int"
+                             : "an int, float, str or decimal.Decimal";
+  Raise(PyExc_TypeError, fmt::format("{} must be {}, not {}", where, expected,
+                                     TypeName(object)));
+}
+
+// SPEC §11.1's routing of `arguments`: N, the policy (round-robin when
+// None), the seed and the parameters, each checked as the document reader
+// checks its members. Raises TypeError or ValueError naming the argument
+// ("router_parameters['load_factor']: router 'round-robin' takes no such
+// parameter").
+RoutingSpec ToRoutingSpec(const RoutingArguments& arguments) {
+  RoutingSpec routing;
+  routing.workers =
+      ToUintOr(arguments.workers, "workers", 1, kMaxWorkers, routing.workers);
+  if (!arguments.router.is_none()) {
+    routing.router.policy =
+        ToNamedValue(kRouterPolicies, arguments.router, "router");
+  }
+  routing.router.seed = ToUintOr(arguments.seed, "seed", 0, kMaxRouterU64, 0);
+  if (arguments.router_parameters.is_none()) return routing;
+  if (!py::isinstance<py::dict>(arguments.router_parameters)) {
+    Raise(PyExc_TypeError, "router_parameters must be a dict, not " +
+                               TypeName(arguments.router_parameters.ptr()));
+  }
+  const std::string_view policy =
+      NameOf(kRouterPolicies, routing.router.policy);
+  for (const auto& [key, value] :
+       py::reinterpret_borrow<py::dict>(arguments.router_parameters)) {
+    if (!py::isinstance<py::str>(key)) {
+      Raise(PyExc_TypeError,
+            "router_parameters' keys must be str, not " + TypeName(key.ptr()));
+    }
+    const std::string name = key.cast<std::string>();
+    const std::string where =
+        fmt::format("router_parameters[{}]", std::string(py::repr(key)));
+    const RouterParameter* parameter = FindRouterParameter(name);
+    if (parameter == nullptr) {
+      Raise(PyExc_ValueError,
+            fmt::format("{}: no router takes such a parameter (SPEC section "
+                        "11.5)",
+                        where));
+    }
+    if (!Takes(routing.router.policy, *parameter)) {
+      Raise(PyExc_ValueError,
+            fmt::format("{}: router '{}' takes no such parameter", where,
+                        policy));
+    }
+    const std::string text = RouterValueText(*parameter, value, where);
+    std::optional<RouterValue> parsed = ParseRouterValue(*parameter, text);
+    if (!parsed) {
+      Raise(PyExc_ValueError, fmt::format("{} must be {}, not {}", where,
+                                          ExpectedRouterValue(*parameter),
+                                          std::string(py::repr(value))));
+    }
+    routing.router.parameters[name] = std::move(*parsed);
+  }
+  return routing;
+}
+
+// SPEC §11.8's answer: {"requests": [... each with "worker"], "totals":
+// {... §10.5's, "workers", "router", "imbalance_requests",
+// "imbalance_tokens", "imbalance_uncached"}, "per_worker": [...]}.
+py::dict RoutedAnswerDict(const RoutedAnswer& answer) {
+  py::list requests(answer.requests.size());
+  for (std::size_t i = 0; i < answer.requests.size(); ++i) {
+    py::dict request = ServedRequestDict(answer.requests[i]);
+    request["worker"] = answer.workers_of[i];
+    requests[i] = std::move(request);
+  }
+  py::dict totals = ServeTotalsDict(answer.totals);
+  totals["workers"] = answer.per_worker.size();
+  totals["router"] = std::string(answer.router);
+  const std::array<double, 3> imbalances = RoutedImbalances(answer);
+  for (std::size_t i = 0; i < imbalances.size(); ++i) {
+    totals[kImbalanceNames[i]] = imbalances[i];
+  }
+  py::list per_worker(answer.per_worker.size());
+  for (std::size_t w = 0; w < answer.per_worker.size(); ++w) {
+    per_worker[w] = ServeTotalsDict(answer.per_worker[w]);
+  }
+  py::dict result;
+  result["requests"] = std::move(requests);
+  result["totals"] = std::move(totals);
+  result["per_worker"] = std::move(per_worker);
+  return result;
+}
+
+// A serving replay of replay()'s arguments on N workers (SPEC §11), each
+// with a cache of engine "reference" unless one is named; a token is a
+// token (§11.1's defaults of a document).
+py::dict RoutedReplayPy(const ReplayArguments& arguments,
+                        const ServeArguments& serve,
+                        const RoutingArguments& routing_arguments) {
+  const CacheOptions options = ReplayCacheOptions(arguments);
+  const std::string engine = ServingEngine(arguments, options);
+  const ServeInput input = ToServeInput(arguments, serve, options);
+  const RoutingSpec routing = ToRoutingSpec(routing_arguments);
+  // One cache made here, with the GIL, raises what a worker's would.
+  MakeServingCacheOrRaise(engine, input);
+  RoutedAnswer answer;
+  {
+    py::gil_scoped_release release;
+    answer = RoutedReplay(
+        input, routing,
+        [&] { return MakeServingCache(engine, input.replay.options); },
+        TokenUnit::kToken);
+  }
+  return RoutedAnswerDict(answer);
+}
+
+// replay(): a routed replay (RoutedReplayPy) when a SPEC §11 argument is
+// given, else a serving replay (ServeReplayPy) when a SPEC §10 argument is,
+// else the sequential replay of SPEC §3, §8 and §9 (ReplayPy).
+py::dict ReplayOrServePy(
+    py::handle requests, py::handle capacity, const std::string& policy,
+    py::handle page_size, py::handle engine, py::handle model,
+    py::handle match_limit, py::handle trigger, py::handle namespaces,
+    py::handle arrivals_us, py::handle output_lengths, py::handle max_running,
+    py::handle prefill_us_per_token, py::handle decode_us_per_token,
+    py::handle overhead_us, py::handle output, py::handle workers,
+    py::handle router, py::handle seed, py::handle router_parameters) {
   const ReplayArguments arguments{requests,    capacity, policy,
                                   page_size,   engine,   model,
                                   match_limit, trigger,  namespaces};
   const ServeArguments serve{
       arrivals_us,         output_lengths, max_running, prefill_us_per_token,
       decode_us_per_token, overhead_us,    output};
+  const RoutingArguments routing{workers, router, seed, router_parameters};
+  if (routing.given()) return RoutedReplayPy(arguments, serve, routing);
   return serve.given() ? ServeReplayPy(arguments, serve) : ReplayPy(arguments);
 }
 
@@ -1368,6 +1527,8 @@ void DefineReplay(py::module_& m) {
         py::arg("prefill_us_per_token") = py::none(),
         py::arg("decode_us_per_token") = py::none(),
         py::arg("overhead_us") = py::none(), py::arg("output") = py::none(),
+        py::arg("workers") = py::none(), py::arg("router") = py::none(),
+        py::arg("seed") = py::none(), py::arg("router_parameters") = py::none(),
         (R"doc(Replays requests on a prefix cache as a serving system does.
 
 Each request is matched, then inserted (SPEC section 3); with a capacity C
@@ -1439,7 +1600,29 @@ a str) and ValueError naming it for a value out of range, a list of
 another length than requests, an arrival smaller than the one before it
 (arrivals_us[i]), an output other than 'none' and 'unique', an engine
 without a request lifecycle for the model asked for max_running above 1
-or output 'unique', or a finish past 2^64 - 1 us.)doc")
+or output 'unique', or a finish past 2^64 - 1 us.
+
+Routing across workers (SPEC section 11): given any of workers, router,
+seed or router_parameters (not None), the serving replay above runs on
+`workers` workers (1 to 2^31 - 1; default 1), each with its own cache,
+queue and max_running, and `router` (a name of SPEC section 11.5: )doc" +
+         ChoiceNames(kRouterPolicies, '\'') +
+         R"doc(; default 'round-robin') chooses each request's worker at its
+arrival; seed (0 to 2^64 - 1, default 0) seeds the router's draws;
+router_parameters: a dict of the router's parameters by their SPEC names
+({"load_factor": 1.5, "hash_prefix": 1, "ties": "first"}), integers as
+ints, decimals as ints, floats (their repr), str or decimal.Decimal (read
+exactly, no sign or exponent), names as str; the defaults are a document's
+(token units: hash_prefix 256, chunk 32, kv_aware_threshold 2000; pass 1,
+1 and 4 for a block-mode trace, as `kvprefix replay` does). Returns SPEC
+section 11.8's answer, as `kvprefix replay --workers N` prints it for a
+document: {"requests": [... each with "worker"], "totals": {... the section
+10.5 totals over all workers, "workers", "router", "imbalance_requests",
+"imbalance_tokens", "imbalance_uncached"}, "per_worker": [one section 10.5
+totals dict per worker]}. Raises TypeError or ValueError naming the
+argument (workers, router, seed, router_parameters['name']) for a value of
+the wrong type or out of range, a parameter no router takes or that this
+router does not take.)doc")
             .c_str());
 }
 

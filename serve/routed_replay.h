@@ -18,8 +18,8 @@ using MakeWorkerCache = std::function<std::unique_ptr<ServingCache>()>;
 
 // SPEC §11.8's answer for `input` on routing.workers workers (each cache
 // from `make_cache`), routed by routing.router with its defaults for
-// `unit`. `pinned_in_tokens`: the caches' pinned() counts tokens (model
-// sglang: §11.2's pinned_pages is then pinned / P). Throws what
+// `unit`; with model sglang the caches' pinned() counts tokens, and the
+// router's §11.2 pinned_pages is pinned / P (RouteSetup). Throws what
 // ServeRequests, the caches and MakeRouter throw, std::invalid_argument
 // for 0 workers, std::overflow_error from an exact score (router/).
 // `observer` (null: none): as RunServing (serve/serving_replay.h) tells it.

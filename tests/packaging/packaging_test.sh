@@ -274,7 +274,7 @@ test_deb() {
   for file in usr/bin/kvprefix usr/lib/libkvprefix_core.a \
     usr/lib/cmake/kvprefix/kvprefixConfig.cmake usr/lib/pkgconfig/kvprefix.pc \
     usr/include/kvprefix/engines/registry.h usr/share/doc/kvprefix/CHANGELOG.md \
-    usr/share/kvprefix/plot_curve.py; do
+    usr/share/kvprefix/plot_curve.py usr/share/kvprefix/plot_routers.py; do
     [ -e "$work/root/$file" ] || fail "not in the .deb: $file"
   done
   local cli=$work/root/usr/bin/kvprefix
