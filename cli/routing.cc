@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cli/option_checks.h"
+#include "plugin/plugin_engine.h"
 
 namespace kvprefix::cli {
 namespace {
@@ -99,20 +100,43 @@ std::vector<std::uint64_t> WorkerCounts(const std::string& list) {
   return counts;
 }
 
-// --router's policies: all twelve for "all".
-std::vector<RouterPolicy> Routers(const std::string& list) {
-  std::vector<RouterPolicy> routers;
+// --router's routers: all twelve policies for "all".
+std::vector<RouterSpec> Routers(const std::string& list) {
+  std::vector<RouterSpec> routers;
   if (list == "all") {
-    for (const auto& policy : kRouterPolicies) routers.push_back(policy.value);
+    for (const auto& policy : kRouterPolicies) {
+      routers.push_back(RouterSpec{.policy = policy.value});
+    }
     return routers;
   }
   for (const std::string_view item : Items(list)) {
-    routers.push_back(*ParseNamedValue(kRouterPolicies, item));
+    routers.push_back(RouterSpecNamed(std::string(item)));
   }
   return routers;
 }
 
+// The check of one router's name: a policy or plugin:PATH.
+std::string RouterProblem(std::string_view item) {
+  if (ParseNamedValue(kRouterPolicies, item)) return {};
+  if (IsPluginName(item)) return {};
+  return fmt::format("expected {} or plugin:PATH (or \"all\"), found {}",
+                     ChoiceNames(kRouterPolicies, '"'), item);
+}
+
 }  // namespace
+
+CLI::Validator RouterChoice() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string { return RouterProblem(text); },
+      "NAME");
+}
+
+RouterSpec RouterSpecNamed(const std::string& name) {
+  if (IsPluginName(name)) {
+    return RouterSpec{.plugin = name.substr(kPluginPrefix.size())};
+  }
+  return RouterSpec{.policy = *ParseNamedValue(kRouterPolicies, name)};
+}
 
 void AddRoutingFlags(CLI::App& command, RoutingFlags& flags) {
   // "INTEGER in [min - max]" first: CliOptionsTest's strict integer checks
@@ -133,22 +157,23 @@ void AddRoutingFlags(CLI::App& command, RoutingFlags& flags) {
           .add_option(
               "--router", flags.router,
               "The routing policy: " + ChoiceNames(kRouterPolicies, '\'') +
-                  " (default round-robin); replaces a document's "
-                  "whole router object. 'all', or a comma-separated list "
-                  "of names, makes a table: one routed replay per (router, "
-                  "N), each router taking the parameter options it has")
-          ->check(ListOf(
-              [](std::string_view item) -> std::string {
-                if (ParseNamedValue(kRouterPolicies, item)) return {};
-                return fmt::format("expected {} (or \"all\"), found {}",
-                                   ChoiceNames(kRouterPolicies, '"'), item);
-              },
-              "NAME", "all"))
+                  " (default round-robin), or plugin:PATH (your own "
+                  "router built as a shared library, "
+                  "plugin/kvprefix_router_plugin.h; it gets every parameter "
+                  "option given); replaces a document's whole router "
+                  "object. 'all', or a comma-separated list of them, makes "
+                  "a table: one routed replay per (router, N), each router "
+                  "taking the parameter options it has")
+          ->check(ListOf(RouterProblem, "NAME", "all"))
           ->group(kGroup);
   flags.seed_option = AddIntegerOption<std::uint64_t>(
                           command, "--seed", flags.seed,
                           "Seed of the router's stream of draws (default 0)")
                           ->group(kGroup);
+  AddRouterParameterFlags(command, flags);
+}
+
+void AddRouterParameterFlags(CLI::App& command, RoutingFlags& flags) {
   for (std::size_t i = 0; i < kRouterParameters.size(); ++i) {
     const RouterParameter& parameter = kRouterParameters[i];
     const std::string name = OptionName(parameter.name);
@@ -191,21 +216,23 @@ bool IsRoutingTable(const RoutingFlags& flags) {
 
 std::vector<RoutingSpec> RoutingTableRows(const RoutingFlags& flags,
                                           const RoutingSpec& routing) {
-  const std::vector<RouterPolicy> routers =
-      Given(flags.router_option) ? Routers(flags.router)
-                                 : std::vector{routing.router.policy};
+  const std::vector<RouterSpec> routers = Given(flags.router_option)
+                                              ? Routers(flags.router)
+                                              : std::vector{routing.router};
   const std::vector<std::uint64_t> counts = Given(flags.workers_option)
                                                 ? WorkerCounts(flags.workers)
                                                 : std::vector{routing.workers};
   std::vector<RoutingSpec> rows;
   std::vector<bool> taken(kRouterParameters.size());
-  for (const RouterPolicy policy : routers) {
+  for (const RouterSpec& router : routers) {
     RoutingSpec row = routing;
-    if (Given(flags.router_option)) row.router = RouterSpec{.policy = policy};
+    if (Given(flags.router_option)) row.router = router;
     if (Given(flags.seed_option)) row.router.seed = flags.seed;
     for (std::size_t i = 0; i < kRouterParameters.size(); ++i) {
       const RouterParameter& parameter = kRouterParameters[i];
-      if (!Given(flags.parameter_options[i]) || !Takes(policy, parameter)) {
+      // A plugin gets every parameter option given.
+      if (!Given(flags.parameter_options[i]) ||
+          (router.plugin.empty() && !Takes(router.policy, parameter))) {
         continue;
       }
       taken[i] = true;
@@ -225,12 +252,12 @@ std::vector<RoutingSpec> RoutingTableRows(const RoutingFlags& flags,
     if (routers.size() == 1) {
       throw std::invalid_argument(
           fmt::format("{}: router \"{}\" takes no such parameter", option,
-                      NameOf(kRouterPolicies, routers.front())));
+                      NameOf(kRouterPolicies, routers.front().policy)));
     }
     std::string names;
-    for (const RouterPolicy policy : routers) {
+    for (const RouterSpec& router : routers) {
       if (!names.empty()) names += ", ";
-      names += NameOf(kRouterPolicies, policy);
+      names += NameOf(kRouterPolicies, router.policy);
     }
     throw std::invalid_argument(
         fmt::format("{}: no router of the table ({}) takes it", option, names));

@@ -34,9 +34,22 @@ struct RoutingFlags {
   std::array<CLI::Option*, kRouterParameters.size()> parameter_options = {};
 };
 
+// The check of a router's name: a policy of kRouterPolicies or
+// "plugin:PATH" (a usage error naming both otherwise).
+CLI::Validator RouterChoice();
+
+// The router `name` (RouterChoice accepted it) names, with no parameters.
+// O(policies).
+RouterSpec RouterSpecNamed(const std::string& name);
+
 // Adds the options (each a usage error, exit 2, naming it, outside §11.1's
 // kinds and ranges).
 void AddRoutingFlags(CLI::App& command, RoutingFlags& flags);
+
+// Adds the parameter options only (--load-factor, --ties, ...), as
+// AddRoutingFlags does: for `verify --against POLICY`, whose --workers and
+// --seed mean other things. ApplyRoutingFlags applies them alone.
+void AddRouterParameterFlags(CLI::App& command, RoutingFlags& flags);
 
 // True if any of them was given. O(parameters).
 bool RoutingFlagsGiven(const RoutingFlags& flags);

@@ -227,23 +227,7 @@ const Library& Load(const std::string& path) {
     SetLabel(index, loading_labels->emplace_back(where).c_str());
   }
   const CallScope scope(CallWord(index, Call::kLoad));
-  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (handle == nullptr) {
-    std::string message = where + ": cannot load: " + dlerror();
-    // dlopen searches the library path for a name without '/', not the
-    // current folder: say so when it found nothing there and a regular
-    // file of that name is right here.
-    struct stat here;
-    if (path.find('/') == std::string::npos &&
-        message.find("cannot open shared object file") != std::string::npos &&
-        stat(path.c_str(), &here) == 0 && S_ISREG(here.st_mode)) {
-      message +=
-          " (a name without '/' is searched on the library path; for "
-          "the file in this folder write plugin:./" +
-          path + ")";
-    }
-    throw PluginError(message);
-  }
+  void* handle = OpenPluginLibrary(path);
   // A refused library is closed again: only accepted ones stay loaded
   // (for good: their tables and code outlive every engine made from them).
   const auto refuse = [&where, handle](const std::string& problem) {
@@ -672,6 +656,25 @@ std::uint64_t LabelIndex(std::uint64_t word) {
 }
 
 }  // namespace
+
+void* OpenPluginLibrary(const std::string& path) {
+  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (handle != nullptr) return handle;
+  std::string message = "plugin " + path + ": cannot load: " + dlerror();
+  // dlopen searches the library path for a name without '/', not the
+  // current folder: say so when it found nothing there and a regular file
+  // of that name is right here.
+  struct stat here;
+  if (path.find('/') == std::string::npos &&
+      message.find("cannot open shared object file") != std::string::npos &&
+      stat(path.c_str(), &here) == 0 && S_ISREG(here.st_mode)) {
+    message +=
+        " (a name without '/' is searched on the library path; for the "
+        "file in this folder write plugin:./" +
+        path + ")";
+  }
+  throw PluginError(message);
+}
 
 bool IsPluginName(std::string_view name) {
   return name.size() > kPluginPrefix.size() && name.starts_with(kPluginPrefix);

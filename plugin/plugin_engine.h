@@ -43,6 +43,13 @@ inline constexpr std::string_view kPluginPrefix = "plugin:";
 // True if `name` is "plugin:" followed by a non-empty path. Thread-safe.
 bool IsPluginName(std::string_view name);
 
+// dlopen(path, RTLD_NOW | RTLD_LOCAL): the handle of the shared library at
+// `path` (an engine's or a router's plugin). Throws PluginError "plugin
+// PATH: cannot load: <dlerror>", saying "write plugin:./NAME" when `path`
+// has no '/' and names a file in the current folder (dlopen searches the
+// library path for it). Thread-safe (as dlopen).
+void* OpenPluginLibrary(const std::string& path);
+
 // A new, empty cache of the plugin at `path` (a file path; as dlopen reads
 // it, so a name without '/' is searched on the library path, and the
 // error for such a name says so when a file of that name is in the current

@@ -2,7 +2,9 @@
 
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
+#include "router/plugin_router.h"
 #include "router/policies/consistent_hash.h"
 #include "router/policies/dynamo.h"
 #include "router/policies/least_loaded.h"
@@ -34,6 +36,7 @@ class Parameters {
  public:
   Parameters(const RouterSpec& spec, TokenUnit unit)
       : spec_(spec), unit_(unit) {
+    if (!spec.plugin.empty()) return;  // a plugin takes any
     for (const auto& [name, value] : spec.parameters) {
       const RouterParameter* parameter = FindRouterParameter(name);
       if (parameter == nullptr || !Takes(spec.policy, *parameter)) {
@@ -49,12 +52,16 @@ class Parameters {
     const auto given = spec_.parameters.find(name);
     const RouterValue value =
         given != spec_.parameters.end() ? given->second : Default(name);
-    const T* typed = std::get_if<T>(&value);
-    if (typed == nullptr) {
-      throw std::invalid_argument("router parameter " + std::string(name) +
-                                  ": a value of the wrong kind");
+    if constexpr (std::is_same_v<T, RouterValue>) {
+      return value;
+    } else {
+      const T* typed = std::get_if<T>(&value);
+      if (typed == nullptr) {
+        throw std::invalid_argument("router parameter " + std::string(name) +
+                                    ": a value of the wrong kind");
+      }
+      return *typed;
     }
-    return *typed;
   }
   std::uint64_t Integer(std::string_view name) const {
     return Get<std::uint64_t>(name);
@@ -66,7 +73,11 @@ class Parameters {
 
  private:
   RouterValue Default(std::string_view name) const {
-    const RouterParameter& parameter = *FindRouterParameter(name);
+    const RouterParameter* found = FindRouterParameter(name);
+    if (found == nullptr) {
+      throw std::invalid_argument("no router parameter " + std::string(name));
+    }
+    const RouterParameter& parameter = *found;
     const std::string_view text =
         unit_ == TokenUnit::kBlock && !parameter.block_default.empty()
             ? parameter.block_default
@@ -141,9 +152,68 @@ std::string ExpectedRouterValue(const RouterParameter& parameter) {
   return names.append(parameter.choices[1]).append("\"");
 }
 
+std::string RouterValueText(const RouterValue& value) {
+  if (const auto* integer = std::get_if<std::uint64_t>(&value)) {
+    return std::to_string(*integer);
+  }
+  if (const auto* name = std::get_if<std::string>(&value)) return *name;
+  const Rational& decimal = std::get<Rational>(value);
+  // The smallest k with 10^k a multiple of the denominator: the digits are
+  // numerator · 10^k / denominator, with k of them after the point.
+  Int128 scale = 1;
+  int places = 0;
+  while (scale % decimal.denominator() != 0) {
+    if (places == 38) break;
+    scale *= 10;
+    ++places;
+  }
+  if (scale % decimal.denominator() != 0 || decimal.numerator() < 0) {
+    throw std::invalid_argument("not a decimal of at most 38 places");
+  }
+  Int128 digits = decimal.numerator() * (scale / decimal.denominator());
+  std::string text;
+  for (int i = 0; digits != 0 || i <= places; ++i) {
+    if (i == places && places > 0) text.insert(text.begin(), '.');
+    text.insert(text.begin(), static_cast<char>('0' + digits % 10));
+    digits /= 10;
+  }
+  return text;
+}
+
+RouterValue RouterParameterValue(const RouterSpec& spec, std::string_view name,
+                                 TokenUnit unit) {
+  return Parameters(spec, unit).Get<RouterValue>(name);
+}
+
+CacheAwareSettings CacheAwareSettingsFor(const RouterSpec& spec,
+                                         TokenUnit unit) {
+  const Parameters p(spec, unit);
+  return CacheAwareSettings{
+      .cache_threshold = p.Decimal("cache_threshold"),
+      .balance_abs_threshold = p.Integer("balance_abs_threshold"),
+      .balance_rel_threshold = p.Decimal("balance_rel_threshold"),
+      .max_tree_size = p.Integer("max_tree_size"),
+      .eviction_interval_us = p.Integer("eviction_interval_us"),
+      .least_loaded_fallback = p.NameIs("fallback", "least-loaded")};
+}
+
+std::string_view RouterName(const RouterSpec& spec) {
+  if (!spec.plugin.empty()) return PluginRouterName(spec.plugin);
+  return NameOf(kRouterPolicies, spec.policy);
+}
+
 std::unique_ptr<Router> MakeRouter(const RouterSpec& spec,
                                    const RouteSetup& setup, TokenUnit unit) {
   const Parameters p(spec, unit);
+  if (!spec.plugin.empty()) {
+    RouterPluginSetup plugin_setup{.route = setup,
+                                   .seed = spec.seed,
+                                   .block_tokens = unit == TokenUnit::kBlock};
+    for (const auto& [name, value] : spec.parameters) {
+      plugin_setup.parameters.emplace(name, RouterValueText(value));
+    }
+    return MakePluginRouter(spec.plugin, plugin_setup);
+  }
   switch (spec.policy) {
     case RouterPolicy::kRoundRobin:
       return std::make_unique<RoundRobinRouter>();
@@ -176,14 +246,7 @@ std::unique_ptr<Router> MakeRouter(const RouterSpec& spec,
               .random_ties = p.NameIs("ties", "random")});
     case RouterPolicy::kSglangCacheAware:
       return std::make_unique<SglangCacheAwareRouter>(
-          setup.workers,
-          CacheAwareSettings{
-              .cache_threshold = p.Decimal("cache_threshold"),
-              .balance_abs_threshold = p.Integer("balance_abs_threshold"),
-              .balance_rel_threshold = p.Decimal("balance_rel_threshold"),
-              .max_tree_size = p.Integer("max_tree_size"),
-              .eviction_interval_us = p.Integer("eviction_interval_us"),
-              .least_loaded_fallback = p.NameIs("fallback", "least-loaded")});
+          setup.workers, CacheAwareSettingsFor(spec, unit));
     case RouterPolicy::kVllmPrefix:
       return std::make_unique<VllmPrefixRouter>(spec.seed, p.Integer("chunk"),
                                                 p.Integer("min_match"));

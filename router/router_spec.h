@@ -18,6 +18,7 @@
 #include <variant>
 
 #include "kvprefix/cache.h"
+#include "router/policies/sglang_cache_aware.h"
 #include "router/rational.h"
 #include "router/router.h"
 
@@ -307,6 +308,13 @@ bool InDecimalRange(const RouterParameter& parameter, const Rational& value);
 // \"first\"". O(1).
 std::string ExpectedRouterValue(const RouterParameter& parameter);
 
+// `value` as SPEC §11.1 writes it: an integer's digits, a decimal's
+// shortest exact digits (5/4 is "1.25", 3 is "3"; a decimal parameter's
+// value always has such digits), a name as it is. Throws
+// std::invalid_argument for a rational with no finite decimal expansion or
+// a negative one. O(digits).
+std::string RouterValueText(const RouterValue& value);
+
 // A document's (or the command line's) router: the policy, the seed of its
 // stream and the parameters given (by member name; the others take their
 // defaults when the router is made).
@@ -314,6 +322,10 @@ struct RouterSpec {
   RouterPolicy policy = RouterPolicy::kRoundRobin;
   std::uint64_t seed = 0;
   std::map<std::string, RouterValue, std::less<>> parameters = {};
+  // Not empty: the router is the plugin at this path (`--router
+  // plugin:PATH`, router/plugin_router.h); `policy` is then unused and
+  // every parameter given is passed to the plugin (RouterValueText).
+  std::string plugin = {};
 
   friend bool operator==(const RouterSpec&, const RouterSpec&) = default;
 };
@@ -331,8 +343,29 @@ struct RoutingSpec {
 // 512-token block of Mooncake block mode.
 enum class TokenUnit : std::uint8_t { kToken, kBlock };
 
+// The value of parameter `name` (a member name) for `spec`'s policy: the
+// one given, else its default for `unit`. Throws std::invalid_argument for
+// a name that is no parameter, or (as MakeRouter) a given parameter the
+// policy does not take. O(parameters).
+RouterValue RouterParameterValue(const RouterSpec& spec, std::string_view name,
+                                 TokenUnit unit);
+
+// The settings MakeRouter gives sglang-cache-aware for `spec` (its
+// parameters, or their defaults for `unit`). Throws as MakeRouter.
+// O(parameters).
+CacheAwareSettings CacheAwareSettingsFor(const RouterSpec& spec,
+                                         TokenUnit unit);
+
+// The router's name in answers and reports: the policy's
+// (kRouterPolicies), or "plugin:NAME" for a plugin (PluginRouterName,
+// loading it, with its errors). Valid as long as the process. O(1) once
+// loaded. Thread-safe.
+std::string_view RouterName(const RouterSpec& spec);
+
 // The policy `spec` names for `setup` (N workers, page size, pinned unit),
-// with its given parameters and the others' defaults for `unit`. Throws
+// with its given parameters and the others' defaults for `unit`; a plugin
+// (`spec.plugin`) made by MakePluginRouter with every parameter given as
+// text (RouterValueText), throwing what it throws. Throws
 // std::invalid_argument if `spec` gives a parameter its policy does not
 // take or a value of the wrong kind (the readers reject both first),
 // std::bad_alloc if the ring does not fit. O(N · ring_points · log) for

@@ -38,10 +38,11 @@ LAYERS = {
     "optimized": _CORE,
     "plugin": _CORE,
     "engines": _ENGINES,
-    # router/ (SPEC §11's policies) reads only the core; io/ reads and
+    # router/ (SPEC §11's policies) reads the core and plugin/ (a router
+    # plugin's C table and the library loader); io/ reads and
     # writes its documents; serve/ (SPEC §10's serving replay: workers and
     # the clock over ServingCache) runs the workers and calls it.
-    "router": _CORE,
+    "router": _CORE + ["plugin"],
     "io": _CORE + ["router"],
     "serve": _CORE + ["router"],
     "checking": _ENGINES + ["router", "io", "serve"],

@@ -53,11 +53,24 @@ ServeTotals AllTotals(const ServeRequests& requests,
 RoutedAnswer RoutedReplay(const ServeInput& input, const RoutingSpec& routing,
                           const MakeWorkerCache& make_cache, TokenUnit unit,
                           ReplayObserver* observer) {
-  if (routing.workers == 0) throw std::invalid_argument("0 workers");
+  return RoutedReplay(
+      input, routing.workers, RouterName(routing.router),
+      [&](const RouteSetup& setup) {
+        return MakeRouter(routing.router, setup, unit);
+      },
+      make_cache, observer);
+}
+
+RoutedAnswer RoutedReplay(const ServeInput& input, std::uint64_t workers,
+                          std::string_view router_name,
+                          const MakeReplayRouter& make_router,
+                          const MakeWorkerCache& make_cache,
+                          ReplayObserver* observer) {
+  if (workers == 0) throw std::invalid_argument("0 workers");
   const ServeRequests requests(input);
   std::vector<std::unique_ptr<ServingCache>> owned;
   std::vector<ServingCache*> caches;
-  for (std::uint64_t w = 0; w < routing.workers; ++w) {
+  for (std::uint64_t w = 0; w < workers; ++w) {
     owned.push_back(make_cache());
     caches.push_back(owned.back().get());
   }
@@ -65,10 +78,9 @@ RoutedAnswer RoutedReplay(const ServeInput& input, const RoutingSpec& routing,
       .workers = caches.size(),
       .page_size = input.replay.options.page_size,
       .pinned_in_tokens = input.replay.options.model == CacheModel::kSglang};
-  const std::unique_ptr<Router> router =
-      MakeRouter(routing.router, setup, unit);
+  const std::unique_ptr<Router> router = make_router(setup);
   RoutedAnswer answer;
-  answer.router = NameOf(kRouterPolicies, routing.router.policy);
+  answer.router = router_name;
   answer.requests = RunServing(
       requests, caches,
       [&](RequestId id, std::span<const Worker> workers) {

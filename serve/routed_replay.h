@@ -30,6 +30,20 @@ RoutedAnswer RoutedReplay(const ServeInput& input, const RoutingSpec& routing,
                           const MakeWorkerCache& make_cache, TokenUnit unit,
                           ReplayObserver* observer = nullptr);
 
+// Makes the router of a replay for its setup (N, P, the pinned unit).
+using MakeReplayRouter =
+    std::function<std::unique_ptr<Router>(const RouteSetup& setup)>;
+
+// The same with the router `make_router` makes, named `router_name` in the
+// answer (it must outlive the answer), over `workers` workers (>= 1). For
+// a router that is no RouterSpec's (a checker's pair of routers,
+// checking/routing_check.h). Throws as above and what the router throws.
+RoutedAnswer RoutedReplay(const ServeInput& input, std::uint64_t workers,
+                          std::string_view router_name,
+                          const MakeReplayRouter& make_router,
+                          const MakeWorkerCache& make_cache,
+                          ReplayObserver* observer = nullptr);
+
 }  // namespace kvprefix
 
 #endif  // KVPREFIX_SERVE_ROUTED_REPLAY_H_

@@ -236,6 +236,32 @@ test_plugin() {
     --cases wrong.json --out again.json >/dev/null 2>&1 || status=$?
   [ "$status" -eq 1 ] || fail "verify --cases wrong.json: status $status"
   echo "plugin: libmycache.so passes verify, libmycache_wrong.so is caught and shrunk" >&2
+  test_router_plugin
+}
+
+# examples/router_plugin/ (a least-loaded router in C) built against the
+# installed tree and replayed with `replay --router plugin:PATH`.
+test_router_plugin() {
+  local prefix=$work/prefix routers=$work/router_plugin
+  local cli=$prefix/bin/kvprefix
+  run cmake -S "$src/examples/router_plugin" -B "$routers" -G "$KVPREFIX_GENERATOR" \
+    -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$prefix" \
+    ${KVPREFIX_LAUNCHER:+-DCMAKE_C_COMPILER_LAUNCHER="$KVPREFIX_LAUNCHER"} >/dev/null
+  run cmake --build "$routers" >/dev/null
+  cd "$routers"
+  local output builtin
+  output=$(run "$cli" replay "$src/data/mooncake/conversation_trace.jsonl" \
+    --max-running 4 --decode-us-per-token 1000 --workers 4 \
+    --router plugin:./libleastloaded.so)
+  builtin=$(run "$cli" replay "$src/data/mooncake/conversation_trace.jsonl" \
+    --max-running 4 --decode-us-per-token 1000 --workers 4 --router least-loaded)
+  [[ $output == *'"router":"plugin:leastloaded"'* ]] ||
+    fail "replay --router plugin:./libleastloaded.so: $output"
+  # The same totals as the built-in policy's.
+  [ "$(grep -o '"totals":{[^}]*}' <<<"$output")" = \
+    "$(grep -o '"totals":{[^}]*}' <<<"$builtin")" ] ||
+    fail "libleastloaded.so replays other totals than least-loaded"
+  echo "router plugin: libleastloaded.so replays as least-loaded" >&2
 }
 
 test_subdirectory() {
