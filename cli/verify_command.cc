@@ -10,11 +10,20 @@
 #include "cli/cache_choice.h"
 #include "cli/cache_flags.h"
 #include "cli/commands.h"
+#include "cli/routing.h"
 #include "engines/registry.h"
+#include "verify/router_run.h"
 #include "verify/run.h"
 
 namespace kvprefix::cli {
 namespace {
+
+// The names --against takes.
+std::vector<std::string> PolicyNames() {
+  std::vector<std::string> names;
+  for (const auto& policy : kRouterPolicies) names.emplace_back(policy.name);
+  return names;
+}
 
 // The options as parsed; `runs` and `seed` count only when given.
 struct VerifyFlags {
@@ -29,6 +38,11 @@ struct VerifyFlags {
   // --models, --match-limits, --policies, --page-sizes, --capacities as
   // given.
   checking::ImplementedOptionValues implemented;
+  // --router, --against, --workers and the policy's parameter options.
+  std::string router;
+  std::string against;
+  std::uint64_t workers = 1;
+  RoutingFlags parameters;
 };
 
 // --model, --match-limit and --trigger as verify::GeneratedModel (unset if
@@ -233,7 +247,65 @@ void RegisterVerifyCommand(CLI::App& app) {
                    "most seconds spent shrinking a failure")
       ->capture_default_str()
       ->check(FiniteNumberIn(0, verify::kMaxSeconds));
-  verify->callback([flags, runs, seed] {
+  constexpr const char* kRouting =
+      "Routers (SPEC §11): --router ROUTER --against POLICY";
+  CLI::Option* router =
+      verify
+          ->add_option("--router", flags->router,
+                       "check this router decision for decision against "
+                       "--against: plugin:PATH (your own router built as a "
+                       "shared library, plugin/kvprefix_router_plugin.h) or a "
+                       "policy's name; on routed documents (FILEs, --cases, "
+                       "e.g. tests/data/cases/serve, and generated ones)")
+          ->check(RouterChoice())
+          ->group(kRouting);
+  CLI::Option* against =
+      verify
+          ->add_option("--against", flags->against,
+                       "the policy of SPEC §11.5 the router must agree with: " +
+                           ChoiceNames(kRouterPolicies, '\''))
+          ->check(CLI::IsMember(PolicyNames()))
+          ->group(kRouting);
+  router->needs(against)
+      ->excludes("--cmd")
+      ->excludes("--engines")
+      ->excludes("--serving")
+      ->excludes("--trace");
+  against->needs(router);
+  CLI::Option* workers =
+      AddIntegerOption<std::uint64_t>(
+          *verify, "--workers", flags->workers,
+          "--router: N of every generated document (default: 1 to 4, drawn "
+          "per document)",
+          1, kMaxWorkers)
+          ->group(kRouting);
+  workers->needs(router);
+  AddRouterParameterFlags(*verify, flags->parameters);
+  verify->callback([flags, runs, seed, router, workers] {
+    if (router->count() > 0) {
+      verify::RouterRunOptions options{
+          .router = RouterSpecNamed(flags->router),
+          .against = ApplyRoutingFlags(
+                         flags->parameters,
+                         RoutingSpec{.router = RouterSpecNamed(flags->against)})
+                         .router,
+          .files = flags->options.files,
+          .cases = flags->options.cases,
+          .max_size = flags->options.max_size,
+          .time_budget = flags->options.time_budget,
+          .shrink_time = flags->options.shrink_time,
+          .shrink_attempts = flags->options.shrink_attempts,
+          .out = flags->options.out};
+      if (runs->count() > 0) options.runs = flags->runs;
+      if (seed->count() > 0) options.seed = flags->seed;
+      if (workers->count() > 0) options.workers = flags->workers;
+      verify::RunRouter(options);
+      return;
+    }
+    if (RoutingFlagsGiven(flags->parameters)) {
+      throw std::invalid_argument(
+          "verify: a router parameter option needs --router and --against");
+    }
     verify::RunOptions options = flags->options;
     if (runs->count() > 0) options.runs = flags->runs;
     if (seed->count() > 0) options.seed = flags->seed;

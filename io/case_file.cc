@@ -286,6 +286,31 @@ ServeInput ReadRoutedDocumentOrCaseFile(const std::string& path,
                                 routing);
 }
 
+ServeInput ReadRoutedCaseDocument(const std::string& path,
+                                  RoutingSpec* routing) {
+  const std::string text = ReadPaddedFile(path);
+  simdjson::ondemand::parser parser;
+  simdjson::ondemand::document root;
+  simdjson::ondemand::object document;
+  std::string_view raw;
+  if (parser.iterate(PaddedView(text)).get(root) != simdjson::SUCCESS ||
+      root["document"].get_object().get(document) != simdjson::SUCCESS ||
+      document.raw_json().get(raw) != simdjson::SUCCESS) {
+    throw InputError(EscapeForMessage(path, 1024) + ": $.document",
+                     "expected a case file's document object");
+  }
+  const std::string copy = PaddedCopy(raw);
+  try {
+    return json_reader::ReadDocument(
+        PaddedView(copy), json_reader::kRoutedMembers, nullptr, routing);
+  } catch (const InputError& error) {
+    throw InputError(EscapeForMessage(path, 1024) + ": $.document" +
+                         error.location().substr(
+                             std::min<std::size_t>(1, error.location().size())),
+                     error.problem());
+  }
+}
+
 std::string FormatCaseFile(const BatchInput& input,
                            std::span<const Match> expected,
                            std::string_view source) {

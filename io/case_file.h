@@ -101,6 +101,15 @@ ServeInput ReadRoutedDocumentOrCaseFile(const std::string& path,
                                         DocumentPlaces* places,
                                         RoutingSpec* routing);
 
+// The "document" member of any case file, its expected answer whatever it
+// is (not read): the SPEC §10 and §11 cases of tests/data/cases/serve/,
+// whose answers are §10.5's and §11.8's. Read with ParseRoutedDocument's
+// rules; *routing gets its "workers" and "router". Throws IoError, or
+// InputError naming the path and the location ("$.document.workers").
+// O(bytes).
+ServeInput ReadRoutedCaseDocument(const std::string& path,
+                                  RoutingSpec* routing);
+
 }  // namespace kvprefix
 
 #endif  // KVPREFIX_IO_CASE_FILE_H_

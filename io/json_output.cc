@@ -379,6 +379,34 @@ void AppendServeDocumentJson(const ServeInput& input, std::string& out) {
   out += "}\n";
 }
 
+void AppendRoutedDocumentJson(const ServeInput& input,
+                              const RoutingSpec& routing, std::string& out) {
+  if (!routing.router.plugin.empty()) {
+    throw std::invalid_argument("a router plugin has no document form");
+  }
+  AppendServeDocumentJson(input, out);
+  out.resize(out.size() - 2);  // "}\n"
+  if (routing.workers != 1) {
+    out += ",\"workers\":";
+    AppendUint(routing.workers, out);
+  }
+  out += ",\"router\":{\"name\":\"";
+  out += NameOf(kRouterPolicies, routing.router.policy);
+  out += '"';
+  if (routing.router.seed != 0) {
+    out += ",\"seed\":";
+    AppendUint(routing.router.seed, out);
+  }
+  for (const auto& [name, value] : routing.router.parameters) {
+    const bool quoted = std::holds_alternative<std::string>(value);
+    out += ",\"" + name + "\":";
+    if (quoted) out += '"';
+    out += RouterValueText(value);
+    if (quoted) out += '"';
+  }
+  out += "}}\n";
+}
+
 void WriteFileAtomically(const std::string& path, std::string_view contents) {
   WriteFileAtomically(path, std::span<const std::string_view>(&contents, 1));
 }

@@ -13,6 +13,7 @@
 #include "kvprefix/request.h"
 #include "kvprefix/sequence_list.h"
 #include "kvprefix/types.h"
+#include "router/router_spec.h"
 
 namespace kvprefix {
 
@@ -56,6 +57,15 @@ void AppendReplayDocumentJson(const ReplayInput& input, std::string& out);
 // §8 document. ParseServeDocument reads it back unchanged. O(tokens).
 // Thread-safe.
 void AppendServeDocumentJson(const ServeInput& input, std::string& out);
+
+// Appends SPEC §11.1's routed replay document: `input`'s §10 document
+// (AppendServeDocumentJson) with "workers" (when not 1) and "router":
+// {"name":...} with "seed" (when not 0) and the parameters given, each as
+// §11.1 writes it (RouterValueText; names quoted). A plugin's router
+// (routing.router.plugin) cannot be written: std::invalid_argument.
+// ParseRoutedDocument reads it back unchanged. O(tokens). Thread-safe.
+void AppendRoutedDocumentJson(const ServeInput& input,
+                              const RoutingSpec& routing, std::string& out);
 
 // The signals whose default action ends the process and that a program may
 // catch to remove the temporary file first (RemoveTemporaryFileInFlight).

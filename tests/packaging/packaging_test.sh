@@ -240,7 +240,9 @@ test_plugin() {
 }
 
 # examples/router_plugin/ (a least-loaded router in C) built against the
-# installed tree and replayed with `replay --router plugin:PATH`.
+# installed tree, replayed with `replay --router plugin:PATH` and checked by
+# the installed tool's `verify --router ... --against least-loaded`; its
+# wrong variant is caught, shrunk and written.
 test_router_plugin() {
   local prefix=$work/prefix routers=$work/router_plugin
   local cli=$prefix/bin/kvprefix
@@ -261,7 +263,22 @@ test_router_plugin() {
   [ "$(grep -o '"totals":{[^}]*}' <<<"$output")" = \
     "$(grep -o '"totals":{[^}]*}' <<<"$builtin")" ] ||
     fail "libleastloaded.so replays other totals than least-loaded"
-  echo "router plugin: libleastloaded.so replays as least-loaded" >&2
+  output=$(run "$cli" verify --router plugin:./libleastloaded.so \
+    --against least-loaded --runs 300 --seed 1)
+  [[ $output == "OK: 300 routed documents"* ]] ||
+    fail "verify --router plugin:./libleastloaded.so: $output"
+  local status=0
+  run "$cli" verify --router plugin:./libleastloaded_wrong.so --against least-loaded \
+    --runs 300 --seed 1 --out wrong.json >wrong.out 2>wrong.err || status=$?
+  [ "$status" -eq 1 ] || fail "verify of libleastloaded_wrong.so: status $status"
+  [ "$(tail -n 1 wrong.err)" = "kvprefix: verify failed: wrong-decision" ] ||
+    fail "verify of libleastloaded_wrong.so: $(cat wrong.err)"
+  grep -q "^decision 1 (request 1 of 2, arrival 0 µs): plugin:leastloaded chose worker 0, least-loaded chose worker 1$" wrong.out ||
+    fail "verify of libleastloaded_wrong.so: $(cat wrong.out)"
+  [ "$(cat wrong.json)" = \
+    '{"requests":[[],[]],"capacity":0,"policy":"lru","page_size":1,"arrivals_us":[0,0],"output_lengths":[0,0],"workers":2,"router":{"name":"least-loaded","seed":41}}' ] ||
+    fail "wrong.json: $(cat wrong.json)"
+  echo "router plugin: libleastloaded.so replays and passes verify, libleastloaded_wrong.so is caught and shrunk" >&2
 }
 
 test_subdirectory() {

@@ -1,6 +1,8 @@
 // Router plugins through the CLI: `replay --router plugin:PATH` replays as
-// the policy the plugin implements, and a plugin doing what can never be
-// right stops the run with an error naming it.
+// the policy the plugin implements, `verify --router plugin:PATH --against
+// POLICY` passes a correct plugin (the C example) and catches, shrinks and
+// writes a wrong one (the example's bug), and a plugin doing what can never be right
+// stops the run with an error naming it.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -64,6 +66,55 @@ TEST(RouterPluginTest, ReplaysAsThePolicyItImplements) {
   EXPECT_NE(Comparable(wrong.out), Comparable(builtin.out));
 }
 
+TEST(RouterPluginTest, VerifyPassesTheExampleOnGeneratedAndSharedCases) {
+  const test::ProgramRun run =
+      Kvprefix({"verify", "--router", Plugin(KVPREFIX_LEASTLOADED), "--against",
+                "least-loaded", "--runs", "300", "--seed", "1"});
+  EXPECT_EQ(run.status, 0) << run.out << run.err;
+  EXPECT_NE(run.out.find("OK: 300 routed documents"), std::string::npos)
+      << run.out;
+  const test::ProgramRun cases =
+      Kvprefix({"verify", "--router", Plugin(KVPREFIX_LEASTLOADED), "--against",
+                "least-loaded", "--cases", kCases});
+  EXPECT_EQ(cases.status, 0) << cases.out << cases.err;
+  EXPECT_NE(cases.out.find("OK: 35 routed documents"), std::string::npos)
+      << cases.out;
+}
+
+TEST(RouterPluginTest, VerifyCatchesShrinksAndWritesTheWrongExample) {
+  const test::ScratchDir dir;
+  const std::string out = dir.path() + "/fail.json";
+  const test::ProgramRun run = Kvprefix(
+      {"verify", "--router", Plugin(KVPREFIX_LEASTLOADED_WRONG), "--against",
+       "least-loaded", "--runs", "300", "--seed", "1", "--out", out});
+  EXPECT_EQ(run.status, 1) << run.out << run.err;
+  EXPECT_NE(run.out.find("FAIL: a decision differs on generated routed "
+                         "document 5 (--seed 1, size 5)"),
+            std::string::npos)
+      << run.out;
+  // Shrunk to two empty requests on two workers: the second decision, where
+  // worker 0's one request waits in its queue.
+  EXPECT_NE(run.out.find("to 2 requests (0 tokens; capacity 0, lru, page size "
+                         "1), max_running 1 on 2 workers"),
+            std::string::npos)
+      << run.out;
+  EXPECT_NE(run.out.find("decision 1 (request 1 of 2, arrival 0 µs): "
+                         "plugin:leastloaded chose worker 0, least-loaded "
+                         "chose worker 1\n  worker 0: running 0, queued 1,"),
+            std::string::npos)
+      << run.out;
+  EXPECT_NE(run.err.find("verify failed: wrong-decision"), std::string::npos);
+  // The written document fails again, and replays.
+  const test::ProgramRun again =
+      Kvprefix({"verify", "--router", Plugin(KVPREFIX_LEASTLOADED_WRONG),
+                "--against", "least-loaded", out, "--out", out + ".2"});
+  EXPECT_EQ(again.status, 1) << again.out << again.err;
+  const test::ProgramRun replay =
+      Kvprefix({"replay", out, "--input-format", "requests", "--router",
+                Plugin(KVPREFIX_LEASTLOADED_WRONG)});
+  EXPECT_EQ(replay.status, 0) << replay.err;
+}
+
 TEST(RouterPluginTest, ImpossibleAnswersNameThePlugin) {
   const auto replay = [](const char* plugin) {
     return Kvprefix(
@@ -94,6 +145,15 @@ TEST(RouterPluginTest, ImpossibleAnswersNameThePlugin) {
   EXPECT_NE(refuse.err.find("refuses its setup: no setup suits me"),
             std::string::npos)
       << refuse.err;
+  // verify reports a plugin's impossible answer as the router's failure.
+  const test::ScratchDir dir;
+  const test::ProgramRun verify =
+      Kvprefix({"verify", "--router", Plugin(KVPREFIX_FAULTY_ROUTER_error),
+                "--against", "round-robin", "--runs", "50", "--seed", "1",
+                "--out", dir.path() + "/fail.json"});
+  EXPECT_EQ(verify.status, 1) << verify.out << verify.err;
+  EXPECT_NE(verify.out.find("FAIL: the router fails"), std::string::npos)
+      << verify.out;
 }
 
 }  // namespace
