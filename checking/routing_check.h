@@ -7,7 +7,7 @@
 // every decision is judged on the views the policy itself would have made.
 // `kvprefix verify --router plugin:PATH --against POLICY`
 // (verify/router_run.h), the property suite
-// (tests/property/routing_properties_test.cc) and the routing fuzz target
+// (tests/property/router_check_properties_test.cc) and the routing fuzz target
 // (fuzz/routing_fuzzer.cc) use it the same way.
 //
 // How routing fuzz bytes decode (DecodeRoutingFuzzInput): byte 0's bits 0-1

@@ -2,10 +2,10 @@
 # CI for the fuzz targets: builds them with clang (-DKVPREFIX_FUZZ=ON), runs
 # each for 45 seconds from its checked-in corpus, prints the differential
 # target's inputs per second over its corpus (fuzz/corpus_speed.sh), then
-# fuzz/teeth.sh and fuzz/recursion_teeth.sh. Takes about 7 minutes on 2
+# fuzz/teeth.sh and fuzz/recursion_teeth.sh. Takes about 8 minutes on 2
 # cores. Exits non-zero on any crash, leak, timeout or out-of-memory (the
 # finding is left in $build/ci-campaign/<target>/crashes), on a mutant the
-# differential or serving target fails to catch, on a recursive trace-line checker the
+# differential, serving or routing target fails to catch, on a recursive trace-line checker the
 # trace-line target fails to crash on within 3 minutes (with -seed=1 it
 # takes about 475,000 executions: 97 s on a quiet machine, and a minute was
 # too short on a slower one), or on a build failure.
@@ -37,5 +37,6 @@ done
   "$fuzz_dir/corpus/differential_fuzzer" "$build/ci-campaign/differential_fuzzer/corpus"
 "$fuzz_dir/teeth.sh" "$build/fuzz/differential_fuzzer" 120
 "$fuzz_dir/teeth.sh" "$build/fuzz/serving_fuzzer" 120
+"$fuzz_dir/teeth.sh" "$build/fuzz/routing_fuzzer" 60
 "$fuzz_dir/recursion_teeth.sh" "$build/fuzz/mooncake_line_fuzzer_recursive" \
   "$build/fuzz/mooncake_line_fuzzer" 180

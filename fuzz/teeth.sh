@@ -10,7 +10,9 @@
 # mutants break) it must not, so every crash is due to the bug alone.
 #
 # Usage: fuzz/teeth.sh FUZZER [SECONDS]
-#   FUZZER is a libFuzzer build of differential_fuzzer or serving_fuzzer
+#   FUZZER is a libFuzzer build of differential_fuzzer, serving_fuzzer or
+#     routing_fuzzer (testing/routing_mutants.h's "routing-mutant-baseline"
+#     is its correct router)
 #     (its seed corpus: fuzz/corpus/<target>/): each mutant is fuzzed
 #     from an EMPTY corpus (the seeds would give the answer away) for at most
 #     SECONDS (default 120) and must crash;

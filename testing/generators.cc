@@ -31,6 +31,13 @@ void showValue(const ServeInput& input, std::ostream& os) {
   os << json;
 }
 
+void checking::showValue(const RoutedInput& routed, std::ostream& os) {
+  std::string json;
+  AppendRoutedDocumentJson(routed.input, routed.routing, json);
+  json.pop_back();  // the newline
+  os << json;
+}
+
 void checking::showValue(const Operation& operation, std::ostream& os) {
   os << FormatOperation(operation);
 }
@@ -441,6 +448,19 @@ rc::Gen<ServeInput> GenServeInput() {
     input.serve.output =
         *rc::gen::element(OutputMode::kNone, OutputMode::kUnique);
     return input;
+  });
+}
+
+rc::Gen<checking::RoutedInput> GenRoutedInput(RouterPolicy policy) {
+  return rc::gen::exec([policy] {
+    checking::RoutedInput routed;
+    routed.input = *GenServeInput();
+    routed.routing.workers = *rc::gen::inRange<std::uint64_t>(1, 5);
+    routed.routing.router =
+        checking::RandomRouterSpec(policy, [](std::uint64_t below) {
+          return *rc::gen::inRange<std::uint64_t>(0, below);
+        });
+    return routed;
   });
 }
 

@@ -19,6 +19,7 @@
 
 #include "checking/differential.h"
 #include "checking/recipe.h"
+#include "checking/routing_check.h"
 #include "kvprefix/batch.h"
 #include "kvprefix/cache.h"
 #include "kvprefix/request.h"
@@ -35,6 +36,8 @@ void showValue(const BatchInput& input, std::ostream& os);
 void showValue(const ServeInput& input, std::ostream& os);
 namespace checking {
 void showValue(const Operation& operation, std::ostream& os);
+// A SPEC §11.1 routed document, as AppendRoutedDocumentJson writes it.
+void showValue(const RoutedInput& routed, std::ostream& os);
 }  // namespace checking
 
 namespace test {
@@ -158,6 +161,11 @@ rc::Gen<CacheOptions> GenServingCacheOptions();
 // lengths 0 to 4; max_running 1 to 4; prefill 0-2, decode 0-2, overhead
 // 0-1 µs; output "none" or "unique".
 rc::Gen<ServeInput> GenServeInput();
+
+// Small SPEC §11 documents for `policy`: GenServeInput's documents on 1 to
+// 4 workers, the policy's parameters drawn by checking::RandomRouterSpec
+// (the values around its rules' edges), a seed 0 to 255.
+rc::Gen<checking::RoutedInput> GenRoutedInput(RouterPolicy policy);
 
 }  // namespace test
 }  // namespace kvprefix

@@ -84,6 +84,14 @@ void SglangCacheAwareRouter::EvictWorker(std::size_t w) {
   }
 }
 
+void SglangCacheAwareRouter::RefreshMatch(Node matched, std::size_t tenant,
+                                          std::uint64_t tick) {
+  for (Node up = matched; up != 0; up = nodes_[up].parent) {
+    Stamp(up, tenant, tick);
+  }
+  Stamp(0, tenant, tick);
+}
+
 void SglangCacheAwareRouter::EvictIfDue(std::uint64_t arrival_us) {
   const std::uint64_t interval = settings_.eviction_interval_us;
   if (interval == 0 || arrival_us < next_eviction_us_) return;
@@ -130,8 +138,7 @@ std::size_t SglangCacheAwareRouter::Choose(const RoutedRequest& request,
     ++matched;
   }
   const std::size_t tenant = nodes_[node].owners.front().first;
-  for (Node up = node; up != 0; up = nodes_[up].parent) Stamp(up, tenant, tick);
-  Stamp(0, tenant, tick);
+  RefreshMatch(node, tenant, tick);
   const std::uint64_t n = request.tokens.size();
   std::size_t chosen = tenant;
   if (n == 0 || Rational(matched, n) <= settings_.cache_threshold) {

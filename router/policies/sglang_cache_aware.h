@@ -51,7 +51,9 @@ struct CacheAwareSettings {
   bool least_loaded_fallback = false;  // fallback "least-loaded"
 };
 
-class SglangCacheAwareRouter final : public Router {
+// Not final: testing/routing_mutants.h overrides RefreshMatch (a mutant
+// that skips step 3's refresh).
+class SglangCacheAwareRouter : public Router {
  public:
   SglangCacheAwareRouter(std::size_t workers,
                          const CacheAwareSettings& settings);
@@ -62,8 +64,14 @@ class SglangCacheAwareRouter final : public Router {
   // size_w. O(1).
   std::uint64_t tree_size(std::size_t w) const { return size_[w]; }
 
- private:
+ protected:
   using Node = TokenEdges::Node;
+  // Step 3's refresh: stamp `tick` on `matched` (z) and every node above
+  // it, the root included, for `tenant`. O(depth of z).
+  virtual void RefreshMatch(Node matched, std::size_t tenant,
+                            std::uint64_t tick);
+
+ private:
   struct TreeNode {
     Node parent = 0;
     Token token = 0;

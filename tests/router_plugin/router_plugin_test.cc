@@ -1,7 +1,8 @@
 // Router plugins through the CLI: `replay --router plugin:PATH` replays as
 // the policy the plugin implements, `verify --router plugin:PATH --against
-// POLICY` passes a correct plugin (the C example) and catches, shrinks and
-// writes a wrong one (the example's bug), and a plugin doing what can never be right
+// POLICY` passes a correct plugin (the C example, every policy exported from
+// C++) and catches, shrinks and writes a wrong one (the example's bug, a
+// routing mutant exported), and a plugin doing what can never be right
 // stops the run with an error naming it.
 #include <gtest/gtest.h>
 
@@ -13,6 +14,7 @@
 
 #include "router/router_spec.h"
 #include "testing/program_run.h"
+#include "testing/routing_mutants.h"
 
 namespace kvprefix {
 namespace {
@@ -113,6 +115,38 @@ TEST(RouterPluginTest, VerifyCatchesShrinksAndWritesTheWrongExample) {
       Kvprefix({"replay", out, "--input-format", "requests", "--router",
                 Plugin(KVPREFIX_LEASTLOADED_WRONG)});
   EXPECT_EQ(replay.status, 0) << replay.err;
+}
+
+// Every policy exported from C++ agrees with itself across the C boundary
+// (its seed and parameters passed as text); each routing mutant exported
+// the same way is caught.
+TEST(RouterPluginTest, ExportedPoliciesPassAndMutantsFail) {
+  for (const auto& policy : kRouterPolicies) {
+    setenv("KVPREFIX_TEST_POLICY", std::string(policy.name).c_str(), 1);
+    unsetenv("KVPREFIX_TEST_ROUTING_MUTANT");
+    const test::ProgramRun run = Kvprefix(
+        {"verify", "--router", Plugin(KVPREFIX_POLICY_ROUTER), "--against",
+         std::string(policy.name), "--runs", "200", "--seed", "3"});
+    EXPECT_EQ(run.status, 0) << policy.name << "\n" << run.out << run.err;
+  }
+  const test::ScratchDir dir;
+  for (const std::string_view name : test::RoutingMutantNames()) {
+    const std::string policy(
+        NameOf(kRouterPolicies,
+               *test::RoutingMutantPolicy(test::ParseRoutingMutant(name))));
+    setenv("KVPREFIX_TEST_POLICY", policy.c_str(), 1);
+    setenv("KVPREFIX_TEST_ROUTING_MUTANT", std::string(name).c_str(), 1);
+    const test::ProgramRun run =
+        Kvprefix({"verify", "--router", Plugin(KVPREFIX_POLICY_ROUTER),
+                  "--against", policy, "--runs", "20000", "--seed", "1",
+                  "--out", dir.path() + "/mutant.json"});
+    EXPECT_EQ(run.status, 1) << name << "\n" << run.out << run.err;
+    EXPECT_NE(run.out.find("FAIL: a decision differs"), std::string::npos)
+        << name << "\n"
+        << run.out;
+  }
+  unsetenv("KVPREFIX_TEST_POLICY");
+  unsetenv("KVPREFIX_TEST_ROUTING_MUTANT");
 }
 
 TEST(RouterPluginTest, ImpossibleAnswersNameThePlugin) {
