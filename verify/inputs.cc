@@ -117,6 +117,21 @@ std::vector<NamedInputOf<Input>> ReadCases(const std::string& path,
 
 }  // namespace
 
+std::vector<std::string> CaseFilePaths(const std::string& path) {
+  if (!std::filesystem::is_directory(path)) return {path};
+  std::vector<std::string> found;
+  for (const auto& entry : std::filesystem::directory_iterator(path)) {
+    if (entry.path().extension() == ".json") {
+      found.push_back(entry.path().string());
+    }
+  }
+  if (found.empty()) {
+    throw std::invalid_argument("no case files (*.json) in " + path);
+  }
+  std::ranges::sort(found);
+  return found;
+}
+
 std::vector<NamedInput> ReadInputFiles(const std::vector<std::string>& paths) {
   return ReadFiles<BatchInput>(paths, [](const std::string& path) {
     return WithReplayHint([&] { return ReadBatchInputFile(path); });

@@ -47,6 +47,12 @@ std::vector<NamedInput> ReadInputFiles(const std::vector<std::string>& paths);
 std::vector<NamedReplayInput> ReadReplayInputFiles(
     const std::vector<std::string>& paths);
 
+// The case files `path` names: every *.json of it if it is a folder
+// (sorted), else `path` itself. Throws std::invalid_argument ("no case
+// files (*.json) in PATH") for a folder without one, std::filesystem's
+// error if it cannot be listed. O(files log files).
+std::vector<std::string> CaseFilePaths(const std::string& path);
+
 // Reads case files (io/case_file.h): every *.json of `path` if it is a
 // folder (sorted by name), else the one file. Throws InputError or IoError
 // naming the file (a replay case file's InputError with a hint at --format

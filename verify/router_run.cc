@@ -44,27 +44,10 @@ std::vector<NamedRouted> GivenDocuments(const RouterRunOptions& options) {
   std::vector<std::string> names;
   for (const std::string& path : paths) names.push_back("file " + path);
   if (!options.cases.empty()) {
-    if (std::filesystem::is_directory(options.cases)) {
-      std::vector<std::string> found;
-      for (const auto& entry :
-           std::filesystem::directory_iterator(options.cases)) {
-        if (entry.path().extension() == ".json") {
-          found.push_back(entry.path().string());
-        }
-      }
-      if (found.empty()) {
-        throw std::invalid_argument("no case files (*.json) in " +
-                                    options.cases);
-      }
-      std::ranges::sort(found);
-      for (std::string& path : found) {
-        names.push_back("case " +
-                        std::filesystem::path(path).filename().string());
-        paths.push_back(std::move(path));
-      }
-    } else {
-      names.push_back("case " + options.cases);
-      paths.push_back(options.cases);
+    for (std::string& path : CaseFilePaths(options.cases)) {
+      names.push_back("case " +
+                      std::filesystem::path(path).filename().string());
+      paths.push_back(std::move(path));
     }
   }
   std::vector<NamedRouted> documents;

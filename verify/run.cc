@@ -140,23 +140,8 @@ std::vector<NamedServeInput> LoadInputs(const RunOptions& options, ServeInput) {
   std::vector<std::string> paths = options.files;
   if (!options.cases.empty()) {
     // A case file or a folder of them, each read as a document may be.
-    if (std::filesystem::is_directory(options.cases)) {
-      std::vector<std::string> found;
-      for (const auto& entry :
-           std::filesystem::directory_iterator(options.cases)) {
-        if (entry.path().extension() == ".json") {
-          found.push_back(entry.path().string());
-        }
-      }
-      if (found.empty()) {
-        throw std::invalid_argument("no case files (*.json) in " +
-                                    options.cases);
-      }
-      std::sort(found.begin(), found.end());
-      paths.insert(paths.end(), found.begin(), found.end());
-    } else {
-      paths.push_back(options.cases);
-    }
+    const std::vector<std::string> found = CaseFilePaths(options.cases);
+    paths.insert(paths.end(), found.begin(), found.end());
   }
   return ReadServeInputFiles(paths);
 }
