@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # CI for the fuzz targets: builds them with clang (-DKVPREFIX_FUZZ=ON), runs
-# each for 45 seconds from its checked-in corpus, prints the differential
+# each for 30 seconds from its checked-in corpus, prints the differential
 # target's inputs per second over its corpus (fuzz/corpus_speed.sh), then
 # fuzz/teeth.sh and fuzz/recursion_teeth.sh. Takes about 8 minutes on 2
 # cores. Exits non-zero on any crash, leak, timeout or out-of-memory (the
@@ -27,7 +27,7 @@ cmake --build "$build" --target "${targets[@]}" mooncake_line_fuzzer_recursive
 
 for target in "${targets[@]}"; do
   rm -rf "$build/ci-campaign/$target"
-  KVPREFIX_FUZZ_BUILD=$build "$fuzz_dir/run_campaign.sh" "$target" 45 1 \
+  KVPREFIX_FUZZ_BUILD=$build "$fuzz_dir/run_campaign.sh" "$target" 30 1 \
     "$build/ci-campaign/$target/corpus" "$build/ci-campaign/$target/crashes"
 done
 # The differential target's speed over its corpus (the seeds and what the
