@@ -58,6 +58,7 @@
 #include "kvprefix/sequence_list.h"
 #include "kvprefix/types.h"
 #include "optimized/radix_trie.h"
+#include "plugin/plugin_engine.h"
 #include "python/named_values.h"
 #include "python/testing_module.h"
 #include "router/router_spec.h"
@@ -872,8 +873,16 @@ RoutingSpec ToRoutingSpec(const RoutingArguments& arguments) {
   routing.workers =
       ToUintOr(arguments.workers, "workers", 1, kMaxWorkers, routing.workers);
   if (!arguments.router.is_none()) {
-    routing.router.policy =
-        ToNamedValue(kRouterPolicies, arguments.router, "router");
+    // "plugin:PATH": the user's own router (plugin/kvprefix_router_plugin.h),
+    // given every parameter, as the CLI's --router plugin:PATH.
+    if (py::isinstance<py::str>(arguments.router) &&
+        IsPluginName(arguments.router.cast<std::string>())) {
+      routing.router.plugin =
+          arguments.router.cast<std::string>().substr(kPluginPrefix.size());
+    } else {
+      routing.router.policy =
+          ToNamedValue(kRouterPolicies, arguments.router, "router");
+    }
   }
   routing.router.seed = ToUintOr(arguments.seed, "seed", 0, kMaxRouterU64, 0);
   if (arguments.router_parameters.is_none()) return routing;
@@ -899,7 +908,8 @@ RoutingSpec ToRoutingSpec(const RoutingArguments& arguments) {
                         "11.5)",
                         where));
     }
-    if (!Takes(routing.router.policy, *parameter)) {
+    if (routing.router.plugin.empty() &&
+        !Takes(routing.router.policy, *parameter)) {
       Raise(PyExc_ValueError,
             fmt::format("{}: router '{}' takes no such parameter", where,
                         policy));

@@ -95,6 +95,28 @@ def test_one_worker_is_the_serving_replay():
         assert routed["totals"]["imbalance_requests"] == 1.0
 
 
+@pytest.mark.skipif("KVPREFIX_POLICY_ROUTER_PLUGIN" not in os.environ,
+                    reason="the test router plugin is built with the tests")
+def test_a_router_plugin_routes_as_the_policy_it_exports(monkeypatch):
+    # tests/router_plugin/'s plugin exports the policy KVPREFIX_TEST_POLICY
+    # names: routed by it, the answer is the policy's, but for the name.
+    plugin = "plugin:" + os.environ["KVPREFIX_POLICY_ROUTER_PLUGIN"]
+    monkeypatch.setenv("KVPREFIX_TEST_POLICY", "prefix-hash")
+    requests = [[i % 3, i % 2, i] for i in range(12)]
+    serving = dict(max_running=2, arrivals_us=list(range(12)), decode_us_per_token=3,
+                   workers=3, seed=5, router_parameters={"hash_prefix": 2, "load_factor": 1.5})
+    own = kvprefix.replay(requests, router=plugin, **serving)
+    policy = kvprefix.replay(requests, router="prefix-hash", **serving)
+    assert own["requests"] == policy["requests"]
+    assert own["per_worker"] == policy["per_worker"]
+    assert own["totals"]["router"] != "prefix-hash"
+    own["totals"].pop("router")
+    policy["totals"].pop("router")
+    assert own["totals"] == policy["totals"]
+    with pytest.raises(Exception, match="no-such-router"):
+        kvprefix.replay(requests, router="plugin:/no-such-router.so", workers=2)
+
+
 def test_round_robin_counts_and_parameters():
     requests = [[i % 3, i] for i in range(10)]
     answer = kvprefix.replay(requests, workers=4, router="round-robin")
