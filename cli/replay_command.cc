@@ -64,9 +64,33 @@ bool ServingFlagsGiven(const ReplayOptions& options) {
          !options.kv_events.empty();
 }
 
-// The block events' log, when --kv-events asks for one.
+// The block events' log, when --kv-events asks for one. A trace read with
+// --namespace-field is refused as RunServeReplay refuses a document with
+// namespaces: its requests' first tokens are folded with the namespace.
 std::unique_ptr<KvEventLog> MaybeEventLog(const ReplayOptions& options) {
-  return options.kv_events.empty() ? nullptr : std::make_unique<KvEventLog>();
+  if (options.kv_events.empty()) return nullptr;
+  if (Given(options.trace.namespace_field_option)) {
+    throw std::invalid_argument(
+        "--kv-events: a replay with namespaces (--namespace-field, SPEC "
+        "§8.1) has no block events yet: its pages' first tokens stand for "
+        "(namespace, token)");
+  }
+  return std::make_unique<KvEventLog>();
+}
+
+// The plugin a run must be supervised for (cli/supervised.h): --engine's
+// if it is one, else the first plugin among --router's names, else none
+// (the engine's name, which RunSupervised then runs in this process).
+std::string SupervisedPlugin(const ReplayOptions& options) {
+  if (IsPluginName(options.cache.engine)) return options.cache.engine;
+  const std::string_view routers = options.routing.router;
+  for (std::size_t begin = 0; begin <= routers.size();) {
+    const std::size_t end = std::min(routers.find(',', begin), routers.size());
+    const std::string_view name = routers.substr(begin, end - begin);
+    if (IsPluginName(name)) return std::string(name);
+    begin = end + 1;
+  }
+  return options.cache.engine;
 }
 
 // Writes the block events (before the answer, which thus comes last).
@@ -476,7 +500,7 @@ void RegisterReplayCommand(CLI::App& app) {
                          options->matches);
     CheckDistinctOutputs("--output", options->output, "--plot", options->plot);
     CheckTableChoices(*options);
-    RunSupervised(options->cache.engine, options->timeout, [&] {
+    RunSupervised(SupervisedPlugin(*options), options->timeout, [&] {
       if (options->input_format == "requests") {
         ReplayDocument(*options);
       } else {

@@ -18,6 +18,7 @@
 #include "cli/serving.h"
 #include "cli/supervised.h"
 #include "io/input_error.h"
+#include "io/json_strings.h"
 #include "io/serve_answer.h"
 
 namespace kvprefix::cli {
@@ -66,13 +67,31 @@ std::vector<std::string_view> Columns() {
   }
 }
 
-// One row as a CSV line and a JSON line: the router's name quoted in JSON
-// (names are plain: no escape needed, no comma).
+// `text` as a CSV field (RFC 4180): quoted, with its quotes doubled, when
+// it holds a comma, a quote or a line break.
+std::string CsvField(std::string_view text) {
+  if (text.find_first_of(",\"\r\n") == std::string_view::npos) {
+    return std::string(text);
+  }
+  std::string field = "\"";
+  for (const char c : text) {
+    if (c == '"') field += '"';
+    field += c;
+  }
+  return field + "\"";
+}
+
+// One row as a CSV line and a JSON line. The router's name is a plugin's
+// text for a router plugin: a quoted CSV field and an escaped JSON string
+// when it needs them.
 std::pair<std::string, std::string> RowLines(
     const std::vector<std::string>& values) {
   const std::vector<std::string_view> columns = Columns();
-  std::string csv = fmt::format("{}\n", fmt::join(values, ","));
-  std::string json = fmt::format("{{\"{}\":\"{}\"", columns[0], values[0]);
+  std::string csv = CsvField(values[0]);
+  for (std::size_t i = 1; i < values.size(); ++i) csv += "," + values[i];
+  csv += '\n';
+  std::string json = fmt::format("{{\"{}\":", columns[0]);
+  AppendJsonString(values[0], json);
   for (std::size_t i = 1; i < values.size(); ++i) {
     fmt::format_to(std::back_inserter(json), ",\"{}\":{}", columns[i],
                    values[i]);

@@ -11,7 +11,9 @@
 #include "cli/cache_flags.h"
 #include "cli/commands.h"
 #include "cli/routing.h"
+#include "cli/supervised.h"
 #include "engines/registry.h"
+#include "plugin/plugin_engine.h"
 #include "verify/router_run.h"
 #include "verify/run.h"
 
@@ -299,7 +301,12 @@ void RegisterVerifyCommand(CLI::App& app) {
       if (runs->count() > 0) options.runs = flags->runs;
       if (seed->count() > 0) options.seed = flags->seed;
       if (workers->count() > 0) options.workers = flags->workers;
-      verify::RunRouter(options);
+      // A router plugin runs in the process verify runs in: supervised, so
+      // that its crash or exit ends verify with a line naming it, exit 1,
+      // never with the plugin's signal or status (0 included).
+      RunSupervised(
+          IsPluginName(flags->router) ? flags->router : flags->against,
+          flags->options.timeout, [&] { verify::RunRouter(options); });
       return;
     }
     if (RoutingFlagsGiven(flags->parameters)) {

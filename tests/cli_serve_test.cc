@@ -137,6 +137,24 @@ TEST(CliServeTest, KvEventsWritesEachWorkersPages) {
   EXPECT_FALSE(std::filesystem::exists(not_written));
 }
 
+// A trace read with --namespace-field folds namespaces into its first
+// tokens: its block events would carry them, so it is refused as a
+// document with namespaces is. Before, the events were written, wrong.
+TEST(CliServeTest, KvEventsRefusesANamespaceField) {
+  test::ScratchDir dir;
+  const std::string trace = dir.Path("trace.jsonl");
+  test::WriteTextFile(trace, kTrace);
+  const std::string events = dir.Path("events.jsonl");
+  const test::ProgramRun run = Kvprefix(
+      {"replay", trace, "--namespace-field", "lora", "--kv-events", events});
+  EXPECT_EQ(run.status, 2);
+  EXPECT_NE(run.err.find("--kv-events: a replay with namespaces "
+                         "(--namespace-field"),
+            std::string::npos)
+      << run.err;
+  EXPECT_FALSE(std::filesystem::exists(events));
+}
+
 TEST(CliServeTest, ATraceWithoutTimestampsIsAnErrorNamingTheLine) {
   test::ScratchDir dir;
   const std::string trace = dir.Path("trace.jsonl");

@@ -21,6 +21,9 @@
 //   every engine's eviction loop assumed an evictable leaf exists: with none, the reference and radix read past the end of their leaf sets and the hash engine had only an assert (compiled out of release builds); now NoEvictableLeafError names the engine, the nodes and the capacity -- LeafHeapTest.AnEmptyHeapThrowsNoEvictableLeafError
 // io and the CLI
 //   a serving replay of a trace (`replay TRACE --max-running B`) read it in block mode whatever --mode said: --mode token answered for the blocks -- CliServeTest.TokenModeReplaysTokens
+//   `replay TRACE --namespace-field F --kv-events FILE` wrote block events whose first tokens were namespace-folded symbols, exit 0 (documents with namespaces were refused) -- CliServeTest.KvEventsRefusesANamespaceField
+//   a router plugin's crash or exit() ended replay and verify with its signal or status (exit(0) in create: verify exited 0 with no verdict) -- RouterPluginTest.ACrashOrAnExitIsReportedNamingThePlugin
+//   a router table wrote a plugin's name unquoted: a name with a comma or a quote split its CSV row and broke its JSON line -- RouterPluginTest.ATableQuotesAPluginsName
 //   `verify --engines radix hash` (an engine list written with a space) read "hash" as an input FILE and said only "File does not exist: hash" -- CliOptionsTest.AnEngineNameReadAsAFileSaysEnginesTakeAList
 //   running verify's replay line (--cases FILE, --out FILE by default) rewrote a case that still failed as it was, replacing its source (where it came from) with "... on case FILE" -- VerifyCliTest.ReplayingACaseThatFailsAsItIsLeavesItAsItIs
 //   two output options naming one file (`replay --matches x -o x`, `curve -o x --plot x`, also through a symbolic link or ./a/../x) wrote both, the second replacing the first, and exited 0: the match lines or the curve were silently lost -- CliOptionsTest.TwoOutputsNamingOneFileAreAUsageError
@@ -228,7 +231,8 @@ TEST(FormerBugsTest, EveryListedTestExists) {
   ASSERT_GE(listed.size(), 20u);
   const std::string gtests = ReadAll(source / "tests", ".cc") +
                              ReadAll(source / "tests/property", ".cc") +
-                             ReadAll(source / "tests/plugin", ".cc");
+                             ReadAll(source / "tests/plugin", ".cc") +
+                             ReadAll(source / "tests/router_plugin", ".cc");
   const std::string ctests = ReadText(source / "tests/CMakeLists.txt") +
                              ReadText(source / "fuzz/CMakeLists.txt");
   const std::string pytests = ReadAll(source / "python/tests", ".py");

@@ -190,5 +190,46 @@ TEST(RouterPluginTest, ImpossibleAnswersNameThePlugin) {
       << verify.out;
 }
 
+// A router plugin's crash or exit() ends replay and verify with a line
+// naming it and exit status 1 (cli/supervised.h): before, its signal (139)
+// or its status (0, with no output and no verdict) ended them.
+TEST(RouterPluginTest, ACrashOrAnExitIsReportedNamingThePlugin) {
+  for (const char* plugin :
+       {KVPREFIX_FAULTY_ROUTER_crash, KVPREFIX_FAULTY_ROUTER_exit}) {
+    const test::ProgramRun replay = Kvprefix(
+        {"replay", kTrace, "--workers", "3", "--router", Plugin(plugin)});
+    EXPECT_EQ(replay.status, 1) << plugin << ": " << replay.err;
+    EXPECT_NE(replay.err.find("the process running " + Plugin(plugin)),
+              std::string::npos)
+        << replay.err;
+    EXPECT_EQ(replay.out, "");
+    const test::ProgramRun verify =
+        Kvprefix({"verify", "--router", Plugin(plugin), "--against",
+                  "round-robin", "--runs", "20", "--seed", "1"});
+    EXPECT_EQ(verify.status, 1) << plugin << ": " << verify.err;
+    EXPECT_NE(verify.err.find("the process running " + Plugin(plugin)),
+              std::string::npos)
+        << verify.err;
+  }
+}
+
+// A router table quotes a plugin's name as CSV and JSON need (its name is
+// the plugin's text): before, `odd,"name` split a CSV row and broke JSON.
+TEST(RouterPluginTest, ATableQuotesAPluginsName) {
+  const std::string plugin = Plugin(KVPREFIX_FAULTY_ROUTER_odd_name);
+  const test::ProgramRun csv =
+      Kvprefix({"replay", kTrace, "--workers", "2,3", "--router", plugin,
+                "--table-format", "csv"});
+  ASSERT_EQ(csv.status, 0) << csv.err;
+  EXPECT_NE(csv.out.find("\n\"plugin:odd,\"\"name\",2,"), std::string::npos)
+      << csv.out;
+  const test::ProgramRun jsonl =
+      Kvprefix({"replay", kTrace, "--workers", "2,3", "--router", plugin});
+  ASSERT_EQ(jsonl.status, 0) << jsonl.err;
+  EXPECT_EQ(jsonl.out.rfind(R"({"router":"plugin:odd,\"name","workers":2,)", 0),
+            0u)
+      << jsonl.out;
+}
+
 }  // namespace
 }  // namespace kvprefix
