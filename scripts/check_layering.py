@@ -30,12 +30,14 @@ import tempfile
 # tool's command line, cli/run.h); shipped code (everything but testing/,
 # tests/, fuzz/, bench/) never includes testing/.
 _CORE = ["kvprefix"]
-_ENGINES = _CORE + ["reference", "optimized", "plugin", "engines"]
+_ENGINES = _CORE + ["reference", "optimized", "models", "plugin", "engines"]
 _PRODUCT = _ENGINES + ["router", "io", "serve", "checking", "verify"]
 LAYERS = {
     "kvprefix": [],
     "reference": _CORE,
     "optimized": _CORE,
+    # models/ (SPEC §9: vllm/, sglang/, each model beside its reference).
+    "models": _CORE,
     "plugin": _CORE,
     "engines": _ENGINES,
     # router/ (SPEC §11's policies) reads the core and plugin/ (a router

@@ -7,9 +7,9 @@
 #include "plugin/plugin_export.h"
 
 #if MODEL_VLLM
-#include "optimized/block_pool.h"
+#include "models/vllm/block_pool.h"
 KVPREFIX_EXPORT_PLUGIN(kvprefix::BlockPool)
 #else
-#include "optimized/radix_cache.h"
+#include "models/sglang/radix_cache.h"
 KVPREFIX_EXPORT_PLUGIN(kvprefix::RadixCache)
 #endif

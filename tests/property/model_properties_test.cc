@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "engines/registry.h"
-#include "reference/reference_radix_cache.h"
+#include "models/sglang/reference_radix_cache.h"
 #include "testing/model_mutants.h"
 
 namespace kvprefix::test {

@@ -14,8 +14,8 @@
 //
 // Thread safety: const members may run concurrently; the rest need exclusive
 // access.
-#ifndef KVPREFIX_OPTIMIZED_PAGE_MAP_H_
-#define KVPREFIX_OPTIMIZED_PAGE_MAP_H_
+#ifndef KVPREFIX_KVPREFIX_PAGE_MAP_H_
+#define KVPREFIX_KVPREFIX_PAGE_MAP_H_
 
 #include <algorithm>
 #include <cstddef>
@@ -107,4 +107,4 @@ class PageMap {
 
 }  // namespace kvprefix
 
-#endif  // KVPREFIX_OPTIMIZED_PAGE_MAP_H_
+#endif  // KVPREFIX_KVPREFIX_PAGE_MAP_H_

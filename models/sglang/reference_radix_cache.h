@@ -12,8 +12,8 @@
 //
 // Thread safety: const members may run concurrently; the rest need exclusive
 // access.
-#ifndef KVPREFIX_REFERENCE_REFERENCE_RADIX_CACHE_H_
-#define KVPREFIX_REFERENCE_REFERENCE_RADIX_CACHE_H_
+#ifndef KVPREFIX_MODELS_SGLANG_REFERENCE_RADIX_CACHE_H_
+#define KVPREFIX_MODELS_SGLANG_REFERENCE_RADIX_CACHE_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -152,4 +152,4 @@ class ReferenceRadixCache {
 
 }  // namespace kvprefix
 
-#endif  // KVPREFIX_REFERENCE_REFERENCE_RADIX_CACHE_H_
+#endif  // KVPREFIX_MODELS_SGLANG_REFERENCE_RADIX_CACHE_H_

@@ -1,5 +1,5 @@
 // ReferenceRadixCache: see the header. Each step quotes SPEC §9.3.
-#include "reference/reference_radix_cache.h"
+#include "models/sglang/reference_radix_cache.h"
 
 #include <algorithm>
 #include <limits>

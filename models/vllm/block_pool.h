@@ -8,7 +8,7 @@
 // Chains (a request's first k whole pages) are nodes of a tree of pages:
 // slot 0 is the empty chain, every other slot one chain with its parent's
 // slot and its last page (P tokens in pages_ at (slot - 1) * P). Children are
-// found through a PageMap (optimized/page_map.h): one absl::flat_hash_map
+// found through a PageMap (kvprefix/page_map.h): one absl::flat_hash_map
 // keyed by (parent slot, page hash), pages compared on every lookup, so two
 // chains are the same exactly when their pages are equal (never by a hash
 // alone). This is vLLM's own scheme (BlockHash chains each block's hash with
@@ -37,8 +37,8 @@
 //
 // Thread safety: const members may run concurrently; the rest need exclusive
 // access.
-#ifndef KVPREFIX_OPTIMIZED_BLOCK_POOL_H_
-#define KVPREFIX_OPTIMIZED_BLOCK_POOL_H_
+#ifndef KVPREFIX_MODELS_VLLM_BLOCK_POOL_H_
+#define KVPREFIX_MODELS_VLLM_BLOCK_POOL_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -48,9 +48,9 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "kvprefix/cache.h"
+#include "kvprefix/page_map.h"
 #include "kvprefix/request.h"
 #include "kvprefix/types.h"
-#include "optimized/page_map.h"
 
 namespace kvprefix {
 
@@ -179,4 +179,4 @@ class BlockPool {
 
 }  // namespace kvprefix
 
-#endif  // KVPREFIX_OPTIMIZED_BLOCK_POOL_H_
+#endif  // KVPREFIX_MODELS_VLLM_BLOCK_POOL_H_

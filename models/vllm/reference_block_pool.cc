@@ -1,5 +1,5 @@
 // ReferenceBlockPool: see the header. Each step quotes SPEC §9.2.
-#include "reference/reference_block_pool.h"
+#include "models/vllm/reference_block_pool.h"
 
 #include <stdexcept>
 #include <string>

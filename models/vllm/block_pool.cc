@@ -1,6 +1,6 @@
 // BlockPool: see the header. The steps are SPEC §9.2's, as
 // ReferenceBlockPool quotes them.
-#include "optimized/block_pool.h"
+#include "models/vllm/block_pool.h"
 
 #include <stdexcept>
 #include <string>

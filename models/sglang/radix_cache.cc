@@ -1,6 +1,6 @@
 // RadixCache: see the header. The steps are SPEC §9.3's, as
 // ReferenceRadixCache quotes them.
-#include "optimized/radix_cache.h"
+#include "models/sglang/radix_cache.h"
 
 #include <algorithm>
 #include <limits>

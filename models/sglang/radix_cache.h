@@ -16,7 +16,7 @@
 // size plus kArenaSlack tokens: amortized O(1) a token, since each token is
 // appended once and evicted once, and memory stays O(tree size).
 //
-// Children are found through a PageMap (optimized/page_map.h): (parent slot,
+// Children are found through a PageMap (kvprefix/page_map.h): (parent slot,
 // first page) -> child slot in one absl::flat_hash_map, the page hashed
 // (the token itself when P = 1) and compared on lookup.
 //
@@ -42,8 +42,8 @@
 //
 // Thread safety: const members may run concurrently; the rest need exclusive
 // access.
-#ifndef KVPREFIX_OPTIMIZED_RADIX_CACHE_H_
-#define KVPREFIX_OPTIMIZED_RADIX_CACHE_H_
+#ifndef KVPREFIX_MODELS_SGLANG_RADIX_CACHE_H_
+#define KVPREFIX_MODELS_SGLANG_RADIX_CACHE_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -54,9 +54,9 @@
 #include "absl/container/flat_hash_map.h"
 #include "kvprefix/cache.h"
 #include "kvprefix/leaf_heap.h"
+#include "kvprefix/page_map.h"
 #include "kvprefix/request.h"
 #include "kvprefix/types.h"
-#include "optimized/page_map.h"
 
 namespace kvprefix {
 
@@ -210,4 +210,4 @@ class RadixCache {
 
 }  // namespace kvprefix
 
-#endif  // KVPREFIX_OPTIMIZED_RADIX_CACHE_H_
+#endif  // KVPREFIX_MODELS_SGLANG_RADIX_CACHE_H_

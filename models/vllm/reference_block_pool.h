@@ -20,8 +20,8 @@
 //
 // Thread safety: const members may run concurrently; the rest need exclusive
 // access.
-#ifndef KVPREFIX_REFERENCE_REFERENCE_BLOCK_POOL_H_
-#define KVPREFIX_REFERENCE_REFERENCE_BLOCK_POOL_H_
+#ifndef KVPREFIX_MODELS_VLLM_REFERENCE_BLOCK_POOL_H_
+#define KVPREFIX_MODELS_VLLM_REFERENCE_BLOCK_POOL_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -149,4 +149,4 @@ class ReferenceBlockPool {
 
 }  // namespace kvprefix
 
-#endif  // KVPREFIX_REFERENCE_REFERENCE_BLOCK_POOL_H_
+#endif  // KVPREFIX_MODELS_VLLM_REFERENCE_BLOCK_POOL_H_
