@@ -124,12 +124,13 @@ struct CheckedRun {
 };
 
 CheckedRun RunChecked(const ServeInput& input,
-                      std::unique_ptr<ServingCache> cache) {
+                      std::unique_ptr<ServingCache> cache,
+                      const ServeReplayer& replay) {
   const std::string name = EscapeControlCharacters(cache->name());
   RuleCheckingCache checked(std::move(cache));
   CheckedRun run;
   try {
-    run.answer = ServeReplay(input, checked);
+    run.answer = replay ? replay(input, checked) : ServeReplay(input, checked);
   } catch (const std::bad_alloc&) {
     throw;
   } catch (const std::exception& error) {
@@ -183,7 +184,8 @@ std::optional<std::string> Difference(std::string_view name,
 }  // namespace
 
 std::optional<std::string> CheckServeInput(const ServeInput& input,
-                                           const ServingFactory& make_caches) {
+                                           const ServingFactory& make_caches,
+                                           const ServeReplayer& replay) {
   const auto report = [&](const std::string& lines) {
     std::string text = lines;
     text +=
@@ -192,13 +194,13 @@ std::optional<std::string> CheckServeInput(const ServeInput& input,
     AppendServeDocumentJson(input, text);
     return text;
   };
-  CheckedRun expected =
-      RunChecked(input, MakeServingCache("reference", input.replay.options));
+  CheckedRun expected = RunChecked(
+      input, MakeServingCache("reference", input.replay.options), nullptr);
   if (expected.problem) return report(*expected.problem);
   for (std::unique_ptr<ServingCache>& cache : make_caches(input)) {
     if (cache->one_at_a_time() && !SequentialServeInput(input)) continue;
     const std::string name = EscapeControlCharacters(cache->name());
-    const CheckedRun actual = RunChecked(input, std::move(cache));
+    const CheckedRun actual = RunChecked(input, std::move(cache), replay);
     if (actual.problem) return report(*actual.problem);
     if (auto difference = Difference(name, expected.answer, actual.answer)) {
       return report(*difference);
@@ -296,7 +298,7 @@ std::optional<std::string> CheckServeFuzzInput(
   }
   if (check.adjust) check.adjust(*input);
   try {
-    auto report = CheckServeInput(*input, make_caches);
+    auto report = CheckServeInput(*input, make_caches, check.replay);
     if (check.tally != nullptr) check.tally->Checked();
     return report;
   } catch (const std::invalid_argument& error) {

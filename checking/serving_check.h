@@ -156,12 +156,18 @@ using ServingFactory = std::function<std::vector<std::unique_ptr<ServingCache>>(
 std::vector<std::unique_ptr<ServingCache>> BuiltInServingCaches(
     const ServeInput& input);
 
+// How the caches under test are replayed: ServeReplay when empty (a test
+// passes the loop under rules that break one, testing/serving_mutants.h).
+using ServeReplayer =
+    std::function<ServeAnswer(const ServeInput& input, ServingCache& cache)>;
+
 // True if a cache that is one_at_a_time() may replay `input` exactly
 // (SPEC §10.7: max_running 1 and output "none"). O(1).
 bool SequentialServeInput(const ServeInput& input);
 
 // Replays `input` (ServeReplay) on the reference and on each cache of
-// make_caches(input), every one wrapped in a RuleCheckingCache, and
+// make_caches(input) (by `replay` when given), every one wrapped in a
+// RuleCheckingCache, and
 // compares every cache's whole answer (each request's answer, then the
 // totals) with the reference's. A cache that is one_at_a_time() is given
 // only a document SequentialServeInput accepts (any other is skipped).
@@ -175,8 +181,9 @@ bool SequentialServeInput(const ServeInput& input);
 // checked for the rules too. O(requests log(requests)) plus the caches'
 // costs per cache. Passes on what make_caches throws. Thread-safe if
 // make_caches is.
-std::optional<std::string> CheckServeInput(const ServeInput& input,
-                                           const ServingFactory& make_caches);
+std::optional<std::string> CheckServeInput(
+    const ServeInput& input, const ServingFactory& make_caches,
+    const ServeReplayer& replay = nullptr);
 
 // Decodes `bytes` as the top comment says. Returns nullopt if there are
 // more than kMaxServeFuzzInputBytes of them; any shorter byte string (the
@@ -193,6 +200,8 @@ struct ServeFuzzCheckOptions {
   std::function<void(ServeInput&)> adjust = nullptr;
   // When set, counts every input checked or skipped (and why).
   FuzzTally* tally = nullptr;
+  // When set, replays the caches under test (CheckServeInput's `replay`).
+  ServeReplayer replay = nullptr;
 };
 
 // Decodes `bytes` (DecodeServeFuzzInput) and checks the document

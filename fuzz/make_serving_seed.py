@@ -54,6 +54,12 @@ SEEDS = {
     # serving-mutant-refusal-keeps-pin keeps a lock.
     "sglang-refusal": encode("sglang", [([1, 2, 1], 0, 0), ([1, 2], 1, 0)],
                              capacity=2, max_running=2, on_allocate=True),
+    # vllm caches a prompt's full blocks at its start: the second request,
+    # arriving while the first runs, hits them
+    # (serving-mutant-vllm-caches-at-finish finds nothing).
+    "vllm-cache-at-start": encode("vllm", [([1, 2, 3], 0, 7),
+                                           ([1, 2, 3, 4], 1, 0)],
+                                  capacity=8, max_running=2, decode=1),
     # vllm: a request waits for room and the queue behind it waits too.
     "vllm-wait": encode("vllm", [([1, 2, 3], 0, 7), ([4, 1, 2], 1, 0),
                                  ([3], 1, 0)],

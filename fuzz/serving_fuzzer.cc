@@ -125,8 +125,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data,
                                       std::size_t size) {
   using namespace kvprefix;
   static const checking::ServingFactory make_caches = ChooseCaches();
-  static const checking::ServeFuzzCheckOptions check{.adjust = ChooseAdjust(),
-                                                     .tally = &Tally()};
+  static const checking::ServeFuzzCheckOptions check{
+      .adjust = ChooseAdjust(),
+      .tally = &Tally(),
+      .replay = Mutant() ? test::ServingMutantReplay(*Mutant()) : nullptr};
   if (auto failure =
           checking::CheckServeFuzzInput({data, size}, make_caches, check)) {
     std::fputs(failure->c_str(), stderr);

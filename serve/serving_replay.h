@@ -1,8 +1,8 @@
 // Serving replay (SPEC §10): a document's requests arrive at their times,
 // wait in a FIFO queue, run at most B at a time with their entries pinned,
 // and end their prefill and finish at the times of §10.2's service model.
-// This is the one place the clock advances (§10.3, and over N workers
-// §11.4).
+// The clock (§10.3, and over N workers §11.4) is serve/serving_loop.h's,
+// under SPEC §10.3's rules (serve/serving_rules.h).
 #ifndef KVPREFIX_SERVE_SERVING_REPLAY_H_
 #define KVPREFIX_SERVE_SERVING_REPLAY_H_
 

@@ -40,32 +40,31 @@ void Worker::Enqueue(RequestId id) {
       std::max<std::uint64_t>(totals_.peak_queued, queue_.size());
 }
 
-void Worker::StartLoop(std::uint64_t now) {
-  while (!queue_.empty() && running_ < requests_.options().max_running) {
-    const RequestId id = queue_.front();
-    const TokenSpan prompt = requests_.prompt(id);
-    // §10.4: "An empty request (n = 0) starts at its attempt with (0,
-    // node 0) and changes no cache; it runs for its duration."
-    const Attempt attempt =
-        prompt.empty() ? Attempt{}
-                       : cache_.Admit(id, prompt, requests_.stored_length(id));
-    ServedRequest& answer = answers_[id];
-    switch (attempt.outcome) {
-      case AttemptOutcome::kWait:
-        answer.waited_for_room = true;
-        return;  // no later request is attempted before it
-      case AttemptOutcome::kRefuse:
-        queue_.pop_front();
-        answer.match = Match{};
-        answer.refused = true;
-        answer.start_us = answer.prefill_end_us = answer.finish_us = now;
-        continue;
-      case AttemptOutcome::kStart:
-        queue_.pop_front();
-        Start(id, now, attempt.match);
-        continue;
-    }
+bool Worker::TryStart(std::size_t position, std::uint64_t now) {
+  const RequestId id = queue_[position];
+  const TokenSpan prompt = requests_.prompt(id);
+  // §10.4: "An empty request (n = 0) starts at its attempt with (0,
+  // node 0) and changes no cache; it runs for its duration."
+  const Attempt attempt =
+      prompt.empty() ? Attempt{}
+                     : cache_.Admit(id, prompt, requests_.stored_length(id));
+  ServedRequest& answer = answers_[id];
+  switch (attempt.outcome) {
+    case AttemptOutcome::kWait:
+      answer.waited_for_room = true;
+      return false;
+    case AttemptOutcome::kRefuse:
+      queue_.erase(queue_.begin() + position);
+      answer.match = Match{};
+      answer.refused = true;
+      answer.start_us = answer.prefill_end_us = answer.finish_us = now;
+      return true;
+    case AttemptOutcome::kStart:
+      queue_.erase(queue_.begin() + position);
+      Start(id, now, attempt.match);
+      return true;
   }
+  return true;
 }
 
 void Worker::Start(RequestId id, std::uint64_t now, const Match& match) {

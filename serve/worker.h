@@ -19,6 +19,7 @@
 
 #include "kvprefix/request.h"
 #include "serve/serve_requests.h"
+#include "serve/serving_rules.h"
 
 namespace kvprefix {
 
@@ -50,8 +51,11 @@ class Worker {
   void Enqueue(RequestId id);
   // §10.3 step 3 at `now`: while the queue is not empty and fewer than B
   // requests run, attempt the head: it starts, is refused (answered at
-  // `now`, and the loop goes on) or waits (the loop stops). Throws
-  // std::invalid_argument if a time passes 2^64 − 1 µs.
+  // `now`, and the loop goes on) or waits (the loop stops; under rules
+  // whose kWaitingHeadBlocks is false, the next request is attempted and
+  // the waiting one keeps its place). Throws std::invalid_argument if a
+  // time passes 2^64 − 1 µs. O(attempts) plus the cache's costs.
+  template <typename Rules = Section10Rules>
   void StartLoop(std::uint64_t now);
 
   WorkerCounts counts() const;
@@ -67,6 +71,9 @@ class Worker {
   // (§10.3 step 2).
   using Event = std::tuple<std::uint64_t, EventKind, RequestId>;
 
+  // Attempts the request at queue_[position] (§10.4): false if it waits,
+  // else it left the queue (started or refused).
+  bool TryStart(std::size_t position, std::uint64_t now);
   void Start(RequestId id, std::uint64_t now, const Match& match);
 
   ServingCache& cache_;
@@ -79,6 +86,17 @@ class Worker {
   std::vector<Token> stored_;  // the stored sequence of a finish
   mutable ServeTotals totals_;
 };
+
+template <typename Rules>
+void Worker::StartLoop(std::uint64_t now) {
+  std::size_t position = 0;  // the queue's first request not waiting
+  while (position < queue_.size() &&
+         running_ < requests_.options().max_running) {
+    if (TryStart(position, now)) continue;
+    if constexpr (Rules::kWaitingHeadBlocks) return;
+    ++position;
+  }
+}
 
 }  // namespace kvprefix
 

@@ -213,7 +213,7 @@ TEST(ServingMutantsTest, NamesParseAndUnknownOnesAreRefused) {
   for (const std::string_view name : test::ServingMutantNames()) {
     EXPECT_EQ(test::ServingMutantName(test::ParseServingMutant(name)), name);
   }
-  EXPECT_EQ(test::ServingMutantNames().size(), 4u);
+  EXPECT_EQ(test::ServingMutantNames().size(), 7u);
   try {
     test::ParseServingMutant("x");
     FAIL() << "no throw";

@@ -170,7 +170,8 @@ TEST(TeethTest, BaselinesPassEveryProperty) {
 // is the reference's and the rules of §10 hold, as serving_properties_test
 // and the serving fuzz target check them) on GenServeInput's documents,
 // moved to the model the mutant's bug shows in, with the mutant of
-// testing/serving_mutants.h as the one engine under test.
+// testing/serving_mutants.h as the one engine under test (a worker
+// mutant's: the reference replayed under the rules it breaks).
 rc::detail::TestResult CheckServing(ServingBug bug) {
   const auto make_mutant = [bug](const ServeInput& input) {
     std::vector<std::unique_ptr<ServingCache>> caches;
@@ -185,7 +186,8 @@ rc::detail::TestResult CheckServing(ServingBug bug) {
   });
   const auto run = [&] {
     const ServeInput input = *documents;
-    if (const auto report = checking::CheckServeInput(input, make_mutant)) {
+    if (const auto report = checking::CheckServeInput(
+            input, make_mutant, ServingMutantReplay(bug))) {
       RC_FAIL(*report);
     }
   };
