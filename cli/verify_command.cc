@@ -120,12 +120,13 @@ void RegisterVerifyCommand(CLI::App& app) {
       ->capture_default_str();
   verify->add_flag(
       "--serving", options.serving,
-      "--format requests, --engines only: SPEC §10 serving documents "
-      "(arrivals, output lengths, max_running, rates, output; generated "
-      "ones carry them), each engine's whole serving answer compared with "
+      "--format requests only: SPEC §10 serving documents (arrivals, "
+      "output lengths, max_running, rates, output; generated ones carry "
+      "them), each engine's or --cmd's whole serving answer compared with "
       "the reference's (what `kvprefix replay DOC --input-format requests` "
-      "prints) and §10's rules checked; an engine without a request "
-      "lifecycle gets only documents with max_running 1 and output "
+      "prints; --cmd reads that command's document and prints that "
+      "answer) and, for engines, §10's rules checked; an engine without a "
+      "request lifecycle gets only documents with max_running 1 and output "
       "\"none\" (its skips are counted)");
   AddModelOptions(
       *verify, flags->cache,

@@ -16,6 +16,7 @@
 #include "testing/serving_mutants.h"
 #include "verify/checker.h"
 #include "verify/inputs.h"
+#include "verify/output_check.h"
 #include "verify/shrink.h"
 
 namespace kvprefix::verify {
@@ -161,16 +162,115 @@ TEST(VerifyServingCliTest, GivenDocumentsAndUsageErrors) {
   EXPECT_THAT(run.out, HasSubstr("OK: 1 inputs agree with the reference"));
   // radix, without a request lifecycle, is not given max_running 2.
   EXPECT_THAT(run.out, HasSubstr("skipped for radix: 1 serving documents"));
-  const test::ProgramRun command = test::RunProgram(
-      KVPREFIX_CLI,
-      {"verify", "--cmd", "cat", "--format", "requests", "--serving", path});
-  EXPECT_EQ(command.status, 2);
-  EXPECT_THAT(command.err, HasSubstr("--cmd is not supported with it yet"));
   const test::ProgramRun batch = test::RunProgram(
       KVPREFIX_CLI,
       {"verify", "--engines", "hash", "--serving", "--runs", "1"});
   EXPECT_EQ(batch.status, 2);
   EXPECT_THAT(batch.err, HasSubstr("--serving: applies to --format requests"));
+}
+
+// `kvprefix replay` itself as the command: the serving answer it prints is
+// the reference's, in either protocol (a shell loop makes it a lines one).
+TEST(VerifyServingCliTest, CommandPrintingTheServingAnswerAgrees) {
+  const std::string replay =
+      std::string(KVPREFIX_CLI) + " replay /dev/stdin --input-format requests";
+  const test::ProgramRun process = test::RunProgram(
+      KVPREFIX_CLI, {"verify", "--cmd", replay, "--format", "requests",
+                     "--serving", "--runs", "30", "--seed", "1"});
+  EXPECT_EQ(process.status, 0) << process.out << process.err;
+  EXPECT_THAT(process.out, HasSubstr("OK: 30 inputs agree with the reference"));
+  const test::ProgramRun lines = test::RunProgram(
+      KVPREFIX_CLI,
+      {"verify", "--cmd",
+       "while read -r line; do printf '%s\\n' \"$line\" | " + replay + "; done",
+       "--protocol", "lines", "--format", "requests", "--serving", "--runs",
+       "30", "--seed", "1", "--jobs", "1"});
+  EXPECT_EQ(lines.status, 0) << lines.out << lines.err;
+  EXPECT_THAT(lines.out, HasSubstr("OK: 30 inputs agree with the reference"));
+}
+
+// A command that ignores the document's max_running (a simulator without
+// concurrency) is caught, named by the JSON location of the first value
+// that differs, and shrunk to two empty requests arriving together.
+TEST(VerifyServingCliTest, CommandIgnoringConcurrencyIsCaughtAndShrunk) {
+  const test::ScratchDir dir;
+  const std::string out = dir.Path("failure.json");
+  const test::ProgramRun run = test::RunProgram(
+      KVPREFIX_CLI,
+      {"verify", "--cmd",
+       std::string(KVPREFIX_CLI) +
+           " replay /dev/stdin --input-format requests --max-running 1",
+       "--format", "requests", "--serving", "--runs", "100", "--seed", "1",
+       "--out", out});
+  EXPECT_EQ(run.status, 1) << run.out << run.err;
+  EXPECT_THAT(run.out, HasSubstr("FAILED: wrong-answer on generated serving "
+                                 "document"));
+  EXPECT_THAT(run.out,
+              HasSubstr("$.totals.peak_running: expected 2, found 1\n"));
+  EXPECT_THAT(run.out, HasSubstr("minimal failing SPEC §10 document written"));
+  EXPECT_EQ(test::ReadTextFile(out),
+            R"({"requests":[[],[]],"capacity":0,"policy":"lru",)"
+            R"("page_size":1,"arrivals_us":[0,0],"output_lengths":[0,0],)"
+            R"("max_running":2})"
+            "\n");
+}
+
+TEST(CheckPrintedJsonAnswerTest, NamesTheFirstDifferenceByItsLocation) {
+  const std::string canonical =
+      R"({"requests":[{"matched_length":1,"cache_node":4,"refused":false}],)"
+      R"("totals":{"hit_ratio":0.5,"makespan_us":0}})"
+      "\n";
+  EXPECT_EQ(CheckPrintedJsonAnswer(canonical, canonical, true, "§10.5"),
+            std::nullopt);
+  // Numbers as numbers, any layout, when the bytes are not checked.
+  const std::string spaced =
+      R"({ "totals": {"makespan_us": 0.0, "hit_ratio": 5e-1},)"
+      R"( "requests": [{"refused": false, "cache_node": 4,)"
+      R"( "matched_length": 1}] })";
+  EXPECT_EQ(CheckPrintedJsonAnswer(spaced, canonical, false, "§10.5"),
+            std::nullopt);
+  const auto format = CheckPrintedJsonAnswer(spaced, canonical, true, "§10.5");
+  ASSERT_TRUE(format.has_value());
+  EXPECT_EQ(format->kind, FailureKind::kFormat);
+  EXPECT_THAT(format->message, HasSubstr("SPEC §10.5's compact form"));
+  const auto check = [&](std::string text) {
+    return CheckPrintedJsonAnswer(text, canonical, false, "§10.5");
+  };
+  const auto wrong = check(
+      R"({"requests":[{"matched_length":2,"cache_node":4,"refused":false}],)"
+      R"("totals":{"hit_ratio":0.5,"makespan_us":0}})");
+  ASSERT_TRUE(wrong.has_value());
+  EXPECT_EQ(wrong->kind, FailureKind::kWrongAnswer);
+  EXPECT_EQ(wrong->message,
+            "$.requests[0].matched_length: expected 1, found 2");
+  const auto missing = check(R"({"requests":[{"matched_length":1,)"
+                             R"("cache_node":4}],"totals":{}})");
+  ASSERT_TRUE(missing.has_value());
+  EXPECT_EQ(missing->kind, FailureKind::kWrongShape);
+  EXPECT_EQ(missing->message, "$.requests[0]: missing member \"refused\"");
+  const auto extra = check(R"({"requests":[],"totals":{},"x":1})");
+  ASSERT_TRUE(extra.has_value());
+  EXPECT_EQ(extra->message, "$: unknown member \"x\"");
+  const auto length = check(R"({"requests":[],"totals":{}})");
+  ASSERT_TRUE(length.has_value());
+  EXPECT_EQ(length->message, "$.requests: expected 1 entries, found 0");
+  const auto type =
+      check(R"({"requests":[{"matched_length":1,"cache_node":4,"refused":0}],)"
+            R"("totals":{"hit_ratio":0.5,"makespan_us":0}})");
+  ASSERT_TRUE(type.has_value());
+  EXPECT_EQ(type->message,
+            "$.requests[0].refused: expected true or false, found 0");
+  const auto deep = check(std::string(5000, '['));
+  ASSERT_TRUE(deep.has_value());
+  EXPECT_EQ(deep->kind, FailureKind::kWrongShape);
+  EXPECT_THAT(deep->message, HasSubstr("nested deeper than"));
+  // A cache with node IDs of its own: cache_node neither compared nor
+  // required.
+  EXPECT_EQ(CheckPrintedJsonAnswer(
+                R"({"requests":[{"matched_length":1,"refused":false}],)"
+                R"("totals":{"hit_ratio":0.5,"makespan_us":0}})",
+                canonical, true, "§10.5", "cache_node"),
+            std::nullopt);
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <csignal>
 #include <cstring>
 #include <exception>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <new>
@@ -19,10 +20,12 @@
 #include "engines/registry.h"
 #include "io/json_output.h"
 #include "io/json_strings.h"
+#include "io/serve_answer.h"
 #include "kvprefix/batch.h"
 #include "kvprefix/replay.h"
 #include "plugin/plugin_engine.h"
 #include "reference/reference_trie.h"
+#include "serve/serving_replay.h"
 #include "verify/output_check.h"
 
 namespace kvprefix::verify {
@@ -65,9 +68,14 @@ void AppendInputJson(const ReplayInput& input, std::string& out) {
   AppendReplayDocumentJson(input, out);
 }
 
+void AppendInputJson(const ServeInput& input, std::string& out) {
+  AppendServeDocumentJson(input, out);
+}
+
 // The cache the engines under test are built with, and what is applied.
 CacheOptions OptionsOf(const BatchInput&) { return CacheOptions{}; }
 CacheOptions OptionsOf(const ReplayInput& input) { return input.options; }
+CacheOptions OptionsOf(const ServeInput& input) { return input.replay.options; }
 std::optional<std::string> Apply(checking::DifferentialChecker& checker,
                                  const BatchInput& input) {
   return checker.ApplyBatch(input);
@@ -246,14 +254,51 @@ Answer RunOnLine(LineProcess& process, const CommandOptions& options,
   return std::move(exchange.line);
 }
 
+// The reference's answer to `input` as the tool prints it, and how a
+// command's printed answer is judged against it.
+struct Expectation {
+  std::string canonical;
+  std::function<std::optional<Failure>(std::string_view text)> check;
+};
+
+template <typename Input>
+Expectation Expect(const CommandOptions& options, const Input& input) {
+  std::vector<Match> expected = ReferenceMatches(input);
+  Expectation expectation;
+  AppendMatchesJson(input.requests, expected, expectation.canonical);
+  expectation.check = [&options, &input,
+                       expected = std::move(expected)](std::string_view text) {
+    return CheckPrintedMatches(text, input.requests, expected,
+                               options.check_format, options.comparison);
+  };
+  return expectation;
+}
+
+// A serving document's: SPEC §10.5's whole answer, from the reference's
+// serving replay.
+Expectation Expect(const CommandOptions& options, const ServeInput& input) {
+  const std::unique_ptr<ServingCache> reference =
+      MakeServingCache("reference", input.replay.options);
+  Expectation expectation;
+  AppendServeAnswerJson(ServeReplay(input, *reference), expectation.canonical,
+                        /*with_requests=*/true);
+  expectation.check =
+      [&options, canonical = expectation.canonical](std::string_view text) {
+        return CheckPrintedJsonAnswer(
+            text, canonical, options.check_format, "§10.5",
+            options.comparison == checking::Comparison::kLengths ? "cache_node"
+                                                                 : "");
+      };
+  return expectation;
+}
+
 template <typename Input>
 std::optional<Failure> CheckRun(const CommandOptions& options, LinePool* pool,
                                 const Input& input) {
   std::string json;
   AppendInputJson(input, json);
-  const std::vector<Match> expected = ReferenceMatches(input);
-  std::string canonical;
-  AppendMatchesJson(input.requests, expected, canonical);
+  const Expectation expectation = Expect(options, input);
+  const std::string& canonical = expectation.canonical;
   SubprocessOptions run_options;
   run_options.timeout = options.timeout;
   run_options.max_output_bytes = 16 * canonical.size() + (1 << 20);
@@ -266,9 +311,7 @@ std::optional<Failure> CheckRun(const CommandOptions& options, LinePool* pool,
                                  checking::FormatCacheOptions(OptionsOf(input)),
                                  EscapeControlCharacters(*reason))};
     }
-    return CheckPrintedMatches(std::get<std::string>(answer), input.requests,
-                               expected, options.check_format,
-                               options.comparison);
+    return expectation.check(std::get<std::string>(answer));
   };
   if (pool == nullptr) {
     return check(RunOnce(options, json, run_options, canonical.size()));
@@ -386,6 +429,10 @@ Checker MakeCommandChecker(CommandOptions options) {
 
 ReplayChecker MakeReplayCommandChecker(CommandOptions options) {
   return CommandChecker<ReplayInput>(std::move(options));
+}
+
+ServeChecker MakeServeCommandChecker(CommandOptions options) {
+  return CommandChecker<ServeInput>(std::move(options));
 }
 
 Checker MakeEngineChecker(EngineFactory make_engines,

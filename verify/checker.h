@@ -101,6 +101,18 @@ Checker MakeCommandChecker(CommandOptions options);
 // answer, ReferenceMatches(input).
 ReplayChecker MakeReplayCommandChecker(CommandOptions options);
 
+// The same for SPEC §10 serving documents: the command reads a §10 document
+// (AppendServeDocumentJson: what `kvprefix replay DOC --input-format
+// requests` reads) and must print the reference's serving answer, SPEC
+// §10.5's {"requests":[...],"totals":{...}} (what that command prints),
+// checked by CheckPrintedJsonAnswer: every request's match, times, refusal
+// and wait, then the totals, the first difference named by its JSON
+// location; the bytes too unless options.check_format is false (with
+// Comparison::kLengths, cache_node is not compared, nor the bytes). What it
+// checks is a whole serving replay (a simulator's queue, clock and cache
+// together); SPEC §10's rules on the cache calls are not seen.
+ServeChecker MakeServeCommandChecker(CommandOptions options);
+
 // Makes a fresh set of engines under test for each input, built with the
 // given cache options (CacheOptions{} for the batch job).
 using EngineFactory = std::function<std::vector<std::unique_ptr<PrefixIndex>>(

@@ -9,6 +9,8 @@
 #include <limits>
 #include <new>
 #include <optional>
+#include <set>
+#include <stdexcept>
 #include <string>
 
 #include "checking/differential.h"
@@ -245,18 +247,19 @@ std::string CanonicalAnswer(const SequenceList& requests,
 }
 
 std::optional<Failure> FindFormatDifference(std::string_view text,
-                                            const std::string& canonical) {
+                                            const std::string& canonical,
+                                            std::string_view section = "§5") {
   if (text == canonical) return std::nullopt;
   const std::size_t at = static_cast<std::size_t>(
       std::ranges::mismatch(text, canonical).in1 - text.begin());
   constexpr std::size_t kShown = 24;
   return Failure{
       FailureKind::kFormat,
-      fmt::format("the answers are right, but the bytes are not SPEC §5's "
+      fmt::format("the answers are right, but the bytes are not SPEC {}'s "
                   "compact form (no spaces, members in order, one trailing "
                   "newline): first difference at byte {}: expected {:?}, "
                   "found {:?}",
-                  at, std::string_view(canonical).substr(at, kShown),
+                  section, at, std::string_view(canonical).substr(at, kShown),
                   text.substr(at, kShown))};
 }
 
@@ -359,15 +362,16 @@ std::optional<std::string> SubstituteUnrepresentable(std::string_view text) {
   return substituted;
 }
 
-}  // namespace
-
-std::variant<std::vector<PrintedMatch>, Failure> ParsePrintedMatches(
-    std::string_view text, std::size_t request_count,
-    checking::Comparison comparison) {
+// Parses `text`, an answer printed by the implementation under test, into
+// `document` (parser's), with SPEC §6's messages: the depth rule first, a
+// number no 64-bit type holds parsed as a kUnrepresentable string (for the
+// walk to name with its range), else kNotJson naming the problem. Throws
+// std::bad_alloc when memory runs out.
+std::optional<Failure> ParseAnswer(std::string_view text,
+                                   simdjson::dom::parser& parser,
+                                   element& document) {
   // The DOM parser is iterative and stops at kMaxJsonDepth levels, the
   // limit of every reader of the tool (io/json_limits.h).
-  simdjson::dom::parser parser;
-  element document;
   const auto parse = [&](std::string_view json) {
     const simdjson::padded_string padded(json);
     simdjson::error_code error = parser.allocate(padded.size(), kMaxJsonDepth);
@@ -390,16 +394,134 @@ std::variant<std::vector<PrintedMatch>, Failure> ParsePrintedMatches(
       if (parse(*substituted) == simdjson::SUCCESS) error = simdjson::SUCCESS;
     }
   }
-  if (error != simdjson::SUCCESS) {
-    return Failure{
-        FailureKind::kNotJson,
-        fmt::format(
-            "standard output ({} bytes) is not one JSON document: "
-            "{}{}; it begins {:?}",
-            text.size(), simdjson::error_message(error),
-            error == simdjson::STRING_ERROR ? DescribeInvalidEscape(text) : "",
-            text.substr(0, 60))};
+  if (error == simdjson::SUCCESS) return std::nullopt;
+  return Failure{
+      FailureKind::kNotJson,
+      fmt::format(
+          "standard output ({} bytes) is not one JSON document: "
+          "{}{}; it begins {:?}",
+          text.size(), simdjson::error_message(error),
+          error == simdjson::STRING_ERROR ? DescribeInvalidEscape(text) : "",
+          text.substr(0, 60))};
+}
+
+// Both values are JSON numbers and equal: as integers when both are, else
+// as doubles (0 and 0.0 are one number).
+bool SameNumber(element expected, element printed) {
+  const auto integer = [](element value) {
+    return value.type() == element_type::INT64 ||
+           value.type() == element_type::UINT64;
+  };
+  if (integer(expected) && integer(printed)) {
+    return simdjson::minify(expected) == simdjson::minify(printed);
   }
+  double a = 0;
+  double b = 0;
+  return expected.get_double().get(a) == simdjson::SUCCESS &&
+         printed.get_double().get(b) == simdjson::SUCCESS && a == b;
+}
+
+bool IsNumber(element value) {
+  return value.type() == element_type::INT64 ||
+         value.type() == element_type::UINT64 ||
+         value.type() == element_type::DOUBLE;
+}
+
+// The first place where `printed` differs from `expected` (the reference's
+// answer), walked in `expected`'s order: shape (a type, a missing, unknown
+// or duplicated member, an array's length) is kWrongShape, a value
+// kWrongAnswer. nullopt when they are the same JSON value.
+std::optional<Failure> FindJsonDifference(element expected, element printed,
+                                          const std::string& place,
+                                          std::string_view ignored) {
+  const auto differs = [&](FailureKind kind, std::string_view what) {
+    return Failure{kind, fmt::format("{}: expected {}, found {}", place, what,
+                                     Shown(printed).substr(0, 40))};
+  };
+  switch (expected.type()) {
+    case element_type::OBJECT: {
+      simdjson::dom::object want = expected.get_object().value();
+      simdjson::dom::object got;
+      if (printed.get_object().get(got) != simdjson::SUCCESS) {
+        return differs(FailureKind::kWrongShape, "an object");
+      }
+      std::set<std::string_view> seen;
+      for (simdjson::dom::key_value_pair field : got) {
+        if (!seen.insert(field.key).second) {
+          return Failure{
+              FailureKind::kWrongShape,
+              fmt::format("{}: duplicated member \"{}\"", place, field.key)};
+        }
+        if (field.key != ignored &&
+            want[field.key].error() != simdjson::SUCCESS) {
+          return Failure{
+              FailureKind::kWrongShape,
+              fmt::format("{}: unknown member \"{}\"", place, field.key)};
+        }
+      }
+      for (simdjson::dom::key_value_pair field : want) {
+        if (field.key == ignored) continue;
+        element value;
+        if (got[field.key].get(value) != simdjson::SUCCESS) {
+          return Failure{
+              FailureKind::kWrongShape,
+              fmt::format("{}: missing member \"{}\"", place, field.key)};
+        }
+        if (auto failure = FindJsonDifference(
+                field.value, value, fmt::format("{}.{}", place, field.key),
+                ignored)) {
+          return failure;
+        }
+      }
+      return std::nullopt;
+    }
+    case element_type::ARRAY: {
+      simdjson::dom::array want = expected.get_array().value();
+      simdjson::dom::array got;
+      if (printed.get_array().get(got) != simdjson::SUCCESS) {
+        return differs(FailureKind::kWrongShape, "an array");
+      }
+      if (got.size() != want.size()) {
+        return Failure{FailureKind::kWrongShape,
+                       fmt::format("{}: expected {} entries, found {}", place,
+                                   want.size(), got.size())};
+      }
+      std::size_t i = 0;
+      for (auto want_it = want.begin(), got_it = got.begin();
+           want_it != want.end(); ++want_it, ++got_it, ++i) {
+        if (auto failure = FindJsonDifference(
+                *want_it, *got_it, fmt::format("{}[{}]", place, i), ignored)) {
+          return failure;
+        }
+      }
+      return std::nullopt;
+    }
+    default:
+      if (IsNumber(expected)) {
+        if (!IsNumber(printed)) {
+          return differs(FailureKind::kWrongShape, "a number");
+        }
+        if (SameNumber(expected, printed)) return std::nullopt;
+      } else if (expected.type() == printed.type() &&
+                 simdjson::minify(expected) == simdjson::minify(printed)) {
+        return std::nullopt;
+      } else if (expected.type() != printed.type()) {
+        return differs(FailureKind::kWrongShape,
+                       expected.type() == element_type::BOOL ? "true or false"
+                                                             : "a string");
+      }
+      return differs(FailureKind::kWrongAnswer, simdjson::minify(expected));
+  }
+}
+
+}  // namespace
+
+std::variant<std::vector<PrintedMatch>, Failure> ParsePrintedMatches(
+    std::string_view text, std::size_t request_count,
+    checking::Comparison comparison) {
+  simdjson::dom::parser parser;
+  element document;
+  if (auto failure = ParseAnswer(text, parser, document)) return *failure;
   try {
     static constexpr std::array<std::string_view, 1> kNames = {"matches"};
     const simdjson::dom::array matches = ReadArray(
@@ -452,6 +574,29 @@ std::optional<Failure> CheckPrintedMatches(std::string_view text,
   if (!check_format) return std::nullopt;
   return FindFormatDifference(
       text, CanonicalAnswer(requests, expected, printed, comparison));
+}
+
+std::optional<Failure> CheckPrintedJsonAnswer(std::string_view text,
+                                              const std::string& canonical,
+                                              bool check_format,
+                                              std::string_view section,
+                                              std::string_view ignored) {
+  simdjson::dom::parser printed_parser;
+  element printed;
+  if (auto failure = ParseAnswer(text, printed_parser, printed)) {
+    return failure;
+  }
+  simdjson::dom::parser expected_parser;
+  element expected;
+  if (auto failure = ParseAnswer(canonical, expected_parser, expected)) {
+    throw std::logic_error("the reference's answer is no JSON: " +
+                           failure->message);
+  }
+  if (auto failure = FindJsonDifference(expected, printed, "$", ignored)) {
+    return failure;
+  }
+  if (!check_format || !ignored.empty()) return std::nullopt;
+  return FindFormatDifference(text, canonical, section);
 }
 
 }  // namespace kvprefix::verify

@@ -72,6 +72,28 @@ std::optional<Failure> CheckPrintedMatches(
     std::span<const Match> expected, bool check_format,
     checking::Comparison comparison = checking::Comparison::kAll);
 
+// Checks `text`, an answer printed by the implementation under test,
+// against `canonical`, the reference's answer as the tool prints it (any
+// JSON answer: SPEC §10.5's serving answer for verify --serving --cmd):
+// parsed with ParsePrintedMatches' rules (kNotJson; kWrongShape for text
+// nested too deep), then walked in `canonical`'s order, the first
+// difference named by its JSON location ("$.requests[3].start_us: expected
+// 5, found 7"): kWrongShape for a type, a missing, unknown or duplicated
+// member or an array of another length, kWrongAnswer for a value (numbers
+// compare as numbers: 0 and 0.0 agree); then, if `check_format`, kFormat
+// when the bytes differ from `canonical` (`section` names the SPEC section
+// whose compact form it is, e.g. "§10.5"). Members named `ignored` (when
+// not empty; "cache_node" for a cache with its own node IDs) are not
+// compared, may be missing, and the bytes are then not checked. nullopt
+// when everything agrees.
+// Throws std::logic_error if `canonical` is no JSON, std::bad_alloc when
+// memory runs out. O(text bytes + canonical bytes). Thread-safe.
+std::optional<Failure> CheckPrintedJsonAnswer(std::string_view text,
+                                              const std::string& canonical,
+                                              bool check_format,
+                                              std::string_view section,
+                                              std::string_view ignored = {});
+
 }  // namespace kvprefix::verify
 
 #endif  // KVPREFIX_VERIFY_OUTPUT_CHECK_H_

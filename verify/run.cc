@@ -86,30 +86,29 @@ std::string TargetFlags(const RunOptions& options) {
 template <typename Input>
 CheckerOf<Input> MakeChecker(const RunOptions& options,
                              const std::shared_ptr<ServeSkips>& skips) {
-  if constexpr (std::is_same_v<Input, ServeInput>) {
-    // Run() refuses --serving with --cmd.
-    return MakeServeEngineChecker(options.engines, skips);
-  } else {
-    constexpr bool kBatch = std::is_same_v<Input, BatchInput>;
-    if (!options.command.empty()) {
-      CommandOptions command{.command = options.command,
-                             .protocol = options.protocol,
-                             .timeout = Milliseconds(options.timeout),
-                             .check_format = options.check_format,
-                             .comparison = options.comparison};
-      if constexpr (kBatch) {
-        return MakeCommandChecker(std::move(command));
-      } else {
-        return MakeReplayCommandChecker(std::move(command));
-      }
-    }
-    if constexpr (kBatch) {
-      return MakeEngineChecker(EnginesByName(options.engines),
-                               options.comparison);
+  constexpr bool kBatch = std::is_same_v<Input, BatchInput>;
+  if (!options.command.empty()) {
+    CommandOptions command{.command = options.command,
+                           .protocol = options.protocol,
+                           .timeout = Milliseconds(options.timeout),
+                           .check_format = options.check_format,
+                           .comparison = options.comparison};
+    if constexpr (std::is_same_v<Input, ServeInput>) {
+      return MakeServeCommandChecker(std::move(command));
+    } else if constexpr (kBatch) {
+      return MakeCommandChecker(std::move(command));
     } else {
-      return MakeReplayEngineChecker(EnginesByName(options.engines),
-                                     options.comparison);
+      return MakeReplayCommandChecker(std::move(command));
     }
+  }
+  if constexpr (std::is_same_v<Input, ServeInput>) {
+    return MakeServeEngineChecker(options.engines, skips);
+  } else if constexpr (kBatch) {
+    return MakeEngineChecker(EnginesByName(options.engines),
+                             options.comparison);
+  } else {
+    return MakeReplayEngineChecker(EnginesByName(options.engines),
+                                   options.comparison);
   }
 }
 
@@ -221,9 +220,12 @@ template <typename Input>
                     FailureKindName(shrunk.failure.kind), failing.name));
     if (text.size() <= kMaxPrintedCaseBytes) fmt::print("case: {}", text);
     WriteFileAtomically(options.out, text);
-    fmt::print(
-        "minimal failing case (with the reference's answer) written to {}\n",
-        out_shown);
+    // A serving document is written as the document alone (FormatCase).
+    fmt::print("minimal failing {} written to {}\n",
+               std::is_same_v<Input, ServeInput>
+                   ? "SPEC §10 document"
+                   : "case (with the reference's answer)",
+               out_shown);
   }
   fmt::print("replay: kvprefix verify {} --cases {}\n", TargetFlags(options),
              ShellQuote(options.out));
@@ -535,11 +537,6 @@ void Run(const RunOptions& options) {
     throw std::invalid_argument(
         "verify: --serving: applies to --format requests only (SPEC §10's "
         "documents are replay documents)");
-  }
-  if (options.serving && !options.command.empty()) {
-    throw std::invalid_argument(
-        "verify: --serving: checks --engines (built-in engines and plugins) "
-        "only; --cmd is not supported with it yet");
   }
   CheckGeneratedOptions(options.model, options.implemented);
   if (options.format == InputFormat::kBatch) return RunOn<BatchInput>(options);

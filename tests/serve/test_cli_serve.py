@@ -9,6 +9,7 @@ without it, plain pytest skips them.
 import json
 import os
 import random
+import shlex
 import subprocess
 import tempfile
 from decimal import Decimal
@@ -174,3 +175,20 @@ def test_cli_routing_usage_errors_name_the_option(options, named):
     assert run.returncode == 2, run.stderr
     assert run.stdout == ""
     assert named in run.stderr, run.stderr
+
+
+@needs_cli
+def test_verify_serving_cmd_agrees_with_the_oracle():
+    """`kvprefix verify --serving --cmd` runs this oracle as the external
+    serving replay on generated §10 documents: every answer, byte for
+    byte, is the C++ reference's."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    command = (f"cd {shlex.quote(here)} && PYTHONDONTWRITEBYTECODE=1 "
+               "/usr/bin/python3 "
+               "-m serve_oracle /dev/stdin")
+    run = subprocess.run(
+        [CLI, "verify", "--cmd", command, "--format", "requests",
+         "--serving", "--runs", "60", "--seed", "7"],
+        capture_output=True, text=True, check=False)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "OK: 60 inputs agree with the reference" in run.stdout
