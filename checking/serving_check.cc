@@ -133,6 +133,8 @@ CheckedRun RunChecked(const ServeInput& input,
     run.answer = replay ? replay(input, checked) : ServeReplay(input, checked);
   } catch (const std::bad_alloc&) {
     throw;
+  } catch (const std::invalid_argument&) {
+    throw;  // a refusal (OptionsRefused from a call): the input is skipped
   } catch (const std::exception& error) {
     run.problem = fmt::format("engine '{}' throws: {}\n", name,
                               EscapeControlCharacters(error.what()));

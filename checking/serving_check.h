@@ -179,8 +179,10 @@ bool SequentialServeInput(const ServeInput& input);
 // throws: <what>"), then the document (AppendServeDocumentJson: `kvprefix
 // replay DOC --input-format requests` replays it). The reference is
 // checked for the rules too. O(requests log(requests)) plus the caches'
-// costs per cache. Passes on what make_caches throws. Thread-safe if
-// make_caches is.
+// costs per cache. Passes on what make_caches throws, and a
+// std::invalid_argument from a replay (a cache refusing the document's
+// options in one of its calls, kvprefix/options_refused.h: the input is
+// to be skipped). Thread-safe if make_caches is.
 std::optional<std::string> CheckServeInput(
     const ServeInput& input, const ServingFactory& make_caches,
     const ServeReplayer& replay = nullptr);

@@ -248,7 +248,11 @@ typedef struct kvprefix_plugin {
   /* Attempts request `request` of `length` prompt tokens, which stores
    * `stored_length` tokens at its finish (SPEC §10.4's L). Sets *attempt:
    * on KVPREFIX_ATTEMPT_START the cache pins what the request matched
-   * until its finish. */
+   * until its finish. KVPREFIX_INVALID_ARGUMENT refuses the whole replay
+   * (a cache that stores no output tokens, say, given stored_length >
+   * length): kvprefix ends it as a refusal naming the plugin and the
+   * error's message, which verify, the fuzzer and Python count as a
+   * skipped input, not a failure. */
   kvprefix_status (*admit)(kvprefix_cache* cache, uint64_t request,
                            const int32_t* tokens, size_t length,
                            uint64_t stored_length, kvprefix_attempt* attempt,

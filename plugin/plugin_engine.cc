@@ -415,6 +415,14 @@ class PluginEngine final : public PrefixIndex, public ServingCache {
       status = table_.admit(cache_, id, prompt.data(), prompt.size(),
                             stored_length, &attempt, &error);
     }
+    if (status == KVPREFIX_INVALID_ARGUMENT) [[unlikely]] {
+      // A cache need not implement every option of SPEC §10 (output
+      // "unique", say): its admit refuses the replay, which is skipped.
+      error.message[sizeof(error.message) - 1] = '\0';  // trust no plugin
+      throw OptionsRefused(library_.label + " refuses this serving replay" +
+                           " (admit of request " + std::to_string(id) +
+                           "): " + error.message);
+    }
     Check(status, error, "admit");
     if (attempt.outcome < KVPREFIX_ATTEMPT_START ||
         attempt.outcome > KVPREFIX_ATTEMPT_REFUSE) {

@@ -553,8 +553,15 @@ ServeChecker MakeServeEngineChecker(const std::vector<std::string>& names,
                         "\"none\" (SPEC §10.7)",
                         EscapeControlCharacters(skipped))};
       }
-      const auto report = checking::CheckServeInput(
-          input, [&given](const ServeInput&) { return std::move(given); });
+      std::optional<std::string> report;
+      try {
+        report = checking::CheckServeInput(
+            input, [&given](const ServeInput&) { return std::move(given); });
+      } catch (const std::invalid_argument& error) {
+        // A cache refused the document in a call (a plugin's admit).
+        return Failure{FailureKind::kRefused,
+                       EscapeControlCharacters(error.what())};
+      }
       if (!report) return std::nullopt;
       std::string message = *report;
       message.pop_back();  // the report's last newline: the runner adds one

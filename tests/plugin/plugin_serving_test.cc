@@ -127,5 +127,39 @@ TEST(PluginServingTest, APluginWithoutTheMembersAnswersOneAtATime) {
   EXPECT_EQ(refused.out, "");
 }
 
+// A cache that implements only some of SPEC §10 (no output tokens stored)
+// refuses the rest from its admit: a refusal, named, on every route — a
+// usage error in replay (exit 2, no output), a skip counted by verify —
+// never a crash or a wrong answer.
+TEST(PluginServingTest, AnAdmitRefusingTheOptionsIsARefusal) {
+  const std::string no_output =
+      std::string("plugin:") + KVPREFIX_VLLM_NO_OUTPUT_PLUGIN;
+  test::ScratchDir dir;
+  const std::string document = dir.Path("d.json");
+  test::WriteTextFile(document, R"({"requests":[[1,2],[1,2]],"model":"vllm",)"
+                                R"("max_running":2,"output_lengths":[3,0]})");
+  const test::ProgramRun refused = test::RunProgram(
+      KVPREFIX_CLI, {"replay", document, "--input-format", "requests",
+                     "--engine", no_output, "--output-mode", "unique"});
+  EXPECT_EQ(refused.status, 2) << refused.err;
+  EXPECT_NE(refused.err.find("refuses this serving replay (admit of request "
+                             "0): no-output stores no output tokens"),
+            std::string::npos)
+      << refused.err;
+  EXPECT_EQ(refused.out, "");
+  const test::ProgramRun none =
+      test::RunProgram(KVPREFIX_CLI, {"replay", document, "--input-format",
+                                      "requests", "--engine", no_output});
+  EXPECT_EQ(none.status, 0) << none.err;
+  const test::ProgramRun verified = test::RunProgram(
+      KVPREFIX_CLI,
+      {"verify", "--engines", no_output, "--format", "requests", "--serving",
+       "--model", "vllm", "--runs", "100", "--seed", "1"});
+  EXPECT_EQ(verified.status, 0) << verified.out << verified.err;
+  EXPECT_NE(verified.out.find("OK: "), std::string::npos) << verified.out;
+  EXPECT_NE(verified.out.find("stores no output tokens"), std::string::npos)
+      << verified.out;
+}
+
 }  // namespace
 }  // namespace kvprefix
