@@ -12,7 +12,8 @@
 #               $build/campaign/TARGET/crashes)
 # $build is $KVPREFIX_FUZZ_BUILD (default build-fuzz, the -DKVPREFIX_FUZZ=ON
 # build); the binaries come from $build/fuzz. Exit status: 0 when nothing
-# was found, else libFuzzer's (non-zero on a crash, leak, timeout or OOM).
+# was found, else libFuzzer's (non-zero on a crash, leak, timeout or OOM),
+# or 1 when an in-process run ended without libFuzzer's summary (_exit).
 set -uo pipefail
 
 fuzz_dir=$(dirname "$(realpath "$0")")
@@ -36,6 +37,15 @@ echo "campaign: $target for ${seconds}s, $jobs job(s), corpus $corpus, crashes $
   "$corpus" "$fuzz_dir/corpus/$target" 2>&1 | tee "$log" |
   grep --line-buffered -E '^#|^Done|ERROR|SUMMARY|INFO: exiting'
 status=${PIPESTATUS[0]}
+# libFuzzer reports a crash, a timeout and an exit() of the target itself;
+# an _exit() (a user's plugin under KVPREFIX_FUZZ_ENGINES, say) ends an
+# in-process run with status 0 and no summary: not a clean campaign.
+if (( status == 0 && jobs == 1 )) && ! grep -qE '^Done [0-9]+ runs' "$log"; then
+  echo "campaign: $target ended with status 0 before libFuzzer's closing" \
+       "'Done' line: the target (a plugin's _exit?) ended the process;" \
+       "its last lines are in $log" >&2
+  status=1
+fi
 
 # exec/s over the whole run: executions and seconds from libFuzzer's last
 # report ("Done N runs in T second(s)" in-process, "#N: ... time: Ts" in fork
