@@ -26,8 +26,9 @@ using json_reader::Value;
 constexpr std::array<std::string_view, 6> kMembers = {
     "cached_sequences",  "requests",   "expected",
     "cached_namespaces", "namespaces", "source"};
-constexpr std::array<std::string_view, 3> kReplayCaseMembers = {
-    "document", "expected", "source"};  // source optional
+// source and why (the shared cases' description) optional.
+constexpr std::array<std::string_view, 4> kReplayCaseMembers = {
+    "document", "expected", "source", "why"};
 constexpr std::array<std::string_view, 1> kExpectedMembers = {"matches"};
 constexpr std::array<std::string_view, 3> kMatchMembers = {
     "matched_length", "cache_node", "uncached_suffix"};
@@ -131,12 +132,12 @@ template <std::size_t N>
 CaseFileOf<ServeInput> ParseReplayWithPlaces(
     simdjson::padded_string_view json,
     const std::array<std::string_view, N>& names, DocumentPlaces* places,
-    RoutingSpec* routing = nullptr) {
+    RoutingSpec* routing = nullptr, bool read_expected = true) {
   CaseFileOf<ServeInput> result;
   WrittenMatches written;
   json_reader::ReplayDocumentReader document;
   json_reader::ReadRootObject(
-      json, kReplayCaseMembers, kReplayCaseMembers.size() - 1,
+      json, kReplayCaseMembers, 2,
       [&](const Context& context, std::size_t index, Value value,
           const JsonPath& path) {
         switch (index) {
@@ -152,13 +153,18 @@ CaseFileOf<ServeInput> ParseReplayWithPlaces(
             if (routing != nullptr) *routing = document.routing;
             break;
           case 1:
-            ReadExpected(context, value, path, written);
+            // A §10 or §11 case's answer is §10.5's or §11.8's: whoever
+            // reads its document replays it again (not read).
+            if (read_expected) ReadExpected(context, value, path, written);
+            break;
+          case 2:
+            result.source = json_reader::ReadString(context, value, path);
             break;
           default:
-            result.source = json_reader::ReadString(context, value, path);
+            json_reader::ReadString(context, value, path);  // why: prose
         }
       });
-  CheckMatches(written, result.input.replay.requests);
+  if (read_expected) CheckMatches(written, result.input.replay.requests);
   result.expected = std::move(written.matches);
   return result;
 }
@@ -168,6 +174,25 @@ ReplayCaseFile ParseReplay(simdjson::padded_string_view json) {
       ParseReplayWithPlaces(json, json_reader::kReplayMembers, nullptr);
   return {std::move(read.name), std::move(read.input.replay),
           std::move(read.expected), std::move(read.source)};
+}
+
+// True if the case file `json`'s "expected" is an object whose first
+// member is "matches" (SPEC §5's answer), as every answer verify writes
+// for a §8 or §10 document with every default. O(bytes).
+bool ExpectedHoldsMatches(simdjson::padded_string_view json) {
+  simdjson::ondemand::parser parser;
+  simdjson::ondemand::document root;
+  simdjson::ondemand::object expected;
+  if (parser.iterate(json).get(root) != simdjson::SUCCESS ||
+      root["expected"].get_object().get(expected) != simdjson::SUCCESS) {
+    return false;
+  }
+  for (auto field : expected) {
+    std::string_view key;
+    return field.unescaped_key().get(key) == simdjson::SUCCESS &&
+           key == "matches";
+  }
+  return false;
 }
 
 // A document whose members are `names`, or a replay case file holding one
@@ -189,7 +214,13 @@ ServeInput ReadDocumentOrCaseFile(const std::string& path,
         });
     if (!case_file) throw;
   }
-  return ParseReplayWithPlaces(PaddedView(text), names, places, routing).input;
+  // A §5 answer (matches) is read strictly; a §10 or §11 reader takes the
+  // document of a case whose answer is §10.5's or §11.8's, not reading it.
+  const bool section_5 = N == json_reader::kReplayMembers.size() ||
+                         ExpectedHoldsMatches(PaddedView(text));
+  return ParseReplayWithPlaces(PaddedView(text), names, places, routing,
+                               section_5)
+      .input;
 }
 
 // The case file `path`, parsed by `parse`; errors name the path as given

@@ -88,13 +88,15 @@ ReplayInput ReadReplayDocumentOrCaseFile(const std::string& path,
 
 // The same for a SPEC §10.1 serving replay document (ReadServeDocumentFile,
 // io/replay_document.h), or a replay case file (as above) whose document may
-// have §10.1's members too. Throws as ReadReplayDocumentOrCaseFile, with
+// have §10.1's members too; a case file's "expected" is not read (a §10
+// case's is §10.5's answer, as tests/data/cases/serve/'s). Throws as ReadReplayDocumentOrCaseFile, with
 // ParseServeDocument's rules for the document. O(bytes).
 ServeInput ReadServeDocumentOrCaseFile(const std::string& path,
                                        DocumentPlaces* places = nullptr);
 
 // The same for a SPEC §11.1 routed replay document (ParseRoutedDocument,
-// io/replay_document.h), or a replay case file holding one; *routing gets
+// io/replay_document.h), or a replay case file holding one (its "expected"
+// not read, as above); *routing gets
 // its "workers" and "router" (defaults where absent). Throws as
 // ReadServeDocumentOrCaseFile with ParseRoutedDocument's rules. O(bytes).
 ServeInput ReadRoutedDocumentOrCaseFile(const std::string& path,

@@ -5,6 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
@@ -189,6 +190,45 @@ TEST(VerifyServingCliTest, CommandPrintingTheServingAnswerAgrees) {
   EXPECT_THAT(lines.out, HasSubstr("OK: 30 inputs agree with the reference"));
 }
 
+// The shared §10 cases (tests/data/cases/serve/s*.json, whose "expected"
+// is §10.5's answer and which carry a "why") are read by verify --serving
+// and by replay; a document with every §10 default, which `kvprefix
+// replay` answers with §5's matches, agrees too (both were failures: the
+// case reader asked for §5's "matches" and knew no "why", and verify asked
+// for §10.5's answer only).
+TEST(VerifyServingCliTest, SharedCasesAndSection8DocumentsAgree) {
+  std::vector<std::string> arguments = {
+      "verify",
+      "--cmd",
+      std::string(KVPREFIX_CLI) + " replay /dev/stdin --input-format requests",
+      "--format",
+      "requests",
+      "--serving"};
+  std::size_t cases = 0;
+  const std::string folder =
+      std::string(KVPREFIX_SOURCE_DIR) + "/tests/data/cases/serve";
+  for (const auto& entry : std::filesystem::directory_iterator(folder)) {
+    if (entry.path().filename().string().starts_with("s")) {
+      arguments.push_back(entry.path().string());
+      ++cases;
+    }
+  }
+  ASSERT_GE(cases, 19u);
+  const test::ScratchDir dir;
+  const std::string plain = dir.Path("plain.json");
+  test::WriteTextFile(plain, R"({"requests":[[1,2],[1,2]],"max_running":1})");
+  arguments.push_back(plain);
+  const test::ProgramRun run = test::RunProgram(KVPREFIX_CLI, arguments);
+  EXPECT_EQ(run.status, 0) << run.out << run.err;
+  EXPECT_THAT(run.out, HasSubstr("OK: " + std::to_string(cases + 1) +
+                                 " inputs agree with the reference"));
+  const test::ProgramRun replay = test::RunProgram(
+      KVPREFIX_CLI, {"replay", folder + "/s10_max_running.json",
+                     "--input-format", "requests"});
+  EXPECT_EQ(replay.status, 0) << replay.err;
+  EXPECT_THAT(replay.out, HasSubstr(R"("totals":{"requests":3,)"));
+}
+
 // A command that ignores the document's max_running (a simulator without
 // concurrency) is caught, named by the JSON location of the first value
 // that differs, and shrunk to two empty requests arriving together.
@@ -222,9 +262,10 @@ TEST(CheckPrintedJsonAnswerTest, NamesTheFirstDifferenceByItsLocation) {
       "\n";
   EXPECT_EQ(CheckPrintedJsonAnswer(canonical, canonical, true, "§10.5"),
             std::nullopt);
-  // Numbers as numbers, any layout, when the bytes are not checked.
+  // A double as a number (5e-1 is 0.5), any layout, when the bytes are not
+  // checked.
   const std::string spaced =
-      R"({ "totals": {"makespan_us": 0.0, "hit_ratio": 5e-1},)"
+      R"({ "totals": {"makespan_us": 0, "hit_ratio": 5e-1},)"
       R"( "requests": [{"refused": false, "cache_node": 4,)"
       R"( "matched_length": 1}] })";
   EXPECT_EQ(CheckPrintedJsonAnswer(spaced, canonical, false, "§10.5"),
@@ -260,6 +301,20 @@ TEST(CheckPrintedJsonAnswerTest, NamesTheFirstDifferenceByItsLocation) {
   ASSERT_TRUE(type.has_value());
   EXPECT_EQ(type->message,
             "$.requests[0].refused: expected true or false, found 0");
+  // An integer's place takes an unsigned integer, whatever else is printed
+  // (a fraction, a negative number, one past 64 bits): a wrong shape.
+  for (const std::string value : {"0.5", "-1", "18446744073709551616"}) {
+    const auto integer =
+        check(R"({"requests":[{"matched_length":)" + value +
+              R"(,"cache_node":4,"refused":false}],)"
+              R"("totals":{"hit_ratio":0.5,"makespan_us":0}})");
+    ASSERT_TRUE(integer.has_value()) << value;
+    EXPECT_EQ(integer->kind, FailureKind::kWrongShape) << value;
+    EXPECT_EQ(integer->message,
+              "$.requests[0].matched_length: expected an integer from 0 to "
+              "18446744073709551615, found " +
+                  value);
+  }
   const auto deep = check(std::string(5000, '['));
   ASSERT_TRUE(deep.has_value());
   EXPECT_EQ(deep->kind, FailureKind::kWrongShape);

@@ -497,9 +497,22 @@ std::optional<Failure> FindJsonDifference(element expected, element printed,
       return std::nullopt;
     }
     default:
-      if (IsNumber(expected)) {
+      if (expected.type() == element_type::UINT64 ||
+          expected.type() == element_type::INT64) {
+        // Every integer of a serving answer is a count or a time: unsigned.
+        const bool unsigned_integer = printed.type() == element_type::UINT64 ||
+                                      (printed.type() == element_type::INT64 &&
+                                       printed.get_int64().value() >= 0);
+        if (!unsigned_integer) {
+          return differs(
+              FailureKind::kWrongShape,
+              fmt::format("an integer from 0 to {}",
+                          std::numeric_limits<std::uint64_t>::max()));
+        }
+        if (SameNumber(expected, printed)) return std::nullopt;
+      } else if (IsNumber(expected)) {
         if (!IsNumber(printed)) {
-          return differs(FailureKind::kWrongShape, "a number");
+          return differs(FailureKind::kWrongShape, "a number a double holds");
         }
         if (SameNumber(expected, printed)) return std::nullopt;
       } else if (expected.type() == printed.type() &&

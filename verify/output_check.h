@@ -79,8 +79,10 @@ std::optional<Failure> CheckPrintedMatches(
 // nested too deep), then walked in `canonical`'s order, the first
 // difference named by its JSON location ("$.requests[3].start_us: expected
 // 5, found 7"): kWrongShape for a type, a missing, unknown or duplicated
-// member or an array of another length, kWrongAnswer for a value (numbers
-// compare as numbers: 0 and 0.0 agree); then, if `check_format`, kFormat
+// member or an array of another length, an integer's place holding no
+// integer from 0 to 2^64 - 1 (a fraction, a negative number), kWrongAnswer
+// for a value (doubles compare as numbers: 0.5 and 5e-1 agree); then, if
+// `check_format`, kFormat
 // when the bytes differ from `canonical` (`section` names the SPEC section
 // whose compact form it is, e.g. "§10.5"). Members named `ignored` (when
 // not empty; "cache_node" for a cache with its own node IDs) are not
