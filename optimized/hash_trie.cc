@@ -87,11 +87,16 @@ Match HashTrie::PeekMatch(TokenSpan request) const {
 }
 
 Attempt HashTrie::Admit(RequestId id, TokenSpan prompt, std::uint64_t) {
+  // A pinned node counts one more child: it is no leaf until its last pin
+  // goes (a node of the path other than its end has its path child anyway).
   const Walk walk = WalkPath(
       prompt.first(MatchLimitTokens(options_.match_limit, prompt.size(), 1)),
-      [this](Slot slot) { ++pins_[slot]; });
-  if (walk.slot != 0 && options_.bounded()) ++nodes_[walk.slot].children;
-  running_.emplace(id, walk);
+      [this](Slot slot) {
+        pins_.Pin(slot, [this](Slot pinned) {
+          if (options_.bounded()) ++nodes_[pinned].children;
+        });
+      });
+  pins_.Admit(id, walk);
   return Attempt{
       .outcome = AttemptOutcome::kStart,
       .match = Match{walk.length, options_.bounded() ? nodes_[walk.slot].id
@@ -99,17 +104,17 @@ Attempt HashTrie::Admit(RequestId id, TokenSpan prompt, std::uint64_t) {
 }
 
 void HashTrie::Finish(RequestId id, TokenSpan stored) {
-  const Walk walk = running_.extract(id).mapped();
+  const Walk walk = pins_.Finish(id);
   // The stored sequence starts with the prompt, whose pinned path is intact.
   WalkPath(stored.first(walk.length), [this](Slot slot) {
-    const auto pin = pins_.find(slot);
-    if (--pin->second == 0) pins_.erase(pin);
+    pins_.Unpin(slot, [this](Slot unpinned) {
+      if (options_.bounded() && --nodes_[unpinned].children == 0) {
+        VisitPolicy(options_.policy, [&]<typename Policy>(Policy) {
+          PushLeaf<Policy>(unpinned);
+        });
+      }
+    });
   });
-  if (walk.slot != 0 && options_.bounded() &&
-      --nodes_[walk.slot].children == 0) {
-    VisitPolicy(options_.policy,
-                [&]<typename Policy>(Policy) { PushLeaf<Policy>(walk.slot); });
-  }
   Insert(stored);
 }
 

@@ -148,6 +148,7 @@
 #include "kvprefix/cache_model.h"
 #include "kvprefix/huge_pages.h"
 #include "kvprefix/leaf_heap.h"
+#include "kvprefix/pins.h"
 #include "kvprefix/request.h"
 #include "kvprefix/types.h"
 
@@ -205,9 +206,9 @@ class HashTrie {
   // SPEC §10.4, model spec (kvprefix/request.h's ServingEngine), as
   // ReferenceTrie's: Admit pins the matched path (the match limit
   // applied), Finish releases it and inserts the stored sequence as Insert
-  // does. A pin is a count per node of the path in a hash map, and one
-  // more child of the path's deepest node, so that no eviction takes the
-  // path (none of its nodes is a leaf). While any pin is held, Insert
+  // does. A pin is a count per node of the path (kvprefix/pins.h), and a
+  // pinned node counts one more child, so that no eviction takes the path
+  // (none of its nodes is a leaf). While any pin is held, Insert
   // takes SPEC §8's general path: the first-C-nodes shortcut of lru and
   // fifo assumes every node off the path can go first. O(matched) expected
   // per Admit, plus Insert's cost per Finish.
@@ -217,7 +218,7 @@ class HashTrie {
   // The match Admit would record now (the match limit applied).
   Match PeekMatch(TokenSpan request) const;
   // Nodes with a pin; nodes present; nodes evicted. O(1).
-  std::uint64_t pinned() const { return pins_.size(); }
+  std::uint64_t pinned() const { return pins_.pinned(); }
   std::uint64_t cached_pages() const { return node_count(); }
   std::uint64_t evicted_pages() const { return evicted_; }
 
@@ -288,7 +289,7 @@ class HashTrie {
   // policy allows it and no pin is held (SPEC §10.4).
   template <typename Policy>
   bool KeepsFirstCapacityNodes() const {
-    return Policy::kKeepsFirstCapacityNodes && pins_.empty();
+    return Policy::kKeepsFirstCapacityNodes && pins_.pinned() == 0;
   }
   template <typename Policy>
   void CheckBoundedLimits(TokenSpan sequence) const;
@@ -344,10 +345,10 @@ class HashTrie {
   std::uint64_t requests_ = 0;         // bounded inserts so far: stamp r
   std::uint64_t evicted_ = 0;
   EvictionListener listener_;
-  // SPEC §10.4: each pinned node's pin count, and each running request's
-  // match (tokens, and the slot it ends at).
-  absl::flat_hash_map<Slot, std::uint64_t> pins_;
-  absl::flat_hash_map<RequestId, Walk> running_;
+  // SPEC §10.4: each pinned slot's pin count (kvprefix/pins.h; hashed, the
+  // slots being up to 2^32), and each running request's match (tokens, and
+  // the slot it ends at).
+  PinTable<Slot, Walk> pins_;
 };
 
 }  // namespace kvprefix

@@ -47,7 +47,7 @@ NodeId ReferenceTrie::Insert(TokenSpan sequence) {
         // Touch and in EvictLeaf entries move by extract and insert, so
         // that a step allocates no set node).
         if (current != kRootNode && nodes_[current].children.size() == 1 &&
-            nodes_[current].pins == 0) {
+            !pins_.is_pinned(current)) {
           auto entry = leaves_.extract({LeafKey(current), current});
           entry.value() = {LeafKey(created), created};
           leaves_.insert(std::move(entry));
@@ -108,14 +108,14 @@ Attempt ReferenceTrie::Admit(RequestId id, TokenSpan prompt, std::uint64_t) {
   for (std::size_t i = 0; i < match.matched_length; ++i) {
     node = nodes_[node].children.at(prompt[i]);
     path.push_back(node);
-    if (nodes_[node].pins++ > 0) continue;
-    ++pinned_nodes_;
-    // A pinned leaf leaves the evictable ones (it is the path's last node).
-    if (options_.bounded() && nodes_[node].children.empty()) {
-      leaves_.erase({LeafKey(node), node});
-    }
+    pins_.Pin(node, [this](NodeId pinned) {
+      // A pinned leaf leaves the evictable ones (it is the path's last node).
+      if (options_.bounded() && nodes_[pinned].children.empty()) {
+        leaves_.erase({LeafKey(pinned), pinned});
+      }
+    });
   }
-  running_.emplace(id, std::move(path));
+  pins_.Admit(id, std::move(path));
   return Attempt{.outcome = AttemptOutcome::kStart, .match = match};
 }
 
@@ -124,13 +124,12 @@ void ReferenceTrie::Finish(RequestId id, TokenSpan stored) {
   // insert the stored sequence (§8 step 2); touch its path (§8 step 3) with
   // stamp k, the number of finishes so far"; evict "choosing by the policy
   // among the leaves whose pin count is 0".
-  auto entry = running_.extract(id);
-  for (const NodeId node : entry.mapped()) {
-    if (--nodes_[node].pins > 0) continue;
-    --pinned_nodes_;
-    if (options_.bounded() && Evictable(node)) {
-      leaves_.emplace(LeafKey(node), node);
-    }
+  for (const NodeId node : pins_.Finish(id)) {
+    pins_.Unpin(node, [this](NodeId unpinned) {
+      if (options_.bounded() && Evictable(unpinned)) {
+        leaves_.emplace(LeafKey(unpinned), unpinned);
+      }
+    });
   }
   Insert(stored);
 }
@@ -202,7 +201,8 @@ std::size_t ReferenceTrie::memory_bytes() const {
          present_ * MallocChunkBytes(kTreeNode +
                                      sizeof(std::pair<const Token, NodeId>)) +
          leaves_.size() *
-             MallocChunkBytes(kTreeNode + sizeof(std::pair<Key, NodeId>));
+             MallocChunkBytes(kTreeNode + sizeof(std::pair<Key, NodeId>)) +
+         pins_.memory_bytes();
 }
 
 }  // namespace kvprefix

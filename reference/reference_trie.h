@@ -24,9 +24,9 @@
 #include <utility>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
 #include "kvprefix/cache.h"
 #include "kvprefix/page_events.h"
+#include "kvprefix/pins.h"
 #include "kvprefix/request.h"
 #include "kvprefix/types.h"
 
@@ -77,7 +77,7 @@ class ReferenceTrie {
   // The match Admit would record now (the match limit applied).
   Match PeekMatch(TokenSpan request) const;
   // Nodes with a pin. O(1).
-  std::uint64_t pinned() const { return pinned_nodes_; }
+  std::uint64_t pinned() const { return pins_.pinned(); }
   // Nodes present and evicted: node_count(), evicted_count().
   std::uint64_t cached_pages() const { return present_; }
   std::uint64_t evicted_pages() const { return evicted_; }
@@ -132,7 +132,6 @@ class ReferenceTrie {
     Token token = 0;
     std::uint64_t stamp = 0;  // the last request (Insert) whose path held it
     std::uint64_t count = 0;  // lfu: how many requests' paths held it
-    std::uint64_t pins = 0;   // SPEC §10.4: running requests matching it
     std::uint64_t page = 0;   // its handle from page_events_
   };
   // The key SPEC §8 step 4 orders leaves by, compared first by first.
@@ -143,7 +142,7 @@ class ReferenceTrie {
   // In leaves_: a leaf (not the root) with no pin, so evictable.
   bool Evictable(NodeId id) const {
     return id != kRootNode && nodes_[id].children.empty() &&
-           nodes_[id].pins == 0;
+           !pins_.is_pinned(id);
   }
   void Touch(const std::vector<NodeId>& path);
   void EvictLeaf();
@@ -157,10 +156,9 @@ class ReferenceTrie {
   std::uint64_t evicted_ = 0;
   EvictionListener listener_;
   PageEventListener* page_events_ = nullptr;
-  // SPEC §10.4: the matched path of each running request, and the nodes
-  // with a pin.
-  absl::flat_hash_map<RequestId, std::vector<NodeId>> running_;
-  std::uint64_t pinned_nodes_ = 0;
+  // SPEC §10.4: each node's pin count (kvprefix/pins.h), and the matched
+  // path of each running request.
+  PinTable<NodeId, std::vector<NodeId>, DensePinCounts<NodeId>> pins_;
 };
 
 }  // namespace kvprefix

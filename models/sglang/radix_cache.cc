@@ -72,7 +72,7 @@ RadixCache::Slot RadixCache::Split(Slot child, std::size_t tokens) {
   tail.offset += tokens;
   tail.length -= tokens;
   tail.parent = head;
-  nodes_[head].locks = tail.locks;
+  pins_.Copy(child, head);
   nodes_[head].children = 1;
   children_.Insert(parent, FirstPage(head), head);
   children_.Insert(head, FirstPage(child), child);
@@ -186,12 +186,15 @@ std::uint64_t RadixCache::Evict(std::uint64_t demand) {
 
 void RadixCache::AddLocks(Slot slot, bool lock) {
   for (; slot != kRootSlot; slot = nodes_[slot].parent) {
-    Node& node = nodes_[slot];
     if (lock) {
-      if (node.locks++ == 0) locked_tokens_ += node.length;
-    } else if (--node.locks == 0) {
-      locked_tokens_ -= node.length;
-      PushIfCandidate(slot);
+      pins_.Pin(slot, [this](Slot locked) {
+        locked_tokens_ += nodes_[locked].length;
+      });
+    } else {
+      pins_.Unpin(slot, [this](Slot unlocked) {
+        locked_tokens_ -= nodes_[unlocked].length;
+        PushIfCandidate(unlocked);
+      });
     }
   }
 }
@@ -292,13 +295,13 @@ Attempt RadixCache::Admit(RequestId id, TokenSpan prompt,
     running.held = need;
     held_ += need;
   }
-  running_.emplace(id, running);
+  pins_.Admit(id, running);
   return Attempt{.outcome = AttemptOutcome::kStart, .match = match};
 }
 
 void RadixCache::PrefillEnd(RequestId id, TokenSpan prompt) {
   if (options_.trigger != EvictionTrigger::kOnAllocate) return;
-  Running& running = running_.at(id);
+  Running& running = pins_.running(id);
   const TokenSpan key = WholePages(prompt);
   // The match of K after its insert ends where the insert did: the same
   // effects as MatchKey(K) without walking K's tokens again (an empty K's
@@ -315,7 +318,7 @@ void RadixCache::PrefillEnd(RequestId id, TokenSpan prompt) {
 }
 
 void RadixCache::Finish(RequestId id, TokenSpan stored) {
-  const Running running = running_.extract(id).mapped();
+  const Running running = pins_.Finish(id);
   if (options_.trigger == EvictionTrigger::kAfterInsert) {
     AddLocks(running.node, false);
     InsertKey(stored);
@@ -346,7 +349,7 @@ std::size_t RadixCache::memory_bytes() const {
   return VectorHeapBytes<Node>(nodes_.capacity()) +
          VectorHeapBytes<Slot>(free_slots_.capacity()) +
          VectorHeapBytes<Token>(arena_.capacity()) + children_.memory_bytes() +
-         candidates_.memory_bytes();
+         candidates_.memory_bytes() + pins_.memory_bytes();
 }
 
 }  // namespace kvprefix

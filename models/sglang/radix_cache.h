@@ -51,10 +51,10 @@
 #include <utility>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
 #include "kvprefix/cache.h"
 #include "kvprefix/leaf_heap.h"
 #include "kvprefix/page_map.h"
+#include "kvprefix/pins.h"
 #include "kvprefix/request.h"
 #include "kvprefix/types.h"
 
@@ -123,7 +123,6 @@ class RadixCache {
     std::uint64_t access = 0;    // a
     std::uint64_t creation = 0;  // c
     std::uint64_t children = 0;
-    std::uint64_t locks = 0;  // running requests whose node is below
     bool present = true;
   };
   // Where a walk ended: the tokens walked and the node.
@@ -154,7 +153,7 @@ class RadixCache {
   bool IsCandidate(Slot slot) const {
     const Node& node = nodes_[slot];
     return slot != kRootSlot && node.present && node.children == 0 &&
-           node.locks == 0;
+           !pins_.is_pinned(slot);
   }
   // Records a candidate's current priority (bounded only).
   void PushIfCandidate(Slot slot);
@@ -202,7 +201,9 @@ class RadixCache {
   std::uint64_t size_ = 0;  // tokens on present edges
   std::uint64_t evicted_ = 0;
   EvictionListener listener_;
-  absl::flat_hash_map<RequestId, Running> running_;  // SPEC §10.4
+  // SPEC §10.4: each node's lock count, the running requests whose node
+  // is it or below (kvprefix/pins.h), and each running request's state.
+  PinTable<Slot, Running, DensePinCounts<Slot>> pins_;
   std::uint64_t locked_tokens_ = 0;  // on edges of nodes with a lock
   std::uint64_t held_ = 0;           // held outside the tree
   std::uint64_t evicted_tokens_ = 0;

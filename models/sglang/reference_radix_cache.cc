@@ -71,7 +71,7 @@ NodeId ReferenceRadixCache::Split(NodeId child, std::size_t pages) {
   Node& old = nodes_[child];
   old.edge.erase(old.edge.begin(), old.edge.begin() + cut);
   old.parent = created;
-  nodes_[created].locks = old.locks;
+  pins_.Copy(child, created);
   if (page_events_ != nullptr) {
     nodes_[created].pages.assign(old.pages.begin(), old.pages.begin() + pages);
     old.pages.erase(old.pages.begin(), old.pages.begin() + pages);
@@ -181,7 +181,7 @@ bool ReferenceRadixCache::IsCandidate(NodeId id) const {
   // "the leaves other than the root with lock count 0"
   const Node& node = nodes_[id];
   return id != kRootNode && node.present && node.children.empty() &&
-         node.locks == 0;
+         !pins_.is_pinned(id);
 }
 
 std::uint64_t ReferenceRadixCache::Evict(std::uint64_t demand) {
@@ -218,12 +218,17 @@ std::uint64_t ReferenceRadixCache::Evict(std::uint64_t demand) {
 }
 
 void ReferenceRadixCache::AddLocks(NodeId node, bool lock) {
+  // SGLang's inc_lock_ref / dec_lock_ref: a node's tokens count as locked
+  // while its lock count is above 0.
   for (; node != kRootNode; node = nodes_[node].parent) {
-    Node& locked = nodes_[node];
     if (lock) {
-      if (locked.locks++ == 0) locked_tokens_ += locked.edge.size();
+      pins_.Pin(node, [this](NodeId locked) {
+        locked_tokens_ += nodes_[locked].edge.size();
+      });
     } else {
-      if (--locked.locks == 0) locked_tokens_ -= locked.edge.size();
+      pins_.Unpin(node, [this](NodeId unlocked) {
+        locked_tokens_ -= nodes_[unlocked].edge.size();
+      });
     }
   }
 }
@@ -293,7 +298,7 @@ Attempt ReferenceRadixCache::Admit(RequestId id, TokenSpan prompt,
     running.held = need;
     held_ += need;
   }
-  running_.emplace(id, running);
+  pins_.Admit(id, running);
   return Attempt{.outcome = AttemptOutcome::kStart, .match = match};
 }
 
@@ -302,7 +307,7 @@ void ReferenceRadixCache::PrefillEnd(RequestId id, TokenSpan prompt) {
   // §10.4 on-allocate: "prefill end: insert the prompt cut to whole pages
   // (key K); of the request's held slots, |K| − m leave it ...; then match
   // K (a tick), lock the node reached, unlock the node locked before."
-  Running& running = running_.at(id);
+  Running& running = pins_.running(id);
   const TokenSpan key = WholePages(prompt);
   InsertKey(key);
   const std::uint64_t leave = key.size() - running.matched;
@@ -315,7 +320,7 @@ void ReferenceRadixCache::PrefillEnd(RequestId id, TokenSpan prompt) {
 }
 
 void ReferenceRadixCache::Finish(RequestId id, TokenSpan stored) {
-  const Running running = running_.extract(id).mapped();
+  const Running running = pins_.Finish(id);
   switch (options_.trigger) {
     case EvictionTrigger::kAfterInsert:
       // "finish: unlock; insert the stored sequence; if the tree holds more
@@ -345,7 +350,8 @@ NodeId ReferenceRadixCache::Insert(TokenSpan sequence) {
 std::size_t ReferenceRadixCache::memory_bytes() const {
   // libstdc++'s _Rb_tree_node: color + 3 pointers (32 bytes) + the value.
   constexpr std::size_t kTreeNode = 32;
-  std::size_t bytes = VectorHeapBytes<Node>(nodes_.capacity());
+  std::size_t bytes =
+      VectorHeapBytes<Node>(nodes_.capacity()) + pins_.memory_bytes();
   for (const Node& node : nodes_) {
     bytes += VectorHeapBytes<Token>(node.edge.capacity());
     bytes +=

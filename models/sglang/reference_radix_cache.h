@@ -22,9 +22,9 @@
 #include <utility>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
 #include "kvprefix/cache.h"
 #include "kvprefix/page_events.h"
+#include "kvprefix/pins.h"
 #include "kvprefix/request.h"
 #include "kvprefix/types.h"
 
@@ -98,7 +98,6 @@ class ReferenceRadixCache {
     NodeId parent = kRootNode;
     std::uint64_t access = 0;    // a
     std::uint64_t creation = 0;  // c
-    std::uint64_t locks = 0;     // running requests whose node is below
     bool present = true;
     std::vector<std::uint64_t> pages;  // page_events_'s, one per edge page
   };
@@ -144,7 +143,9 @@ class ReferenceRadixCache {
   std::uint64_t evicted_ = 0;
   EvictionListener listener_;
   PageEventListener* page_events_ = nullptr;
-  absl::flat_hash_map<RequestId, Running> running_;  // SPEC §10.4
+  // SPEC §10.4: each node's lock count, the running requests whose node
+  // is it or below (kvprefix/pins.h), and each running request's state.
+  PinTable<NodeId, Running, DensePinCounts<NodeId>> pins_;
   std::uint64_t locked_tokens_ = 0;  // on edges of nodes with a lock
   std::uint64_t held_ = 0;           // held outside the tree
   std::uint64_t evicted_tokens_ = 0;

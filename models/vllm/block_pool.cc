@@ -167,7 +167,7 @@ Attempt BlockPool::Start(TokenSpan prompt, std::uint64_t stored_length,
   std::uint64_t taken_hits = 0;  // hit blocks with count 0: queued ones
   const auto [hits, hit_chain] = MatchHits(prompt, [&](BlockId id) {
     blocks.push_back(id);
-    taken_hits += blocks_[id].count == 0 ? 1 : 0;
+    taken_hits += pins_.is_pinned(id) ? 0 : 1;
   });
   // §10.4's room: the new blocks and the hit blocks with count 0 come from
   // the free queue: its never-used IDs and its used part. Unbounded, room
@@ -181,16 +181,15 @@ Attempt BlockPool::Start(TokenSpan prompt, std::uint64_t stored_length,
                     .cache_node = hits == 0 ? kRootNode : blocks.back()};
   // Step 3, touch. Unbounded, no block is queued.
   for (const BlockId id : blocks) {
-    Block& block = blocks_[id];
-    if (block.queued) RemoveFromFreeQueue(id);
-    if (block.count++ == 0) ++pinned_blocks_;
+    pins_.Pin(id, [this](BlockId pinned) {
+      if (blocks_[pinned].queued) RemoveFromFreeQueue(pinned);
+    });
   }
   // Step 4, allocate. The hit chains are held by the hit blocks, out of the
   // free queue, so no allocation forgets hit_chain.
   while (blocks.size() < needed) {
-    const BlockId id = Allocate();
-    blocks_[id].count = 1;
-    ++pinned_blocks_;
+    const BlockId id = Allocate();  // out of the free queue
+    pins_.Pin(id);
     blocks.push_back(id);
   }
   // Step 5, cache: blocks h+1 ... F join the end of their chain's list.
@@ -218,9 +217,9 @@ void BlockPool::Release(const Running& running, TokenSpan stored) {
   // queue's tail. Unbounded, step 4 never takes a used block, so the free
   // queue's used part is not kept.
   for (auto it = running.blocks.rbegin(); it != running.blocks.rend(); ++it) {
-    if (--blocks_[*it].count > 0) continue;
-    --pinned_blocks_;
-    if (options_.bounded()) AppendToFreeQueue(*it);
+    pins_.Unpin(*it, [this](BlockId unpinned) {
+      if (options_.bounded()) AppendToFreeQueue(unpinned);
+    });
   }
 }
 
@@ -238,14 +237,13 @@ Attempt BlockPool::Admit(RequestId id, TokenSpan prompt,
   Running running;
   const Attempt attempt = Start(prompt, stored_length, running);
   if (attempt.outcome == AttemptOutcome::kStart) {
-    running_.emplace(id, std::move(running));
+    pins_.Admit(id, std::move(running));
   }
   return attempt;
 }
 
 void BlockPool::Finish(RequestId id, TokenSpan stored) {
-  auto entry = running_.extract(id);
-  Release(entry.mapped(), stored);
+  Release(pins_.Finish(id), stored);
 }
 
 NodeId BlockPool::Insert(TokenSpan sequence) {
@@ -268,7 +266,8 @@ std::size_t BlockPool::memory_bytes() const {
          VectorHeapBytes<Token>(pages_.capacity()) +
          VectorHeapBytes<Slot>(free_slots_.capacity()) +
          children_.memory_bytes() + VectorHeapBytes<Block>(blocks_.capacity()) +
-         VectorHeapBytes<BlockId>(scratch_.blocks.capacity());
+         VectorHeapBytes<BlockId>(scratch_.blocks.capacity()) +
+         pins_.memory_bytes();
 }
 
 }  // namespace kvprefix

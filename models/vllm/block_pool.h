@@ -46,9 +46,9 @@
 #include <utility>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
 #include "kvprefix/cache.h"
 #include "kvprefix/page_map.h"
+#include "kvprefix/pins.h"
 #include "kvprefix/request.h"
 #include "kvprefix/types.h"
 
@@ -76,14 +76,14 @@ class BlockPool {
 
   // SPEC §10.4, model vllm: ReferenceBlockPool's Admit, PrefillEnd and
   // Finish (kvprefix/request.h's ServingEngine), with a reference count
-  // per block. O(n) expected per call for n tokens, plus a hash map entry
-  // per running request.
+  // per block (kvprefix/pins.h). O(n) expected per call for n tokens, plus
+  // a hash map entry per running request.
   Attempt Admit(RequestId id, TokenSpan prompt, std::uint64_t stored_length);
   void PrefillEnd(RequestId, TokenSpan) {}
   void Finish(RequestId id, TokenSpan stored);
   Match PeekMatch(TokenSpan request) const { return MatchPrefix(request); }
   // Blocks with a count above 0, holding a chain, taken from a chain. O(1).
-  std::uint64_t pinned() const { return pinned_blocks_; }
+  std::uint64_t pinned() const { return pins_.pinned(); }
   std::uint64_t cached_pages() const { return cached_blocks_; }
   std::uint64_t evicted_pages() const { return evicted_; }
   Match MatchPrefix(TokenSpan request) const;
@@ -114,8 +114,7 @@ class BlockPool {
     BlockId next_holder = kNoBlock;
     BlockId previous_free = kNoBlock;  // in the free queue
     BlockId next_free = kNoBlock;
-    bool queued = false;      // in the free queue (its used part)
-    std::uint64_t count = 0;  // SPEC §10.4: running requests holding it
+    bool queued = false;  // in the free queue (its used part)
   };
   // A started request: its blocks 1 ... N, its prompt's whole pages F and
   // the chain of its first F pages.
@@ -173,8 +172,9 @@ class BlockPool {
   std::uint64_t cached_blocks_ = 0;
   std::uint64_t evicted_ = 0;
   EvictionListener listener_;
-  absl::flat_hash_map<RequestId, Running> running_;  // SPEC §10.4
-  std::uint64_t pinned_blocks_ = 0;
+  // SPEC §10.4: each block's reference count (kvprefix/pins.h; dense, the
+  // blocks being 1 ... C), and each running request's blocks.
+  PinTable<BlockId, Running, DensePinCounts<BlockId>> pins_;
 };
 
 }  // namespace kvprefix

@@ -146,28 +146,27 @@ Attempt ReferenceBlockPool::Admit(RequestId id, TokenSpan prompt,
   // plus the hit blocks whose count is 0; if that is more than the free
   // queue's length, wait (nothing changes)."
   std::uint64_t taken = needed - hits.size();
-  for (const BlockId hit : hits) taken += blocks_[hit].count == 0 ? 1 : 0;
+  for (const BlockId hit : hits) taken += pins_.is_pinned(hit) ? 0 : 1;
   if (taken > FreeBlocks()) {
     return Attempt{.outcome = AttemptOutcome::kWait, .match = {}};
   }
   // "3. touch: the h hit blocks leave the free queue" (§10.4: "each hit
   // block whose count is 0 leaves the free queue, and every hit block adds
   // 1 to its count").
-  for (const BlockId hit : hits) {
-    Block& block = blocks_[hit];
+  const auto leave_free_queue = [this](BlockId pinned) {
+    Block& block = blocks_[pinned];
     if (block.queued) {
       free_queue_.erase(block.in_free_queue);
       block.queued = false;
     }
-    if (block.count++ == 0) ++pinned_blocks_;
-  }
+  };
+  for (const BlockId hit : hits) pins_.Pin(hit, leave_free_queue);
   // "4. allocate N - h blocks ... They become the request's blocks
-  // h+1 ... N" (count 1).
+  // h+1 ... N" (count 1; Allocate took them from the free queue).
   Running running{.blocks = hits, .prompt_pages = prompt.size() / page};
   while (running.blocks.size() < needed) {
     const BlockId allocated = Allocate();
-    blocks_[allocated].count = 1;
-    ++pinned_blocks_;
+    pins_.Pin(allocated);
     running.blocks.push_back(allocated);
   }
   // "5. cache: each block k = h+1 ... F now holds chain k, appended to the
@@ -178,7 +177,7 @@ Attempt ReferenceBlockPool::Admit(RequestId id, TokenSpan prompt,
     chain = FindOrAddChain(chain, prompt.subspan(k * page, page));
     if (k >= hits.size()) Hold(running.blocks[k], chain);
   }
-  running_.emplace(id, std::move(running));
+  pins_.Admit(id, std::move(running));
   return Attempt{
       .outcome = AttemptOutcome::kStart,
       .match = Match{.matched_length = hits.size() * page,
@@ -187,7 +186,7 @@ Attempt ReferenceBlockPool::Admit(RequestId id, TokenSpan prompt,
 
 void ReferenceBlockPool::Finish(RequestId id, TokenSpan stored) {
   const std::size_t page = options_.page_size;
-  const Running running = std::move(running_.extract(id).mapped());
+  const Running running = pins_.Finish(id);
   // §10.4: "under "unique", blocks F+1 ... floor(L/P) hold the chains of
   // the stored sequence".
   ChainId chain = kEmptyChain;
@@ -203,13 +202,12 @@ void ReferenceBlockPool::Finish(RequestId id, TokenSpan stored) {
   // Unbounded, step 4 never takes a used block, so the used part is not
   // kept.
   for (auto it = running.blocks.rbegin(); it != running.blocks.rend(); ++it) {
-    Block& block = blocks_[*it];
-    if (--block.count > 0) continue;
-    --pinned_blocks_;
-    if (options_.bounded()) {
-      block.in_free_queue = free_queue_.insert(free_queue_.end(), *it);
+    pins_.Unpin(*it, [this](BlockId unpinned) {
+      if (!options_.bounded()) return;
+      Block& block = blocks_[unpinned];
+      block.in_free_queue = free_queue_.insert(free_queue_.end(), unpinned);
       block.queued = true;
-    }
+    });
   }
 }
 
@@ -242,7 +240,8 @@ std::size_t ReferenceBlockPool::memory_bytes() const {
                  kTreeNode +
                  sizeof(std::pair<const std::pair<ChainId, std::vector<Token>>,
                                   ChainId>)) +
-         (cached_blocks_ + free_queue_.size()) * MallocChunkBytes(kListNode);
+         (cached_blocks_ + free_queue_.size()) * MallocChunkBytes(kListNode) +
+         pins_.memory_bytes();
 }
 
 }  // namespace kvprefix

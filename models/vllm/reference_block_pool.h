@@ -31,9 +31,9 @@
 #include <utility>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
 #include "kvprefix/cache.h"
 #include "kvprefix/page_events.h"
+#include "kvprefix/pins.h"
 #include "kvprefix/request.h"
 #include "kvprefix/types.h"
 
@@ -73,7 +73,7 @@ class ReferenceBlockPool {
   Match PeekMatch(TokenSpan request) const { return MatchPrefix(request); }
   // Blocks with a count above 0; blocks holding a chain; blocks taken from
   // a chain by step 4. O(1).
-  std::uint64_t pinned() const { return pinned_blocks_; }
+  std::uint64_t pinned() const { return pins_.pinned(); }
   std::uint64_t cached_pages() const { return cached_blocks_; }
   std::uint64_t evicted_pages() const { return evicted_; }
   Match MatchPrefix(TokenSpan request) const;
@@ -109,7 +109,6 @@ class ReferenceBlockPool {
     std::list<BlockId>::iterator in_chain;  // its entry in chain.blocks
     std::list<BlockId>::iterator in_free_queue;
     bool queued = false;       // in the free queue
-    std::uint64_t count = 0;   // SPEC §10.4: running requests holding it
     std::uint64_t handle = 0;  // page_events_'s for the chain it holds
   };
   // A running request: its N blocks, and its prompt's whole pages F.
@@ -143,8 +142,9 @@ class ReferenceBlockPool {
   std::uint64_t evicted_ = 0;
   EvictionListener listener_;
   PageEventListener* page_events_ = nullptr;
-  absl::flat_hash_map<RequestId, Running> running_;  // SPEC §10.4
-  std::uint64_t pinned_blocks_ = 0;
+  // SPEC §10.4: each block's reference count (kvprefix/pins.h), and each
+  // running request's blocks.
+  PinTable<BlockId, Running, DensePinCounts<BlockId>> pins_;
 };
 
 }  // namespace kvprefix
