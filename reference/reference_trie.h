@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "kvprefix/cache.h"
+#include "kvprefix/cache_core.h"
 #include "kvprefix/page_events.h"
 #include "kvprefix/pins.h"
 #include "kvprefix/request.h"
@@ -32,12 +33,12 @@
 
 namespace kvprefix {
 
-class ReferenceTrie {
+class ReferenceTrie : public CacheCore {
  public:
   static constexpr std::string_view kName = "reference";
 
   // An unbounded index holding only the root (node 0).
-  ReferenceTrie() = default;
+  ReferenceTrie() : CacheCore(CacheOptions{}) {}
   // A cache with options.capacity and options.policy (SPEC §8). Throws
   // std::invalid_argument if options.page_size != 1.
   explicit ReferenceTrie(const CacheOptions& options);
@@ -80,7 +81,7 @@ class ReferenceTrie {
   std::uint64_t pinned() const { return pins_.pinned(); }
   // Nodes present and evicted: node_count(), evicted_count().
   std::uint64_t cached_pages() const { return present_; }
-  std::uint64_t evicted_pages() const { return evicted_; }
+  std::uint64_t evicted_pages() const { return evicted_count(); }
 
   // Access that first reports each node of the request's matched path, root
   // first, as on_run(stamp, 1) with the node's stamp before this request:
@@ -107,12 +108,9 @@ class ReferenceTrie {
   std::size_t child_count(NodeId id) const {
     return nodes_[id].children.size();
   }
-  // Nodes evicted so far. O(1).
-  std::uint64_t evicted_count() const { return evicted_; }
-  const CacheOptions& options() const { return options_; }
-  void SetEvictionListener(EvictionListener listener) {
-    listener_ = std::move(listener);
-  }
+  // options(), evicted_count() and SetEvictionListener() are CacheCore's
+  // (kvprefix/cache_core.h). evicted_count(): nodes evicted so
+  // far; the listener gets each evicted node's token, one call a node.
   // Reports every node (a page of one token) as it is created and evicted
   // (kvprefix/page_events.h); null: none. Set on an empty trie; `listener`
   // must outlive the trie's changes.
@@ -147,14 +145,10 @@ class ReferenceTrie {
   void Touch(const std::vector<NodeId>& path);
   void EvictLeaf();
 
-  CacheOptions options_;
   std::vector<Node> nodes_ = std::vector<Node>(1);  // [id]; [0] is the root
   std::uint64_t present_ = 0;                       // nodes present, root out
   // Bounded only:
   std::set<std::pair<Key, NodeId>> leaves_;  // (LeafKey, ID), Evictable
-  std::uint64_t stamp_ = 0;                  // stamps given so far
-  std::uint64_t evicted_ = 0;
-  EvictionListener listener_;
   PageEventListener* page_events_ = nullptr;
   // SPEC §10.4: each node's pin count (kvprefix/pins.h), and the matched
   // path of each running request.

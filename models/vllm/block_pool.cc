@@ -13,7 +13,7 @@ BlockPool::BlockPool()
     : BlockPool(CacheOptions{.model = CacheModel::kVllm,
                              .match_limit = MatchLimit::kAllButLast}) {}
 
-BlockPool::BlockPool(const CacheOptions& options) : options_(options) {
+BlockPool::BlockPool(const CacheOptions& options) : CacheCore(options) {
   CheckModelEngineOptions("hash block pool", CacheModel::kVllm, options);
 }
 
@@ -32,7 +32,7 @@ BlockPool::Slot BlockPool::FindOrAddChain(Slot parent, TokenSpan page) {
     free_slots_.pop_back();
     chains_[slot] = Chain{};
     std::copy(page.begin(), page.end(),
-              pages_.begin() + (slot - 1) * options_.page_size);
+              pages_.begin() + (slot - 1) * options().page_size);
   }
   chains_[slot].parent = parent;
   ++chains_[parent].children;
@@ -55,7 +55,7 @@ template <typename OnHit>
 std::pair<std::size_t, BlockPool::Slot> BlockPool::MatchHits(
     TokenSpan request, OnHit&& on_hit) const {
   // Step 1, always all-but-last: at most floor((n - 1) / P) pages.
-  const std::size_t page = options_.page_size;
+  const std::size_t page = options().page_size;
   const std::size_t pages =
       MatchLimitTokens(MatchLimit::kAllButLast, request.size(), page) / page;
   Slot chain = kEmptyChain;
@@ -75,7 +75,8 @@ Match BlockPool::MatchPrefix(TokenSpan request) const {
   BlockId last = kNoBlock;
   const std::size_t hits =
       MatchHits(request, [&](BlockId id) { last = id; }).first;
-  return Match{.matched_length = hits * options_.page_size, .cache_node = last};
+  return Match{.matched_length = hits * options().page_size,
+               .cache_node = last};
 }
 
 void BlockPool::RemoveFromFreeQueue(BlockId id) {
@@ -110,7 +111,7 @@ void BlockPool::AppendToFreeQueue(BlockId id) {
 }
 
 BlockPool::BlockId BlockPool::Allocate() {
-  if (next_unused_ <= options_.capacity) {
+  if (next_unused_ <= options().capacity) {
     ReserveGeometric(blocks_, blocks_.size() + 1);
     blocks_.emplace_back();
     return next_unused_++;
@@ -134,8 +135,8 @@ BlockPool::BlockId BlockPool::Allocate() {
   const Slot dropped = std::exchange(block.chain, kEmptyChain);
   block.previous_holder = block.next_holder = kNoBlock;
   --cached_blocks_;
-  ++evicted_;
-  if (listener_) listener_(PageOf(dropped));
+  CountEvicted(1);
+  ReportEvicted(PageOf(dropped));
   ForgetUnneeded(dropped);
   return id;
 }
@@ -157,9 +158,9 @@ void BlockPool::Hold(BlockId id, Slot chain) {
 
 Attempt BlockPool::Start(TokenSpan prompt, std::uint64_t stored_length,
                          Running& running) {
-  const std::size_t page = options_.page_size;
+  const std::size_t page = options().page_size;
   const std::uint64_t needed = (stored_length + page - 1) / page;  // N
-  if (needed > options_.capacity) {  // step 2: refused
+  if (needed > options().capacity) {  // step 2: refused
     return Attempt{.outcome = AttemptOutcome::kRefuse, .match = {}};
   }
   std::vector<BlockId>& blocks = running.blocks;
@@ -172,9 +173,9 @@ Attempt BlockPool::Start(TokenSpan prompt, std::uint64_t stored_length,
   // §10.4's room: the new blocks and the hit blocks with count 0 come from
   // the free queue: its never-used IDs and its used part. Unbounded, room
   // never fails.
-  if (options_.bounded() &&
+  if (options().bounded() &&
       needed - hits + taken_hits >
-          options_.capacity - (next_unused_ - 1) + queued_blocks_) {
+          options().capacity - (next_unused_ - 1) + queued_blocks_) {
     return Attempt{.outcome = AttemptOutcome::kWait, .match = {}};
   }
   const Match match{.matched_length = hits * page,
@@ -207,7 +208,7 @@ void BlockPool::Release(const Running& running, TokenSpan stored) {
   // §10.4: under "unique", blocks F+1 ... floor(L/P) hold the stored
   // sequence's chains; a block of the request holds its chain F, so that
   // chain is still known.
-  const std::size_t page = options_.page_size;
+  const std::size_t page = options().page_size;
   Slot chain = running.prompt_chain;
   for (std::uint64_t k = running.prompt_pages; k < stored.size() / page; ++k) {
     chain = FindOrAddChain(chain, stored.subspan(k * page, page));
@@ -218,7 +219,7 @@ void BlockPool::Release(const Running& running, TokenSpan stored) {
   // queue's used part is not kept.
   for (auto it = running.blocks.rbegin(); it != running.blocks.rend(); ++it) {
     pins_.Unpin(*it, [this](BlockId unpinned) {
-      if (options_.bounded()) AppendToFreeQueue(unpinned);
+      if (options().bounded()) AppendToFreeQueue(unpinned);
     });
   }
 }
@@ -248,7 +249,7 @@ void BlockPool::Finish(RequestId id, TokenSpan stored) {
 
 NodeId BlockPool::Insert(TokenSpan sequence) {
   Access(sequence);
-  const std::size_t page = options_.page_size;
+  const std::size_t page = options().page_size;
   Slot chain = kEmptyChain;
   NodeId last = kRootNode;
   for (std::size_t k = 0; k < sequence.size() / page; ++k) {

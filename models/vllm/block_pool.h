@@ -47,6 +47,7 @@
 #include <vector>
 
 #include "kvprefix/cache.h"
+#include "kvprefix/cache_core.h"
 #include "kvprefix/page_map.h"
 #include "kvprefix/pins.h"
 #include "kvprefix/request.h"
@@ -54,7 +55,7 @@
 
 namespace kvprefix {
 
-class BlockPool {
+class BlockPool : public CacheCore {
  public:
   static constexpr std::string_view kName = "hash";
 
@@ -85,14 +86,12 @@ class BlockPool {
   // Blocks with a count above 0, holding a chain, taken from a chain. O(1).
   std::uint64_t pinned() const { return pins_.pinned(); }
   std::uint64_t cached_pages() const { return cached_blocks_; }
-  std::uint64_t evicted_pages() const { return evicted_; }
+  std::uint64_t evicted_pages() const { return evicted_count(); }
   Match MatchPrefix(TokenSpan request) const;
   std::uint64_t node_count() const { return cached_blocks_; }
-  std::uint64_t evicted_count() const { return evicted_; }
-  const CacheOptions& options() const { return options_; }
-  void SetEvictionListener(EvictionListener listener) {
-    listener_ = std::move(listener);
-  }
+  // options(), evicted_count() and SetEvictionListener() are CacheCore's
+  // (kvprefix/cache_core.h): evicted_count() is evicted_pages(), and the
+  // listener gets the page of each block step 4 takes from a chain.
   // The chain, block, page and scratch arrays and the page map. O(1).
   std::size_t memory_bytes() const;
 
@@ -126,8 +125,8 @@ class BlockPool {
 
   // The last page of the chain in `slot`.
   TokenSpan PageOf(Slot slot) const {
-    return TokenSpan(pages_).subspan((slot - 1) * options_.page_size,
-                                     options_.page_size);
+    return TokenSpan(pages_).subspan((slot - 1) * options().page_size,
+                                     options().page_size);
   }
   // The chain extending `parent` by `page`, or PageMap::kNone.
   Slot FindChain(Slot parent, TokenSpan page) const {
@@ -157,7 +156,6 @@ class BlockPool {
   // Block `id` joins the end of `chain`'s list of holders.
   void Hold(BlockId id, Slot chain);
 
-  CacheOptions options_;
   std::vector<Chain> chains_ = std::vector<Chain>(1);  // [Slot]; [0] empty
   std::vector<Token> pages_;      // [(slot - 1) * P, + P): chain slot's page
   std::vector<Slot> free_slots_;  // forgotten chains'
@@ -170,8 +168,6 @@ class BlockPool {
   std::uint64_t queued_blocks_ = 0;  // in the used part of the free queue
   Running scratch_;                  // Access's request
   std::uint64_t cached_blocks_ = 0;
-  std::uint64_t evicted_ = 0;
-  EvictionListener listener_;
   // SPEC §10.4: each block's reference count (kvprefix/pins.h; dense, the
   // blocks being 1 ... C), and each running request's blocks.
   PinTable<BlockId, Running, DensePinCounts<BlockId>> pins_;

@@ -20,7 +20,7 @@ ReferenceBlockPool::ReferenceBlockPool()
     : ReferenceBlockPool(UnboundedVllm()) {}
 
 ReferenceBlockPool::ReferenceBlockPool(const CacheOptions& options)
-    : options_(options) {
+    : CacheCore(options) {
   CheckModelEngineOptions("reference block pool", CacheModel::kVllm, options);
 }
 
@@ -51,7 +51,7 @@ std::vector<ReferenceBlockPool::BlockId> ReferenceBlockPool::MatchBlocks(
   // "1. match: for k = 1, 2, ... up to floor((n-1)/P) (always all-but-last):
   // if the index's list for chain k is not empty, hit block k is the first
   // block of that list; otherwise stop."
-  const std::size_t page = options_.page_size;
+  const std::size_t page = options().page_size;
   const std::size_t pages =
       MatchLimitTokens(MatchLimit::kAllButLast, request.size(), page) / page;
   std::vector<BlockId> hits;
@@ -68,7 +68,7 @@ Match ReferenceBlockPool::MatchPrefix(TokenSpan request) const {
   const std::vector<BlockId> hits = MatchBlocks(request);
   // "matched_length = h·P and cache_node is the ID of hit block h (0 when
   // h = 0)"
-  return Match{.matched_length = hits.size() * options_.page_size,
+  return Match{.matched_length = hits.size() * options().page_size,
                .cache_node = hits.empty() ? kRootNode : hits.back()};
 }
 
@@ -77,7 +77,7 @@ ReferenceBlockPool::BlockId ReferenceBlockPool::Allocate() {
   // holds a chain is first removed from that chain's list (this is the only
   // eviction)". The head part is the IDs never used (see the header).
   BlockId id;
-  if (next_unused_ <= options_.capacity) {
+  if (next_unused_ <= options().capacity) {
     id = next_unused_++;
     blocks_.emplace_back();
     return id;
@@ -91,16 +91,16 @@ ReferenceBlockPool::BlockId ReferenceBlockPool::Allocate() {
     chain.blocks.erase(block.in_chain);
     block.chain = kEmptyChain;
     --cached_blocks_;
-    ++evicted_;
-    if (listener_) listener_(TokenSpan(chain.page));
+    CountEvicted(1);
+    ReportEvicted(TokenSpan(chain.page));
     if (page_events_ != nullptr) page_events_->Removed(block.handle);
   }
   return id;
 }
 
 std::uint64_t ReferenceBlockPool::FreeBlocks() const {
-  if (!options_.bounded()) return kUnbounded;
-  return options_.capacity - (next_unused_ - 1) + free_queue_.size();
+  if (!options().bounded()) return kUnbounded;
+  return options().capacity - (next_unused_ - 1) + free_queue_.size();
 }
 
 void ReferenceBlockPool::Hold(BlockId id, ChainId chain) {
@@ -134,12 +134,12 @@ Match ReferenceBlockPool::Access(TokenSpan request) {
 
 Attempt ReferenceBlockPool::Admit(RequestId id, TokenSpan prompt,
                                   std::uint64_t stored_length) {
-  const std::size_t page = options_.page_size;
+  const std::size_t page = options().page_size;
   const std::uint64_t needed = (stored_length + page - 1) / page;  // N
   const std::vector<BlockId> hits = MatchBlocks(prompt);
   // "2. refuse: if N > C the request is refused ... whatever step 1 found,
   // and nothing changes" (§10.4: whatever is running).
-  if (needed > options_.capacity) {
+  if (needed > options().capacity) {
     return Attempt{.outcome = AttemptOutcome::kRefuse, .match = {}};
   }
   // §10.4 "Room: the blocks it would take from the free queue are (N - h)
@@ -185,7 +185,7 @@ Attempt ReferenceBlockPool::Admit(RequestId id, TokenSpan prompt,
 }
 
 void ReferenceBlockPool::Finish(RequestId id, TokenSpan stored) {
-  const std::size_t page = options_.page_size;
+  const std::size_t page = options().page_size;
   const Running running = pins_.Finish(id);
   // §10.4: "under "unique", blocks F+1 ... floor(L/P) hold the chains of
   // the stored sequence".
@@ -203,7 +203,7 @@ void ReferenceBlockPool::Finish(RequestId id, TokenSpan stored) {
   // kept.
   for (auto it = running.blocks.rbegin(); it != running.blocks.rend(); ++it) {
     pins_.Unpin(*it, [this](BlockId unpinned) {
-      if (!options_.bounded()) return;
+      if (!options().bounded()) return;
       Block& block = blocks_[unpinned];
       block.in_free_queue = free_queue_.insert(free_queue_.end(), unpinned);
       block.queued = true;
@@ -213,7 +213,7 @@ void ReferenceBlockPool::Finish(RequestId id, TokenSpan stored) {
 
 NodeId ReferenceBlockPool::Insert(TokenSpan sequence) {
   Access(sequence);
-  const std::size_t page = options_.page_size;
+  const std::size_t page = options().page_size;
   ChainId chain = kEmptyChain;
   NodeId last = kRootNode;
   for (std::size_t k = 0; k < sequence.size() / page; ++k) {
