@@ -7,13 +7,13 @@
 #ifndef KVPREFIX_ENGINES_ALL_ENGINES_H_
 #define KVPREFIX_ENGINES_ALL_ENGINES_H_
 
+#include "models/sglang/radix_cache.h"
+#include "models/sglang/reference_radix_cache.h"
 #include "models/vllm/block_pool.h"
+#include "models/vllm/reference_block_pool.h"
 #include "optimized/double_array_trie.h"
 #include "optimized/hash_trie.h"
-#include "models/sglang/radix_cache.h"
 #include "optimized/radix_trie.h"
-#include "models/vllm/reference_block_pool.h"
-#include "models/sglang/reference_radix_cache.h"
 #include "reference/reference_trie.h"
 
 namespace kvprefix {

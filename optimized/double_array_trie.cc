@@ -140,7 +140,7 @@ std::size_t DoubleArrayTrie::SlotBitmap::memory_bytes() const {
 
 DoubleArrayTrie::DoubleArrayTrie(const CacheOptions& options,
                                  std::size_t max_slots)
-    : options_(options),
+    : CacheCore(options),
       bounded_(options.bounded()),
       max_slots_(max_slots),
       states_(options.policy),
@@ -537,7 +537,7 @@ void DoubleArrayTrie::MoveNode(std::int64_t from, std::int64_t to,
 
 NodeId DoubleArrayTrie::Insert(TokenSpan sequence) {
   if (!bounded_) return InsertUnbounded(sequence);
-  return VisitPolicy(options_.policy, [&]<typename Policy>(Policy) {
+  return VisitPolicy(options().policy, [&]<typename Policy>(Policy) {
     return InsertBounded<Policy>(sequence);
   });
 }
@@ -568,13 +568,12 @@ NodeId DoubleArrayTrie::InsertBounded(TokenSpan sequence) {
   // first `keep` tokens' nodes are stored; the rest are created and evicted
   // on paper. Under any other policy every node is stored, and step 4 may
   // evict the path's own nodes.
-  const std::uint64_t capacity = options_.capacity;
+  const std::uint64_t capacity = options().capacity;
   const std::size_t keep =
       Policy::kKeepsFirstCapacityNodes && capacity < sequence.size()
           ? static_cast<std::size_t>(capacity)
           : sequence.size();
-  const std::uint64_t stamp = ++stamp_;
-  evicted_tokens_.clear();
+  const std::uint64_t stamp = Tick();
   // Room for one more entry first, so that a throw below can still record
   // the leaf it leaves or re-keys (every leaf must have an entry). Growing
   // geometrically: reserving exactly one more copied the whole heap on
@@ -615,8 +614,8 @@ NodeId DoubleArrayTrie::InsertBounded(TokenSpan sequence) {
   if (keep < sequence.size()) {
     const std::size_t unstored = sequence.size() - keep;
     next_id_ += unstored;
-    evicted_ += unstored;
-    if (listener_) listener_(sequence.subspan(keep));
+    CountEvicted(unstored);
+    ReportEvicted(sequence.subspan(keep));
   }
   // Step 4.
   if (stored_ > capacity) {
@@ -633,7 +632,7 @@ NodeId DoubleArrayTrie::InsertBounded(TokenSpan sequence) {
     }
   }
   CompactLeaves<Policy>();
-  if (listener_ && !evicted_tokens_.empty()) listener_(evicted_tokens_);
+  FlushEvicted();
   return ids64_[s];
 }
 
@@ -690,7 +689,7 @@ void DoubleArrayTrie::EvictLeaves(std::uint64_t count) {
   // below its key.
   Leaves<Policy> structure(*this);
   kvprefix::EvictLeaves(leaves_.Get<Policy>(), structure, count, kName,
-                        options_.capacity);
+                        options().capacity);
 }
 
 std::int64_t DoubleArrayTrie::Evict(std::int64_t t) {
@@ -717,8 +716,8 @@ std::int64_t DoubleArrayTrie::Evict(std::int64_t t) {
   cells_[t] = Cell{0, -1};
   free_.Set(t);
   --stored_;
-  ++evicted_;
-  if (listener_) evicted_tokens_.push_back(token);
+  CountEvicted(1);
+  BufferEvicted(token);
   return parent_is_leaf ? p : -1;
 }
 
@@ -787,8 +786,7 @@ std::size_t DoubleArrayTrie::memory_bytes() const {
       FlatHashTableBytes(children_) + FlatHashTableBytes(edges_) +
       FlatHashTableBytes(root_edges_) + FlatHashTableBytes(hash_children_) +
       VectorHeapBytes<std::int32_t>(root_children_.capacity()) +
-      leaves_.memory_bytes() +
-      VectorHeapBytes<Token>(evicted_tokens_.capacity());
+      leaves_.memory_bytes() + eviction_buffer_bytes();
   for (const auto& [slot, codes] : children_) {
     if (codes.capacity() > kInlineCodes) {
       bytes += VectorHeapBytes<std::uint32_t>(codes.capacity());

@@ -215,6 +215,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/inlined_vector.h"
 #include "kvprefix/cache.h"
+#include "kvprefix/cache_core.h"
 #include "kvprefix/cache_model.h"
 #include "kvprefix/huge_pages.h"
 #include "kvprefix/leaf_heap.h"
@@ -222,7 +223,7 @@
 
 namespace kvprefix {
 
-class DoubleArrayTrie {
+class DoubleArrayTrie : public CacheCore {
  public:
   static constexpr std::string_view kName = "double-array";
 
@@ -280,24 +281,19 @@ class DoubleArrayTrie {
   // §9.1) while the insert takes the whole request.
   Match Access(TokenSpan request) {
     const Match match = MatchPrefix(request.first(
-        MatchLimitTokens(options_.match_limit, request.size(), 1)));
+        MatchLimitTokens(options().match_limit, request.size(), 1)));
     Insert(request);
     return match;
   }
 
   // Nodes present, root excluded. O(1). Unbounded, also the largest ID.
   std::uint64_t node_count() const { return stored_; }
-  // Nodes evicted so far, stored or not (SPEC §8). O(1).
-  std::uint64_t evicted_count() const { return evicted_; }
-  // The options the index was built with. O(1).
-  const CacheOptions& options() const { return options_; }
-  // Reports every later eviction: once per Insert, with the tokens of all
-  // nodes it evicted (never-stored ones in a separate call), in no
-  // particular order. The listener must not call back into the index.
-  // Not thread-safe. Unbounded indexes never call it.
-  void SetEvictionListener(EvictionListener listener) {
-    listener_ = std::move(listener);
-  }
+  // options(), evicted_count() and SetEvictionListener() are CacheCore's
+  // (kvprefix/cache_core.h). evicted_count(): nodes evicted so
+  // far, stored or not (SPEC §8). The listener gets every eviction: once per
+  // Insert, with the tokens of all nodes it evicted (never-stored ones in a
+  // separate call), in no particular order. Unbounded indexes never call
+  // it.
 
   // Heap bytes: every array's capacity, the bitmap, the hash maps and their
   // children lists, the leaf heap, with malloc chunk overhead. O(number of
@@ -558,7 +554,6 @@ class DoubleArrayTrie {
   // How far the used slots may run ahead of 1.25 slots per node (essay).
   static constexpr std::size_t kSlackSlots = 1024;
 
-  CacheOptions options_;
   bool bounded_ = false;
   std::size_t max_slots_;
   std::size_t size_ = 0;  // slots that exist: [0, size_) <= capacity
@@ -577,8 +572,6 @@ class DoubleArrayTrie {
   SlotBitmap free_;            // bit set = slot free
   std::uint64_t stored_ = 0;   // nodes present, root excluded
   std::uint64_t next_id_ = 0;  // bounded: the last ID given
-  std::uint64_t stamp_ = 0;    // bounded: stamps given so far (requests)
-  std::uint64_t evicted_ = 0;
   std::uint64_t relocated_nodes_ = 0;
   HugePageHashMap<std::int32_t, Codes> children_;  // see the essay
   HugePageHashMap<EdgeKey, std::int32_t> edges_;   // hash nodes' edges
@@ -592,8 +585,6 @@ class DoubleArrayTrie {
   // Bounded: PushLeaf of the cache's policy, for MoveNode, whose code is
   // shared by every policy (a moved leaf is rare; an indirect call is fine).
   void (DoubleArrayTrie::*push_leaf_)(std::int64_t) = nullptr;
-  EvictionListener listener_;
-  std::vector<Token> evicted_tokens_;  // bounded: this Insert's, for listener_
 };
 
 }  // namespace kvprefix

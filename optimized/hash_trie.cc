@@ -21,7 +21,7 @@ struct NoVisit {
 }  // namespace
 
 HashTrie::HashTrie(const CacheOptions& options, std::uint64_t max_nodes)
-    : options_(options), max_nodes_(max_nodes), tokens_(1), next_node_(1) {
+    : CacheCore(options), max_nodes_(max_nodes), tokens_(1), next_node_(1) {
   CheckTrieEngineOptions("hash engine", options);
   if (max_nodes < 1 || max_nodes > kMaxNodes) {
     throw std::invalid_argument("hash engine: max_nodes " +
@@ -52,28 +52,28 @@ HashTrie::Walk HashTrie::WalkPath(TokenSpan request, Visit&& visit) const {
 Match HashTrie::MatchPrefix(TokenSpan request) const {
   const Walk walk = WalkPath(request, NoVisit{});
   return Match{walk.length,
-               options_.bounded() ? nodes_[walk.slot].id : NodeId{walk.slot}};
+               options().bounded() ? nodes_[walk.slot].id : NodeId{walk.slot}};
 }
 
 NodeId HashTrie::Insert(TokenSpan sequence) {
-  if (!options_.bounded()) {
+  if (!options().bounded()) {
     return InsertUnbounded(WalkPath(sequence, NoVisit{}), sequence);
   }
-  return VisitPolicy(options_.policy, [&]<typename Policy>(Policy) {
+  return VisitPolicy(options().policy, [&]<typename Policy>(Policy) {
     return InsertBounded<Policy>(sequence).deepest;
   });
 }
 
 Match HashTrie::Access(TokenSpan request) {
-  if (options_.match_limit != MatchLimit::kAll) {
-    return AccessWithMatchLimit(*this, request, options_);
+  if (options().match_limit != MatchLimit::kAll) {
+    return AccessWithMatchLimit(*this, request, options());
   }
-  if (!options_.bounded()) {
+  if (!options().bounded()) {
     const Walk existing = WalkPath(request, NoVisit{});
     InsertUnbounded(existing, request);
     return Match{existing.length, existing.slot};
   }
-  return VisitPolicy(options_.policy, [&]<typename Policy>(Policy) {
+  return VisitPolicy(options().policy, [&]<typename Policy>(Policy) {
     return InsertBounded<Policy>(request).match;
   });
 }
@@ -82,34 +82,39 @@ Match HashTrie::Access(TokenSpan request) {
 // ------------------------------------------
 
 Match HashTrie::PeekMatch(TokenSpan request) const {
-  return MatchPrefix(
-      request.first(MatchLimitTokens(options_.match_limit, request.size(), 1)));
+  return MatchPrefix(request.first(
+      MatchLimitTokens(options().match_limit, request.size(), 1)));
 }
 
 Attempt HashTrie::Admit(RequestId id, TokenSpan prompt, std::uint64_t) {
+  // A pinned node counts one more child: it is no leaf until its last pin
+  // goes (a node of the path other than its end has its path child anyway).
   const Walk walk = WalkPath(
-      prompt.first(MatchLimitTokens(options_.match_limit, prompt.size(), 1)),
-      [this](Slot slot) { ++pins_[slot]; });
-  if (walk.slot != 0 && options_.bounded()) ++nodes_[walk.slot].children;
-  running_.emplace(id, walk);
+      prompt.first(MatchLimitTokens(options().match_limit, prompt.size(), 1)),
+      [this](Slot slot) {
+        pins_.Pin(slot, [this](Slot pinned) {
+          if (options().bounded()) ++nodes_[pinned].children;
+        });
+      });
+  pins_.Admit(id, walk);
   return Attempt{
       .outcome = AttemptOutcome::kStart,
-      .match = Match{walk.length, options_.bounded() ? nodes_[walk.slot].id
-                                                     : NodeId{walk.slot}}};
+      .match = Match{walk.length, options().bounded() ? nodes_[walk.slot].id
+                                                      : NodeId{walk.slot}}};
 }
 
 void HashTrie::Finish(RequestId id, TokenSpan stored) {
-  const Walk walk = running_.extract(id).mapped();
+  const Walk walk = pins_.Finish(id);
   // The stored sequence starts with the prompt, whose pinned path is intact.
   WalkPath(stored.first(walk.length), [this](Slot slot) {
-    const auto pin = pins_.find(slot);
-    if (--pin->second == 0) pins_.erase(pin);
+    pins_.Unpin(slot, [this](Slot unpinned) {
+      if (options().bounded() && --nodes_[unpinned].children == 0) {
+        VisitPolicy(options().policy, [&]<typename Policy>(Policy) {
+          PushLeaf<Policy>(unpinned);
+        });
+      }
+    });
   });
-  if (walk.slot != 0 && options_.bounded() &&
-      --nodes_[walk.slot].children == 0) {
-    VisitPolicy(options_.policy,
-                [&]<typename Policy>(Policy) { PushLeaf<Policy>(walk.slot); });
-  }
   Insert(stored);
 }
 
@@ -143,7 +148,7 @@ std::uint64_t HashTrie::StoredNodes(std::size_t walked,
   if (KeepsFirstCapacityNodes<Policy>()) {
     // The path's nodes present are <= C, so only new ones can fall beyond
     // depth C, and those would be evicted at once.
-    return std::min<std::uint64_t>(missing, options_.capacity - walked);
+    return std::min<std::uint64_t>(missing, options().capacity - walked);
   } else {
     return missing;
   }
@@ -158,7 +163,7 @@ void HashTrie::CheckBoundedLimits(TokenSpan sequence) const {
   }
   // Slots: a sequence this short cannot overflow them.
   if (sequence.size() <= max_nodes_ - node_count()) return;
-  if (KeepsFirstCapacityNodes<Policy>() && options_.capacity <= max_nodes_) {
+  if (KeepsFirstCapacityNodes<Policy>() && options().capacity <= max_nodes_) {
     return;  // at most min(present + stored, capacity) are ever stored
   }
   const Walk walk = WalkPath(sequence, NoVisit{});
@@ -175,10 +180,8 @@ void HashTrie::CheckBoundedLimits(TokenSpan sequence) const {
 template <typename Policy>
 HashTrie::BoundedResult HashTrie::InsertBounded(TokenSpan sequence) {
   CheckBoundedLimits<Policy>(sequence);
-  evicted_tokens_.clear();
-
   // §8 step 1 (the match) and step 3 (touch) for the nodes already present.
-  const std::uint64_t request = ++requests_;
+  const std::uint64_t request = Tick();
   const Walk walk = WalkPath(
       sequence, [&](Slot slot) { states_.Touch<Policy>(slot, request); });
   const Match match{walk.length, nodes_[walk.slot].id};
@@ -195,8 +198,8 @@ HashTrie::BoundedResult HashTrie::InsertBounded(TokenSpan sequence) {
       PushLeaf<Policy>(walk.slot);  // a leaf touched: its key changed
     }
   } else if (KeepsFirstCapacityNodes<Policy>()) {
-    const std::uint64_t excess = present + stored > options_.capacity
-                                     ? present + stored - options_.capacity
+    const std::uint64_t excess = present + stored > options().capacity
+                                     ? present + stored - options().capacity
                                      : 0;
     ReserveSlots(stored - std::min(stored, free_.size() + excess));
     // Step 4 before creating: pin the deepest matched node so that only
@@ -215,19 +218,19 @@ HashTrie::BoundedResult HashTrie::InsertBounded(TokenSpan sequence) {
     // implicit next-node edges (slots freed only after creating come back
     // in the order of other requests' evictions, and most new nodes then
     // need a branch entry).
-    if (present + stored > options_.capacity) {
+    if (present + stored > options().capacity) {
       const NodeId new_leaf = next_id_ + stored - 1;  // CreateChain's last
       ++nodes_[walk.slot].children;  // the path's end gets a child: no victim
       EvictLeavesBelow<Policy>(
-          present + stored - options_.capacity,
+          present + stored - options().capacity,
           Policy::LeafKey(CreatedState<Policy>(request), new_leaf));
       --nodes_[walk.slot].children;
     }
     ReserveSlots(stored - std::min<std::uint64_t>(stored, free_.size()));
     deepest =
         CreateChain<Policy>(walk.slot, sequence.subspan(walk.length), request);
-    if (node_count() > options_.capacity) {
-      EvictLeaves<Policy>(node_count() - options_.capacity);
+    if (node_count() > options().capacity) {
+      EvictLeaves<Policy>(node_count() - options().capacity);
       // What is left of the path is a prefix of it (only leaves go), and
       // no freed slot is reused before the next CreateChain, so climbing
       // from the deepest node through the freed slots finds its end, in
@@ -240,7 +243,7 @@ HashTrie::BoundedResult HashTrie::InsertBounded(TokenSpan sequence) {
   }
   const std::uint64_t never_stored = missing - stored;
   next_id_ += never_stored;
-  evicted_ += never_stored;
+  CountEvicted(never_stored);
   // Drop the stale leaf entries once they pile up (kvprefix/leaf_heap.h).
   leaves_.Get<Policy>().RebuildIfOverfull(node_count(), [&](auto add) {
     for (std::size_t slot = 1; slot < nodes_.size(); ++slot) {
@@ -258,7 +261,7 @@ void HashTrie::ReserveSlots(std::uint64_t appended) {
   // Slots never exceed capacity + 1 (evictions come before creations), so
   // growth stops there instead of doubling past it.
   const std::size_t limit =
-      static_cast<std::size_t>(std::min(options_.capacity, max_nodes_)) + 1;
+      static_cast<std::size_t>(std::min(options().capacity, max_nodes_)) + 1;
   const std::size_t slots = tokens_.size() + appended;
   ReserveGeometric(tokens_, slots, limit);
   ReserveGeometric(next_node_, slots, limit);
@@ -302,7 +305,7 @@ void HashTrie::EvictLeaves(std::uint64_t count) {
   // EvictLeaves throws NoEvictableLeafError should none be left.
   Leaves<Policy> leaves(*this);
   kvprefix::EvictLeaves(leaves_.Get<Policy>(), leaves, count, kName,
-                        options_.capacity);
+                        options().capacity);
 }
 
 template <typename Policy>
@@ -319,10 +322,10 @@ HashTrie::Slot HashTrie::Remove(Slot slot) {
   } else {
     branches_.erase(BranchKey(parent, tokens_[slot]));
   }
-  if (listener_) evicted_tokens_.push_back(tokens_[slot]);
+  BufferEvicted(tokens_[slot]);
   nodes_[slot].id = 0;
   free_.push_back(slot);
-  ++evicted_;
+  CountEvicted(1);
   return parent;
 }
 
@@ -355,9 +358,8 @@ HashTrie::Slot HashTrie::CreateChain(Slot parent, TokenSpan tokens,
 }
 
 void HashTrie::Notify(TokenSpan never_stored) {
-  if (!listener_) return;
-  if (!evicted_tokens_.empty()) listener_(evicted_tokens_);
-  if (!never_stored.empty()) listener_(never_stored);
+  FlushEvicted();
+  if (!never_stored.empty()) ReportEvicted(never_stored);
 }
 
 std::size_t HashTrie::memory_bytes() const {
@@ -367,7 +369,7 @@ std::size_t HashTrie::memory_bytes() const {
          VectorHeapBytes<Node>(nodes_.capacity()) +
          VectorHeapBytes<std::uint64_t>(states_.words().capacity()) +
          VectorHeapBytes<Slot>(free_.capacity()) + leaves_.memory_bytes() +
-         VectorHeapBytes<Token>(evicted_tokens_.capacity());
+         eviction_buffer_bytes();
 }
 
 }  // namespace kvprefix

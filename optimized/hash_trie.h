@@ -145,15 +145,17 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "kvprefix/cache.h"
+#include "kvprefix/cache_core.h"
 #include "kvprefix/cache_model.h"
 #include "kvprefix/huge_pages.h"
 #include "kvprefix/leaf_heap.h"
+#include "kvprefix/pins.h"
 #include "kvprefix/request.h"
 #include "kvprefix/types.h"
 
 namespace kvprefix {
 
-class HashTrie {
+class HashTrie : public CacheCore {
  public:
   static constexpr std::string_view kName = "hash";
   // Largest number of nodes stored at once (slots are uint32). Unbounded,
@@ -205,9 +207,9 @@ class HashTrie {
   // SPEC §10.4, model spec (kvprefix/request.h's ServingEngine), as
   // ReferenceTrie's: Admit pins the matched path (the match limit
   // applied), Finish releases it and inserts the stored sequence as Insert
-  // does. A pin is a count per node of the path in a hash map, and one
-  // more child of the path's deepest node, so that no eviction takes the
-  // path (none of its nodes is a leaf). While any pin is held, Insert
+  // does. A pin is a count per node of the path (kvprefix/pins.h), and a
+  // pinned node counts one more child, so that no eviction takes the path
+  // (none of its nodes is a leaf). While any pin is held, Insert
   // takes SPEC §8's general path: the first-C-nodes shortcut of lru and
   // fifo assumes every node off the path can go first. O(matched) expected
   // per Admit, plus Insert's cost per Finish.
@@ -217,24 +219,20 @@ class HashTrie {
   // The match Admit would record now (the match limit applied).
   Match PeekMatch(TokenSpan request) const;
   // Nodes with a pin; nodes present; nodes evicted. O(1).
-  std::uint64_t pinned() const { return pins_.size(); }
+  std::uint64_t pinned() const { return pins_.pinned(); }
   std::uint64_t cached_pages() const { return node_count(); }
-  std::uint64_t evicted_pages() const { return evicted_; }
+  std::uint64_t evicted_pages() const { return evicted_count(); }
 
   // Nodes present, root excluded. O(1). Unbounded, also the largest ID.
   std::uint64_t node_count() const { return tokens_.size() - 1 - free_.size(); }
-  // Nodes evicted so far, including those never stored because they would
-  // have been evicted at once (a request longer than the capacity). O(1).
-  std::uint64_t evicted_count() const { return evicted_; }
-  // The options the cache was built with. O(1).
-  const CacheOptions& options() const { return options_; }
-  // Reports every later eviction by its edge token (see kvprefix/cache.h):
-  // each Insert/Access makes at most two calls, once it is complete: the
-  // stored nodes it evicted, then the new nodes it never stored. Never
-  // called when unbounded. Not thread-safe.
-  void SetEvictionListener(EvictionListener listener) {
-    listener_ = std::move(listener);
-  }
+  // options(), evicted_count() and SetEvictionListener() are CacheCore's
+  // (kvprefix/cache_core.h). evicted_count(): nodes evicted so
+  // far, including those never stored because they would have been evicted
+  // at once (a request longer than the capacity). The listener gets every
+  // eviction by its edge token (see kvprefix/cache.h): each Insert/Access
+  // makes at most two calls, once it is complete: the stored nodes it
+  // evicted, then the new nodes it never stored. Never called when
+  // unbounded.
 
   // Edges stored in the hash map; every other edge is an implicit
   // next-node edge. O(1). For tests and benchmarks of the layout.
@@ -288,7 +286,7 @@ class HashTrie {
   // policy allows it and no pin is held (SPEC §10.4).
   template <typename Policy>
   bool KeepsFirstCapacityNodes() const {
-    return Policy::kKeepsFirstCapacityNodes && pins_.empty();
+    return Policy::kKeepsFirstCapacityNodes && pins_.pinned() == 0;
   }
   template <typename Policy>
   void CheckBoundedLimits(TokenSpan sequence) const;
@@ -321,7 +319,6 @@ class HashTrie {
     return std::uint64_t{parent} << 32 | static_cast<std::uint32_t>(token);
   }
 
-  CacheOptions options_;
   std::uint64_t max_nodes_;
   HugePageVector<Token> tokens_;  // tokens_[slot]: token on the edge into it
   std::vector<bool> next_node_;   // next_node_[slot]: parent is slot - 1
@@ -337,17 +334,13 @@ class HashTrie {
   HugePageVector<Node> nodes_;  // nodes_[slot]
   // The policy's state of slot s (kvprefix/cache_model.h; the essay).
   PolicyStates<HugePageVector<std::uint64_t>> states_;
-  std::vector<Slot> free_;             // free slots, last freed at the back
-  PolicyLeafHeap<Slot> leaves_;        // every leaf, by key, lazily
-  std::vector<Token> evicted_tokens_;  // this Insert's, for the listener
-  NodeId next_id_ = 1;                 // "the next unused one" (SPEC §1)
-  std::uint64_t requests_ = 0;         // bounded inserts so far: stamp r
-  std::uint64_t evicted_ = 0;
-  EvictionListener listener_;
-  // SPEC §10.4: each pinned node's pin count, and each running request's
-  // match (tokens, and the slot it ends at).
-  absl::flat_hash_map<Slot, std::uint64_t> pins_;
-  absl::flat_hash_map<RequestId, Walk> running_;
+  std::vector<Slot> free_;       // free slots, last freed at the back
+  PolicyLeafHeap<Slot> leaves_;  // every leaf, by key, lazily
+  NodeId next_id_ = 1;           // "the next unused one" (SPEC §1)
+  // SPEC §10.4: each pinned slot's pin count (kvprefix/pins.h; hashed, the
+  // slots being up to 2^32), and each running request's match (tokens, and
+  // the slot it ends at).
+  PinTable<Slot, Walk> pins_;
 };
 
 }  // namespace kvprefix

@@ -79,13 +79,13 @@ std::unique_ptr<Token[]> NewChunk(std::size_t tokens) {
 }  // namespace
 
 RadixTrie::RadixTrie(std::uint64_t max_edges)
-    : edges_{Edge{nullptr, kRootNode, 0}},
-      max_edges_(std::min(max_edges, kMaxEdges)) {}
+    : RadixTrie(CacheOptions{}, max_edges) {}
 
 RadixTrie::RadixTrie(const CacheOptions& options, std::uint64_t max_edges)
-    : RadixTrie(max_edges) {
+    : CacheCore(options),
+      edges_{Edge{nullptr, kRootNode, 0}},
+      max_edges_(std::min(max_edges, kMaxEdges)) {
   CheckTrieEngineOptions("radix", options);
-  options_ = options;
   bounded_ = options.bounded();
   if (bounded_) {
     links_.emplace_back();  // the root's, never a leaf
@@ -132,19 +132,19 @@ Match RadixTrie::MatchPrefix(TokenSpan request) const {
 NodeId RadixTrie::Insert(TokenSpan sequence) {
   const Position position = Walk(sequence);
   if (!bounded_) return InsertAt(sequence, position);
-  return VisitPolicy(options_.policy, [&]<typename Policy>(Policy) {
+  return VisitPolicy(options().policy, [&]<typename Policy>(Policy) {
     return InsertBounded<Policy>(sequence, position);
   });
 }
 
 Match RadixTrie::Access(TokenSpan request) {
-  if (options_.match_limit != MatchLimit::kAll) {
-    return AccessWithMatchLimit(*this, request, options_);
+  if (options().match_limit != MatchLimit::kAll) {
+    return AccessWithMatchLimit(*this, request, options());
   }
   const Position position = Walk(request);
   const Match match{position.matched, NodeAt(position)};
   if (bounded_) {
-    VisitPolicy(options_.policy, [&]<typename Policy>(Policy) {
+    VisitPolicy(options().policy, [&]<typename Policy>(Policy) {
       InsertBounded<Policy>(request, position);
     });
   } else {
@@ -176,7 +176,7 @@ NodeId RadixTrie::InsertBounded(TokenSpan sequence, Position position) {
   std::size_t stored = sequence.size();
   if constexpr (Policy::kKeepsFirstCapacityNodes) {
     stored = static_cast<std::size_t>(
-        std::min<std::uint64_t>(sequence.size(), options_.capacity));
+        std::min<std::uint64_t>(sequence.size(), options().capacity));
     if (position.matched > stored) position = Walk(sequence.first(stored));
   }
   const std::size_t new_tokens = stored - position.matched;
@@ -193,7 +193,7 @@ NodeId RadixTrie::InsertBounded(TokenSpan sequence, Position position) {
                  new_tokens);
 
   // SPEC §8 step 2, insert, then step 3, touch, by request r.
-  const std::uint64_t request = ++stamp_;
+  const std::uint64_t request = Tick();
   NodeId reached = NodeAt(position);
   EdgeIndex attach = position.edge;  // the deepest edge present of the path
   EdgeIndex deepest = position.edge;
@@ -223,17 +223,17 @@ NodeId RadixTrie::InsertBounded(TokenSpan sequence, Position position) {
       // The tail past C, created and evicted at once (its IDs are used up).
       const std::size_t skipped = sequence.size() - stored;
       last_id_ += skipped;
-      evicted_ += skipped;
+      CountEvicted(skipped);
       // The newest run's last ID is no longer the largest. (It ends at depth
       // C, so nothing could extend it anyway; the reset keeps the invariant
       // plain.)
       newest_edge_ = kRootEdge;
-      if (listener_) listener_(sequence.subspan(stored));
+      ReportEvicted(sequence.subspan(stored));
     }
   }
   // Step 4. Where the policy keeps the first C nodes, it spares the path;
   // otherwise the path's own nodes may go, and `reached` is what is left.
-  const bool evicts = node_count_ > options_.capacity;
+  const bool evicts = node_count_ > options().capacity;
   EvictOverflow<Policy>();
   if (leaves_.Get<Policy>().Overfull(edges_.size())) RebuildHeap<Policy>();
   MaybeCompact();
@@ -432,12 +432,12 @@ void RadixTrie::EvictOverflow() {
   // policy's leaf and then the rest of its run's tail (see the header).
   // Nodes are present, so a leaf edge is, and its entry is in the heap
   // (EvictLeaves throws NoEvictableLeafError should none be left).
-  if (node_count_ <= options_.capacity) return;
+  if (node_count_ <= options().capacity) return;
   Leaves<Policy> leaves(*this);
   try {
     kvprefix::EvictLeaves(leaves_.Get<Policy>(), leaves,
-                          node_count_ - options_.capacity, kName,
-                          options_.capacity);
+                          node_count_ - options().capacity, kName,
+                          options().capacity);
   } catch (...) {
     heap_stale_ = true;  // a throwing listener: a new leaf may lack its entry
     throw;
@@ -450,7 +450,7 @@ std::optional<RadixTrie::EdgeIndex> RadixTrie::EvictTail(EdgeIndex index,
   edge.length -= count;
   const TokenSpan evicted(edge.tokens + edge.length, count);
   node_count_ -= count;
-  evicted_ += count;
+  CountEvicted(count);
   dead_tokens_ += count;
   // The newest run is the last insert's; once shortened it must not be
   // extended over its evicted tail.
@@ -466,7 +466,7 @@ std::optional<RadixTrie::EdgeIndex> RadixTrie::EvictTail(EdgeIndex index,
   }
   // EvictLeaves popped one entry for this edge and pushes at most one, the
   // returned leaf: the heap does not allocate.
-  if (listener_) listener_(evicted);
+  ReportEvicted(evicted);
   return leaf;
 }
 

@@ -212,6 +212,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "kvprefix/cache.h"
+#include "kvprefix/cache_core.h"
 #include "kvprefix/cache_model.h"
 #include "kvprefix/huge_pages.h"
 #include "kvprefix/leaf_heap.h"
@@ -219,7 +220,7 @@
 
 namespace kvprefix {
 
-class RadixTrie {
+class RadixTrie : public CacheCore {
  public:
   static constexpr std::string_view kName = "radix";
   // Largest number of edges (root excluded): edge indices are uint32.
@@ -284,7 +285,7 @@ class RadixTrie {
   // matched path). Not thread-safe.
   template <typename OnRun>
   Match Access(TokenSpan request, OnRun&& on_run) {
-    if (!bounded_ || options_.policy != EvictionPolicy::kLru) {
+    if (!bounded_ || options().policy != EvictionPolicy::kLru) {
       throw std::logic_error("radix: per-edge runs need a bounded lru cache");
     }
     const Position position = Walk(request);
@@ -306,18 +307,12 @@ class RadixTrie {
   // Nodes present, root excluded (= the largest node ID when unbounded).
   // O(1).
   std::uint64_t node_count() const { return node_count_; }
-  // Nodes evicted so far, each created node once, stored or not. O(1).
-  std::uint64_t evicted_count() const { return evicted_; }
-  // The options the cache was built with. O(1).
-  const CacheOptions& options() const { return options_; }
-  // Calls `listener` with the tokens of every later eviction: one call per
-  // run tail evicted (a span into the arena, or into the inserted sequence
-  // for a tail never stored), valid only during the call. The listener must
-  // not call back into the trie. Only a bounded trie evicts. Not
-  // thread-safe.
-  void SetEvictionListener(EvictionListener listener) {
-    listener_ = std::move(listener);
-  }
+  // options(), evicted_count() and SetEvictionListener() are CacheCore's
+  // (kvprefix/cache_core.h). evicted_count(): nodes evicted so
+  // far, each created node once, stored or not. The listener gets the
+  // tokens of every eviction: one call per run tail evicted (a span into
+  // the arena, or into the inserted sequence for a tail never stored), valid
+  // only during the call. Only a bounded trie evicts.
 
   // Edges present excluding the root edge: branch points, chunk boundaries
   // and (bounded) recency boundaries, not nodes. O(1).
@@ -395,7 +390,7 @@ class RadixTrie {
                    OnNewEdge&& on_new_edge);
   void AddChunk();
 
-  // Bounded only, for the policy type of options_.policy.
+  // Bounded only, for the policy type of options().policy.
   // The policy's key of leaf edge `edge`: that of its last node.
   template <typename Policy>
   typename Policy::Key LeafKey(EdgeIndex edge) const {
@@ -441,11 +436,8 @@ class RadixTrie {
   std::uint64_t max_edges_;
 
   // The cache (SPEC §8); nothing below is touched when unbounded.
-  CacheOptions options_;
   bool bounded_ = false;
   std::uint64_t last_id_ = 0;      // largest ID given
-  std::uint64_t stamp_ = 0;        // stamps given (requests inserted)
-  std::uint64_t evicted_ = 0;      // nodes evicted
   std::uint64_t dead_tokens_ = 0;  // arena tokens of evicted nodes
   std::uint64_t compactions_ = 0;
   bool heap_stale_ = false;          // some leaf may lack an entry: rebuild
@@ -456,7 +448,6 @@ class RadixTrie {
   PolicyLeafHeap<EdgeIndex> leaves_;  // every leaf edge, by key, lazily
   std::vector<EdgeIndex> free_edges_;
   std::vector<EdgeIndex> path_;  // scratch: Access's path, deepest first
-  EvictionListener listener_;
 };
 
 }  // namespace kvprefix

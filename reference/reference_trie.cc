@@ -8,7 +8,7 @@
 
 namespace kvprefix {
 
-ReferenceTrie::ReferenceTrie(const CacheOptions& options) : options_(options) {
+ReferenceTrie::ReferenceTrie(const CacheOptions& options) : CacheCore(options) {
   CheckTrieEngineOptions("reference", options);
 }
 
@@ -16,7 +16,7 @@ NodeId ReferenceTrie::Insert(TokenSpan sequence) {
   // "Inserting a sequence walks from the root token by token"
   NodeId current = kRootNode;
   std::vector<NodeId> path;  // bounded only: what step 3 touches
-  if (options_.bounded()) path.reserve(sequence.size());
+  if (options().bounded()) path.reserve(sequence.size());
   for (Token token : sequence) {
     auto& children = nodes_[current].children;
     auto edge = children.find(token);
@@ -41,13 +41,13 @@ NodeId ReferenceTrie::Insert(TokenSpan sequence) {
                                                       : nodes_[current].page,
                                  TokenSpan(&token, 1));
       }
-      if (options_.bounded()) {
+      if (options().bounded()) {
         // The new node is a leaf; its parent, if it was one, is no longer,
         // and the parent's entry in leaves_ is reused for it (here, in
         // Touch and in EvictLeaf entries move by extract and insert, so
         // that a step allocates no set node).
         if (current != kRootNode && nodes_[current].children.size() == 1 &&
-            nodes_[current].pins == 0) {
+            !pins_.is_pinned(current)) {
           auto entry = leaves_.extract({LeafKey(current), current});
           entry.value() = {LeafKey(created), created};
           leaves_.insert(std::move(entry));
@@ -57,12 +57,12 @@ NodeId ReferenceTrie::Insert(TokenSpan sequence) {
       }
       current = created;
     }
-    if (options_.bounded()) path.push_back(current);
+    if (options().bounded()) path.push_back(current);
   }
-  if (!options_.bounded()) return current;
+  if (!options().bounded()) return current;
   Touch(path);
   // §8 step 4: "evict while more than C nodes are present, one leaf at a time"
-  while (node_count() > options_.capacity) EvictLeaf();
+  while (node_count() > options().capacity) EvictLeaf();
   return MatchPrefix(sequence).cache_node;
 }
 
@@ -93,8 +93,8 @@ Match ReferenceTrie::Access(TokenSpan request) {
 Match ReferenceTrie::PeekMatch(TokenSpan request) const {
   // §9.1: "With model spec it shortens only step 1 of §8: the match walks
   // at most floor((n-1)/P) pages"
-  return MatchPrefix(
-      request.first(MatchLimitTokens(options_.match_limit, request.size(), 1)));
+  return MatchPrefix(request.first(
+      MatchLimitTokens(options().match_limit, request.size(), 1)));
 }
 
 Attempt ReferenceTrie::Admit(RequestId id, TokenSpan prompt, std::uint64_t) {
@@ -108,14 +108,14 @@ Attempt ReferenceTrie::Admit(RequestId id, TokenSpan prompt, std::uint64_t) {
   for (std::size_t i = 0; i < match.matched_length; ++i) {
     node = nodes_[node].children.at(prompt[i]);
     path.push_back(node);
-    if (nodes_[node].pins++ > 0) continue;
-    ++pinned_nodes_;
-    // A pinned leaf leaves the evictable ones (it is the path's last node).
-    if (options_.bounded() && nodes_[node].children.empty()) {
-      leaves_.erase({LeafKey(node), node});
-    }
+    pins_.Pin(node, [this](NodeId pinned) {
+      // A pinned leaf leaves the evictable ones (it is the path's last node).
+      if (options().bounded() && nodes_[pinned].children.empty()) {
+        leaves_.erase({LeafKey(pinned), pinned});
+      }
+    });
   }
-  running_.emplace(id, std::move(path));
+  pins_.Admit(id, std::move(path));
   return Attempt{.outcome = AttemptOutcome::kStart, .match = match};
 }
 
@@ -124,13 +124,12 @@ void ReferenceTrie::Finish(RequestId id, TokenSpan stored) {
   // insert the stored sequence (§8 step 2); touch its path (§8 step 3) with
   // stamp k, the number of finishes so far"; evict "choosing by the policy
   // among the leaves whose pin count is 0".
-  auto entry = running_.extract(id);
-  for (const NodeId node : entry.mapped()) {
-    if (--nodes_[node].pins > 0) continue;
-    --pinned_nodes_;
-    if (options_.bounded() && Evictable(node)) {
-      leaves_.emplace(LeafKey(node), node);
-    }
+  for (const NodeId node : pins_.Finish(id)) {
+    pins_.Unpin(node, [this](NodeId unpinned) {
+      if (options().bounded() && Evictable(unpinned)) {
+        leaves_.emplace(LeafKey(unpinned), unpinned);
+      }
+    });
   }
   Insert(stored);
 }
@@ -139,7 +138,7 @@ ReferenceTrie::Key ReferenceTrie::LeafKey(NodeId id) const {
   // "lru: the leaf with the smallest stamp"; "fifo: the leaf with the
   // smallest node ID (the oldest created)"; "lfu: the leaf with the smallest
   // count; among leaves with equal counts, the one with the smallest stamp".
-  switch (options_.policy) {
+  switch (options().policy) {
     case EvictionPolicy::kLru:
       return {nodes_[id].stamp, 0};
     case EvictionPolicy::kFifo:
@@ -154,7 +153,7 @@ void ReferenceTrie::Touch(const std::vector<NodeId>& path) {
   // "3. touch: every node on the request's path gets stamp r"; lfu: "also
   // adds 1 to a count kept on every node of the request's path; a node
   // created in step 2 starts at 0" (Node's count is 0 when pushed).
-  const std::uint64_t stamp = ++stamp_;
+  const std::uint64_t stamp = Tick();
   for (NodeId id : path) {
     if (!Evictable(id)) {  // not in leaves_
       nodes_[id].stamp = stamp;
@@ -177,7 +176,7 @@ void ReferenceTrie::EvictLeaf() {
   // not the optimized engines' (kvprefix/leaf_heap.h): with none, SPEC §8
   // names no victim, so say so rather than read past the end.
   if (leaves_.empty()) {
-    throw NoEvictableLeafError(kName, node_count(), options_.capacity);
+    throw NoEvictableLeafError(kName, node_count(), options().capacity);
   }
   auto entry = leaves_.extract(leaves_.begin());
   const NodeId id = entry.value().second;
@@ -186,12 +185,12 @@ void ReferenceTrie::EvictLeaf() {
   const NodeId parent = node.parent;
   nodes_[parent].children.erase(token);  // the entry stays, as a tombstone
   --present_;
-  ++evicted_;
+  CountEvicted(1);
   if (Evictable(parent)) {
     entry.value() = {LeafKey(parent), parent};  // the parent is a leaf now
     leaves_.insert(std::move(entry));
   }
-  if (listener_) listener_(TokenSpan(&token, 1));
+  ReportEvicted(TokenSpan(&token, 1));
   if (page_events_ != nullptr) page_events_->Removed(nodes_[id].page);
 }
 
@@ -202,7 +201,8 @@ std::size_t ReferenceTrie::memory_bytes() const {
          present_ * MallocChunkBytes(kTreeNode +
                                      sizeof(std::pair<const Token, NodeId>)) +
          leaves_.size() *
-             MallocChunkBytes(kTreeNode + sizeof(std::pair<Key, NodeId>));
+             MallocChunkBytes(kTreeNode + sizeof(std::pair<Key, NodeId>)) +
+         pins_.memory_bytes();
 }
 
 }  // namespace kvprefix

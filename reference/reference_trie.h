@@ -24,20 +24,21 @@
 #include <utility>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
 #include "kvprefix/cache.h"
+#include "kvprefix/cache_core.h"
 #include "kvprefix/page_events.h"
+#include "kvprefix/pins.h"
 #include "kvprefix/request.h"
 #include "kvprefix/types.h"
 
 namespace kvprefix {
 
-class ReferenceTrie {
+class ReferenceTrie : public CacheCore {
  public:
   static constexpr std::string_view kName = "reference";
 
   // An unbounded index holding only the root (node 0).
-  ReferenceTrie() = default;
+  ReferenceTrie() : CacheCore(CacheOptions{}) {}
   // A cache with options.capacity and options.policy (SPEC §8). Throws
   // std::invalid_argument if options.page_size != 1.
   explicit ReferenceTrie(const CacheOptions& options);
@@ -77,10 +78,10 @@ class ReferenceTrie {
   // The match Admit would record now (the match limit applied).
   Match PeekMatch(TokenSpan request) const;
   // Nodes with a pin. O(1).
-  std::uint64_t pinned() const { return pinned_nodes_; }
+  std::uint64_t pinned() const { return pins_.pinned(); }
   // Nodes present and evicted: node_count(), evicted_count().
   std::uint64_t cached_pages() const { return present_; }
-  std::uint64_t evicted_pages() const { return evicted_; }
+  std::uint64_t evicted_pages() const { return evicted_count(); }
 
   // Access that first reports each node of the request's matched path, root
   // first, as on_run(stamp, 1) with the node's stamp before this request:
@@ -107,12 +108,9 @@ class ReferenceTrie {
   std::size_t child_count(NodeId id) const {
     return nodes_[id].children.size();
   }
-  // Nodes evicted so far. O(1).
-  std::uint64_t evicted_count() const { return evicted_; }
-  const CacheOptions& options() const { return options_; }
-  void SetEvictionListener(EvictionListener listener) {
-    listener_ = std::move(listener);
-  }
+  // options(), evicted_count() and SetEvictionListener() are CacheCore's
+  // (kvprefix/cache_core.h). evicted_count(): nodes evicted so
+  // far; the listener gets each evicted node's token, one call a node.
   // Reports every node (a page of one token) as it is created and evicted
   // (kvprefix/page_events.h); null: none. Set on an empty trie; `listener`
   // must outlive the trie's changes.
@@ -132,7 +130,6 @@ class ReferenceTrie {
     Token token = 0;
     std::uint64_t stamp = 0;  // the last request (Insert) whose path held it
     std::uint64_t count = 0;  // lfu: how many requests' paths held it
-    std::uint64_t pins = 0;   // SPEC §10.4: running requests matching it
     std::uint64_t page = 0;   // its handle from page_events_
   };
   // The key SPEC §8 step 4 orders leaves by, compared first by first.
@@ -143,24 +140,19 @@ class ReferenceTrie {
   // In leaves_: a leaf (not the root) with no pin, so evictable.
   bool Evictable(NodeId id) const {
     return id != kRootNode && nodes_[id].children.empty() &&
-           nodes_[id].pins == 0;
+           !pins_.is_pinned(id);
   }
   void Touch(const std::vector<NodeId>& path);
   void EvictLeaf();
 
-  CacheOptions options_;
   std::vector<Node> nodes_ = std::vector<Node>(1);  // [id]; [0] is the root
   std::uint64_t present_ = 0;                       // nodes present, root out
   // Bounded only:
   std::set<std::pair<Key, NodeId>> leaves_;  // (LeafKey, ID), Evictable
-  std::uint64_t stamp_ = 0;                  // stamps given so far
-  std::uint64_t evicted_ = 0;
-  EvictionListener listener_;
   PageEventListener* page_events_ = nullptr;
-  // SPEC §10.4: the matched path of each running request, and the nodes
-  // with a pin.
-  absl::flat_hash_map<RequestId, std::vector<NodeId>> running_;
-  std::uint64_t pinned_nodes_ = 0;
+  // SPEC §10.4: each node's pin count (kvprefix/pins.h), and the matched
+  // path of each running request.
+  PinTable<NodeId, std::vector<NodeId>, DensePinCounts<NodeId>> pins_;
 };
 
 }  // namespace kvprefix

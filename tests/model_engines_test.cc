@@ -18,10 +18,10 @@
 #include <vector>
 
 #include "engines/registry.h"
-#include "models/vllm/block_pool.h"
 #include "models/sglang/radix_cache.h"
-#include "models/vllm/reference_block_pool.h"
 #include "models/sglang/reference_radix_cache.h"
+#include "models/vllm/block_pool.h"
+#include "models/vllm/reference_block_pool.h"
 
 namespace kvprefix {
 namespace {

@@ -14,7 +14,7 @@ namespace kvprefix {
 RadixCache::RadixCache()
     : RadixCache(CacheOptions{.model = CacheModel::kSglang}) {}
 
-RadixCache::RadixCache(const CacheOptions& options) : options_(options) {
+RadixCache::RadixCache(const CacheOptions& options) : CacheCore(options) {
   CheckModelEngineOptions("radix cache", CacheModel::kSglang, options);
 }
 
@@ -24,22 +24,23 @@ std::size_t RadixCache::CommonTokens(Slot slot, TokenSpan key) const {
   const std::size_t common =
       std::mismatch(edge.begin(), edge.begin() + limit, key.begin()).first -
       edge.begin();
-  return common / options_.page_size * options_.page_size;
+  return common / options().page_size * options().page_size;
 }
 
 std::uint64_t RadixCache::Priority(const Node& node) const {
-  return options_.policy == EvictionPolicy::kFifo ? node.creation : node.access;
+  return options().policy == EvictionPolicy::kFifo ? node.creation
+                                                   : node.access;
 }
 
 void RadixCache::PushIfCandidate(Slot slot) {
-  if (options_.bounded() && IsCandidate(slot)) {
+  if (options().bounded() && IsCandidate(slot)) {
     candidates_.Push(Priority(nodes_[slot]), slot);
   }
 }
 
 void RadixCache::Touch(Slot slot, std::uint64_t t) {
   nodes_[slot].access = t;
-  if (options_.policy == EvictionPolicy::kLru) PushIfCandidate(slot);
+  if (options().policy == EvictionPolicy::kLru) PushIfCandidate(slot);
 }
 
 RadixCache::Slot RadixCache::NewNode(Slot parent, std::uint64_t offset,
@@ -72,7 +73,7 @@ RadixCache::Slot RadixCache::Split(Slot child, std::size_t tokens) {
   tail.offset += tokens;
   tail.length -= tokens;
   tail.parent = head;
-  nodes_[head].locks = tail.locks;
+  pins_.Copy(child, head);
   nodes_[head].children = 1;
   children_.Insert(parent, FirstPage(head), head);
   children_.Insert(head, FirstPage(child), child);
@@ -163,7 +164,7 @@ std::uint64_t RadixCache::Evict(std::uint64_t demand) {
     // The heap's own PopCurrent throws when it runs empty; running out of
     // candidates is an ordinary end here, so pop by hand.
     candidates_.PopCurrent([](const auto&) { return true; }, kName, present_,
-                           options_.capacity);
+                           options().capacity);
     if (!IsCandidate(victim) || Priority(nodes_[victim]) != entry.key) {
       continue;  // stale
     }
@@ -175,8 +176,8 @@ std::uint64_t RadixCache::Evict(std::uint64_t demand) {
     size_ -= node.length;
     evicted_tokens_ += node.length;
     --present_;
-    ++evicted_;
-    if (listener_) listener_(Edge(victim));
+    CountEvicted(1);
+    ReportEvicted(Edge(victim));
     free_slots_.push_back(victim);
     --nodes_[parent].children;
     PushIfCandidate(parent);
@@ -186,21 +187,24 @@ std::uint64_t RadixCache::Evict(std::uint64_t demand) {
 
 void RadixCache::AddLocks(Slot slot, bool lock) {
   for (; slot != kRootSlot; slot = nodes_[slot].parent) {
-    Node& node = nodes_[slot];
     if (lock) {
-      if (node.locks++ == 0) locked_tokens_ += node.length;
-    } else if (--node.locks == 0) {
-      locked_tokens_ -= node.length;
-      PushIfCandidate(slot);
+      pins_.Pin(slot, [this](Slot locked) {
+        locked_tokens_ += nodes_[locked].length;
+      });
+    } else {
+      pins_.Unpin(slot, [this](Slot unlocked) {
+        locked_tokens_ -= nodes_[unlocked].length;
+        PushIfCandidate(unlocked);
+      });
     }
   }
 }
 
 std::uint64_t RadixCache::LimitTokens() const {
-  return options_.capacity >
-                 std::numeric_limits<std::uint64_t>::max() / options_.page_size
+  return options().capacity >
+                 std::numeric_limits<std::uint64_t>::max() / options().page_size
              ? std::numeric_limits<std::uint64_t>::max()
-             : options_.capacity * options_.page_size;
+             : options().capacity * options().page_size;
 }
 
 void RadixCache::Tidy() {
@@ -223,15 +227,15 @@ void RadixCache::Tidy() {
 
 Match RadixCache::Access(TokenSpan request) {
   const TokenSpan match_key =
-      request.first(MatchLimitTokens(options_.match_limit, request.size(), 1));
+      request.first(MatchLimitTokens(options().match_limit, request.size(), 1));
   const Walk walk = MatchKey(match_key);
   const Match match{.matched_length = walk.tokens,
                     .cache_node = nodes_[walk.node].id};
   const std::uint64_t limit = LimitTokens();
-  switch (options_.trigger) {
+  switch (options().trigger) {
     case EvictionTrigger::kAfterInsert:
       InsertKey(request);
-      if (options_.bounded()) {
+      if (options().bounded()) {
         if (size_ > limit) Evict(size_ - limit);
         Tidy();
       }
@@ -240,13 +244,13 @@ Match RadixCache::Access(TokenSpan request) {
       AddLocks(walk.node, true);
       const std::uint64_t need = request.size() - walk.tokens;
       bool refused = false;
-      if (options_.bounded()) {
+      if (options().bounded()) {
         if (limit - size_ < need) Evict(need);
         refused = limit - size_ < need;
       }
       if (!refused) InsertKey(request);
       AddLocks(walk.node, false);
-      if (options_.bounded()) Tidy();
+      if (options().bounded()) Tidy();
       return refused ? Match{} : match;
     }
   }
@@ -254,15 +258,15 @@ Match RadixCache::Access(TokenSpan request) {
 }
 
 Match RadixCache::PeekMatch(TokenSpan request) const {
-  return MatchPrefix(
-      request.first(MatchLimitTokens(options_.match_limit, request.size(), 1)));
+  return MatchPrefix(request.first(
+      MatchLimitTokens(options().match_limit, request.size(), 1)));
 }
 
 Attempt RadixCache::Admit(RequestId id, TokenSpan prompt,
                           std::uint64_t stored_length) {
   // As ReferenceRadixCache::Admit, which quotes SPEC §10.4.
   const Walk walk = MatchKey(
-      prompt.first(MatchLimitTokens(options_.match_limit, prompt.size(), 1)));
+      prompt.first(MatchLimitTokens(options().match_limit, prompt.size(), 1)));
   AddLocks(walk.node, true);
   const Match match{.matched_length = walk.tokens,
                     .cache_node = nodes_[walk.node].id};
@@ -270,9 +274,9 @@ Attempt RadixCache::Admit(RequestId id, TokenSpan prompt,
                   .held = 0,
                   .matched = walk.tokens,
                   .key_tokens = WholePages(prompt).size()};
-  if (options_.trigger == EvictionTrigger::kOnAllocate) {
+  if (options().trigger == EvictionTrigger::kOnAllocate) {
     const std::uint64_t need = stored_length - walk.tokens;
-    if (options_.bounded()) {
+    if (options().bounded()) {
       const std::uint64_t limit = LimitTokens();
       if (stored_length > limit) {  // refused
         Evict(need);
@@ -292,13 +296,13 @@ Attempt RadixCache::Admit(RequestId id, TokenSpan prompt,
     running.held = need;
     held_ += need;
   }
-  running_.emplace(id, running);
+  pins_.Admit(id, running);
   return Attempt{.outcome = AttemptOutcome::kStart, .match = match};
 }
 
 void RadixCache::PrefillEnd(RequestId id, TokenSpan prompt) {
-  if (options_.trigger != EvictionTrigger::kOnAllocate) return;
-  Running& running = running_.at(id);
+  if (options().trigger != EvictionTrigger::kOnAllocate) return;
+  Running& running = pins_.running(id);
   const TokenSpan key = WholePages(prompt);
   // The match of K after its insert ends where the insert did: the same
   // effects as MatchKey(K) without walking K's tokens again (an empty K's
@@ -311,15 +315,15 @@ void RadixCache::PrefillEnd(RequestId id, TokenSpan prompt) {
   AddLocks(reached, true);
   AddLocks(running.node, false);
   running.node = reached;
-  if (options_.bounded()) Tidy();
+  if (options().bounded()) Tidy();
 }
 
 void RadixCache::Finish(RequestId id, TokenSpan stored) {
-  const Running running = running_.extract(id).mapped();
-  if (options_.trigger == EvictionTrigger::kAfterInsert) {
+  const Running running = pins_.Finish(id);
+  if (options().trigger == EvictionTrigger::kAfterInsert) {
     AddLocks(running.node, false);
     InsertKey(stored);
-    if (options_.bounded() && size_ > LimitTokens()) {
+    if (options().bounded() && size_ > LimitTokens()) {
       Evict(size_ - LimitTokens());
     }
   } else {
@@ -334,7 +338,7 @@ void RadixCache::Finish(RequestId id, TokenSpan stored) {
     held_ -= running.held;
     AddLocks(running.node, false);
   }
-  if (options_.bounded()) Tidy();
+  if (options().bounded()) Tidy();
 }
 
 NodeId RadixCache::Insert(TokenSpan sequence) {
@@ -346,7 +350,7 @@ std::size_t RadixCache::memory_bytes() const {
   return VectorHeapBytes<Node>(nodes_.capacity()) +
          VectorHeapBytes<Slot>(free_slots_.capacity()) +
          VectorHeapBytes<Token>(arena_.capacity()) + children_.memory_bytes() +
-         candidates_.memory_bytes();
+         candidates_.memory_bytes() + pins_.memory_bytes();
 }
 
 }  // namespace kvprefix

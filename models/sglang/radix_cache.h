@@ -51,16 +51,17 @@
 #include <utility>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
 #include "kvprefix/cache.h"
+#include "kvprefix/cache_core.h"
 #include "kvprefix/leaf_heap.h"
 #include "kvprefix/page_map.h"
+#include "kvprefix/pins.h"
 #include "kvprefix/request.h"
 #include "kvprefix/types.h"
 
 namespace kvprefix {
 
-class RadixCache {
+class RadixCache : public CacheCore {
  public:
   static constexpr std::string_view kName = "radix";
 
@@ -92,17 +93,16 @@ class RadixCache {
   Match PeekMatch(TokenSpan request) const;
   // Locked plus held tokens; tree size / P; evicted tokens / P. O(1).
   std::uint64_t pinned() const { return locked_tokens_ + held_; }
-  std::uint64_t cached_pages() const { return size_ / options_.page_size; }
+  std::uint64_t cached_pages() const { return size_ / options().page_size; }
   std::uint64_t evicted_pages() const {
-    return evicted_tokens_ / options_.page_size;
+    return evicted_tokens_ / options().page_size;
   }
   Match MatchPrefix(TokenSpan request) const;
   std::uint64_t node_count() const { return present_; }
-  std::uint64_t evicted_count() const { return evicted_; }
-  const CacheOptions& options() const { return options_; }
-  void SetEvictionListener(EvictionListener listener) {
-    listener_ = std::move(listener);
-  }
+  // options(), evicted_count() and SetEvictionListener() are CacheCore's
+  // (kvprefix/cache_core.h): evicted_count() counts the nodes evicted, and
+  // the listener gets each evicted node's edge; CacheCore's clock gives
+  // §9.3's ticks.
   // The tree's size: tokens on the edges of the nodes present. O(1).
   std::uint64_t size_tokens() const { return size_; }
   // The node, slot and arena arrays, the page map and the heap. O(1).
@@ -123,7 +123,6 @@ class RadixCache {
     std::uint64_t access = 0;    // a
     std::uint64_t creation = 0;  // c
     std::uint64_t children = 0;
-    std::uint64_t locks = 0;  // running requests whose node is below
     bool present = true;
   };
   // Where a walk ended: the tokens walked and the node.
@@ -132,29 +131,28 @@ class RadixCache {
     Slot node = kRootSlot;
   };
 
-  std::uint64_t Tick() { return ++clock_; }
   TokenSpan Edge(Slot slot) const {
     return TokenSpan(arena_).subspan(nodes_[slot].offset, nodes_[slot].length);
   }
   TokenSpan FirstPage(Slot slot) const {
-    return Edge(slot).first(options_.page_size);
+    return Edge(slot).first(options().page_size);
   }
   // The child of `parent` whose edge starts with key's first page, or
   // PageMap::kNone.
   Slot FindChild(Slot parent, TokenSpan key) const {
-    return children_.Find(parent, key.first(options_.page_size),
+    return children_.Find(parent, key.first(options().page_size),
                           [this](Slot slot) { return FirstPage(slot); });
   }
   // The common prefix of slot's edge and `key`, in tokens of whole pages.
   std::size_t CommonTokens(Slot slot, TokenSpan key) const;
   TokenSpan WholePages(TokenSpan key) const {
-    return key.first(key.size() / options_.page_size * options_.page_size);
+    return key.first(key.size() / options().page_size * options().page_size);
   }
   std::uint64_t Priority(const Node& node) const;
   bool IsCandidate(Slot slot) const {
     const Node& node = nodes_[slot];
     return slot != kRootSlot && node.present && node.children == 0 &&
-           node.locks == 0;
+           !pins_.is_pinned(slot);
   }
   // Records a candidate's current priority (bounded only).
   void PushIfCandidate(Slot slot);
@@ -190,19 +188,17 @@ class RadixCache {
   // arena compacted if sparse.
   void Tidy();
 
-  CacheOptions options_;
   std::vector<Node> nodes_ = std::vector<Node>(1);  // [Slot]; [0] the root
   std::vector<Slot> free_slots_;                    // evicted nodes' slots
   std::vector<Token> arena_;                        // the edges' tokens
   PageMap children_;
   LeafHeap<std::uint64_t, Slot> candidates_;
-  std::uint64_t clock_ = 0;
   NodeId next_id_ = 1;
   std::uint64_t present_ = 0;
   std::uint64_t size_ = 0;  // tokens on present edges
-  std::uint64_t evicted_ = 0;
-  EvictionListener listener_;
-  absl::flat_hash_map<RequestId, Running> running_;  // SPEC §10.4
+  // SPEC §10.4: each node's lock count, the running requests whose node
+  // is it or below (kvprefix/pins.h), and each running request's state.
+  PinTable<Slot, Running, DensePinCounts<Slot>> pins_;
   std::uint64_t locked_tokens_ = 0;  // on edges of nodes with a lock
   std::uint64_t held_ = 0;           // held outside the tree
   std::uint64_t evicted_tokens_ = 0;

@@ -15,23 +15,23 @@ ReferenceRadixCache::ReferenceRadixCache()
     : ReferenceRadixCache(CacheOptions{.model = CacheModel::kSglang}) {}
 
 ReferenceRadixCache::ReferenceRadixCache(const CacheOptions& options)
-    : options_(options) {
+    : CacheCore(options) {
   CheckModelEngineOptions("reference radix cache", CacheModel::kSglang,
                           options);
 }
 
 std::vector<Token> ReferenceRadixCache::FirstPage(TokenSpan tokens) const {
-  return {tokens.begin(), tokens.begin() + options_.page_size};
+  return {tokens.begin(), tokens.begin() + options().page_size};
 }
 
 TokenSpan ReferenceRadixCache::WholePages(TokenSpan key) const {
   // "A key is cut to whole pages (its trailing partial page dropped)."
-  return key.first(key.size() / options_.page_size * options_.page_size);
+  return key.first(key.size() / options().page_size * options().page_size);
 }
 
 std::size_t ReferenceRadixCache::CommonPages(const std::vector<Token>& edge,
                                              TokenSpan key) const {
-  const std::size_t page = options_.page_size;
+  const std::size_t page = options().page_size;
   std::size_t pages = 0;
   while ((pages + 1) * page <= std::min(edge.size(), key.size()) &&
          std::equal(edge.begin() + pages * page,
@@ -62,7 +62,7 @@ NodeId ReferenceRadixCache::Split(NodeId child, std::size_t pages) {
   // the child's place under its parent; the child keeps the rest of its
   // edge, its own times and ID, and becomes the new node's only child. The
   // new node copies the child's lock count."
-  const std::size_t cut = pages * options_.page_size;
+  const std::size_t cut = pages * options().page_size;
   const NodeId parent = nodes_[child].parent;
   const std::vector<Token> first_page = FirstPage(nodes_[child].edge);
   std::vector<Token> head(nodes_[child].edge.begin(),
@@ -71,7 +71,7 @@ NodeId ReferenceRadixCache::Split(NodeId child, std::size_t pages) {
   Node& old = nodes_[child];
   old.edge.erase(old.edge.begin(), old.edge.begin() + cut);
   old.parent = created;
-  nodes_[created].locks = old.locks;
+  pins_.Copy(child, created);
   if (page_events_ != nullptr) {
     nodes_[created].pages.assign(old.pages.begin(), old.pages.begin() + pages);
     old.pages.erase(old.pages.begin(), old.pages.begin() + pages);
@@ -98,11 +98,11 @@ ReferenceRadixCache::Walk ReferenceRadixCache::MatchKey(TokenSpan key) {
     // "set child.a = t (even if the match ends inside the edge)"
     nodes_[child].access = t;
     const std::size_t pages = CommonPages(nodes_[child].edge, rest);
-    if (pages * options_.page_size < nodes_[child].edge.size()) {
+    if (pages * options().page_size < nodes_[child].edge.size()) {
       // "split the child at j, the match ends at the new node and the walk
       // stops"
       walk.node = Split(child, pages);
-      walk.tokens += pages * options_.page_size;
+      walk.tokens += pages * options().page_size;
       break;
     }
     walk.node = child;
@@ -121,7 +121,7 @@ Match ReferenceRadixCache::MatchPrefix(TokenSpan request) const {
     if (it == children.end()) break;
     const Node& child = nodes_[it->second];
     const std::size_t tokens =
-        CommonPages(child.edge, rest) * options_.page_size;
+        CommonPages(child.edge, rest) * options().page_size;
     match.matched_length += tokens;
     // A split would give its new node the next ID.
     match.cache_node = tokens < child.edge.size() ? nodes_.size() : it->second;
@@ -148,8 +148,8 @@ void ReferenceRadixCache::InsertKey(TokenSpan key) {
     const NodeId child = it->second;
     nodes_[child].access = t;  // the split-off tail keeps a = t
     const std::size_t pages = CommonPages(nodes_[child].edge, rest);
-    walked += pages * options_.page_size;
-    node = pages * options_.page_size < nodes_[child].edge.size()
+    walked += pages * options().page_size;
+    node = pages * options().page_size < nodes_[child].edge.size()
                ? Split(child, pages)  // its new node keeps its fresh times
                : child;
   }
@@ -162,9 +162,9 @@ void ReferenceRadixCache::InsertKey(TokenSpan key) {
     if (page_events_ != nullptr) {
       std::uint64_t parent = node == kRootNode ? PageEventListener::kRoot
                                                : nodes_[node].pages.back();
-      for (std::size_t at = 0; at < leaf.size(); at += options_.page_size) {
+      for (std::size_t at = 0; at < leaf.size(); at += options().page_size) {
         parent =
-            page_events_->Stored(parent, leaf.subspan(at, options_.page_size));
+            page_events_->Stored(parent, leaf.subspan(at, options().page_size));
         nodes_[created].pages.push_back(parent);
       }
     }
@@ -173,15 +173,15 @@ void ReferenceRadixCache::InsertKey(TokenSpan key) {
 
 std::uint64_t ReferenceRadixCache::Priority(NodeId id) const {
   // "the smallest priority (lru: a; fifo: c)"
-  return options_.policy == EvictionPolicy::kFifo ? nodes_[id].creation
-                                                  : nodes_[id].access;
+  return options().policy == EvictionPolicy::kFifo ? nodes_[id].creation
+                                                   : nodes_[id].access;
 }
 
 bool ReferenceRadixCache::IsCandidate(NodeId id) const {
   // "the leaves other than the root with lock count 0"
   const Node& node = nodes_[id];
   return id != kRootNode && node.present && node.children.empty() &&
-         node.locks == 0;
+         !pins_.is_pinned(id);
 }
 
 std::uint64_t ReferenceRadixCache::Evict(std::uint64_t demand) {
@@ -205,8 +205,8 @@ std::uint64_t ReferenceRadixCache::Evict(std::uint64_t demand) {
     size_ -= node.edge.size();
     evicted_tokens_ += node.edge.size();
     --present_;
-    ++evicted_;
-    if (listener_) listener_(TokenSpan(node.edge));
+    CountEvicted(1);
+    ReportEvicted(TokenSpan(node.edge));
     if (page_events_ != nullptr) {
       for (auto page = node.pages.rbegin(); page != node.pages.rend(); ++page) {
         page_events_->Removed(*page);
@@ -218,22 +218,27 @@ std::uint64_t ReferenceRadixCache::Evict(std::uint64_t demand) {
 }
 
 void ReferenceRadixCache::AddLocks(NodeId node, bool lock) {
+  // SGLang's inc_lock_ref / dec_lock_ref: a node's tokens count as locked
+  // while its lock count is above 0.
   for (; node != kRootNode; node = nodes_[node].parent) {
-    Node& locked = nodes_[node];
     if (lock) {
-      if (locked.locks++ == 0) locked_tokens_ += locked.edge.size();
+      pins_.Pin(node, [this](NodeId locked) {
+        locked_tokens_ += nodes_[locked].edge.size();
+      });
     } else {
-      if (--locked.locks == 0) locked_tokens_ -= locked.edge.size();
+      pins_.Unpin(node, [this](NodeId unlocked) {
+        locked_tokens_ -= nodes_[unlocked].edge.size();
+      });
     }
   }
 }
 
 std::uint64_t ReferenceRadixCache::LimitTokens() const {
   // "C pages are C·P tokens"
-  return options_.capacity >
-                 std::numeric_limits<std::uint64_t>::max() / options_.page_size
+  return options().capacity >
+                 std::numeric_limits<std::uint64_t>::max() / options().page_size
              ? std::numeric_limits<std::uint64_t>::max()
-             : options_.capacity * options_.page_size;
+             : options().capacity * options().page_size;
 }
 
 Match ReferenceRadixCache::Access(TokenSpan request) {
@@ -253,8 +258,8 @@ Match ReferenceRadixCache::Access(TokenSpan request) {
 Match ReferenceRadixCache::PeekMatch(TokenSpan request) const {
   // "The match key is the request itself (all) or its first n − 1 tokens
   // (all-but-last)"
-  return MatchPrefix(
-      request.first(MatchLimitTokens(options_.match_limit, request.size(), 1)));
+  return MatchPrefix(request.first(
+      MatchLimitTokens(options().match_limit, request.size(), 1)));
 }
 
 Attempt ReferenceRadixCache::Admit(RequestId id, TokenSpan prompt,
@@ -263,11 +268,11 @@ Attempt ReferenceRadixCache::Admit(RequestId id, TokenSpan prompt,
   // times, a possible split; these stay whatever follows); lock the node
   // reached and its ancestors".
   const Walk walk = MatchKey(
-      prompt.first(MatchLimitTokens(options_.match_limit, prompt.size(), 1)));
+      prompt.first(MatchLimitTokens(options().match_limit, prompt.size(), 1)));
   AddLocks(walk.node, true);
   const Match match{.matched_length = walk.tokens, .cache_node = walk.node};
   Running running{.node = walk.node, .held = 0, .matched = walk.tokens};
-  if (options_.trigger == EvictionTrigger::kOnAllocate) {
+  if (options().trigger == EvictionTrigger::kOnAllocate) {
     // "need = L − m. If L > C·P, refuse as §9.3 does: evict(need) ... then
     // unlock. Else if need > free + evictable, wait: unlock (the match's
     // effects stay). Else start: if free < need, evict(need) (§9.3: the
@@ -275,7 +280,7 @@ Attempt ReferenceRadixCache::Admit(RequestId id, TokenSpan prompt,
     // request still holds need slots, but nothing waits, evicts or
     // refuses".
     const std::uint64_t need = stored_length - walk.tokens;
-    if (options_.bounded()) {
+    if (options().bounded()) {
       const std::uint64_t limit = LimitTokens();
       if (stored_length > limit) {
         Evict(need);
@@ -293,16 +298,16 @@ Attempt ReferenceRadixCache::Admit(RequestId id, TokenSpan prompt,
     running.held = need;
     held_ += need;
   }
-  running_.emplace(id, running);
+  pins_.Admit(id, running);
   return Attempt{.outcome = AttemptOutcome::kStart, .match = match};
 }
 
 void ReferenceRadixCache::PrefillEnd(RequestId id, TokenSpan prompt) {
-  if (options_.trigger != EvictionTrigger::kOnAllocate) return;
+  if (options().trigger != EvictionTrigger::kOnAllocate) return;
   // §10.4 on-allocate: "prefill end: insert the prompt cut to whole pages
   // (key K); of the request's held slots, |K| − m leave it ...; then match
   // K (a tick), lock the node reached, unlock the node locked before."
-  Running& running = running_.at(id);
+  Running& running = pins_.running(id);
   const TokenSpan key = WholePages(prompt);
   InsertKey(key);
   const std::uint64_t leave = key.size() - running.matched;
@@ -315,14 +320,14 @@ void ReferenceRadixCache::PrefillEnd(RequestId id, TokenSpan prompt) {
 }
 
 void ReferenceRadixCache::Finish(RequestId id, TokenSpan stored) {
-  const Running running = running_.extract(id).mapped();
-  switch (options_.trigger) {
+  const Running running = pins_.Finish(id);
+  switch (options().trigger) {
     case EvictionTrigger::kAfterInsert:
       // "finish: unlock; insert the stored sequence; if the tree holds more
       // than C·P tokens, evict(size − C·P)"
       AddLocks(running.node, false);
       InsertKey(stored);
-      if (options_.bounded() && size_ > LimitTokens()) {
+      if (options().bounded() && size_ > LimitTokens()) {
         Evict(size_ - LimitTokens());
       }
       return;
@@ -345,14 +350,15 @@ NodeId ReferenceRadixCache::Insert(TokenSpan sequence) {
 std::size_t ReferenceRadixCache::memory_bytes() const {
   // libstdc++'s _Rb_tree_node: color + 3 pointers (32 bytes) + the value.
   constexpr std::size_t kTreeNode = 32;
-  std::size_t bytes = VectorHeapBytes<Node>(nodes_.capacity());
+  std::size_t bytes =
+      VectorHeapBytes<Node>(nodes_.capacity()) + pins_.memory_bytes();
   for (const Node& node : nodes_) {
     bytes += VectorHeapBytes<Token>(node.edge.capacity());
     bytes +=
         node.children.size() *
         (MallocChunkBytes(kTreeNode +
                           sizeof(std::pair<const std::vector<Token>, NodeId>)) +
-         VectorHeapBytes<Token>(options_.page_size));
+         VectorHeapBytes<Token>(options().page_size));
   }
   return bytes;
 }

@@ -5,10 +5,10 @@
 // indexed by its ID (IDs are never reused, so an evicted node's entry stays
 // as a tombstone), its edge a std::vector of tokens (whole pages), its
 // children a std::map from an edge's first page to the child. One clock
-// gives every match, insert and new node the next time, in the order SPEC
-// §9.3's steps run. evict(D) collects its candidates by scanning every node
-// present: O(nodes) per eviction, which an oracle can afford and which
-// leaves nothing to keep in step.
+// (CacheCore's, kvprefix/cache_core.h) gives every match, insert and new
+// node the next time, in the order SPEC §9.3's steps run. evict(D) collects its
+// candidates by scanning every node present: O(nodes) per eviction, which an
+// oracle can afford and which leaves nothing to keep in step.
 //
 // Thread safety: const members may run concurrently; the rest need exclusive
 // access.
@@ -22,15 +22,16 @@
 #include <utility>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
 #include "kvprefix/cache.h"
+#include "kvprefix/cache_core.h"
 #include "kvprefix/page_events.h"
+#include "kvprefix/pins.h"
 #include "kvprefix/request.h"
 #include "kvprefix/types.h"
 
 namespace kvprefix {
 
-class ReferenceRadixCache {
+class ReferenceRadixCache : public CacheCore {
  public:
   static constexpr std::string_view kName = "reference";
 
@@ -68,17 +69,16 @@ class ReferenceRadixCache {
   Match PeekMatch(TokenSpan request) const;
   // Locked plus held tokens; tree size / P; evicted tokens / P. O(1).
   std::uint64_t pinned() const { return locked_tokens_ + held_; }
-  std::uint64_t cached_pages() const { return size_ / options_.page_size; }
+  std::uint64_t cached_pages() const { return size_ / options().page_size; }
   std::uint64_t evicted_pages() const {
-    return evicted_tokens_ / options_.page_size;
+    return evicted_tokens_ / options().page_size;
   }
   Match MatchPrefix(TokenSpan request) const;
   std::uint64_t node_count() const { return present_; }
-  std::uint64_t evicted_count() const { return evicted_; }
-  const CacheOptions& options() const { return options_; }
-  void SetEvictionListener(EvictionListener listener) {
-    listener_ = std::move(listener);
-  }
+  // options(), evicted_count() and SetEvictionListener() are CacheCore's
+  // (kvprefix/cache_core.h): evicted_count() counts the nodes evicted, and
+  // the listener gets each evicted node's edge; CacheCore's clock gives
+  // §9.3's ticks.
   // Reports the tree's pages as an insert adds them and an eviction
   // removes them, deepest first (kvprefix/page_events.h); a split changes
   // no page. Null: none. Set on an empty tree; `listener` must outlive the
@@ -98,7 +98,6 @@ class ReferenceRadixCache {
     NodeId parent = kRootNode;
     std::uint64_t access = 0;    // a
     std::uint64_t creation = 0;  // c
-    std::uint64_t locks = 0;     // running requests whose node is below
     bool present = true;
     std::vector<std::uint64_t> pages;  // page_events_'s, one per edge page
   };
@@ -108,7 +107,6 @@ class ReferenceRadixCache {
     NodeId node = kRootNode;
   };
 
-  std::uint64_t Tick() { return ++clock_; }
   std::vector<Token> FirstPage(TokenSpan tokens) const;
   // `key` cut to whole pages.
   TokenSpan WholePages(TokenSpan key) const;
@@ -136,15 +134,13 @@ class ReferenceRadixCache {
     std::uint64_t matched = 0;
   };
 
-  CacheOptions options_;
   std::vector<Node> nodes_ = std::vector<Node>(1);  // [ID]; [0] is the root
-  std::uint64_t clock_ = 0;
   std::uint64_t present_ = 0;
   std::uint64_t size_ = 0;  // tokens on present edges
-  std::uint64_t evicted_ = 0;
-  EvictionListener listener_;
   PageEventListener* page_events_ = nullptr;
-  absl::flat_hash_map<RequestId, Running> running_;  // SPEC §10.4
+  // SPEC §10.4: each node's lock count, the running requests whose node
+  // is it or below (kvprefix/pins.h), and each running request's state.
+  PinTable<NodeId, Running, DensePinCounts<NodeId>> pins_;
   std::uint64_t locked_tokens_ = 0;  // on edges of nodes with a lock
   std::uint64_t held_ = 0;           // held outside the tree
   std::uint64_t evicted_tokens_ = 0;

@@ -13,7 +13,7 @@ BlockPool::BlockPool()
     : BlockPool(CacheOptions{.model = CacheModel::kVllm,
                              .match_limit = MatchLimit::kAllButLast}) {}
 
-BlockPool::BlockPool(const CacheOptions& options) : options_(options) {
+BlockPool::BlockPool(const CacheOptions& options) : CacheCore(options) {
   CheckModelEngineOptions("hash block pool", CacheModel::kVllm, options);
 }
 
@@ -32,7 +32,7 @@ BlockPool::Slot BlockPool::FindOrAddChain(Slot parent, TokenSpan page) {
     free_slots_.pop_back();
     chains_[slot] = Chain{};
     std::copy(page.begin(), page.end(),
-              pages_.begin() + (slot - 1) * options_.page_size);
+              pages_.begin() + (slot - 1) * options().page_size);
   }
   chains_[slot].parent = parent;
   ++chains_[parent].children;
@@ -55,7 +55,7 @@ template <typename OnHit>
 std::pair<std::size_t, BlockPool::Slot> BlockPool::MatchHits(
     TokenSpan request, OnHit&& on_hit) const {
   // Step 1, always all-but-last: at most floor((n - 1) / P) pages.
-  const std::size_t page = options_.page_size;
+  const std::size_t page = options().page_size;
   const std::size_t pages =
       MatchLimitTokens(MatchLimit::kAllButLast, request.size(), page) / page;
   Slot chain = kEmptyChain;
@@ -75,7 +75,8 @@ Match BlockPool::MatchPrefix(TokenSpan request) const {
   BlockId last = kNoBlock;
   const std::size_t hits =
       MatchHits(request, [&](BlockId id) { last = id; }).first;
-  return Match{.matched_length = hits * options_.page_size, .cache_node = last};
+  return Match{.matched_length = hits * options().page_size,
+               .cache_node = last};
 }
 
 void BlockPool::RemoveFromFreeQueue(BlockId id) {
@@ -110,7 +111,7 @@ void BlockPool::AppendToFreeQueue(BlockId id) {
 }
 
 BlockPool::BlockId BlockPool::Allocate() {
-  if (next_unused_ <= options_.capacity) {
+  if (next_unused_ <= options().capacity) {
     ReserveGeometric(blocks_, blocks_.size() + 1);
     blocks_.emplace_back();
     return next_unused_++;
@@ -134,8 +135,8 @@ BlockPool::BlockId BlockPool::Allocate() {
   const Slot dropped = std::exchange(block.chain, kEmptyChain);
   block.previous_holder = block.next_holder = kNoBlock;
   --cached_blocks_;
-  ++evicted_;
-  if (listener_) listener_(PageOf(dropped));
+  CountEvicted(1);
+  ReportEvicted(PageOf(dropped));
   ForgetUnneeded(dropped);
   return id;
 }
@@ -157,9 +158,9 @@ void BlockPool::Hold(BlockId id, Slot chain) {
 
 Attempt BlockPool::Start(TokenSpan prompt, std::uint64_t stored_length,
                          Running& running) {
-  const std::size_t page = options_.page_size;
+  const std::size_t page = options().page_size;
   const std::uint64_t needed = (stored_length + page - 1) / page;  // N
-  if (needed > options_.capacity) {  // step 2: refused
+  if (needed > options().capacity) {  // step 2: refused
     return Attempt{.outcome = AttemptOutcome::kRefuse, .match = {}};
   }
   std::vector<BlockId>& blocks = running.blocks;
@@ -167,30 +168,29 @@ Attempt BlockPool::Start(TokenSpan prompt, std::uint64_t stored_length,
   std::uint64_t taken_hits = 0;  // hit blocks with count 0: queued ones
   const auto [hits, hit_chain] = MatchHits(prompt, [&](BlockId id) {
     blocks.push_back(id);
-    taken_hits += blocks_[id].count == 0 ? 1 : 0;
+    taken_hits += pins_.is_pinned(id) ? 0 : 1;
   });
   // §10.4's room: the new blocks and the hit blocks with count 0 come from
   // the free queue: its never-used IDs and its used part. Unbounded, room
   // never fails.
-  if (options_.bounded() &&
+  if (options().bounded() &&
       needed - hits + taken_hits >
-          options_.capacity - (next_unused_ - 1) + queued_blocks_) {
+          options().capacity - (next_unused_ - 1) + queued_blocks_) {
     return Attempt{.outcome = AttemptOutcome::kWait, .match = {}};
   }
   const Match match{.matched_length = hits * page,
                     .cache_node = hits == 0 ? kRootNode : blocks.back()};
   // Step 3, touch. Unbounded, no block is queued.
   for (const BlockId id : blocks) {
-    Block& block = blocks_[id];
-    if (block.queued) RemoveFromFreeQueue(id);
-    if (block.count++ == 0) ++pinned_blocks_;
+    pins_.Pin(id, [this](BlockId pinned) {
+      if (blocks_[pinned].queued) RemoveFromFreeQueue(pinned);
+    });
   }
   // Step 4, allocate. The hit chains are held by the hit blocks, out of the
   // free queue, so no allocation forgets hit_chain.
   while (blocks.size() < needed) {
-    const BlockId id = Allocate();
-    blocks_[id].count = 1;
-    ++pinned_blocks_;
+    const BlockId id = Allocate();  // out of the free queue
+    pins_.Pin(id);
     blocks.push_back(id);
   }
   // Step 5, cache: blocks h+1 ... F join the end of their chain's list.
@@ -208,7 +208,7 @@ void BlockPool::Release(const Running& running, TokenSpan stored) {
   // §10.4: under "unique", blocks F+1 ... floor(L/P) hold the stored
   // sequence's chains; a block of the request holds its chain F, so that
   // chain is still known.
-  const std::size_t page = options_.page_size;
+  const std::size_t page = options().page_size;
   Slot chain = running.prompt_chain;
   for (std::uint64_t k = running.prompt_pages; k < stored.size() / page; ++k) {
     chain = FindOrAddChain(chain, stored.subspan(k * page, page));
@@ -218,9 +218,9 @@ void BlockPool::Release(const Running& running, TokenSpan stored) {
   // queue's tail. Unbounded, step 4 never takes a used block, so the free
   // queue's used part is not kept.
   for (auto it = running.blocks.rbegin(); it != running.blocks.rend(); ++it) {
-    if (--blocks_[*it].count > 0) continue;
-    --pinned_blocks_;
-    if (options_.bounded()) AppendToFreeQueue(*it);
+    pins_.Unpin(*it, [this](BlockId unpinned) {
+      if (options().bounded()) AppendToFreeQueue(unpinned);
+    });
   }
 }
 
@@ -238,19 +238,18 @@ Attempt BlockPool::Admit(RequestId id, TokenSpan prompt,
   Running running;
   const Attempt attempt = Start(prompt, stored_length, running);
   if (attempt.outcome == AttemptOutcome::kStart) {
-    running_.emplace(id, std::move(running));
+    pins_.Admit(id, std::move(running));
   }
   return attempt;
 }
 
 void BlockPool::Finish(RequestId id, TokenSpan stored) {
-  auto entry = running_.extract(id);
-  Release(entry.mapped(), stored);
+  Release(pins_.Finish(id), stored);
 }
 
 NodeId BlockPool::Insert(TokenSpan sequence) {
   Access(sequence);
-  const std::size_t page = options_.page_size;
+  const std::size_t page = options().page_size;
   Slot chain = kEmptyChain;
   NodeId last = kRootNode;
   for (std::size_t k = 0; k < sequence.size() / page; ++k) {
@@ -268,7 +267,8 @@ std::size_t BlockPool::memory_bytes() const {
          VectorHeapBytes<Token>(pages_.capacity()) +
          VectorHeapBytes<Slot>(free_slots_.capacity()) +
          children_.memory_bytes() + VectorHeapBytes<Block>(blocks_.capacity()) +
-         VectorHeapBytes<BlockId>(scratch_.blocks.capacity());
+         VectorHeapBytes<BlockId>(scratch_.blocks.capacity()) +
+         pins_.memory_bytes();
 }
 
 }  // namespace kvprefix

@@ -46,15 +46,16 @@
 #include <utility>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
 #include "kvprefix/cache.h"
+#include "kvprefix/cache_core.h"
 #include "kvprefix/page_map.h"
+#include "kvprefix/pins.h"
 #include "kvprefix/request.h"
 #include "kvprefix/types.h"
 
 namespace kvprefix {
 
-class BlockPool {
+class BlockPool : public CacheCore {
  public:
   static constexpr std::string_view kName = "hash";
 
@@ -76,23 +77,21 @@ class BlockPool {
 
   // SPEC §10.4, model vllm: ReferenceBlockPool's Admit, PrefillEnd and
   // Finish (kvprefix/request.h's ServingEngine), with a reference count
-  // per block. O(n) expected per call for n tokens, plus a hash map entry
-  // per running request.
+  // per block (kvprefix/pins.h). O(n) expected per call for n tokens, plus
+  // a hash map entry per running request.
   Attempt Admit(RequestId id, TokenSpan prompt, std::uint64_t stored_length);
   void PrefillEnd(RequestId, TokenSpan) {}
   void Finish(RequestId id, TokenSpan stored);
   Match PeekMatch(TokenSpan request) const { return MatchPrefix(request); }
   // Blocks with a count above 0, holding a chain, taken from a chain. O(1).
-  std::uint64_t pinned() const { return pinned_blocks_; }
+  std::uint64_t pinned() const { return pins_.pinned(); }
   std::uint64_t cached_pages() const { return cached_blocks_; }
-  std::uint64_t evicted_pages() const { return evicted_; }
+  std::uint64_t evicted_pages() const { return evicted_count(); }
   Match MatchPrefix(TokenSpan request) const;
   std::uint64_t node_count() const { return cached_blocks_; }
-  std::uint64_t evicted_count() const { return evicted_; }
-  const CacheOptions& options() const { return options_; }
-  void SetEvictionListener(EvictionListener listener) {
-    listener_ = std::move(listener);
-  }
+  // options(), evicted_count() and SetEvictionListener() are CacheCore's
+  // (kvprefix/cache_core.h): evicted_count() is evicted_pages(), and the
+  // listener gets the page of each block step 4 takes from a chain.
   // The chain, block, page and scratch arrays and the page map. O(1).
   std::size_t memory_bytes() const;
 
@@ -114,8 +113,7 @@ class BlockPool {
     BlockId next_holder = kNoBlock;
     BlockId previous_free = kNoBlock;  // in the free queue
     BlockId next_free = kNoBlock;
-    bool queued = false;      // in the free queue (its used part)
-    std::uint64_t count = 0;  // SPEC §10.4: running requests holding it
+    bool queued = false;  // in the free queue (its used part)
   };
   // A started request: its blocks 1 ... N, its prompt's whole pages F and
   // the chain of its first F pages.
@@ -127,8 +125,8 @@ class BlockPool {
 
   // The last page of the chain in `slot`.
   TokenSpan PageOf(Slot slot) const {
-    return TokenSpan(pages_).subspan((slot - 1) * options_.page_size,
-                                     options_.page_size);
+    return TokenSpan(pages_).subspan((slot - 1) * options().page_size,
+                                     options().page_size);
   }
   // The chain extending `parent` by `page`, or PageMap::kNone.
   Slot FindChain(Slot parent, TokenSpan page) const {
@@ -158,7 +156,6 @@ class BlockPool {
   // Block `id` joins the end of `chain`'s list of holders.
   void Hold(BlockId id, Slot chain);
 
-  CacheOptions options_;
   std::vector<Chain> chains_ = std::vector<Chain>(1);  // [Slot]; [0] empty
   std::vector<Token> pages_;      // [(slot - 1) * P, + P): chain slot's page
   std::vector<Slot> free_slots_;  // forgotten chains'
@@ -171,10 +168,9 @@ class BlockPool {
   std::uint64_t queued_blocks_ = 0;  // in the used part of the free queue
   Running scratch_;                  // Access's request
   std::uint64_t cached_blocks_ = 0;
-  std::uint64_t evicted_ = 0;
-  EvictionListener listener_;
-  absl::flat_hash_map<RequestId, Running> running_;  // SPEC §10.4
-  std::uint64_t pinned_blocks_ = 0;
+  // SPEC §10.4: each block's reference count (kvprefix/pins.h; dense, the
+  // blocks being 1 ... C), and each running request's blocks.
+  PinTable<BlockId, Running, DensePinCounts<BlockId>> pins_;
 };
 
 }  // namespace kvprefix

@@ -20,7 +20,7 @@ ReferenceBlockPool::ReferenceBlockPool()
     : ReferenceBlockPool(UnboundedVllm()) {}
 
 ReferenceBlockPool::ReferenceBlockPool(const CacheOptions& options)
-    : options_(options) {
+    : CacheCore(options) {
   CheckModelEngineOptions("reference block pool", CacheModel::kVllm, options);
 }
 
@@ -51,7 +51,7 @@ std::vector<ReferenceBlockPool::BlockId> ReferenceBlockPool::MatchBlocks(
   // "1. match: for k = 1, 2, ... up to floor((n-1)/P) (always all-but-last):
   // if the index's list for chain k is not empty, hit block k is the first
   // block of that list; otherwise stop."
-  const std::size_t page = options_.page_size;
+  const std::size_t page = options().page_size;
   const std::size_t pages =
       MatchLimitTokens(MatchLimit::kAllButLast, request.size(), page) / page;
   std::vector<BlockId> hits;
@@ -68,7 +68,7 @@ Match ReferenceBlockPool::MatchPrefix(TokenSpan request) const {
   const std::vector<BlockId> hits = MatchBlocks(request);
   // "matched_length = h·P and cache_node is the ID of hit block h (0 when
   // h = 0)"
-  return Match{.matched_length = hits.size() * options_.page_size,
+  return Match{.matched_length = hits.size() * options().page_size,
                .cache_node = hits.empty() ? kRootNode : hits.back()};
 }
 
@@ -77,7 +77,7 @@ ReferenceBlockPool::BlockId ReferenceBlockPool::Allocate() {
   // holds a chain is first removed from that chain's list (this is the only
   // eviction)". The head part is the IDs never used (see the header).
   BlockId id;
-  if (next_unused_ <= options_.capacity) {
+  if (next_unused_ <= options().capacity) {
     id = next_unused_++;
     blocks_.emplace_back();
     return id;
@@ -91,16 +91,16 @@ ReferenceBlockPool::BlockId ReferenceBlockPool::Allocate() {
     chain.blocks.erase(block.in_chain);
     block.chain = kEmptyChain;
     --cached_blocks_;
-    ++evicted_;
-    if (listener_) listener_(TokenSpan(chain.page));
+    CountEvicted(1);
+    ReportEvicted(TokenSpan(chain.page));
     if (page_events_ != nullptr) page_events_->Removed(block.handle);
   }
   return id;
 }
 
 std::uint64_t ReferenceBlockPool::FreeBlocks() const {
-  if (!options_.bounded()) return kUnbounded;
-  return options_.capacity - (next_unused_ - 1) + free_queue_.size();
+  if (!options().bounded()) return kUnbounded;
+  return options().capacity - (next_unused_ - 1) + free_queue_.size();
 }
 
 void ReferenceBlockPool::Hold(BlockId id, ChainId chain) {
@@ -134,40 +134,39 @@ Match ReferenceBlockPool::Access(TokenSpan request) {
 
 Attempt ReferenceBlockPool::Admit(RequestId id, TokenSpan prompt,
                                   std::uint64_t stored_length) {
-  const std::size_t page = options_.page_size;
+  const std::size_t page = options().page_size;
   const std::uint64_t needed = (stored_length + page - 1) / page;  // N
   const std::vector<BlockId> hits = MatchBlocks(prompt);
   // "2. refuse: if N > C the request is refused ... whatever step 1 found,
   // and nothing changes" (§10.4: whatever is running).
-  if (needed > options_.capacity) {
+  if (needed > options().capacity) {
     return Attempt{.outcome = AttemptOutcome::kRefuse, .match = {}};
   }
   // §10.4 "Room: the blocks it would take from the free queue are (N - h)
   // plus the hit blocks whose count is 0; if that is more than the free
   // queue's length, wait (nothing changes)."
   std::uint64_t taken = needed - hits.size();
-  for (const BlockId hit : hits) taken += blocks_[hit].count == 0 ? 1 : 0;
+  for (const BlockId hit : hits) taken += pins_.is_pinned(hit) ? 0 : 1;
   if (taken > FreeBlocks()) {
     return Attempt{.outcome = AttemptOutcome::kWait, .match = {}};
   }
   // "3. touch: the h hit blocks leave the free queue" (§10.4: "each hit
   // block whose count is 0 leaves the free queue, and every hit block adds
   // 1 to its count").
-  for (const BlockId hit : hits) {
-    Block& block = blocks_[hit];
+  const auto leave_free_queue = [this](BlockId pinned) {
+    Block& block = blocks_[pinned];
     if (block.queued) {
       free_queue_.erase(block.in_free_queue);
       block.queued = false;
     }
-    if (block.count++ == 0) ++pinned_blocks_;
-  }
+  };
+  for (const BlockId hit : hits) pins_.Pin(hit, leave_free_queue);
   // "4. allocate N - h blocks ... They become the request's blocks
-  // h+1 ... N" (count 1).
+  // h+1 ... N" (count 1; Allocate took them from the free queue).
   Running running{.blocks = hits, .prompt_pages = prompt.size() / page};
   while (running.blocks.size() < needed) {
     const BlockId allocated = Allocate();
-    blocks_[allocated].count = 1;
-    ++pinned_blocks_;
+    pins_.Pin(allocated);
     running.blocks.push_back(allocated);
   }
   // "5. cache: each block k = h+1 ... F now holds chain k, appended to the
@@ -178,7 +177,7 @@ Attempt ReferenceBlockPool::Admit(RequestId id, TokenSpan prompt,
     chain = FindOrAddChain(chain, prompt.subspan(k * page, page));
     if (k >= hits.size()) Hold(running.blocks[k], chain);
   }
-  running_.emplace(id, std::move(running));
+  pins_.Admit(id, std::move(running));
   return Attempt{
       .outcome = AttemptOutcome::kStart,
       .match = Match{.matched_length = hits.size() * page,
@@ -186,8 +185,8 @@ Attempt ReferenceBlockPool::Admit(RequestId id, TokenSpan prompt,
 }
 
 void ReferenceBlockPool::Finish(RequestId id, TokenSpan stored) {
-  const std::size_t page = options_.page_size;
-  const Running running = std::move(running_.extract(id).mapped());
+  const std::size_t page = options().page_size;
+  const Running running = pins_.Finish(id);
   // §10.4: "under "unique", blocks F+1 ... floor(L/P) hold the chains of
   // the stored sequence".
   ChainId chain = kEmptyChain;
@@ -203,19 +202,18 @@ void ReferenceBlockPool::Finish(RequestId id, TokenSpan stored) {
   // Unbounded, step 4 never takes a used block, so the used part is not
   // kept.
   for (auto it = running.blocks.rbegin(); it != running.blocks.rend(); ++it) {
-    Block& block = blocks_[*it];
-    if (--block.count > 0) continue;
-    --pinned_blocks_;
-    if (options_.bounded()) {
-      block.in_free_queue = free_queue_.insert(free_queue_.end(), *it);
+    pins_.Unpin(*it, [this](BlockId unpinned) {
+      if (!options().bounded()) return;
+      Block& block = blocks_[unpinned];
+      block.in_free_queue = free_queue_.insert(free_queue_.end(), unpinned);
       block.queued = true;
-    }
+    });
   }
 }
 
 NodeId ReferenceBlockPool::Insert(TokenSpan sequence) {
   Access(sequence);
-  const std::size_t page = options_.page_size;
+  const std::size_t page = options().page_size;
   ChainId chain = kEmptyChain;
   NodeId last = kRootNode;
   for (std::size_t k = 0; k < sequence.size() / page; ++k) {
@@ -242,7 +240,8 @@ std::size_t ReferenceBlockPool::memory_bytes() const {
                  kTreeNode +
                  sizeof(std::pair<const std::pair<ChainId, std::vector<Token>>,
                                   ChainId>)) +
-         (cached_blocks_ + free_queue_.size()) * MallocChunkBytes(kListNode);
+         (cached_blocks_ + free_queue_.size()) * MallocChunkBytes(kListNode) +
+         pins_.memory_bytes();
 }
 
 }  // namespace kvprefix

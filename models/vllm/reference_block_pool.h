@@ -31,15 +31,16 @@
 #include <utility>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
 #include "kvprefix/cache.h"
+#include "kvprefix/cache_core.h"
 #include "kvprefix/page_events.h"
+#include "kvprefix/pins.h"
 #include "kvprefix/request.h"
 #include "kvprefix/types.h"
 
 namespace kvprefix {
 
-class ReferenceBlockPool {
+class ReferenceBlockPool : public CacheCore {
  public:
   static constexpr std::string_view kName = "reference";
 
@@ -73,16 +74,14 @@ class ReferenceBlockPool {
   Match PeekMatch(TokenSpan request) const { return MatchPrefix(request); }
   // Blocks with a count above 0; blocks holding a chain; blocks taken from
   // a chain by step 4. O(1).
-  std::uint64_t pinned() const { return pinned_blocks_; }
+  std::uint64_t pinned() const { return pins_.pinned(); }
   std::uint64_t cached_pages() const { return cached_blocks_; }
-  std::uint64_t evicted_pages() const { return evicted_; }
+  std::uint64_t evicted_pages() const { return evicted_count(); }
   Match MatchPrefix(TokenSpan request) const;
   std::uint64_t node_count() const { return cached_blocks_; }
-  std::uint64_t evicted_count() const { return evicted_; }
-  const CacheOptions& options() const { return options_; }
-  void SetEvictionListener(EvictionListener listener) {
-    listener_ = std::move(listener);
-  }
+  // options(), evicted_count() and SetEvictionListener() are CacheCore's
+  // (kvprefix/cache_core.h): evicted_count() is evicted_pages(), and the
+  // listener gets the page of each block step 4 takes from a chain.
   // Reports each block as it comes to hold a chain's page and as step 4
   // takes it from that chain (kvprefix/page_events.h); null: none. Set on
   // an empty pool; `listener` must outlive the pool's changes.
@@ -109,7 +108,6 @@ class ReferenceBlockPool {
     std::list<BlockId>::iterator in_chain;  // its entry in chain.blocks
     std::list<BlockId>::iterator in_free_queue;
     bool queued = false;       // in the free queue
-    std::uint64_t count = 0;   // SPEC §10.4: running requests holding it
     std::uint64_t handle = 0;  // page_events_'s for the chain it holds
   };
   // A running request: its N blocks, and its prompt's whole pages F.
@@ -132,7 +130,6 @@ class ReferenceBlockPool {
   // Block `id` holds `chain`, at the end of the chain's list.
   void Hold(BlockId id, ChainId chain);
 
-  CacheOptions options_;
   std::map<std::pair<ChainId, std::vector<Token>>, ChainId> chain_ids_;
   std::vector<Chain> chains_ = std::vector<Chain>(1);  // [ChainId]
   std::vector<Block> blocks_ = std::vector<Block>(1);  // [BlockId]; [0] unused
@@ -140,11 +137,10 @@ class ReferenceBlockPool {
                                    // here to C were never used
   std::list<BlockId> free_queue_;  // then the used part, head first
   std::uint64_t cached_blocks_ = 0;
-  std::uint64_t evicted_ = 0;
-  EvictionListener listener_;
   PageEventListener* page_events_ = nullptr;
-  absl::flat_hash_map<RequestId, Running> running_;  // SPEC §10.4
-  std::uint64_t pinned_blocks_ = 0;
+  // SPEC §10.4: each block's reference count (kvprefix/pins.h), and each
+  // running request's blocks.
+  PinTable<BlockId, Running, DensePinCounts<BlockId>> pins_;
 };
 
 }  // namespace kvprefix
