@@ -252,7 +252,12 @@ class Target {
         options_type_(std::move(options_type)),
         compare_(compare) {}
 
-  std::optional<Finding> Check(const BatchInput& input) const {
+  // SPEC §8.1: a document's namespaces are folded into the first tokens
+  // the cache is given (kvprefix/namespaces.h), as a plugin gets them, and
+  // the reference answers the folded sequences.
+  std::optional<Finding> Check(const BatchInput& given) const {
+    const std::optional<BatchInput> folded = FoldedBatch(given);
+    const BatchInput& input = folded ? *folded : given;
     Finding finding;
     const CacheOptions options;
     py::object cache;
@@ -298,7 +303,11 @@ class Target {
     return std::nullopt;
   }
 
-  std::optional<Finding> Check(const ReplayInput& input) const {
+  std::optional<Finding> Check(const ReplayInput& given) const {
+    ReplayInput input;
+    input.options = given.options;
+    input.requests = given.requests;
+    FoldNamespaces(input.requests, given.namespaces);
     Finding finding;
     py::object cache;
     if (!MakeCache(input.options, cache, finding)) return finding;

@@ -1774,6 +1774,103 @@ TEST(ShrinkTest, ModelMutantsShrinkToSmallDocuments) {
   }
 }
 
+// About one generated input in four carries namespaces (SPEC §8.1): "" and
+// others, one per sequence, with equal tokens in two namespaces (the copy
+// AddRandomNamespaces adds); the rest have none, as before.
+TEST(VerifyInputsTest, GeneratedInputsCarryNamespacesOnSomeRuns) {
+  int replays = 0;
+  int batches = 0;
+  std::set<std::string> names;
+  for (std::uint64_t run = 0; run < 400; ++run) {
+    const int size = GeneratorSize(run, 400, 100);
+    const ReplayInput replay = GeneratedReplayInput(1, run, size).input;
+    if (!replay.namespaces.empty()) {
+      ++replays;
+      ASSERT_EQ(replay.namespaces.size(), replay.requests.size()) << run;
+      names.insert(replay.namespaces.begin(), replay.namespaces.end());
+      bool equal_apart = false;  // equal requests in two namespaces
+      for (std::size_t i = 0; i + 1 < replay.requests.size(); ++i) {
+        equal_apart |=
+            std::ranges::equal(replay.requests[i], replay.requests[i + 1]) &&
+            replay.namespaces[i] != replay.namespaces[i + 1];
+      }
+      EXPECT_TRUE(equal_apart) << run;
+    }
+    const BatchInput batch = GeneratedInput(1, run, size).input;
+    if (!batch.namespaces.empty()) {
+      ++batches;
+      EXPECT_EQ(batch.cached_namespaces.size(), batch.cached_sequences.size());
+      EXPECT_EQ(batch.namespaces.size(), batch.requests.size());
+    }
+  }
+  EXPECT_GT(replays, 60) << "of 400";
+  EXPECT_LT(replays, 140) << "of 400";
+  EXPECT_GT(batches, 60) << "of 400";
+  EXPECT_LT(batches, 140) << "of 400";
+  EXPECT_EQ(names, (std::set<std::string>{"", "lora-a", "salt-b"}));
+}
+
+// The namespace mutant (a cache that ignores namespaces) is caught on the
+// generated documents and inputs and shrinks to a small one; its correct
+// baseline passes every one of them.
+TEST(ShrinkTest, NamespaceMutantIsCaughtOnGeneratedDocuments) {
+  const ReplayChecker baseline = MutantChecker("mutant-namespace-baseline");
+  for (std::uint64_t run = 0; run < 300; ++run) {
+    const auto failure = baseline(
+        GeneratedReplayInput(1, run, GeneratorSize(run, 300, 100)).input);
+    ASSERT_FALSE(failure) << run << ": " << failure->message;
+  }
+  for (std::string_view name : test::NamespaceMutantNames()) {
+    const ReplayChecker check = MutantChecker(name);
+    std::optional<Failure> failure;
+    ReplayInput input;
+    std::uint64_t run = 0;
+    for (; run < 300 && !failure; ++run) {
+      input = GeneratedReplayInput(1, run, GeneratorSize(run, 300, 100)).input;
+      failure = check(input);
+    }
+    ASSERT_TRUE(failure) << name << " was never caught";
+    EXPECT_LT(run, 20u) << name;
+    EXPECT_EQ(failure->kind, FailureKind::kWrongAnswer) << failure->message;
+    const ReplayShrinkResult shrunk = Shrink(input, *failure, check, {});
+    EXPECT_TRUE(check(shrunk.input)) << name;
+    // Two equal requests in two namespaces are the whole bug.
+    EXPECT_EQ(shrunk.input.requests.size(), 2u) << name;
+    EXPECT_EQ(shrunk.input.namespaces.size(), 2u) << name;
+    std::cout << name << ": caught at generated document " << run - 1
+              << ", shrunk to " << shrunk.input.requests.size()
+              << " requests\n";
+    // The batch job's generated inputs catch it too.
+    const Checker batch = MakeEngineChecker([name](const CacheOptions&) {
+      std::vector<std::unique_ptr<PrefixIndex>> engines;
+      engines.push_back(test::MakeMutant(name));
+      return engines;
+    });
+    std::optional<Failure> batch_failure;
+    for (run = 0; run < 300 && !batch_failure; ++run) {
+      batch_failure =
+          batch(GeneratedInput(1, run, GeneratorSize(run, 300, 100)).input);
+    }
+    EXPECT_TRUE(batch_failure) << name << " passed 300 generated inputs";
+  }
+}
+
+// The same through the CLI with a --cmd program that ignores namespaces:
+// caught on generated inputs (batch and replay), while prefix_cache.py and
+// replay_cache.py, which fold them, pass (the tests above).
+TEST(VerifyCliTest, ProgramIgnoringNamespacesIsCaught) {
+  for (const std::string& flags :
+       {"--cmd " + Quote(Script("ignores_namespaces.py")),
+        RequestsFlags("ignores_namespaces.py --replay")}) {
+    const std::string out = TempPath("ns-" + std::to_string(flags.size()));
+    const CliRun run = RunVerify(flags + " --runs 200 --seed 1 --out " + out);
+    EXPECT_EQ(run.exit_status, 1) << run.output;
+    EXPECT_THAT(run.output, HasSubstr("FAILED: wrong-answer on "))
+        << run.output;
+    EXPECT_THAT(test::ReadTextFile(out), HasSubstr("namespaces")) << flags;
+  }
+}
+
 // "all" stands for the engines of the input's model (SPEC §9): for vllm
 // those of EngineNames(kVllm) but the reference, not every engine (the
 // others refuse the model, and every document would be skipped).
