@@ -117,6 +117,22 @@ void AddRandomNamespaces(std::uint64_t seed, ReplayInput& input) {
   input.namespaces = std::move(namespaces);
 }
 
+void RemoveRandomNamespaces(std::uint64_t seed, ReplayInput& input) {
+  if (input.namespaces.empty() || input.requests.size() < 2) return;
+  // The draws of AddRandomNamespaces, to find the copy it added.
+  Draw draw(seed ^ kNamespaceStream);
+  draw.Below(4);
+  const std::size_t count = input.requests.size() - 1;
+  DrawNamespaces(draw, count);
+  const std::size_t copied = draw.Below(count);
+  SequenceList requests;
+  for (std::size_t i = 0; i < input.requests.size(); ++i) {
+    if (i != copied + 1) requests.Append(input.requests[i]);
+  }
+  input.requests = std::move(requests);
+  input.namespaces.clear();
+}
+
 void AddRandomNamespaces(std::uint64_t seed, BatchInput& input) {
   Draw draw(seed ^ kNamespaceStream);
   if (draw.Below(4) != 0 || input.cached_sequences.empty()) return;

@@ -42,6 +42,13 @@ inline constexpr std::array<std::string_view, 3> kRandomNamespaces = {
 // Deterministic in (seed, input) as above. O(tokens). Thread-safe.
 void AddRandomNamespaces(std::uint64_t seed, ReplayInput& input);
 
+// Undoes AddRandomNamespaces(seed, input) on the replay it changed (the
+// same seed): the copy it added is removed and the namespaces cleared, so
+// the replay is RandomReplayInput's again; does nothing to a replay without
+// namespaces. For inputs that take no namespaces (SPEC §10 documents).
+// O(tokens).
+void RemoveRandomNamespaces(std::uint64_t seed, ReplayInput& input);
+
 // The same for a batch input: each cached sequence and request gets a
 // namespace, and one more request, a copy of a cached sequence in another
 // namespace than that sequence's.

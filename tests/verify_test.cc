@@ -1774,12 +1774,12 @@ TEST(ShrinkTest, ModelMutantsShrinkToSmallDocuments) {
   }
 }
 
-// About one generated input in four carries namespaces (SPEC §8.1): "" and
-// others, one per sequence, with equal tokens in two namespaces (the copy
-// AddRandomNamespaces adds); the rest have none, as before.
+// About one generated replay document in four carries namespaces (SPEC
+// §8.1): "" and others, one per request, with equal tokens in two
+// namespaces (the copy AddRandomNamespaces adds); the rest have none, as
+// before, and so do generated batch inputs.
 TEST(VerifyInputsTest, GeneratedInputsCarryNamespacesOnSomeRuns) {
   int replays = 0;
-  int batches = 0;
   std::set<std::string> names;
   for (std::uint64_t run = 0; run < 400; ++run) {
     const int size = GeneratorSize(run, 400, 100);
@@ -1796,22 +1796,16 @@ TEST(VerifyInputsTest, GeneratedInputsCarryNamespacesOnSomeRuns) {
       }
       EXPECT_TRUE(equal_apart) << run;
     }
-    const BatchInput batch = GeneratedInput(1, run, size).input;
-    if (!batch.namespaces.empty()) {
-      ++batches;
-      EXPECT_EQ(batch.cached_namespaces.size(), batch.cached_sequences.size());
-      EXPECT_EQ(batch.namespaces.size(), batch.requests.size());
-    }
+    // Batch inputs keep none (the plugin tests' generated inputs).
+    EXPECT_TRUE(GeneratedInput(1, run, size).input.namespaces.empty());
   }
   EXPECT_GT(replays, 60) << "of 400";
   EXPECT_LT(replays, 140) << "of 400";
-  EXPECT_GT(batches, 60) << "of 400";
-  EXPECT_LT(batches, 140) << "of 400";
   EXPECT_EQ(names, (std::set<std::string>{"", "lora-a", "salt-b"}));
 }
 
 // The namespace mutant (a cache that ignores namespaces) is caught on the
-// generated documents and inputs and shrinks to a small one; its correct
+// generated replay documents and shrinks to a small one; its correct
 // baseline passes every one of them.
 TEST(ShrinkTest, NamespaceMutantIsCaughtOnGeneratedDocuments) {
   const ReplayChecker baseline = MutantChecker("mutant-namespace-baseline");
@@ -1840,28 +1834,15 @@ TEST(ShrinkTest, NamespaceMutantIsCaughtOnGeneratedDocuments) {
     std::cout << name << ": caught at generated document " << run - 1
               << ", shrunk to " << shrunk.input.requests.size()
               << " requests\n";
-    // The batch job's generated inputs catch it too.
-    const Checker batch = MakeEngineChecker([name](const CacheOptions&) {
-      std::vector<std::unique_ptr<PrefixIndex>> engines;
-      engines.push_back(test::MakeMutant(name));
-      return engines;
-    });
-    std::optional<Failure> batch_failure;
-    for (run = 0; run < 300 && !batch_failure; ++run) {
-      batch_failure =
-          batch(GeneratedInput(1, run, GeneratorSize(run, 300, 100)).input);
-    }
-    EXPECT_TRUE(batch_failure) << name << " passed 300 generated inputs";
   }
 }
 
 // The same through the CLI with a --cmd program that ignores namespaces:
-// caught on generated inputs (batch and replay), while prefix_cache.py and
-// replay_cache.py, which fold them, pass (the tests above).
+// caught on generated replay documents, while replay_cache.py, which folds
+// them, passes (the tests above).
 TEST(VerifyCliTest, ProgramIgnoringNamespacesIsCaught) {
   for (const std::string& flags :
-       {"--cmd " + Quote(Script("ignores_namespaces.py")),
-        RequestsFlags("ignores_namespaces.py --replay")}) {
+       {RequestsFlags("ignores_namespaces.py --replay")}) {
     const std::string out = TempPath("ns-" + std::to_string(flags.size()));
     const CliRun run = RunVerify(flags + " --runs 200 --seed 1 --out " + out);
     EXPECT_EQ(run.exit_status, 1) << run.output;

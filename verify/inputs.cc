@@ -217,7 +217,7 @@ CacheOptions FixedOptions(const GeneratedModel& model) {
 }
 
 // checking::Random<Input> with checking::AddRandomNamespaces: about one
-// input in four has namespaces (SPEC §8.1).
+// replay document in four has namespaces (SPEC §8.1).
 template <typename Input>
 Input WithNamespaces(Input (*random)(std::uint64_t, int), std::uint64_t seed,
                      int size) {
@@ -233,10 +233,8 @@ ReplayInput RandomReplay(std::uint64_t seed, int size) {
 }  // namespace
 
 NamedInput GeneratedInput(std::uint64_t seed, std::uint64_t run, int size) {
-  return Generated<BatchInput>(
-      "input", seed, run, size, [](std::uint64_t each, int each_size) {
-        return WithNamespaces(checking::RandomBatchInput, each, each_size);
-      });
+  return Generated<BatchInput>("input", seed, run, size,
+                               checking::RandomBatchInput);
 }
 
 NamedReplayInput GeneratedReplayInput(std::uint64_t seed, std::uint64_t run,
@@ -382,8 +380,9 @@ NamedServeInput GeneratedServeInput(
       GeneratedReplayInput(seed, run, size, model, implemented);
   ServeInput input{.replay = std::move(document.input)};
   // No namespaces in §10 documents: the serving replays of --cmd programs
-  // (the Python §10 oracle) and --kv-events do not take them.
-  input.replay.namespaces.clear();
+  // (the Python §10 oracle) and --kv-events do not take them; the document
+  // is the one generated before namespaces were.
+  checking::RemoveRandomNamespaces(seed + run, input.replay);
   // Its own stream: the §8 document stays what GeneratedReplayInput gives.
   std::mt19937_64 random((seed + run) ^ 0x5E7E5E7E5E7E5E7Eull);
   const auto draw = [&random](std::uint64_t low, std::uint64_t high) {
