@@ -5,6 +5,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <stdexcept>
 
 #include "engines/registry.h"
 #include "io/json_strings.h"
@@ -63,7 +64,40 @@ std::string FormatOperation(const Operation& operation) {
   const char* verb = operation.kind == Operation::Kind::kInsert  ? "insert "
                      : operation.kind == Operation::Kind::kMatch ? "match "
                                                                  : "access ";
-  return verb + FormatTokens(operation.tokens);
+  std::string text = verb + FormatTokens(operation.tokens);
+  if (!operation.name_space.empty()) {
+    text += " in \"" + EscapeForMessage(operation.name_space, 256) + '"';
+  }
+  return text;
+}
+
+TokenSpan OperationTokens::Prepare(const Operation& operation) {
+  if (!fold_) {
+    if (!operation.name_space.empty()) {
+      throw std::invalid_argument(
+          "an operation in namespace \"" +
+          EscapeForMessage(operation.name_space) +
+          "\" in a run without namespaces (FoldNamespaces first)");
+    }
+    prepared_ = operation.tokens;
+    return prepared_;
+  }
+  folded_.assign(operation.tokens.begin(), operation.tokens.end());
+  if (!folded_.empty()) {
+    folded_.front() =
+        folder_.Fold(folder_.Intern(operation.name_space), folded_.front());
+  }
+  prepared_ = folded_;
+  return prepared_;
+}
+
+TokenSpan OperationTokens::For(PrefixIndex& engine,
+                               const Operation& operation) const {
+  if (!fold_) return prepared_;
+  auto* taker = dynamic_cast<NamespaceTaker*>(&engine);
+  if (taker == nullptr) return prepared_;
+  taker->SetNamespace(operation.name_space);
+  return operation.tokens;
 }
 
 std::string FormatCacheOptions(const CacheOptions& options) {
@@ -145,9 +179,17 @@ std::optional<std::string> DifferentialChecker::Apply(Operation&& operation) {
   return ApplyLast();
 }
 
+void DifferentialChecker::FoldNamespaces() {
+  if (!history_.empty()) {
+    throw std::logic_error(
+        "DifferentialChecker::FoldNamespaces after the first operation");
+  }
+  tokens_ = OperationTokens(true);
+}
+
 std::optional<std::string> DifferentialChecker::ApplyLast() {
   const Operation& operation = history_.back();
-  const TokenSpan tokens(operation.tokens);
+  const TokenSpan tokens = tokens_.Prepare(operation);
   if (evicted_) {
     for (EvictedPages& evicted : *evicted_) evicted.Clear();
   }
@@ -155,7 +197,8 @@ std::optional<std::string> DifferentialChecker::ApplyLast() {
     case Operation::Kind::kMatch: {
       const Match expected = reference_->MatchPrefix(tokens);
       for (auto& engine : engines_) {
-        const Match actual = engine->MatchPrefix(tokens);
+        const Match actual =
+            engine->MatchPrefix(tokens_.For(*engine, operation));
         if (!SameMatch(expected, actual)) {
           return Report(*engine, FormatMatch(expected), FormatMatch(actual));
         }
@@ -166,7 +209,7 @@ std::optional<std::string> DifferentialChecker::ApplyLast() {
       const NodeId expected = reference_->Insert(tokens);
       for (std::size_t i = 0; i < engines_.size(); ++i) {
         PrefixIndex& engine = *engines_[i];
-        const NodeId actual = engine.Insert(tokens);
+        const NodeId actual = engine.Insert(tokens_.For(engine, operation));
         if (comparison_ == Comparison::kLengths) continue;
         if (actual != expected) {
           return Report(engine, fmt::format("insert returns node {}", expected),
@@ -181,12 +224,13 @@ std::optional<std::string> DifferentialChecker::ApplyLast() {
       const Match expected_after = reference_->MatchPrefix(tokens);
       for (std::size_t i = 0; i < engines_.size(); ++i) {
         PrefixIndex& engine = *engines_[i];
-        const Match actual = engine.Access(tokens);
+        const Match actual = engine.Access(tokens_.For(engine, operation));
         if (!SameMatch(expected, actual)) {
           return Report(engine, "access matches " + FormatMatch(expected),
                         "access matches " + FormatMatch(actual));
         }
-        const Match actual_after = engine.MatchPrefix(tokens);
+        const Match actual_after =
+            engine.MatchPrefix(tokens_.For(engine, operation));
         if (!SameMatch(expected_after, actual_after)) {
           return Report(
               engine,
@@ -216,7 +260,11 @@ std::optional<std::string> DifferentialChecker::CompareAfterStep(
                   fmt::format("evicted_count {}", reference_->evicted_count()),
                   fmt::format("evicted_count {}", engine.evicted_count()));
   }
-  if (!evicted_) return std::nullopt;
+  // A NamespaceTaker evicts pages of its own tokens, not the folded ones.
+  if (!evicted_ || (tokens_.folds() &&
+                    dynamic_cast<const NamespaceTaker*>(&engine) != nullptr)) {
+    return std::nullopt;
+  }
   EvictedPages& expected = (*evicted_)[0];
   EvictedPages& actual = (*evicted_)[1 + engine_index];
   expected.Sort();  // again for each engine: cheap once sorted
@@ -271,34 +319,33 @@ std::string EvictedPages::Format(std::size_t max_pages) const {
 
 std::optional<std::string> DifferentialChecker::ApplyBatch(
     const BatchInput& input) {
-  const auto apply_all =
-      [&](const SequenceList& list,
-          Operation::Kind kind) -> std::optional<std::string> {
-    for (TokenSpan tokens : list) {
-      auto report =
-          Apply({kind, std::vector<Token>(tokens.begin(), tokens.end())});
-      if (report) return report;
-    }
-    return std::nullopt;
-  };
   // SPEC §8.1: the engines see the sequences with their namespaces folded.
-  const std::optional<BatchInput> folded = FoldedBatch(input);
-  const BatchInput& sequences = folded ? *folded : input;
-  if (auto report =
-          apply_all(sequences.cached_sequences, Operation::Kind::kInsert)) {
+  if (HasNamespaces(input.cached_namespaces) ||
+      HasNamespaces(input.namespaces)) {
+    FoldNamespaces();
+  }
+  if (auto report = ApplyAll(input.cached_sequences, input.cached_namespaces,
+                             Operation::Kind::kInsert)) {
     return report;
   }
-  return apply_all(sequences.requests, Operation::Kind::kMatch);
+  return ApplyAll(input.requests, input.namespaces, Operation::Kind::kMatch);
 }
 
 std::optional<std::string> DifferentialChecker::ApplyReplay(
     const ReplayInput& input) {
   // SPEC §8.1: the engines see the requests with their namespaces folded.
-  SequenceList requests = input.requests;
-  FoldNamespaces(requests, input.namespaces);
-  for (TokenSpan tokens : requests) {
-    auto report = Apply({Operation::Kind::kAccess,
-                         std::vector<Token>(tokens.begin(), tokens.end())});
+  if (HasNamespaces(input.namespaces)) FoldNamespaces();
+  return ApplyAll(input.requests, input.namespaces, Operation::Kind::kAccess);
+}
+
+std::optional<std::string> DifferentialChecker::ApplyAll(
+    const SequenceList& sequences, std::span<const std::string> namespaces,
+    Operation::Kind kind) {
+  for (std::size_t i = 0; i < sequences.size(); ++i) {
+    const TokenSpan tokens = sequences[i];
+    auto report =
+        Apply(Operation{kind, std::vector<Token>(tokens.begin(), tokens.end()),
+                        namespaces.empty() ? "" : namespaces[i]});
     if (report) return report;
   }
   return std::nullopt;

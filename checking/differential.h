@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -20,6 +21,7 @@
 
 #include "kvprefix/batch.h"
 #include "kvprefix/cache.h"
+#include "kvprefix/namespaces.h"
 #include "kvprefix/prefix_index.h"
 #include "kvprefix/replay.h"
 #include "kvprefix/types.h"
@@ -27,11 +29,57 @@
 namespace kvprefix::checking {
 
 // One step of an online workload: an insert or a match (SPEC §3), or an
-// access, the serving step of SPEC §8 (match, insert, touch, evict).
+// access, the serving step of SPEC §8 (match, insert, touch, evict), of
+// `tokens` in namespace `name_space` (SPEC §8.1; "" is the default).
 struct Operation {
   enum class Kind { kInsert, kMatch, kAccess };
   Kind kind;
   std::vector<Token> tokens;
+  std::string name_space = {};
+};
+
+// An engine under test that takes namespaces (SPEC §8.1) itself instead of
+// having the harness fold them into first tokens (kvprefix/namespaces.h):
+// in a run with namespaces (DifferentialChecker::FoldNamespaces) the checker
+// calls SetNamespace with each operation's namespace just before handing it
+// the operation's tokens as they are, unfolded. Every other engine, and the
+// reference, get the tokens folded by the checker's NamespaceFolder. The
+// pages a NamespaceTaker evicts in such a run are not compared (they hold
+// its own tokens); its matches and counts are. For a
+// cache whose own handling of namespaces is under test (the namespace
+// mutants of testing/mutants.h). In a run without namespaces SetNamespace
+// is never called.
+class NamespaceTaker {
+ public:
+  virtual ~NamespaceTaker() = default;
+  virtual void SetNamespace(std::string_view name) = 0;
+};
+
+// The tokens each engine is handed for an operation (see NamespaceTaker):
+// folded with the operation's namespace when the run has namespaces, else
+// as they are. Not thread-safe.
+class OperationTokens {
+ public:
+  // A run with namespaces when `fold`: every operation's first token is
+  // folded (a run folds all its operations or none, kvprefix/namespaces.h).
+  explicit OperationTokens(bool fold) : fold_(fold) {}
+
+  bool folds() const { return fold_; }
+  // The tokens of `operation` as the reference sees them (folded or not);
+  // valid until the next call. Throws as NamespaceFolder::Fold, and
+  // std::invalid_argument for an operation with a namespace in a run
+  // without. O(tokens).
+  TokenSpan Prepare(const Operation& operation);
+  // The tokens `engine` is handed for `operation`, last given to Prepare:
+  // Prepare's, or for a NamespaceTaker in a run with namespaces
+  // operation.tokens, after its SetNamespace. O(1).
+  TokenSpan For(PrefixIndex& engine, const Operation& operation) const;
+
+ private:
+  bool fold_;
+  NamespaceFolder folder_;
+  std::vector<Token> folded_;
+  TokenSpan prepared_;
 };
 
 // What a comparison with the reference looks at.
@@ -55,7 +103,8 @@ std::string_view ComparisonName(Comparison comparison);
 std::optional<Comparison> ParseComparison(std::string_view name);
 
 // Text form of a token list, "[1,2,-3]", of an operation, "insert [1,2]" /
-// "match [1,2]" / "access [1,2]", and of cache options, "capacity 3, lru,
+// "match [1,2]" / "access [1,2]" (then ' in "lora-a"' for a namespace other
+// than ""), and of cache options, "capacity 3, lru,
 // page size 1" ("unbounded, page size 1" without a capacity; then ", model
 // vllm, match limit all-but-last" unless spec with all, and ", trigger
 // on-allocate" for that trigger: SPEC §9). Lists past 64
@@ -155,12 +204,21 @@ class DifferentialChecker {
   // The same, moving the operation into history() instead of copying it.
   std::optional<std::string> Apply(Operation&& operation);
 
+  // Makes this a run with namespaces (SPEC §8.1): from now on every
+  // operation's first token is folded with its namespace (see
+  // NamespaceTaker). Call before the first Apply: throws std::logic_error
+  // after it. An operation with a namespace other than "" in a run without
+  // is refused by Apply (std::invalid_argument). O(1).
+  void FoldNamespaces();
+
   // Applies an insert for each cached sequence, then a match for each
-  // request (the batch job, SPEC §2).
+  // request (the batch job, SPEC §2), each in its namespace
+  // (FoldNamespaces first if the input has any).
   std::optional<std::string> ApplyBatch(const BatchInput& input);
 
-  // Applies an access for each request, in order (replay, SPEC §3 and §8).
-  // The engines must have been built with input.options.
+  // Applies an access for each request, in order (replay, SPEC §3 and §8),
+  // each in its namespace as above. The engines must have been built with
+  // input.options.
   std::optional<std::string> ApplyReplay(const ReplayInput& input);
 
   // The operations applied so far, in order.
@@ -174,6 +232,11 @@ class DifferentialChecker {
   Comparison comparison() const { return comparison_; }
 
  private:
+  // Applies an operation of `kind` for each sequence of `sequences`, in its
+  // namespace of `namespaces` (one per sequence, or none: all in "").
+  std::optional<std::string> ApplyAll(const SequenceList& sequences,
+                                      std::span<const std::string> namespaces,
+                                      Operation::Kind kind);
   // Apply's work on the operation just appended to history_.
   std::optional<std::string> ApplyLast();
   // Compares engine `engine_index`'s counts and evicted pages with the
@@ -192,6 +255,7 @@ class DifferentialChecker {
   std::unique_ptr<PrefixIndex> reference_;
   std::vector<std::unique_ptr<PrefixIndex>> engines_;
   std::vector<Operation> history_;
+  OperationTokens tokens_{false};
   // Bounded only: what each evicted during the current step, reference
   // first. On the heap so that the listeners' pointers survive a move.
   std::unique_ptr<std::vector<EvictedPages>> evicted_;

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <climits>
 #include <stdexcept>
 #include <utility>
@@ -17,6 +18,8 @@ namespace {
 constexpr std::uint8_t kFirstExtremeByte = 0xE0;
 static_assert(kFirstExtremeByte + kFuzzExtremeTokens.size() <= 0xFF);
 constexpr std::uint8_t kAlphabetSizes = 8;
+// The alphabet byte's bit 3: every operation has a namespace byte.
+constexpr std::uint8_t kNamespacesBit = 1 << 3;
 // The alphabet byte's high bits (see the header): the SPEC §9 options.
 constexpr std::uint8_t kAllButLastBit = 1 << 4;
 constexpr std::uint8_t kOnAllocateBit = 1 << 5;
@@ -100,12 +103,17 @@ Token ReadToken(TailReader& reader, Token alphabet_size) {
 }
 
 Operation ReadOperation(TailReader& reader, Token alphabet_size,
+                        bool namespaces,
                         const std::vector<Operation>& history) {
   const auto op = reader.Integral<std::uint8_t>();
   constexpr Operation::Kind kKinds[] = {
       Operation::Kind::kInsert, Operation::Kind::kMatch,
       Operation::Kind::kAccess, Operation::Kind::kAccess};
   Operation operation{kKinds[op & kKindBits], {}};
+  if (namespaces) {
+    operation.name_space = kFuzzNamespaces[reader.Integral<std::uint8_t>() %
+                                           kFuzzNamespaces.size()];
+  }
   const int fresh = op >> kFreshShift;
   if ((op & kDerivedBit) != 0 && !history.empty()) {
     const std::vector<Token>& earlier =
@@ -128,40 +136,52 @@ Operation ReadOperation(TailReader& reader, Token alphabet_size,
   return operation;
 }
 
+// True if some operation of `operations` has a namespace other than "".
+bool AnyNamespaces(std::span<const Operation> operations) {
+  return std::ranges::any_of(operations, [](const Operation& operation) {
+    return !operation.name_space.empty();
+  });
+}
+
 // Replays all but the last operation on a fresh `engine` (matches too: a
-// broken engine's match may change its state), then describes its answer to
-// the last one.
+// broken engine's match may change its state), each in its namespace as the
+// checker hands it, then describes its answer to the last one.
 std::string AnswerToLast(PrefixIndex& engine,
                          std::span<const Operation> history) {
+  OperationTokens tokens(AnyNamespaces(history));
+  const auto of = [&](const Operation& operation) {
+    tokens.Prepare(operation);
+    return tokens.For(engine, operation);
+  };
   for (std::size_t i = 0; i + 1 < history.size(); ++i) {
     switch (history[i].kind) {
       case Operation::Kind::kInsert:
-        engine.Insert(history[i].tokens);
+        engine.Insert(of(history[i]));
         break;
       case Operation::Kind::kMatch:
-        engine.MatchPrefix(history[i].tokens);
+        engine.MatchPrefix(of(history[i]));
         break;
       case Operation::Kind::kAccess:
-        engine.Access(history[i].tokens);
+        engine.Access(of(history[i]));
         break;
     }
   }
   const Operation& last = history.back();
   switch (last.kind) {
     case Operation::Kind::kInsert: {
-      const NodeId node = engine.Insert(last.tokens);
+      const NodeId node = engine.Insert(of(last));
       return fmt::format(
           "insert returns node {}, node_count {}, evicted_count {}", node,
           engine.node_count(), engine.evicted_count());
     }
     case Operation::Kind::kMatch: {
-      const Match match = engine.MatchPrefix(last.tokens);
+      const Match match = engine.MatchPrefix(of(last));
       return fmt::format("matched_length {}, cache_node {}",
                          match.matched_length, match.cache_node);
     }
     case Operation::Kind::kAccess: {
-      const Match match = engine.Access(last.tokens);
-      const Match after = engine.MatchPrefix(last.tokens);
+      const Match match = engine.Access(of(last));
+      const Match after = engine.MatchPrefix(tokens.For(engine, last));
       return fmt::format(
           "access matches (matched_length {}, cache_node {}), then "
           "(matched_length {}, cache_node {}); node_count {}, evicted_count "
@@ -183,6 +203,7 @@ std::optional<std::string> CheckEach(
     const EngineFactory& make_engines,
     std::vector<std::unique_ptr<PrefixIndex>> engines, Comparison comparison) {
   DifferentialChecker checker(options, std::move(engines), comparison);
+  if (AnyNamespaces(operations)) checker.FoldNamespaces();
   for (auto& operation : operations) {
     const auto report = checker.Apply(std::move(operation));
     if (!report) continue;
@@ -240,7 +261,8 @@ std::optional<FuzzInput> DecodeFuzzInput(std::span<const std::uint8_t> bytes) {
   while (reader.remaining() > 0 &&
          input.operations.size() < kMaxFuzzOperations) {
     Operation operation =
-        ReadOperation(reader, alphabet_size, input.operations);
+        ReadOperation(reader, alphabet_size,
+                      (alphabet_byte & kNamespacesBit) != 0, input.operations);
     input.operations.push_back(std::move(operation));
   }
   return input;

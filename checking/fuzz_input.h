@@ -21,6 +21,7 @@
 // integer takes up to n bytes, the last byte of the input first and most
 // significant; once the bytes run out a read gives its lowest value.
 //   1. alphabet byte a: the small alphabet is the tokens 0 .. (a % 8); its
+//      bit 3 set = operations have namespaces (SPEC §8.1; below); its
 //      high bits pick the SPEC §9 options: bits 6-7 the model (0 and 3
 //      spec, 1 vllm, 2 sglang), bit 4 set = match limit all-but-last (vllm:
 //      always), bit 5 set = trigger on-allocate (sglang only). vllm's policy
@@ -41,6 +42,12 @@
 //          step of SPEC §8: match, insert, touch, evict); bit 2 set =
 //          derived (when earlier operations exist); o >> 3 = number of fresh
 //          tokens (0..31).
+//        namespaces only (alphabet bit 3): a namespace byte n, the
+//          operation's namespace kFuzzNamespaces[n % 3]; a run with
+//          namespaces folds them (DifferentialChecker::FoldNamespaces), so
+//          equal tokens in two namespaces share nothing. (Corpus inputs
+//          older than namespaces whose alphabet byte had bit 3 set now read
+//          a namespace byte per operation.)
 //        derived only: a history index i, taken modulo the number h of
 //          earlier operations (as FuzzedDataProvider's
 //          ConsumeIntegralInRange(0, h - 1): as many bytes as h - 1 needs,
@@ -109,6 +116,11 @@ inline constexpr std::array<Token, 18> kFuzzExtremeTokens = {
     1 << 18,
     1 << 30,
 };
+
+// The namespaces fuzz inputs draw from (SPEC §8.1): the default one and
+// two others.
+inline constexpr std::array<std::string_view, 3> kFuzzNamespaces = {
+    "", "lora-a", "salt-b"};
 
 // A decoded fuzz input: the options every engine (and the reference) is
 // built with, and the operations to apply in order (at most

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "checking/recipe.h"
@@ -74,7 +75,74 @@ std::vector<Recipe> DrawRecipes(Draw& draw, Role role, int size) {
   return recipes;
 }
 
+// The namespaces' own stream: the input stays what its seed drew.
+constexpr std::uint64_t kNamespaceStream = 0x4E414D4553504143ull;
+
+// One of kRandomNamespaces for each of `count` sequences.
+std::vector<std::string> DrawNamespaces(Draw& draw, std::size_t count) {
+  std::vector<std::string> names(count);
+  for (std::string& name : names) {
+    name = kRandomNamespaces[draw.Below(kRandomNamespaces.size())];
+  }
+  return names;
+}
+
+// A namespace of kRandomNamespaces other than `name`.
+std::string OtherNamespace(Draw& draw, std::string_view name) {
+  std::string other(name);
+  while (other == name) {
+    other = kRandomNamespaces[draw.Below(kRandomNamespaces.size())];
+  }
+  return other;
+}
+
 }  // namespace
+
+void AddRandomNamespaces(std::uint64_t seed, ReplayInput& input) {
+  Draw draw(seed ^ kNamespaceStream);
+  if (draw.Below(4) != 0 || input.requests.empty()) return;
+  std::vector<std::string> names = DrawNamespaces(draw, input.requests.size());
+  const std::size_t copied = draw.Below(input.requests.size());
+  SequenceList requests;
+  std::vector<std::string> namespaces;
+  for (std::size_t i = 0; i < input.requests.size(); ++i) {
+    requests.Append(input.requests[i]);
+    namespaces.push_back(names[i]);
+    if (i == copied) {
+      requests.Append(input.requests[i]);
+      namespaces.push_back(OtherNamespace(draw, names[i]));
+    }
+  }
+  input.requests = std::move(requests);
+  input.namespaces = std::move(namespaces);
+}
+
+void RemoveRandomNamespaces(std::uint64_t seed, ReplayInput& input) {
+  if (input.namespaces.empty() || input.requests.size() < 2) return;
+  // The draws of AddRandomNamespaces, to find the copy it added.
+  Draw draw(seed ^ kNamespaceStream);
+  draw.Below(4);
+  const std::size_t count = input.requests.size() - 1;
+  DrawNamespaces(draw, count);
+  const std::size_t copied = draw.Below(count);
+  SequenceList requests;
+  for (std::size_t i = 0; i < input.requests.size(); ++i) {
+    if (i != copied + 1) requests.Append(input.requests[i]);
+  }
+  input.requests = std::move(requests);
+  input.namespaces.clear();
+}
+
+void AddRandomNamespaces(std::uint64_t seed, BatchInput& input) {
+  Draw draw(seed ^ kNamespaceStream);
+  if (draw.Below(4) != 0 || input.cached_sequences.empty()) return;
+  input.cached_namespaces = DrawNamespaces(draw, input.cached_sequences.size());
+  input.namespaces = DrawNamespaces(draw, input.requests.size());
+  const std::size_t copied = draw.Below(input.cached_sequences.size());
+  input.requests.Append(input.cached_sequences[copied]);
+  input.namespaces.push_back(
+      OtherNamespace(draw, input.cached_namespaces[copied]));
+}
 
 ReplayInput RandomReplayInput(std::uint64_t seed, int size) {
   Draw draw(seed);

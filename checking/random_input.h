@@ -4,7 +4,9 @@
 #ifndef KVPREFIX_CHECKING_RANDOM_INPUT_H_
 #define KVPREFIX_CHECKING_RANDOM_INPUT_H_
 
+#include <array>
 #include <cstdint>
+#include <string_view>
 
 #include "kvprefix/batch.h"
 #include "kvprefix/replay.h"
@@ -26,6 +28,31 @@ BatchInput RandomBatchInput(std::uint64_t seed, int size);
 // distinct prefixes (in pages), so that about three inputs in four evict.
 // Deterministic in (seed, size) as RandomBatchInput. Thread-safe.
 ReplayInput RandomReplayInput(std::uint64_t seed, int size);
+
+// The namespaces (SPEC §8.1) generated inputs draw from: the default "" and
+// two others.
+inline constexpr std::array<std::string_view, 3> kRandomNamespaces = {
+    "", "lora-a", "salt-b"};
+
+// Gives about one input in four (by `seed`, from a stream of its own, so the
+// input's sequences and options stay RandomReplayInput's) namespaces: each
+// request one of kRandomNamespaces, and one more request, a copy of an
+// earlier one in another namespace right after it, so that equal tokens in
+// two namespaces always occur. Leaves the other inputs as they are.
+// Deterministic in (seed, input) as above. O(tokens). Thread-safe.
+void AddRandomNamespaces(std::uint64_t seed, ReplayInput& input);
+
+// Undoes AddRandomNamespaces(seed, input) on the replay it changed (the
+// same seed): the copy it added is removed and the namespaces cleared, so
+// the replay is RandomReplayInput's again; does nothing to a replay without
+// namespaces. For inputs that take no namespaces (SPEC §10 documents).
+// O(tokens).
+void RemoveRandomNamespaces(std::uint64_t seed, ReplayInput& input);
+
+// The same for a batch input: each cached sequence and request gets a
+// namespace, and one more request, a copy of a cached sequence in another
+// namespace than that sequence's.
+void AddRandomNamespaces(std::uint64_t seed, BatchInput& input);
 
 }  // namespace kvprefix::checking
 

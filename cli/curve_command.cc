@@ -25,6 +25,7 @@
 #include "cli/byte_sizes.h"
 #include "cli/cache_choice.h"
 #include "cli/cache_flags.h"
+#include "cli/capacity_search.h"
 #include "cli/commands.h"
 #include "cli/option_checks.h"
 #include "cli/parallel.h"
@@ -134,36 +135,6 @@ std::string NodeUnit(bool block_mode, std::uint64_t block_tokens,
   return unit;
 }
 
-// For each of `capacities`, the matched tokens of `replay --capacity C` with
-// the rest of `cache` (policy, page size, model, match limit, trigger) of
-// `requests` (CurveEngineName's engine): one bounded replay per capacity, on
-// min(jobs, capacities) threads, each taking the next capacity and replaying it
-// on an engine of its own; `requests` is shared, read-only. Progress counts the
-// requests replayed at all capacities together, shown from this thread.
-// Rethrows the first exception of any thread (std::bad_alloc: the caller's
-// WhileDoing names it) once all have ended.
-std::vector<std::uint64_t> ReplayEachCapacity(
-    const SequenceList& requests, std::span<const std::uint64_t> capacities,
-    const CacheOptions& cache, unsigned jobs, Progress& progress) {
-  std::vector<std::uint64_t> matched(capacities.size());
-  std::atomic<std::uint64_t> replayed = 0;
-  const std::thread::id progress_thread = std::this_thread::get_id();
-  ForEachInParallel(capacities.size(), jobs, [&](std::size_t i) {
-    CacheOptions options = cache;
-    options.capacity = capacities[i];
-    const auto engine = MakeEngine(ModelEngineName(cache.model), options);
-    matched[i] =
-        Replay(*engine, requests, [&](std::size_t, TokenSpan, const Match&) {
-          const std::uint64_t done =
-              replayed.fetch_add(1, std::memory_order_relaxed) + 1;
-          if (std::this_thread::get_id() == progress_thread) {
-            progress.Count("replayed", done);
-          }
-        }).matched_tokens;
-  });
-  return matched;
-}
-
 // "LRU" for lru: how the plot's axis names the policy.
 std::string UpperCase(std::string_view name) {
   std::string upper(name);
@@ -264,26 +235,18 @@ void AddToLruCurve(const CurveOptions& options, const CurveSource& source,
   data.distinct_prefixes = data.lru->distinct_prefixes();
 }
 
-// The capacity past which `model` evicts nothing, by one unbounded replay
-// of `requests`: vllm's unbounded pool holds node_count blocks; sglang's
-// capacity counts pages while its node_count counts nodes (edges of any
-// number of pages), and its tree holds each distinct page prefix once: a
-// spec trie's nodes at the page size.
-std::uint64_t CountDistinctPrefixes(const SequenceList& requests,
-                                    const CacheOptions& model,
-                                    Progress& progress) {
+// ReplayedCallback counting on `progress`.
+ReplayedCallback CountOn(Progress& progress) {
+  return [&progress](std::uint64_t done) { progress.Count("replayed", done); };
+}
+
+// CountDistinctPrefixes, counted on `progress`, naming what ran out of
+// memory.
+std::uint64_t CountDistinctPrefixesShown(const SequenceList& requests,
+                                         const CacheOptions& model,
+                                         Progress& progress) {
   return WhileDoing("computing the curve", [&] {
-    CacheOptions counted = model;
-    if (model.model == CacheModel::kSglang) {
-      counted.model = CacheModel::kSpec;
-      counted.match_limit = MatchLimit::kAll;
-      counted.trigger = EvictionTrigger::kAfterInsert;
-    }
-    const auto unbounded = MakeEngine(ModelEngineName(counted.model), counted);
-    Replay(*unbounded, requests, [&](std::size_t i, TokenSpan, const Match&) {
-      progress.Count("replayed", i + 1);
-    });
-    return unbounded->node_count();
+    return CountDistinctPrefixes(requests, model, CountOn(progress));
   });
 }
 
@@ -313,7 +276,7 @@ CurveData ReadCurveData(const CurveOptions& options, CurveSource& source,
   if (!Given(options.capacities_option) || !options.plot.empty() ||
       Given(options.target_option)) {
     data.distinct_prefixes =
-        CountDistinctPrefixes(data.requests, model, progress);
+        CountDistinctPrefixesShown(data.requests, model, progress);
     note_totals();
   }
   return data;
@@ -344,7 +307,7 @@ std::vector<std::uint64_t> MatchedTokens(
                NameOf(kCacheModels, model.model), capacity_count);
   }
   return ReplayEachCapacity(data.requests, capacities, model, options.jobs,
-                            progress);
+                            CountOn(progress));
 }
 
 // The output's rows, as csv, jsonl and the plot's csv. Each row:
@@ -432,128 +395,6 @@ std::vector<std::uint64_t> CurveCapacities(const CurveOptions& options,
   return capacities;
 }
 
-// The smallest capacity reaching a target hit ratio of a cache that is not
-// a stack algorithm (another policy than lru, model vllm or sglang), found
-// by replays: a bisection over capacity from 0 to the distinct prefixes
-// (past which nothing is evicted), `jobs` replays at a time, which assumes
-// the hit ratio grows with capacity. It need not: these caches are not
-// stack algorithms (a larger cache may evict differently and hit less), so
-// every capacity replayed is kept and checked against that assumption.
-class TargetBisection {
- public:
-  TargetBisection(const CurveOptions& options, const CurveData& data,
-                  const CacheOptions& model, const CurveRows& rows,
-                  Progress& progress)
-      : options_(options),
-        data_(data),
-        model_(model),
-        rows_(rows),
-        progress_(progress) {}
-
-  // The smallest capacity from 0 to the distinct prefixes whose hit ratio
-  // reaches `target`, if the assumption holds; nullopt if the largest does
-  // not. Replays each capacity once. O(log(distinct prefixes) / log(jobs +
-  // 1)) rounds of at most `jobs` replays.
-  std::optional<std::uint64_t> SmallestReaching(double target) {
-    const std::uint64_t top = data_.distinct_prefixes;
-    if (!Reaches(Matched(top), target)) return std::nullopt;
-    // Capacities below `low` miss the target (assumed), `high` reaches it.
-    std::uint64_t low = 0;
-    std::uint64_t high = top;
-    while (low < high) {
-      // Up to `jobs` capacities cutting [low, high) into equal parts
-      // (the middle for one job), distinct since count <= width.
-      const std::uint64_t width = high - low;
-      const std::uint64_t count = std::min<std::uint64_t>(options_.jobs, width);
-      std::vector<std::uint64_t> probes;
-      for (std::uint64_t i = 1; i <= count; ++i) {
-        probes.push_back(low +
-                         static_cast<std::uint64_t>(
-                             static_cast<UInt128>(width) * i / (count + 1)));
-      }
-      ReplayAll(probes);
-      std::uint64_t next_low = probes.back() + 1;
-      for (std::size_t i = 0; i < probes.size(); ++i) {
-        if (Reaches(Matched(probes[i]), target)) {
-          high = probes[i];
-          next_low = i == 0 ? low : probes[i - 1] + 1;
-          break;
-        }
-      }
-      low = next_low;
-    }
-    return high;
-  }
-
-  // The matched tokens at `capacity`, replayed once.
-  std::uint64_t Matched(std::uint64_t capacity) {
-    ReplayAll({capacity});
-    return matched_.at(capacity);
-  }
-
-  // What the bisection assumed and what it checked for `capacity`, found
-  // for `target`: the replays at it and one below, and the first capacities
-  // replayed where the hit ratio falls as the capacity grows, if any.
-  std::string Check(double target, std::uint64_t capacity) {
-    std::string note = fmt::format(
-        "--target-hit-ratio {}: capacity {} by bisection ({} capacities "
-        "replayed in all), assuming the hit ratio grows with capacity ({} is "
-        "not a stack algorithm); checked: ",
-        target, capacity, matched_.size(), CacheName());
-    if (capacity > 0) {
-      note += fmt::format("capacity {} hits {} < {}, ", capacity - 1,
-                          rows_.HitRatio(Matched(capacity - 1)), target);
-    }
-    note += fmt::format("capacity {} hits {}", capacity,
-                        rows_.HitRatio(Matched(capacity)));
-    std::optional<std::pair<std::uint64_t, std::uint64_t>> highest;
-    for (auto it = matched_.begin(); it != matched_.end(); ++it) {
-      if (highest && it->second < highest->second) {
-        return note + fmt::format(
-                          "; but the assumption fails: capacity {} hits {}, "
-                          "more than capacity {}'s {}, so capacity {} may "
-                          "not be the smallest reaching the target",
-                          highest->first, rows_.HitRatio(highest->second),
-                          it->first, rows_.HitRatio(it->second), capacity);
-      }
-      if (!highest || it->second > highest->second) highest = *it;
-    }
-    return note;
-  }
-
- private:
-  bool Reaches(std::uint64_t matched, double target) const {
-    return rows_.HitRatio(matched) >= target;
-  }
-
-  // "model vllm", "fifo".
-  std::string CacheName() const {
-    return model_.model == CacheModel::kSpec
-               ? std::string(EvictionPolicyName(model_.policy))
-               : fmt::format("model {}", NameOf(kCacheModels, model_.model));
-  }
-
-  // Replays the capacities of `capacities` not replayed yet, at once.
-  void ReplayAll(std::vector<std::uint64_t> capacities) {
-    std::erase_if(capacities, [this](std::uint64_t capacity) {
-      return matched_.contains(capacity);
-    });
-    if (capacities.empty()) return;
-    const std::vector<std::uint64_t> matched = ReplayEachCapacity(
-        data_.requests, capacities, model_, options_.jobs, progress_);
-    for (std::size_t i = 0; i < capacities.size(); ++i) {
-      matched_[capacities[i]] = matched[i];
-    }
-  }
-
-  const CurveOptions& options_;
-  const CurveData& data_;
-  const CacheOptions& model_;
-  const CurveRows& rows_;
-  Progress& progress_;
-  std::map<std::uint64_t, std::uint64_t> matched_;  // capacity: tokens
-};
-
 // The note of an unreachable target: the unbounded cache's hit ratio and
 // the capacity it is reached from, found as `how` says ("" for lru).
 std::string UnreachableNote(double target, double best, std::uint64_t reached,
@@ -566,15 +407,17 @@ std::string UnreachableNote(double target, double best, std::uint64_t reached,
 }
 
 // One row per --target-hit-ratio, from the stack distances for lru, else by
-// replays (TargetBisection, which says on stderr what it assumed and
-// checked), and a note for each unreachable one.
+// replays (cli/capacity_search.h's TargetBisection, which says on stderr
+// what it assumed and checked), and a note for each unreachable one.
 void AppendTargetRows(const CurveOptions& options,
                       std::span<const double> targets, CurveData& data,
                       const CacheOptions& model, CurveRows& rows,
                       std::vector<std::string>& notes, Progress& progress) {
   if (targets.empty()) return;
   if (!data.one_pass) {
-    TargetBisection bisection(options, data, model, rows, progress);
+    TargetBisection bisection(data.requests, model, data.distinct_prefixes,
+                              data.request_tokens, options.jobs,
+                              CountOn(progress));
     const std::uint64_t best = bisection.Matched(data.distinct_prefixes);
     for (const double target : targets) {
       const std::optional<std::uint64_t> capacity =

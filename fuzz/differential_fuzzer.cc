@@ -15,7 +15,9 @@
 //    MakeEngine takes), those engines, in order;
 //  - when KVPREFIX_FUZZ_MUTANT names a mutant from testing/mutants.h, that
 //    deliberately broken engine alone (to show the target has teeth; see
-//    fuzz/teeth.sh); or a model mutant of testing/model_mutants.h. Index
+//    fuzz/teeth.sh); or a model mutant of testing/model_mutants.h; or
+//    "mutant-namespace-blind", a cache that ignores namespaces (SPEC §8.1;
+//    caught only on inputs with namespaces, alphabet bit 3). Index
 //    mutants and "mutant-baseline" are unbounded token tries: for them the
 //    cache byte is read but the cache is always unbounded with page size 1.
 //    The others are checked in the one model they implement: a model
@@ -92,6 +94,10 @@ const std::string& MutantName() {
         names += fmt::format(" {}", name);
       }
       for (std::string_view name : test::ModelMutantNames()) {
+        names += fmt::format(" {}", name);
+      }
+      names += " mutant-namespace-baseline";
+      for (std::string_view name : test::NamespaceMutantNames()) {
         names += fmt::format(" {}", name);
       }
       UsageError(fmt::format("KVPREFIX_FUZZ_MUTANT: {}\nmutants: {}",

@@ -12,7 +12,12 @@ OUT_DIR/<file stem>:
     capacity (unbounded when absent), policy and page size, access every
     request in order; its `model`, `match_limit` and `trigger` (SPEC §9.4;
     a case from tests/data/cases/models/ too) set the alphabet byte's high
-    bits.
+    bits;
+  - a document with `namespaces` (and `cached_namespaces`; SPEC §8.1) sets
+    the alphabet byte's bit 3 and gives each operation a namespace byte:
+    "" stays "", the others become the fuzzer's "lora-a" and "salt-b" in
+    order of first use (namespaces are only compared, so the answers are
+    the document's); more than two namespaces besides "" is an error.
 The byte format is the one checking/fuzz_input.h's first comment describes;
 keep the two in step. A policy's number is its position in the tool's list,
 read from `KVPREFIX policies` (kEvictionPolicies' order, as the decoder's).
@@ -33,6 +38,7 @@ EXTREME_TOKENS = [INT32_MIN, INT32_MIN + 1, -129, -128, -1, 0, 1, 127, 128,
 FIRST_EXTREME_BYTE = 0xE0
 RAW_TOKEN_BYTE = 0xFF
 # The alphabet byte's high bits (SPEC §9).
+NAMESPACES_BIT = 1 << 3
 ALL_BUT_LAST_BIT = 1 << 4
 ON_ALLOCATE_BIT = 1 << 5
 MODEL_SHIFT = 6
@@ -97,11 +103,25 @@ def model_bits(document):
     return bits
 
 
-def encode(options, operations, alphabet_size, bits=0):
-    """Bytes in the order the fuzzer consumes them (it reads from the end)."""
+def namespace_numbers(names):
+    """The fuzzer's namespace number (kFuzzNamespaces) of each name: "" is 0,
+    the others 1 and 2 in order of first use."""
+    numbers = {"": 0}
+    for name in names:
+        numbers.setdefault(name, len(numbers))
+    if len(numbers) > 3:
+        sys.exit(f"{len(numbers) - 1} namespaces besides \"\": the fuzzer has 2")
+    return [numbers[name] for name in names]
+
+
+def encode(options, operations, alphabet_size, bits=0, namespaces=None):
+    """Bytes in the order the fuzzer consumes them (it reads from the end);
+    `namespaces`, when given, one number per operation."""
+    if namespaces is not None:
+        bits |= NAMESPACES_BIT
     consumed = [alphabet_size - 1 | bits] + cache_bytes(*options)
     history = 0
-    for kind, tokens in operations:
+    for number, (kind, tokens) in enumerate(operations):
         # A sequence longer than one op byte allows is built as a chain: each
         # link is a derived op keeping all of the previous link. The links
         # before the last are matches, which change nothing, so a chained
@@ -114,6 +134,8 @@ def encode(options, operations, alphabet_size, bits=0):
             consumed.append(len(fresh) << FRESH_SHIFT
                             | (DERIVED_BIT if derived else 0)
                             | (kind if last else MATCH))
+            if namespaces is not None:
+                consumed.append(namespaces[number])
             if derived:
                 if start > MAX_KEPT_TOKENS:
                     sys.exit(f"sequence longer than {MAX_KEPT_TOKENS + MAX_FRESH_TOKENS}")
@@ -135,27 +157,33 @@ def main():
     parser.add_argument("out_dir", type=pathlib.Path)
     parser.add_argument("documents", nargs="+")
     args = parser.parse_args()
-    names = policies(args.kvprefix)
+    policy_names = policies(args.kvprefix)
     args.out_dir.mkdir(parents=True, exist_ok=True)
     for name in args.documents:
         document = json.loads(pathlib.Path(name).read_text())
         document = document.get("document", document)
+        names = None
+        if "namespaces" in document or "cached_namespaces" in document:
+            names = (document.get("cached_namespaces")
+                     or [""] * len(document.get("cached_sequences", [])))
+            names += document.get("namespaces") or [""] * len(document["requests"])
+            names = namespace_numbers(names)
         if "cached_sequences" in document:
             options = (None, DEFAULT_POLICY_NUMBER, 1)
             operations = [(INSERT, s) for s in document["cached_sequences"]]
             operations += [(MATCH, r) for r in document["requests"]]
         else:
-            policy = document.get("policy", names[DEFAULT_POLICY_NUMBER])
-            if policy not in names:
-                sys.exit(f"{name}: policy {policy!r} is not one of {names}")
-            options = (document.get("capacity"), names.index(policy),
+            policy = document.get("policy", policy_names[DEFAULT_POLICY_NUMBER])
+            if policy not in policy_names:
+                sys.exit(f"{name}: policy {policy!r} is not one of {policy_names}")
+            options = (document.get("capacity"), policy_names.index(policy),
                        document.get("page_size", 1))
             operations = [(ACCESS, r) for r in document["requests"]]
         tokens = [t for _, s in operations for t in s]
         small = [t for t in tokens if 0 <= t < 8]
         alphabet_size = max(small, default=0) + 1
         (args.out_dir / pathlib.Path(name).stem).write_bytes(
-            encode(options, operations, alphabet_size, model_bits(document)))
+            encode(options, operations, alphabet_size, model_bits(document), names))
 
 
 if __name__ == "__main__":

@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cctype>
 #include <new>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "io/json_limits.h"
@@ -162,24 +164,7 @@ bool HasUnclosedString(std::string_view json) {
   return in_string;
 }
 
-InputError Utf8Error(std::string_view json, const std::string& prefix) {
-  const std::size_t offset = std::min(FirstInvalidUtf8(json), json.size());
-  return InputError(
-      fmt::format("{}byte {}", prefix, offset),
-      offset < json.size()
-          ? fmt::format("expected UTF-8 text, found invalid byte 0x{:02X}",
-                        static_cast<unsigned char>(json[offset]))
-          : "expected UTF-8 text, found invalid UTF-8");
-}
-
-std::string TooDeepProblem(std::string_view found) {
-  return fmt::format(
-      "expected at most {} nested arrays and objects, found {} nested deeper "
-      "than {}",
-      kMaxJsonDepth, found, kMaxJsonDepth);
-}
-
-// One open container met by DiagnoseUnbalanced.
+// One open container met by DiagnoseUnbalanced and StringLocationAt.
 struct Level {
   bool is_array;
   std::size_t index = 0;   // arrays: the element being read
@@ -198,6 +183,92 @@ std::string PathOf(const std::vector<Level>& stack) {
     }
   }
   return path;
+}
+
+// A ',' in the innermost open container: an array's next element, an
+// object's next member (a name is expected).
+void NextItem(std::vector<Level>& stack) {
+  if (stack.empty()) return;
+  if (stack.back().is_array) {
+    ++stack.back().index;
+  } else {
+    stack.back().has_key = false;
+    stack.back().expect_key = true;
+  }
+}
+
+// The offset of the closing quote of the string whose opening quote is at
+// `quote` (escapes skipped), or json.size() if it is never closed.
+std::size_t StringEnd(std::string_view json, std::size_t quote) {
+  std::size_t end = quote + 1;
+  while (end < json.size() && json[end] != '"') {
+    end += json[end] == '\\' ? 2 : 1;
+  }
+  return std::min(end, json.size());
+}
+
+// The JSON location of the string holding byte `offset` of `json`:
+// "$.namespaces[1]" for a string value, "$.a (a member name)" for a member's
+// name in the object at $.a; nullopt when the byte is in no string (or the
+// brackets before it do not balance, or nest deeper than kMaxJsonDepth).
+// One walk of the brackets up to `offset`, as DiagnoseUnbalanced's.
+std::optional<std::string> StringLocationAt(std::string_view json,
+                                            std::size_t offset) {
+  std::vector<Level> stack;
+  for (std::size_t i = 0; i < json.size() && i <= offset; ++i) {
+    switch (json[i]) {
+      case '"': {
+        const std::size_t end = StringEnd(json, i);
+        const bool name =
+            !stack.empty() && !stack.back().is_array && stack.back().expect_key;
+        if (offset < end) {
+          return name ? PathOf(stack) + " (a member name)" : PathOf(stack);
+        }
+        if (name) {
+          stack.back().key = json.substr(i + 1, end - i - 1);
+          stack.back().has_key = true;
+          stack.back().expect_key = false;
+        }
+        i = end;
+        break;
+      }
+      case '[':
+      case '{':
+        if (stack.size() == kMaxJsonDepth) return std::nullopt;
+        stack.push_back(Level{.is_array = json[i] == '[', .key = {}});
+        break;
+      case ']':
+      case '}':
+        if (stack.empty()) return std::nullopt;
+        stack.pop_back();
+        break;
+      case ',':
+        NextItem(stack);
+        break;
+      default:
+        break;
+    }
+  }
+  return std::nullopt;
+}
+
+InputError Utf8Error(std::string_view json, const std::string& prefix) {
+  const std::size_t offset = std::min(FirstInvalidUtf8(json), json.size());
+  // Inside a string (a namespace, a member name), the location names it.
+  const std::optional<std::string> string = StringLocationAt(json, offset);
+  return InputError(
+      fmt::format("{}{}byte {}", prefix, string ? *string + ", " : "", offset),
+      offset < json.size()
+          ? fmt::format("expected UTF-8 text, found invalid byte 0x{:02X}",
+                        static_cast<unsigned char>(json[offset]))
+          : "expected UTF-8 text, found invalid UTF-8");
+}
+
+std::string TooDeepProblem(std::string_view found) {
+  return fmt::format(
+      "expected at most {} nested arrays and objects, found {} nested deeper "
+      "than {}",
+      kMaxJsonDepth, found, kMaxJsonDepth);
 }
 
 // The body of the string whose opening quote is at `quote`: up to its
@@ -329,10 +400,7 @@ InputError DiagnoseUnbalanced(std::string_view json,
     }
     switch (c) {
       case '"': {
-        std::size_t end = i + 1;
-        while (end < json.size() && json[end] != '"') {
-          end += json[end] == '\\' ? 2 : 1;
-        }
+        const std::size_t end = StringEnd(json, i);
         if (end >= json.size()) {
           return InputError(prefix + PathOf(stack),
                             "expected a closing '\"', found end of input "
@@ -371,12 +439,7 @@ InputError DiagnoseUnbalanced(std::string_view json,
         root_done = stack.empty();
         break;
       case ',':
-        if (!stack.empty() && stack.back().is_array) {
-          ++stack.back().index;
-        } else if (!stack.empty()) {
-          stack.back().has_key = false;
-          stack.back().expect_key = true;
-        }
+        NextItem(stack);
         break;
       default:  // ':' or a scalar (number, true, false, null)
         while (i + 1 < json.size() && !IsDelimiter(json[i + 1])) ++i;

@@ -81,7 +81,10 @@ std::string MemberPath(std::string_view name,
 // The error for a failure of parser.iterate() or of opening the root object:
 // empty input, invalid UTF-8, truncation, trailing garbage, a root that is not
 // an object, nesting deeper than kMaxJsonDepth in an unbalanced document.
-// Locations start with `prefix`. Throws IoError instead for a document too
+// Locations start with `prefix`. Invalid UTF-8 is located at its first bad
+// byte: "byte 43", or inside a string the string's JSON location first,
+// "$.namespaces[1], byte 50" ("$.a (a member name), byte 9" in a member's
+// name). Throws IoError instead for a document too
 // large for simdjson (4 GiB), and std::bad_alloc when simdjson could not
 // allocate its buffers (a resource failure, not bad input).
 InputError DocumentError(simdjson::error_code error, std::string_view json,

@@ -33,11 +33,14 @@
 #include <mutex>
 #include <optional>
 #include <shared_mutex>
+#include <span>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <utility>
 #include <vector>
 
+#include "cli/capacity_search.h"
 #include "cli/commands.h"
 #include "cli/run.h"
 #include "engines/registry.h"
@@ -1034,33 +1037,89 @@ std::vector<double> ToHitRatios(py::handle ratios) {
 }
 
 // The matched tokens of replaying `requests` on model `cache` (not spec) at
-// each of `capacities`: one replay per capacity, as `kvprefix curve` does
-// for a model that is not a stack algorithm; and the unbounded engine's
-// nodes, for the log-spaced capacities. Call without the GIL.
+// each of `capacities` (empty: `points` log-spaced ones up to the distinct
+// prefixes), and the smallest capacity reaching each of `targets`: the
+// replays and the bisection of `kvprefix curve` (cli/capacity_search.h), on
+// as many threads as its default --jobs, so that both give the same
+// capacities. Call without the GIL.
 struct ModelCurve {
   std::vector<std::uint64_t> matched;
   std::uint64_t request_tokens = 0;
   std::uint64_t distinct_prefixes = 0;
+  // One per target: its capacity (nullopt: unreachable) and matched tokens
+  // there (the unbounded cache's when unreachable).
+  std::vector<std::optional<std::uint64_t>> target_capacities;
+  std::vector<std::uint64_t> target_matched;
 };
 ModelCurve ReplayModelCurve(const SequenceList& requests,
                             const CacheOptions& cache,
                             std::vector<std::uint64_t>& capacities,
-                            std::size_t points) {
-  const std::string engine = EngineOrDefault(py::none(), cache.model);
+                            std::size_t points,
+                            std::span<const double> targets) {
+  const unsigned jobs = std::max(1u, std::thread::hardware_concurrency());
   ModelCurve curve;
-  const auto unbounded = MakeEngine(engine, cache);
-  curve.request_tokens = Replay(*unbounded, requests).request_tokens;
-  curve.distinct_prefixes = unbounded->node_count();
+  curve.request_tokens = requests.total_tokens();
+  curve.distinct_prefixes = cli::CountDistinctPrefixes(requests, cache);
   if (capacities.empty()) {
     capacities = LogSpacedCapacities(curve.distinct_prefixes, points);
   }
-  for (const std::uint64_t capacity : capacities) {
-    CacheOptions bounded = cache;
-    bounded.capacity = capacity;
-    curve.matched.push_back(
-        Replay(*MakeEngine(engine, bounded), requests).matched_tokens);
+  curve.matched = cli::ReplayEachCapacity(requests, capacities, cache, jobs);
+  if (targets.empty()) return curve;
+  cli::TargetBisection bisection(requests, cache, curve.distinct_prefixes,
+                                 curve.request_tokens, jobs);
+  const std::uint64_t best = bisection.Matched(curve.distinct_prefixes);
+  for (const double target : targets) {
+    curve.target_capacities.push_back(bisection.SmallestReaching(target));
+    curve.target_matched.push_back(
+        curve.target_capacities.back()
+            ? bisection.Matched(*curve.target_capacities.back())
+            : best);
   }
   return curve;
+}
+
+// curve()'s "targets": one dict per target, {"target_hit_ratio",
+// "capacity" (None: unreachable), "matched_tokens", "hit_ratio"}.
+py::list TargetAnswers(std::span<const double> targets,
+                       std::span<const std::optional<std::uint64_t>> capacities,
+                       std::span<const std::uint64_t> matched,
+                       std::uint64_t request_tokens) {
+  py::list answers;
+  for (std::size_t i = 0; i < targets.size(); ++i) {
+    py::dict answer;
+    answer["target_hit_ratio"] = targets[i];
+    answer["capacity"] = capacities[i] ? py::object(py::int_(*capacities[i]))
+                                       : py::object(py::none());
+    answer["matched_tokens"] = matched[i];
+    answer["hit_ratio"] = ReplaySummary{.request_tokens = request_tokens,
+                                        .matched_tokens = matched[i]}
+                              .hit_ratio();
+    answers.append(answer);
+  }
+  return answers;
+}
+
+// curve()'s result: the points, their hit ratios and the totals, with
+// "targets" when `targets` were asked for.
+py::dict CurveResult(const std::vector<std::uint64_t>& capacities,
+                     const std::vector<std::uint64_t>& matched,
+                     std::uint64_t request_tokens,
+                     std::uint64_t distinct_prefixes,
+                     std::optional<py::list> targets) {
+  std::vector<double> ratios;
+  for (const std::uint64_t tokens : matched) {
+    ratios.push_back(ReplaySummary{.request_tokens = request_tokens,
+                                   .matched_tokens = tokens}
+                         .hit_ratio());
+  }
+  py::dict result;
+  if (targets) result["targets"] = *targets;
+  result["capacities"] = ArrayOrList(capacities, "uint64");
+  result["matched_tokens"] = ArrayOrList(matched, "uint64");
+  result["hit_ratios"] = ArrayOrList(ratios, "float64");
+  result["request_tokens"] = request_tokens;
+  result["distinct_prefixes"] = distinct_prefixes;
+  return result;
 }
 
 // The requests of curve(): converted, and folded with their namespaces
@@ -1097,32 +1156,25 @@ py::dict CurvePy(py::handle requests, py::handle page_size,
   const std::vector<double> targets = target_hit_ratios.is_none()
                                           ? std::vector<double>{}
                                           : ToHitRatios(target_hit_ratios);
+  const auto answers = [&](const auto& found, const auto& matched,
+                           std::uint64_t request_tokens) {
+    return target_hit_ratios.is_none()
+               ? std::optional<py::list>()
+               : TargetAnswers(targets, found, matched, request_tokens);
+  };
   if (cache.model != CacheModel::kSpec) {
-    if (!target_hit_ratios.is_none()) {
-      Raise(PyExc_ValueError,
-            "target_hit_ratios needs model 'spec', a stack algorithm; '" +
-                std::string(NameOf(kCacheModels, cache.model)) +
-                "' is not one");
-    }
+    // Not a stack algorithm: a replay per capacity, and the targets by
+    // `kvprefix curve`'s bisection.
     const SequenceList queries = CurveRequests(requests, namespaces);
     ModelCurve curve;
     {
       py::gil_scoped_release release;
-      curve = ReplayModelCurve(queries, cache, chosen, count);
+      curve = ReplayModelCurve(queries, cache, chosen, count, targets);
     }
-    std::vector<double> ratios;
-    for (const std::uint64_t tokens : curve.matched) {
-      ratios.push_back(ReplaySummary{.request_tokens = curve.request_tokens,
-                                     .matched_tokens = tokens}
-                           .hit_ratio());
-    }
-    py::dict result;
-    result["capacities"] = ArrayOrList(chosen, "uint64");
-    result["matched_tokens"] = ArrayOrList(curve.matched, "uint64");
-    result["hit_ratios"] = ArrayOrList(ratios, "float64");
-    result["request_tokens"] = curve.request_tokens;
-    result["distinct_prefixes"] = curve.distinct_prefixes;
-    return result;
+    return CurveResult(chosen, curve.matched, curve.request_tokens,
+                       curve.distinct_prefixes,
+                       answers(curve.target_capacities, curve.target_matched,
+                               curve.request_tokens));
   }
   const SequenceList queries = CurveRequests(requests, namespaces);
   LruCurve<PagedIndex<RadixTrie>> curve(pages, cache.match_limit);
@@ -1143,31 +1195,9 @@ py::dict CurvePy(py::handle requests, py::handle page_size,
       target_matched.push_back(curve.MatchedTokens(at)[0]);
     }
   }
-  std::vector<double> ratios;
-  for (const std::uint64_t tokens : matched) {
-    ratios.push_back(curve.HitRatio(tokens));
-  }
-  py::dict result;
-  if (!target_hit_ratios.is_none()) {
-    py::list answers;
-    for (std::size_t i = 0; i < targets.size(); ++i) {
-      py::dict answer;
-      answer["target_hit_ratio"] = targets[i];
-      answer["capacity"] = target_capacities[i]
-                               ? py::object(py::int_(*target_capacities[i]))
-                               : py::object(py::none());
-      answer["matched_tokens"] = target_matched[i];
-      answer["hit_ratio"] = curve.HitRatio(target_matched[i]);
-      answers.append(answer);
-    }
-    result["targets"] = answers;
-  }
-  result["capacities"] = ArrayOrList(chosen, "uint64");
-  result["matched_tokens"] = ArrayOrList(matched, "uint64");
-  result["hit_ratios"] = ArrayOrList(ratios, "float64");
-  result["request_tokens"] = curve.request_tokens();
-  result["distinct_prefixes"] = curve.distinct_prefixes();
-  return result;
+  return CurveResult(
+      chosen, matched, curve.request_tokens(), curve.distinct_prefixes(),
+      answers(target_capacities, target_matched, curve.request_tokens()));
 }
 
 // kvprefix.InputError, set when the module is initialized.

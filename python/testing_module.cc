@@ -252,7 +252,12 @@ class Target {
         options_type_(std::move(options_type)),
         compare_(compare) {}
 
-  std::optional<Finding> Check(const BatchInput& input) const {
+  // SPEC §8.1: a document's namespaces are folded into the first tokens
+  // the cache is given (kvprefix/namespaces.h), as a plugin gets them, and
+  // the reference answers the folded sequences.
+  std::optional<Finding> Check(const BatchInput& given) const {
+    const std::optional<BatchInput> folded = FoldedBatch(given);
+    const BatchInput& input = folded ? *folded : given;
     Finding finding;
     const CacheOptions options;
     py::object cache;
@@ -298,7 +303,11 @@ class Target {
     return std::nullopt;
   }
 
-  std::optional<Finding> Check(const ReplayInput& input) const {
+  std::optional<Finding> Check(const ReplayInput& given) const {
+    ReplayInput input;
+    input.options = given.options;
+    input.requests = given.requests;
+    FoldNamespaces(input.requests, given.namespaces);
     Finding finding;
     py::object cache;
     if (!MakeCache(input.options, cache, finding)) return finding;
@@ -776,15 +785,123 @@ std::size_t RequestCount(const Input& input) {
       input.input);
 }
 
-}  // namespace
+// The options a cache implements, as run()'s `implemented` dict gives them
+// (lists of str under models, match_limits, policies, page_sizes,
+// capacities). std::invalid_argument ("policies: unknown policy ...")
+// becomes a ValueError.
+checking::ImplementedOptions ParseImplemented(
+    std::map<std::string, std::vector<std::string>> values) {
+  return checking::ParseImplementedOptions(
+      checking::ImplementedOptionValues{
+          .models = std::move(values["models"]),
+          .match_limits = std::move(values["match_limits"]),
+          .policies = std::move(values["policies"]),
+          .page_sizes = std::move(values["page_sizes"]),
+          .capacities = std::move(values["capacities"])},
+      checking::ImplementedOptionNames{.models = "models",
+                                       .match_limits = "match_limits",
+                                       .policies = "policies",
+                                       .page_sizes = "page_sizes",
+                                       .capacities = "capacities"});
+}
 
-void DefineTestingModule(py::module_& parent) {
-  py::module_ m = parent.def_submodule(
-      "_testing",
-      "The C++ half of kvprefix.testing (use that module): generated and "
-      "parsed inputs, the reference's answers, and the check of a Python "
-      "cache with verify's shrinker.");
+// run()'s overrides of generated replay documents' options. Raises
+// ValueError for page size 0 and, through ParsePolicy, an unknown policy.
+Overrides MakeOverrides(bool override_capacity,
+                        std::optional<std::uint64_t> capacity,
+                        const std::optional<std::string>& policy,
+                        std::optional<std::uint64_t> page_size) {
+  Overrides overrides;
+  if (override_capacity) overrides.capacity = capacity.value_or(kUnbounded);
+  if (policy) overrides.policy = ParsePolicy(*policy);
+  if (page_size && *page_size == 0) {
+    throw py::value_error("page_size: expected 1 or more, got 0");
+  }
+  overrides.page_size = page_size;
+  return overrides;
+}
 
+// What run() counts while it checks inputs, and its result dict.
+class RunTally {
+ public:
+  RunTally(const Target& target, ShrinkBudget budget)
+      : target_(target), budget_(budget) {}
+
+  // Checks one input: false at the first failure (then kept for Result).
+  bool Check(const Input& input) {
+    std::optional<py::dict> report = CheckOne(target_, input, budget_);
+    if (report && report->contains("refused")) {
+      if (skipped_++ == 0) first_refusal_ = (*report)["refused"];
+      return true;
+    }
+    if (report) {
+      failure_ = std::move(report);
+      return false;
+    }
+    ++inputs_;
+    requests_ += RequestCount(input);
+    return true;
+  }
+
+  // {'inputs', 'requests', 'skipped', 'skip_reason', 'failure'}.
+  py::dict Result() {
+    py::dict result;
+    result["inputs"] = inputs_;
+    result["requests"] = requests_;
+    result["skipped"] = skipped_;
+    result["skip_reason"] = first_refusal_;
+    result["failure"] =
+        failure_ ? py::object(*std::move(failure_)) : py::object(py::none());
+    return result;
+  }
+
+ private:
+  const Target& target_;
+  ShrinkBudget budget_;
+  std::uint64_t inputs_ = 0;
+  std::uint64_t requests_ = 0;
+  std::uint64_t skipped_ = 0;
+  py::object first_refusal_ = py::none();
+  std::optional<py::dict> failure_;
+};
+
+// kvprefix._testing.run (see its doc string in DefineChecks).
+py::dict Run(py::object make_cache, py::object options_type,
+             const std::vector<const Input*>& given, const std::string& format,
+             std::uint64_t runs, std::uint64_t seed, int max_size,
+             bool override_capacity, std::optional<std::uint64_t> capacity,
+             std::optional<std::string> policy,
+             std::optional<std::uint64_t> page_size,
+             const std::optional<verify::GeneratedModel>& model,
+             std::map<std::string, std::vector<std::string>> implemented_values,
+             const std::string& compare, bool shrink,
+             std::size_t max_shrink_attempts, double shrink_seconds) {
+  const checking::ImplementedOptions implemented =
+      ParseImplemented(std::move(implemented_values));
+  verify::CheckGeneratedOptions(model, implemented);
+  const Target target(std::move(make_cache), std::move(options_type),
+                      ParseCompare(compare));
+  const Overrides overrides =
+      MakeOverrides(override_capacity, capacity, policy, page_size);
+  RunTally tally(target,
+                 ShrinkBudget{shrink, max_shrink_attempts, shrink_seconds});
+  for (const Input* input : given) {
+    if (!tally.Check(*input)) return tally.Result();
+  }
+  for (std::uint64_t run = 0; run < runs; ++run) {
+    Input input =
+        Generated(format, seed, run, verify::GeneratorSize(run, runs, max_size),
+                  model, implemented);
+    if (auto* replay = std::get_if<ReplayInput>(&input.input)) {
+      ApplyOverrides(overrides, *replay);
+    }
+    if (!tally.Check(input)) return tally.Result();
+  }
+  return tally.Result();
+}
+
+// kvprefix._testing.Input: an input and what the checker reads of it.
+void DefineInputClass(py::module_& m) {
   py::class_<Input>(m, "Input",
                     "One batch input (SPEC §4) or replay document (SPEC §8).")
       .def_property_readonly(
@@ -828,7 +945,11 @@ void DefineTestingModule(py::module_& parent) {
           "The fields of kvprefix.testing.CacheOptions the cache of the "
           "input is built with: (capacity or None, policy, page_size, model, "
           "match_limit, trigger); a batch input's are the defaults.");
+}
 
+// The generators and parsers: GeneratedModel, generated_model,
+// model_combinations, output_modes, parse_input, generated_input.
+void DefineInputFunctions(py::module_& m) {
   py::class_<verify::GeneratedModel>(
       m, "GeneratedModel",
       "The SPEC §9 options of generated replay documents, as verify's "
@@ -876,7 +997,10 @@ void DefineTestingModule(py::module_& parent) {
       "what `kvprefix verify --seed SEED` checks as that input ('batch'), "
       "or with --format requests ('requests'; with `model`, a "
       "GeneratedModel, also with its flags).");
+}
 
+// check_input and run: a Python cache checked against the reference.
+void DefineChecks(py::module_& m) {
   m.def(
       "check_input",
       [](py::object make_cache, py::object options_type, const Input& input,
@@ -896,105 +1020,34 @@ void DefineTestingModule(py::module_& parent) {
       "and the reference; None when they agree, else the failure report "
       "(a dict; shrunk if `shrink`).");
 
-  m.def(
-      "run",
-      [](py::object make_cache, py::object options_type,
-         const std::vector<const Input*>& given, const std::string& format,
-         std::uint64_t runs, std::uint64_t seed, int max_size,
-         bool override_capacity, std::optional<std::uint64_t> capacity,
-         std::optional<std::string> policy,
-         std::optional<std::uint64_t> page_size,
-         const std::optional<verify::GeneratedModel>& model,
-         std::map<std::string, std::vector<std::string>> implemented_values,
-         const std::string& compare, bool shrink,
-         std::size_t max_shrink_attempts, double shrink_seconds) {
-        // std::invalid_argument ("policies: unknown policy ...") becomes a
-        // ValueError.
-        const checking::ImplementedOptions implemented =
-            checking::ParseImplementedOptions(
-                checking::ImplementedOptionValues{
-                    .models = std::move(implemented_values["models"]),
-                    .match_limits =
-                        std::move(implemented_values["match_limits"]),
-                    .policies = std::move(implemented_values["policies"]),
-                    .page_sizes = std::move(implemented_values["page_sizes"]),
-                    .capacities = std::move(implemented_values["capacities"])},
-                checking::ImplementedOptionNames{.models = "models",
-                                                 .match_limits = "match_limits",
-                                                 .policies = "policies",
-                                                 .page_sizes = "page_sizes",
-                                                 .capacities = "capacities"});
-        verify::CheckGeneratedOptions(model, implemented);
-        const Target target(std::move(make_cache), std::move(options_type),
-                            ParseCompare(compare));
-        const ShrinkBudget budget{shrink, max_shrink_attempts, shrink_seconds};
-        Overrides overrides;
-        if (override_capacity)
-          overrides.capacity = capacity.value_or(kUnbounded);
-        if (policy) overrides.policy = ParsePolicy(*policy);
-        if (page_size && *page_size == 0) {
-          throw py::value_error("page_size: expected 1 or more, got 0");
-        }
-        overrides.page_size = page_size;
-        py::dict result;
-        std::uint64_t inputs = 0;
-        std::uint64_t requests = 0;
-        std::uint64_t skipped = 0;
-        py::object first_refusal = py::none();
-        const auto finish = [&](std::optional<py::dict> failure) {
-          result["inputs"] = inputs;
-          result["requests"] = requests;
-          result["skipped"] = skipped;
-          result["skip_reason"] = first_refusal;
-          result["failure"] = failure ? py::object(*std::move(failure))
-                                      : py::object(py::none());
-          return result;
-        };
-        // Checks one input: false at the first failure (then `failed`).
-        std::optional<py::dict> failed;
-        const auto check_one = [&](const Input& input) {
-          std::optional<py::dict> report = CheckOne(target, input, budget);
-          if (report && report->contains("refused")) {
-            if (skipped++ == 0) first_refusal = (*report)["refused"];
-            return true;
-          }
-          if (report) {
-            failed = std::move(report);
-            return false;
-          }
-          ++inputs;
-          requests += RequestCount(input);
-          return true;
-        };
-        for (const Input* input : given) {
-          if (!check_one(*input)) return finish(std::move(failed));
-        }
-        for (std::uint64_t run = 0; run < runs; ++run) {
-          Input input = Generated(format, seed, run,
-                                  verify::GeneratorSize(run, runs, max_size),
-                                  model, implemented);
-          if (auto* replay = std::get_if<ReplayInput>(&input.input)) {
-            ApplyOverrides(overrides, *replay);
-          }
-          if (!check_one(input)) return finish(std::move(failed));
-        }
-        return finish(std::nullopt);
-      },
-      py::arg("make_cache"), py::arg("options_type"), py::arg("given"),
-      py::arg("format"), py::arg("runs"), py::arg("seed"), py::arg("max_size"),
-      py::arg("override_capacity"), py::arg("capacity"), py::arg("policy"),
-      py::arg("page_size"), py::arg("model"), py::arg("implemented"),
-      py::arg("compare"), py::arg("shrink"), py::arg("max_shrink_attempts"),
-      py::arg("shrink_seconds"),
-      "Checks the given inputs, then `runs` generated inputs of `format` "
-      "(replay documents of `model`, a GeneratedModel or None, their "
-      "options overridden as asked), stopping at "
-      "the first failure: {'inputs', 'requests', 'skipped' (inputs whose "
-      "options make_cache refused with kvprefix.Refused), 'skip_reason' (the "
-      "first refusal, or None), 'failure' (None or the report)}; "
-      "`implemented` the options the cache implements (a dict of models, "
-      "match_limits, policies, page_sizes, capacities: lists of str), which "
-      "generated replay documents keep to.");
+  m.def("run", &Run, py::arg("make_cache"), py::arg("options_type"),
+        py::arg("given"), py::arg("format"), py::arg("runs"), py::arg("seed"),
+        py::arg("max_size"), py::arg("override_capacity"), py::arg("capacity"),
+        py::arg("policy"), py::arg("page_size"), py::arg("model"),
+        py::arg("implemented"), py::arg("compare"), py::arg("shrink"),
+        py::arg("max_shrink_attempts"), py::arg("shrink_seconds"),
+        "Checks the given inputs, then `runs` generated inputs of `format` "
+        "(replay documents of `model`, a GeneratedModel or None, their "
+        "options overridden as asked), stopping at "
+        "the first failure: {'inputs', 'requests', 'skipped' (inputs whose "
+        "options make_cache refused with kvprefix.Refused), 'skip_reason' (the "
+        "first refusal, or None), 'failure' (None or the report)}; "
+        "`implemented` the options the cache implements (a dict of models, "
+        "match_limits, policies, page_sizes, capacities: lists of str), which "
+        "generated replay documents keep to.");
+}
+
+}  // namespace
+
+void DefineTestingModule(py::module_& parent) {
+  py::module_ m = parent.def_submodule(
+      "_testing",
+      "The C++ half of kvprefix.testing (use that module): generated and "
+      "parsed inputs, the reference's answers, and the check of a Python "
+      "cache with verify's shrinker.");
+  DefineInputClass(m);
+  DefineInputFunctions(m);
+  DefineChecks(m);
 }
 
 }  // namespace kvprefix::python_testing

@@ -96,7 +96,7 @@ inline std::vector<BadInput> BadInputs() {
        "found '{' at byte 42"},
       {"InvalidUtf8", "{" + ok + ",\"requests\":[]}\xff", "byte 42",
        "invalid byte 0xFF"},
-      {"InvalidUtf8InKey", "{\"req\xc3\x28\":[]}", "byte 5",
+      {"InvalidUtf8InKey", "{\"req\xc3\x28\":[]}", "$ (a member name), byte 5",
        "invalid byte 0xC3"},
       {"TruncatedInToken", R"({"cached_sequences":[[1,2)",
        "$.cached_sequences[0][1]", "found end of input"},

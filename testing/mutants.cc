@@ -8,6 +8,7 @@
 #include <type_traits>
 
 #include "engines/all_engines.h"
+#include "engines/registry.h"
 #include "kvprefix/lru_curve.h"
 #include "kvprefix/memory.h"
 #include "kvprefix/paged_index.h"
@@ -576,6 +577,14 @@ std::size_t FatNodeMutant::memory_bytes() const {
          trie_->memory_bytes() + VectorHeapBytes<Record>(records_.capacity());
 }
 
+template <bool kBlind>
+NamespaceMutant<kBlind>::NamespaceMutant(const CacheOptions& options)
+    : cache_(MakeEngine(ReferenceTrie::kName, options)) {}
+
+std::vector<std::string_view> NamespaceMutantNames() {
+  return {NamespaceMutant<true>::kName};
+}
+
 std::vector<std::string_view> MemoryMutantNames() {
   return {FatNodeMutant::kName};
 }
@@ -608,6 +617,11 @@ std::unique_ptr<PrefixIndex> MakeMutant(std::string_view name,
   EngineList<CacheBaseline>::ForEach(make_cache_if_named);
   CacheMutants::ForEach(make_cache_if_named);
   EngineList<FatNodeMutant>::ForEach(make_cache_if_named);
+  if (name == NamespaceMutant<true>::kName) {
+    mutant = std::make_unique<NamespaceMutant<true>>(options);
+  } else if (name == NamespaceMutant<false>::kName) {
+    mutant = std::make_unique<NamespaceMutant<false>>(options);
+  }
   if (mutant == nullptr) mutant = MakeModelMutant(name, options);
   if (mutant == nullptr) {
     throw std::invalid_argument("unknown mutant '" + std::string(name) + "'");

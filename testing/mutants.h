@@ -36,12 +36,15 @@
 #include <memory>
 #include <set>
 #include <span>
+#include <string>
 #include <string_view>
 #include <tuple>
 #include <utility>
 #include <vector>
 
+#include "checking/differential.h"
 #include "kvprefix/cache.h"
+#include "kvprefix/namespaces.h"
 #include "kvprefix/prefix_index.h"
 #include "kvprefix/sequence_list.h"
 #include "kvprefix/types.h"
@@ -332,6 +335,71 @@ class FatNodeMutant {
 // The mutants that break only the memory bounds: "mutant-fat-node".
 std::vector<std::string_view> MemoryMutantNames();
 
+// A cache that takes namespaces itself (checking::NamespaceTaker, SPEC
+// §8.1): the reference cache of its options' model, handed each request as
+// the harness hands it to a cache that folds namespaces itself. The correct
+// one ("mutant-namespace-baseline", kBlind false) folds the namespace into
+// the first token with a NamespaceFolder of its own (kvprefix/namespaces.h),
+// as every kvprefix run does; "mutant-namespace-blind" ignores the namespace
+// (BUG), so equal tokens of two namespaces share nodes: another LoRA
+// adapter's or cache salt's KV is reused. Its bug shows only in a run with
+// namespaces (a generated document or fuzz input that has them); otherwise
+// the harness never calls SetNamespace and both are the reference.
+template <bool kBlind>
+class NamespaceMutant final : public PrefixIndex,
+                              public checking::NamespaceTaker {
+ public:
+  static constexpr std::string_view kName =
+      kBlind ? "mutant-namespace-blind" : "mutant-namespace-baseline";
+
+  explicit NamespaceMutant(const CacheOptions& options);
+
+  void SetNamespace(std::string_view name) override {
+    namespace_ = name;
+    folds_ = true;
+  }
+  std::string_view name() const override { return kName; }
+  NodeId Insert(TokenSpan sequence) override {
+    return cache_->Insert(Folded(sequence));
+  }
+  Match MatchPrefix(TokenSpan request) const override {
+    return cache_->MatchPrefix(Folded(request));
+  }
+  Match Access(TokenSpan request) override {
+    return cache_->Access(Folded(request));
+  }
+  std::uint64_t node_count() const override { return cache_->node_count(); }
+  std::uint64_t evicted_count() const override {
+    return cache_->evicted_count();
+  }
+  std::size_t memory_bytes() const override { return cache_->memory_bytes(); }
+  const CacheOptions& options() const override { return cache_->options(); }
+  void SetEvictionListener(EvictionListener listener) override {
+    cache_->SetEvictionListener(std::move(listener));
+  }
+
+ private:
+  // `tokens` with the first folded in namespace_ (the baseline, once
+  // SetNamespace was called), or as they are (the mutant's bug).
+  TokenSpan Folded(TokenSpan tokens) const {
+    if (kBlind || !folds_ || tokens.empty()) return tokens;
+    folded_.assign(tokens.begin(), tokens.end());
+    folded_.front() = folder_.Fold(folder_.Intern(namespace_), tokens.front());
+    return folded_;
+  }
+
+  std::unique_ptr<PrefixIndex> cache_;
+  std::string namespace_;
+  bool folds_ = false;
+  mutable NamespaceFolder folder_;
+  mutable std::vector<Token> folded_;
+};
+
+// The namespace mutants (the baseline excluded): "mutant-namespace-blind".
+// Not in MutantNames(): their bug needs inputs with namespaces, which the
+// property suite does not draw.
+std::vector<std::string_view> NamespaceMutantNames();
+
 // The names of every mutant (the baselines excluded), in a fixed order: the
 // index mutants first, then the cache mutants. Thread-safe.
 std::vector<std::string_view> MutantNames();
@@ -342,7 +410,8 @@ std::vector<std::string_view> IndexMutantNames();
 std::vector<std::string_view> CacheMutantNames();
 
 // A new, empty mutant named `name` (one of MutantNames(),
-// MemoryMutantNames(), ModelMutantNames() (testing/model_mutants.h, built
+// MemoryMutantNames(), NamespaceMutantNames(), "mutant-namespace-baseline",
+// ModelMutantNames() (testing/model_mutants.h, built
 // by MakeModelMutant), "mutant-baseline" or "mutant-cache-baseline"). Cache
 // mutants are built with `options` (over PagedIndex when options.page_size !=
 // 1, as engines/registry.h does); index mutants ignore them: they are unbounded

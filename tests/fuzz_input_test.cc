@@ -3,6 +3,7 @@
 // the check a user's fuzz target calls.
 #include "checking/fuzz_input.h"
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -13,6 +14,7 @@
 #include <random>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -142,6 +144,15 @@ TEST(FuzzInputTest, LongInputIsNotDecoded) {
             checking::kMaxFuzzOperations);
 }
 
+// The harness report's lines for an engine that matched 1 token where the
+// reference matched none.
+std::string MatchedOneInsteadOfNone(std::string_view engine) {
+  return fmt::format(
+      "expected (reference): (matched_length 0, cache_node 0)\n  actual ({}): "
+      "(matched_length 1, cache_node 1)\n",
+      engine);
+}
+
 // insert [65536], then match [0]: a trie keyed on 16 bits matches 1 token.
 const std::vector<std::uint8_t> kToken16BitInput =
     FromReads({0, 0, 0x08, 0xEC, 0x09, 0xE5});
@@ -159,14 +170,54 @@ TEST(FuzzInputTest, CheckCatchesWrongEngineAndNamesEveryAnswer) {
   EXPECT_THAT(*report, HasSubstr("engine 'mutant-token-16-bit' disagrees"));
   EXPECT_THAT(*report, HasSubstr("#1 match [0]\n"));
   EXPECT_THAT(*report,
-              HasSubstr("expected (reference): (matched_length 0, "
-                        "cache_node 0)\n  actual (mutant-token-16-bit): "
-                        "(matched_length 1, cache_node 1)\n"));
+              HasSubstr(MatchedOneInsteadOfNone("mutant-token-16-bit")));
   EXPECT_THAT(*report, HasSubstr("every engine's answer to the last "
                                  "operation:\n  reference: matched_length 0, "
                                  "cache_node 0\n  hash: matched_length 0, "
                                  "cache_node 0\n  mutant-token-16-bit: "
                                  "matched_length 1, cache_node 1\n"));
+}
+
+// Alphabet bit 3: every operation reads a namespace byte (SPEC §8.1);
+// insert [1] in "lora-a", then match [1] in "salt-b", which must match
+// nothing: a cache that ignores namespaces matches 1 token.
+const std::vector<std::uint8_t> kTwoNamespacesInput = FromReads({
+    0x09,        // alphabet {0, 1}, namespaces
+    0,           // unbounded, page size 1
+    0x08, 1, 1,  // insert, 1 fresh token, in kFuzzNamespaces[1]: [1]
+    0x09, 2, 1,  // match, 1 fresh token, in kFuzzNamespaces[2]: [1]
+});
+
+TEST(FuzzInputTest, NamespacesAreDecodedAndFolded) {
+  const auto input = DecodeFuzzInput(kTwoNamespacesInput);
+  ASSERT_TRUE(input.has_value());
+  ASSERT_EQ(input->operations.size(), 2u);
+  EXPECT_EQ(input->operations[0].name_space, "lora-a");
+  EXPECT_EQ(input->operations[1].name_space, "salt-b");
+  EXPECT_THAT(input->operations[1].tokens, ElementsAre(1));
+  // Folded for every engine: the correct ones and the namespace baseline,
+  // which folds by itself, agree with the reference.
+  EXPECT_EQ(CheckFuzzInput(kTwoNamespacesInput,
+                           checking::NamedEngines({"hash", "radix"})),
+            std::nullopt);
+  const auto mutant = [](std::string_view name) {
+    return [name](const CacheOptions& options) {
+      std::vector<std::unique_ptr<PrefixIndex>> engines;
+      engines.push_back(test::MakeMutant(name, options));
+      return engines;
+    };
+  };
+  EXPECT_EQ(
+      CheckFuzzInput(kTwoNamespacesInput, mutant("mutant-namespace-baseline")),
+      std::nullopt);
+  const auto report =
+      CheckFuzzInput(kTwoNamespacesInput, mutant("mutant-namespace-blind"));
+  ASSERT_TRUE(report.has_value());
+  EXPECT_THAT(*report, HasSubstr("#1 match [1] in \"salt-b\"\n"));
+  EXPECT_THAT(*report,
+              HasSubstr(MatchedOneInsteadOfNone("mutant-namespace-blind")));
+  EXPECT_THAT(*report, HasSubstr("  mutant-namespace-blind: matched_length "
+                                 "1, cache_node 1\n"));
 }
 
 TEST(FuzzInputTest, CheckPassesCorrectEngines) {

@@ -716,7 +716,8 @@ TEST(Utf8ErrorTest, IsTheSameWithEveryKernel) {
        R"(]],"requests":[]})",
        "byte 24: expected UTF-8 text, found invalid byte 0xFF"},
       {"{\"req\xc3\x28\":[]}",
-       "byte 5: expected UTF-8 text, found invalid byte 0xC3"},
+       "$ (a member name), byte 5: expected UTF-8 text, found invalid byte "
+       "0xC3"},
       // An unclosed string comes first in every kernel.
       {"{" + ok + "}\xff \"",
        "$: expected end of input after the root value, found '\\xFF' at "

@@ -275,7 +275,8 @@ TEST(NamespaceDocumentTest, ErrorsNameThePlace) {
       test::InputErrorOf([] {
         ParseReplayDocument("{\"requests\":[[1]],\"namespaces\":[\"\xFF\"]}");
       }),
-      "byte 33: expected UTF-8 text, found invalid byte 0xFF");
+      "$.namespaces[0], byte 33: expected UTF-8 text, found invalid byte "
+      "0xFF");
   EXPECT_EQ(test::InputErrorOf([] {
               ParseBatchInput(R"({"cached_sequences":[[1]],"requests":[],)"
                               R"("cached_namespaces":["a","b"]})");
@@ -317,6 +318,51 @@ TEST(NamespaceTraceTest, TheFieldIsAStringOrAnIntegerAbsentIsDefault) {
                   std::string(300, 'y') + "\"}"),
             "line 4: $.salt: expected a namespace of at most 256 bytes, found "
             "300 bytes");
+}
+
+// Regression: an invalid UTF-8 namespace was reported by its byte alone
+// ("byte 50: expected UTF-8 text ..."), naming no member; now the string's
+// JSON location (a document's $.namespaces[i] or $.cached_namespaces[i], a
+// trace line's field) comes first, then the byte, exit 2.
+TEST(NamespaceErrorTest, InvalidUtf8IsLocatedByMemberAndByte) {
+  EXPECT_EQ(test::InputErrorOf([] {
+              ParseReplayDocument(
+                  "{\"requests\":[[1,2],[1,2],[3]],"
+                  "\"namespaces\":[\"a\",\"b\xFF\xFE\",\"c\"]}");
+            }),
+            "$.namespaces[1], byte 50: expected UTF-8 text, found invalid "
+            "byte 0xFF");
+  EXPECT_EQ(test::InputErrorOf([] {
+              ParseBatchInput(
+                  "{\"cached_sequences\":[[1],[2]],\"requests\":[[1]],"
+                  "\"cached_namespaces\":[\"x\",\"\xC3\"]}");
+            }),
+            "$.cached_namespaces[1], byte 73: expected UTF-8 text, found "
+            "invalid byte 0xC3");
+  SequenceList out;
+  NamespaceFolder folder;
+  EXPECT_EQ(test::InputErrorOf([&] {
+              AppendTraceLine(
+                  "{\"hash_ids\":[1,2],\"input_length\":1024,\"ns\":\"b\xFF\"}",
+                  2, TraceOptions{.namespace_field = "ns"}, out, &folder);
+            }),
+            "line 2: $.ns, byte 45: expected UTF-8 text, found invalid byte "
+            "0xFF");
+  // Through the CLI: the file, the location and the byte, exit 2, nothing
+  // on standard output.
+  const test::ScratchDir dir;
+  const std::string trace = dir.Path("bad.jsonl");
+  test::WriteTextFile(
+      trace,
+      "{\"hash_ids\":[1,2],\"input_length\":1024,\"ns\":\"ok\"}\n"
+      "{\"hash_ids\":[1,2],\"input_length\":1024,\"ns\":\"b\xFF\"}\n");
+  const test::ProgramRun run =
+      Kvprefix({"replay", trace, "--namespace-field", "ns"});
+  EXPECT_EQ(run.status, 2) << run.err;
+  EXPECT_EQ(run.out, "");
+  EXPECT_EQ(run.err, "kvprefix: " + trace +
+                         ": line 2: $.ns, byte 45: expected UTF-8 text, "
+                         "found invalid byte 0xFF\n");
 }
 
 TEST(NamespaceTraceTest, ReplayAndCurveTakeTheField) {

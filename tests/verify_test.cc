@@ -1774,6 +1774,84 @@ TEST(ShrinkTest, ModelMutantsShrinkToSmallDocuments) {
   }
 }
 
+// About one generated replay document in four carries namespaces (SPEC
+// §8.1): "" and others, one per request, with equal tokens in two
+// namespaces (the copy AddRandomNamespaces adds); the rest have none, as
+// before, and so do generated batch inputs.
+TEST(VerifyInputsTest, GeneratedInputsCarryNamespacesOnSomeRuns) {
+  int replays = 0;
+  std::set<std::string> names;
+  for (std::uint64_t run = 0; run < 400; ++run) {
+    const int size = GeneratorSize(run, 400, 100);
+    const ReplayInput replay = GeneratedReplayInput(1, run, size).input;
+    if (!replay.namespaces.empty()) {
+      ++replays;
+      ASSERT_EQ(replay.namespaces.size(), replay.requests.size()) << run;
+      names.insert(replay.namespaces.begin(), replay.namespaces.end());
+      bool equal_apart = false;  // equal requests in two namespaces
+      for (std::size_t i = 0; i + 1 < replay.requests.size(); ++i) {
+        equal_apart |=
+            std::ranges::equal(replay.requests[i], replay.requests[i + 1]) &&
+            replay.namespaces[i] != replay.namespaces[i + 1];
+      }
+      EXPECT_TRUE(equal_apart) << run;
+    }
+    // Batch inputs keep none (the plugin tests' generated inputs).
+    EXPECT_TRUE(GeneratedInput(1, run, size).input.namespaces.empty());
+  }
+  EXPECT_GT(replays, 60) << "of 400";
+  EXPECT_LT(replays, 140) << "of 400";
+  EXPECT_EQ(names, (std::set<std::string>{"", "lora-a", "salt-b"}));
+}
+
+// The namespace mutant (a cache that ignores namespaces) is caught on the
+// generated replay documents and shrinks to a small one; its correct
+// baseline passes every one of them.
+TEST(ShrinkTest, NamespaceMutantIsCaughtOnGeneratedDocuments) {
+  const ReplayChecker baseline = MutantChecker("mutant-namespace-baseline");
+  for (std::uint64_t run = 0; run < 300; ++run) {
+    const auto failure = baseline(
+        GeneratedReplayInput(1, run, GeneratorSize(run, 300, 100)).input);
+    ASSERT_FALSE(failure) << run << ": " << failure->message;
+  }
+  for (std::string_view name : test::NamespaceMutantNames()) {
+    const ReplayChecker check = MutantChecker(name);
+    std::optional<Failure> failure;
+    ReplayInput input;
+    std::uint64_t run = 0;
+    for (; run < 300 && !failure; ++run) {
+      input = GeneratedReplayInput(1, run, GeneratorSize(run, 300, 100)).input;
+      failure = check(input);
+    }
+    ASSERT_TRUE(failure) << name << " was never caught";
+    EXPECT_LT(run, 20u) << name;
+    EXPECT_EQ(failure->kind, FailureKind::kWrongAnswer) << failure->message;
+    const ReplayShrinkResult shrunk = Shrink(input, *failure, check, {});
+    EXPECT_TRUE(check(shrunk.input)) << name;
+    // Two equal requests in two namespaces are the whole bug.
+    EXPECT_EQ(shrunk.input.requests.size(), 2u) << name;
+    EXPECT_EQ(shrunk.input.namespaces.size(), 2u) << name;
+    std::cout << name << ": caught at generated document " << run - 1
+              << ", shrunk to " << shrunk.input.requests.size()
+              << " requests\n";
+  }
+}
+
+// The same through the CLI with a --cmd program that ignores namespaces:
+// caught on generated replay documents, while replay_cache.py, which folds
+// them, passes (the tests above).
+TEST(VerifyCliTest, ProgramIgnoringNamespacesIsCaught) {
+  for (const std::string& flags :
+       {RequestsFlags("ignores_namespaces.py --replay")}) {
+    const std::string out = TempPath("ns-" + std::to_string(flags.size()));
+    const CliRun run = RunVerify(flags + " --runs 200 --seed 1 --out " + out);
+    EXPECT_EQ(run.exit_status, 1) << run.output;
+    EXPECT_THAT(run.output, HasSubstr("FAILED: wrong-answer on "))
+        << run.output;
+    EXPECT_THAT(test::ReadTextFile(out), HasSubstr("namespaces")) << flags;
+  }
+}
+
 // "all" stands for the engines of the input's model (SPEC §9): for vllm
 // those of EngineNames(kVllm) but the reference, not every engine (the
 // others refuse the model, and every document would be skipped).

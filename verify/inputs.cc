@@ -216,6 +216,20 @@ CacheOptions FixedOptions(const GeneratedModel& model) {
       .trigger = model.trigger.value_or(CacheOptions{}.trigger)};
 }
 
+// checking::Random<Input> with checking::AddRandomNamespaces: about one
+// replay document in four has namespaces (SPEC §8.1).
+template <typename Input>
+Input WithNamespaces(Input (*random)(std::uint64_t, int), std::uint64_t seed,
+                     int size) {
+  Input input = random(seed, size);
+  checking::AddRandomNamespaces(seed, input);
+  return input;
+}
+
+ReplayInput RandomReplay(std::uint64_t seed, int size) {
+  return WithNamespaces(checking::RandomReplayInput, seed, size);
+}
+
 }  // namespace
 
 NamedInput GeneratedInput(std::uint64_t seed, std::uint64_t run, int size) {
@@ -226,7 +240,7 @@ NamedInput GeneratedInput(std::uint64_t seed, std::uint64_t run, int size) {
 NamedReplayInput GeneratedReplayInput(std::uint64_t seed, std::uint64_t run,
                                       int size) {
   return Generated<ReplayInput>("replay document", seed, run, size,
-                                checking::RandomReplayInput);
+                                RandomReplay);
 }
 
 NamedReplayInput GeneratedReplayInput(std::uint64_t seed, std::uint64_t run,
@@ -245,9 +259,9 @@ void CheckGeneratedModel(const GeneratedModel& model) {
 NamedReplayInput GeneratedReplayInput(std::uint64_t seed, std::uint64_t run,
                                       int size, const GeneratedModel& model) {
   CheckGeneratedModel(model);
-  NamedReplayInput generated = Generated<ReplayInput>(
-      "replay document", seed, run, size, checking::RandomReplayInput,
-      GeneratedModelFlags(model));
+  NamedReplayInput generated =
+      Generated<ReplayInput>("replay document", seed, run, size, RandomReplay,
+                             GeneratedModelFlags(model));
   CacheOptions& options = generated.input.options;
   const CacheOptions fixed = FixedOptions(model);
   options.model = fixed.model;
@@ -365,6 +379,10 @@ NamedServeInput GeneratedServeInput(
   NamedReplayInput document =
       GeneratedReplayInput(seed, run, size, model, implemented);
   ServeInput input{.replay = std::move(document.input)};
+  // No namespaces in §10 documents: the serving replays of --cmd programs
+  // (the Python §10 oracle) and --kv-events do not take them; the document
+  // is the one generated before namespaces were.
+  checking::RemoveRandomNamespaces(seed + run, input.replay);
   // Its own stream: the §8 document stays what GeneratedReplayInput gives.
   std::mt19937_64 random((seed + run) ^ 0x5E7E5E7E5E7E5E7Eull);
   const auto draw = [&random](std::uint64_t low, std::uint64_t high) {

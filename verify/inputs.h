@@ -151,7 +151,8 @@ std::vector<NamedServeInput> ReadServeInputFiles(
     const std::vector<std::string>& paths);
 
 // Generated serving document number `run`: GeneratedReplayInput(seed, run,
-// size, model, implemented)'s document with SPEC §10.1's members drawn
+// size, model, implemented)'s document without its namespaces (SPEC §8.1;
+// checking::RemoveRandomNamespaces), with SPEC §10.1's members drawn
 // from seed + run: max_running 1 to 4 (1 about one time in four),
 // arrivals 0, 1, 2 or 5 µs apart, output lengths 0 to 4, prefill and decode
 // 0 to 3 µs per token, overhead 0 to 2 µs, output "none" or "unique"

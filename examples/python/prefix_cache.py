@@ -198,9 +198,15 @@ def answer(document, cache_class):
                           document.get("match_limit", "all"))
     except Unsupported as refusal:
         return {"refused": str(refusal)}
+    # SPEC section 8.1: with namespaces, every request's first token is
+    # keyed with its namespace, so equal prompts of two namespaces (LoRA
+    # adapters, cache salts) share nothing.
+    namespaces = document.get("namespaces")
     matches = []
-    for request in document["requests"]:
-        length, node = cache.access(request)
+    for i, request in enumerate(document["requests"]):
+        key = ([(namespaces[i], request[0])] + request[1:]
+               if namespaces and request else request)
+        length, node = cache.access(key)
         matches.append({"matched_length": length, "cache_node": node,
                         "uncached_suffix": request[length:]})
     return {"matches": matches}

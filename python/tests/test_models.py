@@ -122,7 +122,34 @@ def test_curve_of_each_model_equals_replay_at_each_capacity():
             replayed = kvprefix.replay(requests, capacity=int(capacity), **arguments)
             assert int(matched) == replayed["matched_tokens"], (arguments, capacity)
         assert curve["request_tokens"] == sum(map(len, requests))
-    with pytest.raises(ValueError, match="target_hit_ratios needs model 'spec'"):
-        kvprefix.curve(requests, model="vllm", target_hit_ratios=[0.5])
     with pytest.raises(ValueError, match="trigger: a trigger needs model"):
         kvprefix.curve(requests, trigger="on-allocate")
+
+
+@pytest.mark.parametrize("model", ["vllm", "sglang"])
+def test_curve_target_hit_ratios_of_a_model_equal_the_cli(model):
+    """curve(target_hit_ratios=...) of vllm and sglang runs `kvprefix curve
+    --target-hit-ratio`'s bisection (cli/capacity_search.h): the same
+    capacities, matched tokens and distinct prefixes on the conversation
+    trace (block mode: a request's tokens are its hash ids); a target above
+    the unbounded cache's hit ratio has capacity None in both."""
+    import subprocess
+    trace = os.path.join(os.path.dirname(__file__), "..", "..", "data", "mooncake",
+                         "conversation_trace.jsonl")
+    with open(trace) as lines:
+        requests = [json.loads(line)["hash_ids"] for line in lines if line.strip()]
+    targets = [0.1, 0.3, 0.5]
+    printed = subprocess.run(
+        [os.environ.get("KVPREFIX_CLI", os.path.join(os.path.dirname(__file__), "..", "..", "build", "kvprefix")), "curve", trace, "--model", model,
+         "--target-hit-ratio", ",".join(map(str, targets)), "--format", "jsonl"],
+        check=True, capture_output=True, text=True).stdout
+    cli = [json.loads(line) for line in printed.splitlines()]
+    curve = kvprefix.curve(requests, model=model, target_hit_ratios=targets)
+    assert [t["capacity"] for t in curve["targets"]] == [r["capacity"] for r in cli]
+    assert [t["matched_tokens"] for t in curve["targets"]] == [
+        r["matched_tokens"] for r in cli]
+    assert cli[0]["capacity"] is not None and cli[2]["capacity"] is None
+    # One capacity less misses the target: what the bisection checked.
+    below = kvprefix.curve(requests, model=model,
+                           capacities=[cli[0]["capacity"] - 1])
+    assert below["hit_ratios"][0] < targets[0]

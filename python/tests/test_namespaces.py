@@ -111,3 +111,56 @@ def test_namespace_errors_are_type_and_value_errors():
         kvprefix.PrefixIndex().match([1], namespace=b"a")
     with pytest.raises(ValueError, match=r"cached_namespaces: expected 1 namespace \(one per item"):
         kvprefix.find_prefix_matches([[1]], [[1]], cached_namespaces=["a", "b"])
+
+
+def test_check_document_folds_namespaces_for_cache_and_reference():
+    """Regression: kvprefix.testing checked a document's requests without
+    their namespaces (the reference answered as if every request were in
+    ""), so the SPEC 8.1 answers were called wrong and a cache that ignores
+    namespaces passed. The cache is now given the folded tokens, as a plugin
+    is, and the reference answers them."""
+    from kvprefix import testing
+    document = {"requests": [[1, 2], [1, 2], [1, 2, 3]],
+                "namespaces": ["a", "b", "a"]}
+    answers = testing.reference_answer(document)["matches"]
+    assert [a["matched_length"] for a in answers] == [0, 0, 2]
+
+    class Oracle:
+        """Answers SPEC 8.1's matches, in order."""
+
+        def __init__(self):
+            self.at = 0
+
+        def access(self, tokens):
+            answer = answers[self.at]
+            self.at += 1
+            return dict(answer, uncached_suffix=tokens[answer["matched_length"]:])
+
+    assert testing.check_document(lambda options: Oracle(), document,
+                                  shrink=False) is None
+
+
+@pytest.mark.parametrize("strategy", ["replay_documents", "batch_documents"])
+def test_strategies_draw_namespaces_when_asked(strategy):
+    from hypothesis import given, settings
+    from kvprefix.testing import strategies
+    seen = set()
+
+    @settings(max_examples=60, database=None, deadline=None)
+    @given(getattr(strategies, strategy)(namespaces=strategies.NAMESPACES))
+    def draw(document):
+        assert len(document["namespaces"]) == len(document["requests"])
+        if "cached_sequences" in document:
+            assert len(document["cached_namespaces"]) == len(document["cached_sequences"])
+        seen.update(document["namespaces"])
+
+    @settings(max_examples=20, database=None, deadline=None)
+    @given(getattr(strategies, strategy)())
+    def draw_default(document):
+        assert "namespaces" not in document
+
+    draw()
+    draw_default()
+    assert seen == set(strategies.NAMESPACES)
+    with pytest.raises(ValueError, match="namespaces"):
+        getattr(strategies, strategy)(namespaces="a")

@@ -1,8 +1,8 @@
 #!/usr/bin/python3
 """A correct, plain-Python implementation of the kvprefix contract.
 
-Reads one SPEC §4 document ({"cached_sequences": [...], "requests": [...]})
-from standard input and prints the SPEC §5 answer ({"matches": [...]},
+Reads one SPEC §4 document ({"cached_sequences": [...], "requests": [...]},
+optionally "cached_namespaces" and "namespaces", SPEC §8.1) from standard input and prints the SPEC §5 answer ({"matches": [...]},
 compact, one trailing newline). With --lines it stays running: one document
 per line in, one answer line each out (`kvprefix verify --protocol lines`).
 `kvprefix verify --cmd` must pass it; the
@@ -49,13 +49,38 @@ def match_entry(request, length, node):
             "uncached_suffix": request[length:]}
 
 
-def find_prefix_matches(document, trie_class=PrefixTrie):
+def fold_namespaces(sequences, namespaces, symbols):
+    """SPEC §8.1: each sequence's first token replaced by a number of its own
+    for (namespace, token) from `symbols` (shared by a whole document), so
+    equal tokens of two namespaces never share a node; absent namespaces
+    are all ""."""
+    namespaces = namespaces or [""] * len(sequences)
+    return [[symbols.setdefault((name, sequence[0]), len(symbols))] +
+            sequence[1:] if sequence else sequence
+            for sequence, name in zip(sequences, namespaces)]
+
+
+def keyed(document, members, fold):
+    """The sequences of `members` as the trie takes them: folded with their
+    namespaces (member "namespaces" or "cached_namespaces") when the document
+    has any, else as they are."""
+    lists = [document[member] for member in members]
+    if not any(name in document for name in ("namespaces", "cached_namespaces")):
+        return lists
+    symbols = {}
+    namespaces = {"requests": "namespaces", "cached_sequences": "cached_namespaces"}
+    return [fold(sequences, document.get(namespaces[member]), symbols)
+            for sequences, member in zip(lists, members)]
+
+
+def find_prefix_matches(document, trie_class=PrefixTrie, fold=fold_namespaces):
     """The batch job (SPEC §2) on a parsed SPEC §4 document."""
     trie = trie_class()
-    for sequence in document["cached_sequences"]:
+    cached, keys = keyed(document, ("cached_sequences", "requests"), fold)
+    for sequence in cached:
         trie.insert(sequence)
-    return {"matches": [match_entry(request, *trie.match(request))
-                        for request in document["requests"]]}
+    return {"matches": [match_entry(request, *trie.match(key))
+                        for request, key in zip(document["requests"], keys)]}
 
 
 def write_answer(answer):
@@ -74,8 +99,8 @@ def serve(answer):
         write_answer(answer(json.load(sys.stdin)))
 
 
-def main(trie_class=PrefixTrie):
-    serve(lambda document: find_prefix_matches(document, trie_class))
+def main(trie_class=PrefixTrie, fold=fold_namespaces):
+    serve(lambda document: find_prefix_matches(document, trie_class, fold))
 
 
 if __name__ == "__main__":

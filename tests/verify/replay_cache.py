@@ -3,7 +3,8 @@
 capacity, LRU, FIFO or LFU eviction and a page size.
 
 Reads one SPEC §8 replay document ({"requests": [...], "capacity": C,
-"policy": "lru", "page_size": P}; all but "requests" optional) from standard
+"policy": "lru", "page_size": P, "namespaces": [...]}; all but "requests"
+optional) from standard
 input, replays it (each request: match, insert, touch, evict) and prints
 each request's match at step 1 as SPEC §5 does ({"matches": [...]},
 compact, one trailing newline); with --lines, one document per line
@@ -113,18 +114,19 @@ class ReplayCache:
         return length * self.page_size, node
 
 
-def replay(document, cache_class=ReplayCache):
-    """SPEC §8's replay of a parsed replay document."""
+def replay(document, cache_class=ReplayCache, fold=prefix_cache.fold_namespaces):
+    """SPEC §8's replay of a parsed replay document (its namespaces, SPEC
+    §8.1, folded into the first tokens)."""
     cache = cache_class(document.get("capacity"),
                         document.get("policy", "lru"),
                         document.get("page_size", 1))
-    return {"matches": [prefix_cache.match_entry(request,
-                                                 *cache.access(request))
-                        for request in document["requests"]]}
+    (keys,) = prefix_cache.keyed(document, ("requests",), fold)
+    return {"matches": [prefix_cache.match_entry(request, *cache.access(key))
+                        for request, key in zip(document["requests"], keys)]}
 
 
-def main(cache_class=ReplayCache):
-    prefix_cache.serve(lambda document: replay(document, cache_class))
+def main(cache_class=ReplayCache, fold=prefix_cache.fold_namespaces):
+    prefix_cache.serve(lambda document: replay(document, cache_class, fold))
 
 
 if __name__ == "__main__":

@@ -134,23 +134,62 @@ def sequences(*, tokens=None, min_size=0, max_size=12, max_fresh=4):
     return _recipes(tokens, min_size, max_size, max_fresh).map(_build)
 
 
-@st.composite
-def batch_documents(draw, *, tokens=None, max_cached=10, max_requests=10,
-                    max_fresh=4):
+# The namespaces (SPEC section 8.1) a document's sequences draw from when
+# asked to (namespaces=NAMESPACES): the default "" and two others, as
+# `kvprefix verify`'s generated documents have them.
+NAMESPACES = ("", "lora-a", "salt-b")
+
+
+def _check_namespaces(namespaces):
+    """None, or a non-empty list or tuple of str; else ValueError."""
+    if namespaces is None:
+        return None
+    if (isinstance(namespaces, str) or not isinstance(namespaces, (list, tuple))
+            or not namespaces or not all(isinstance(n, str) for n in namespaces)):
+        raise ValueError(f"namespaces: expected None or a non-empty list of str, "
+                         f"got {namespaces!r}")
+    return tuple(namespaces)
+
+
+def _draw_namespaces(draw, namespaces, count):
+    """One of `namespaces` for each of `count` sequences (shrinking toward
+    the first)."""
+    return draw(st.lists(st.sampled_from(namespaces), min_size=count,
+                         max_size=count))
+
+
+def batch_documents(*, tokens=None, max_cached=10, max_requests=10,
+                    max_fresh=4, namespaces=None):
     """SPEC section 4 documents {"cached_sequences": [...], "requests":
     [...]}: up to max_cached cached sequences (derived from each other) and
     1 to max_requests requests (derived from the cached sequences and each
-    other)."""
+    other). namespaces: None (the default) for none, or a non-empty list of
+    str (e.g. NAMESPACES) that each sequence's namespace is drawn from
+    (SPEC section 8.1: members "cached_namespaces" and "namespaces"; equal
+    sequences in two namespaces share nothing). Raises ValueError (when
+    called) for another value of namespaces."""
+    return _batch_documents(tokens, max_cached, max_requests, max_fresh,
+                            _check_namespaces(namespaces))
+
+
+@st.composite
+def _batch_documents(draw, tokens, max_cached, max_requests, max_fresh,
+                     namespaces):
     cached = draw(sequences(tokens=tokens, max_size=max_cached,
                             max_fresh=max_fresh))
     recipes = draw(_recipes(tokens, 1, max_requests, max_fresh))
-    return {"cached_sequences": cached, "requests": _build(recipes, cached)}
+    document = {"cached_sequences": cached, "requests": _build(recipes, cached)}
+    if namespaces is not None:
+        document["cached_namespaces"] = _draw_namespaces(draw, namespaces, len(cached))
+        document["namespaces"] = _draw_namespaces(draw, namespaces,
+                                                  len(document["requests"]))
+    return document
 
 
 def replay_documents(*, capacity=DISTINCT_PERCENT,
                      policy=st.sampled_from(_kvprefix.policies()),
                      page_size=st.sampled_from((1, 2, 3)), models=None, tokens=None,
-                     min_requests=1, max_requests=20, max_fresh=3):
+                     min_requests=1, max_requests=20, max_fresh=3, namespaces=None):
     """SPEC section 8 replay documents {"requests": [...], "capacity": C,
     "policy": one of kvprefix.policies(), "page_size": P} ("capacity" left
     out when None: unbounded). capacity, policy and page_size are each a
@@ -174,20 +213,25 @@ def replay_documents(*, capacity=DISTINCT_PERCENT,
     differ from the defaults ("spec"; "all", but "all-but-last" for vllm;
     "after-insert"): CacheOptions.from_document reads them back. Shrinks
     toward the first model listed, lru, match limit "all" and trigger
-    "after-insert". Raises ValueError (when called) for a name not in
-    MODELS or an empty list."""
+    "after-insert".
+
+    namespaces: None (the default) for none, or a non-empty list of str
+    (e.g. NAMESPACES) that each request's namespace is drawn from (SPEC
+    section 8.1: member "namespaces"). Raises ValueError (when called) for a
+    name not in MODELS or an empty list, and as batch_documents for
+    namespaces."""
     if models is not None:
         if isinstance(models, str) or not models or any(m not in MODELS for m in models):
             raise ValueError(f"models: expected None or a non-empty list of "
                              f"{', '.join(map(repr, MODELS))}, got {models!r}")
         models = tuple(models)
     return _replay_documents(capacity, policy, page_size, models, tokens, min_requests,
-                             max_requests, max_fresh)
+                             max_requests, max_fresh, _check_namespaces(namespaces))
 
 
 @st.composite
 def _replay_documents(draw, capacity, policy, page_size, models, tokens, min_requests,
-                      max_requests, max_fresh):
+                      max_requests, max_fresh, namespaces=None):
     document = {"requests": draw(sequences(tokens=tokens, min_size=min_requests,
                                            max_size=max_requests,
                                            max_fresh=max_fresh))}
@@ -207,6 +251,9 @@ def _replay_documents(draw, capacity, policy, page_size, models, tokens, min_req
     document["page_size"] = drawn_page_size
     if models is not None:
         document.update(draw(_model_members(models, drawn_policy)))
+    if namespaces is not None:
+        document["namespaces"] = _draw_namespaces(draw, namespaces,
+                                                  len(document["requests"]))
     return document
 
 
