@@ -89,8 +89,9 @@ ReplayInput ReadReplayDocumentOrCaseFile(const std::string& path,
 // The same for a SPEC §10.1 serving replay document (ReadServeDocumentFile,
 // io/replay_document.h), or a replay case file (as above) whose document may
 // have §10.1's members too; a case file's "expected" is not read (a §10
-// case's is §10.5's answer, as tests/data/cases/serve/'s). Throws as ReadReplayDocumentOrCaseFile, with
-// ParseServeDocument's rules for the document. O(bytes).
+// case's is §10.5's answer, as tests/data/cases/serve/'s). Throws as
+// ReadReplayDocumentOrCaseFile, with ParseServeDocument's rules for the
+// document. O(bytes).
 ServeInput ReadServeDocumentOrCaseFile(const std::string& path,
                                        DocumentPlaces* places = nullptr);
 

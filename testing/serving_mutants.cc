@@ -153,7 +153,7 @@ class ServingMutant final : public checking::ServingCacheDecorator,
   // The reference's pages: each block's whole prefix and the request whose
   // attempt made it (kNoOwner: a finish's).
   std::uint64_t Stored(std::uint64_t parent, TokenSpan page) override {
-    Page held{.owner = admitting_.value_or(kNoOwner)};
+    Page held{.prefix = {}, .owner = admitting_.value_or(kNoOwner)};
     if (parent != kRoot) held.prefix = pages_.at(parent).prefix;
     held.prefix.insert(held.prefix.end(), page.begin(), page.end());
     pages_.emplace(++last_handle_, std::move(held));
