@@ -31,6 +31,8 @@
 //   undercuts is the next victim at once); EvictLeavesBelow, its first
 //   victims only, those below a key.
 //
+// kvprefix/bounded_insert.h holds the insert itself (SPEC §8 steps 1-4 and
+// the first-C-nodes shortcut, in one order over each trie's primitives).
 // The reference (reference/reference_trie.h) is deliberately not a client of
 // this layer: it transliterates SPEC §8 on its own and judges the layer.
 //

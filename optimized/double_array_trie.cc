@@ -538,18 +538,39 @@ void DoubleArrayTrie::MoveNode(std::int64_t from, std::int64_t to,
 NodeId DoubleArrayTrie::Insert(TokenSpan sequence) {
   if (!bounded_) return InsertUnbounded(sequence);
   return VisitPolicy(options().policy, [&]<typename Policy>(Policy) {
-    return InsertBounded<Policy>(sequence);
+    return kvprefix::InsertBounded<Policy>(*this, sequence).deepest;
   });
 }
 
-NodeId DoubleArrayTrie::InsertUnbounded(TokenSpan sequence) {
-  std::int64_t s = 0;
-  std::size_t i = 0;
-  for (; i < sequence.size(); ++i) {
-    const std::int64_t t = Child(s, sequence[i]);
-    if (t < 0) break;
-    s = t;
+Match DoubleArrayTrie::Access(TokenSpan request) {
+  if (!bounded_ || options().match_limit != MatchLimit::kAll) {
+    const Match match = MatchPrefix(request.first(
+        MatchLimitTokens(options().match_limit, request.size(), 1)));
+    Insert(request);
+    return match;
   }
+  return VisitPolicy(options().policy, [&]<typename Policy>(Policy) {
+    return kvprefix::InsertBounded<Policy>(*this, request).match;
+  });
+}
+
+template <typename Visit>
+DoubleArrayTrie::Walk DoubleArrayTrie::WalkChildren(TokenSpan sequence,
+                                                    Visit&& visit) const {
+  Walk walk{0, 0};
+  for (; walk.matched < sequence.size(); ++walk.matched) {
+    const std::int64_t t = Child(walk.slot, sequence[walk.matched]);
+    if (t < 0) break;
+    walk.slot = t;
+    visit(t);
+  }
+  return walk;
+}
+
+NodeId DoubleArrayTrie::InsertUnbounded(TokenSpan sequence) {
+  const auto [matched, slot] = WalkChildren(sequence, [](std::int64_t) {});
+  std::int64_t s = slot;
+  std::size_t i = matched;
   if (i < sequence.size()) {
     s = AddChild<false>(s, sequence[i]);
     // Every later node is a fresh leaf: the fast path, O(1) per token.
@@ -560,20 +581,18 @@ NodeId DoubleArrayTrie::InsertUnbounded(TokenSpan sequence) {
   return ids_[s];
 }
 
+// --- Bounded (SPEC §8): kvprefix/bounded_insert.h's primitives ---------------
+
 template <typename Policy>
-NodeId DoubleArrayTrie::InsertBounded(TokenSpan sequence) {
-  // SPEC §8 "A request longer than C keeps only its first C nodes", where
-  // the policy guarantees it (kKeepsFirstCapacityNodes: every other node
-  // goes first, then the request's own new nodes deepest first): only the
-  // first `keep` tokens' nodes are stored; the rest are created and evicted
-  // on paper. Under any other policy every node is stored, and step 4 may
-  // evict the path's own nodes.
-  const std::uint64_t capacity = options().capacity;
-  const std::size_t keep =
-      Policy::kKeepsFirstCapacityNodes && capacity < sequence.size()
-          ? static_cast<std::size_t>(capacity)
-          : sequence.size();
-  const std::uint64_t stamp = Tick();
+DoubleArrayTrie::Walk DoubleArrayTrie::WalkTouching(TokenSpan prefix,
+                                                    std::uint64_t stamp) {
+  return WalkChildren(prefix, [&](std::int64_t t) {
+    states_.Touch<Policy>(static_cast<std::size_t>(t), stamp);
+  });
+}
+
+template <typename Policy>
+void DoubleArrayTrie::Grow(Walk& walk, TokenSpan tokens, std::uint64_t stamp) {
   // Room for one more entry first, so that a throw below can still record
   // the leaf it leaves or re-keys (every leaf must have an entry). Growing
   // geometrically: reserving exactly one more copied the whole heap on
@@ -581,63 +600,42 @@ NodeId DoubleArrayTrie::InsertBounded(TokenSpan sequence) {
   // at most one entry per entry it pops, so it needs no room of its own.
   LeafHeap<typename Policy::Key, std::int32_t>& leaves = leaves_.Get<Policy>();
   leaves.Reserve(leaves.size() + 1);
-  // Steps 2 and 3: walk, touching the nodes present (under
-  // kKeepsFirstCapacityNodes the match is at most the nodes present, so it
-  // never passes `keep`), then create the rest.
-  std::int64_t s = 0;
-  std::size_t i = 0;
-  for (; i < keep; ++i) {
-    const std::int64_t t = Child(s, sequence[i]);
-    if (t < 0) break;
-    s = t;
-    states_.Touch<Policy>(static_cast<std::size_t>(s), stamp);
+  std::int64_t s = walk.slot;
+  if (tokens.empty()) {
+    if (kKeepsState<Policy> && s != 0 && ChildCount(s) == 0) {
+      PushLeaf<Policy>(s);  // a leaf touched again: its key changed
+    }
+    return;
   }
-  if (i < keep) {
-    // The structure code is shared by every policy (kBounded only), so the
-    // new node's state is written here: State{} touched by this request.
-    const std::uint64_t stored_before = stored_;
-    try {
-      s = AddChild<true>(s, sequence[i]);
+  // Nodes are created before step 4 evicts: a new node's slot is placed by
+  // its parent's base, so freed slots would not serve it in order anyway.
+  // The structure code is shared by every policy (kBounded only), so the
+  // new node's state is written here: State{} touched by this request.
+  const std::uint64_t stored_before = stored_;
+  try {
+    s = AddChild<true>(s, tokens[0]);
+    states_.Create<Policy>(static_cast<std::size_t>(s), stamp);
+    for (const Token token : tokens.subspan(1)) {
+      s = AddChildToLeaf<true>(s, token);
       states_.Create<Policy>(static_cast<std::size_t>(s), stamp);
-      for (++i; i < keep; ++i) {
-        s = AddChildToLeaf<true>(s, sequence[i]);
-        states_.Create<Policy>(static_cast<std::size_t>(s), stamp);
-      }
-    } catch (...) {
-      if (stored_ != stored_before) PushLeaf<Policy>(s);
-      throw;
     }
-    PushLeaf<Policy>(s);  // the new deepest node
-  } else if (kKeepsState<Policy> && s != 0 && ChildCount(s) == 0) {
-    PushLeaf<Policy>(s);  // a leaf touched again: its key changed
+  } catch (...) {
+    if (stored_ != stored_before) PushLeaf<Policy>(s);
+    throw;
   }
-  if (keep < sequence.size()) {
-    const std::size_t unstored = sequence.size() - keep;
-    next_id_ += unstored;
-    CountEvicted(unstored);
-    ReportEvicted(sequence.subspan(keep));
-  }
-  // Step 4.
-  if (stored_ > capacity) {
-    EvictLeaves<Policy>(stored_ - capacity);
-    if constexpr (!Policy::kKeepsFirstCapacityNodes) {
-      // The path's own nodes may have gone, `s` among them: the deepest
-      // node left of the path is found by walking it again.
-      s = 0;
-      for (const Token token : sequence) {
-        const std::int64_t t = Child(s, token);
-        if (t < 0) break;
-        s = t;
-      }
-    }
-  }
-  CompactLeaves<Policy>();
-  FlushEvicted();
-  return ids64_[s];
+  PushLeaf<Policy>(s);  // the new deepest node
+  walk = Walk{walk.matched + tokens.size(), s};
+}
+
+DoubleArrayTrie::Walk DoubleArrayTrie::DeepestLeft(TokenSpan sequence,
+                                                   Walk) const {
+  // An evicted slot keeps no parent (its check is cleared), so the path is
+  // walked again.
+  return WalkChildren(sequence, [](std::int64_t) {});
 }
 
 template <typename Policy>
-void DoubleArrayTrie::CompactLeaves() {
+void DoubleArrayTrie::Tidy() {
   // Every slot >= used_end_ is free, so the leaves are below it.
   leaves_.Get<Policy>().RebuildIfOverfull(stored_, [&](auto add) {
     for (std::size_t s = 1; s < used_end_; ++s) {

@@ -132,53 +132,60 @@
 // Boas layout flattened): "first free slot >= x" costs O(log64 slots), so the
 // free-slot search is never quadratic.
 //
-// A cache with a capacity (SPEC §8). Bounded Insert is written once for
-// every policy type of kvprefix/cache_model.h: VisitPolicy picks the type
-// once per Insert, touches and new nodes' states go through PolicyStates,
-// step 4 is the layer's EvictLeaves, and the engine reads the policy's
-// traits only. Only the insert's outer loop, step 4 and the heap rebuild
-// are instantiated per policy type; the structure code (AddChild and what
-// it calls: placing, relocating, hashing nodes) is templated on boundedness
-// alone, so relocation copies a node's state as words (PolicyStates::Copy)
-// and pushes a moved leaf's heap entry through a pointer to the policy's
-// PushLeaf, set at construction (push_leaf_). A copy of the structure code per
-// policy made GCC 12 outline the hash-map lookups that Evict and ChildCount
-// inline (3.4% more instructions per bounded lru insert on the Mooncake
-// synthetic trace in block mode). Bounded mode keeps, besides the layout above,
-// the leaves in `leaves_`, a LeafHeap (kvprefix/leaf_heap.h, the lazy binary
-// min-heap the optimized engines share; PolicyLeafHeap, one per key type) of
-// (policy key, slot). An entry is current while its slot holds a leaf whose key
-// is still that key; every leaf has a current entry, pushed when it becomes a
-// leaf (the deepest new node of an insert, a parent whose last child goes),
-// when its key changes while it is a leaf (a request ending at it), and when
-// relocation moves it (MoveNode moves IDs, states and labels with the node, and
-// the old entry dies with the old slot). So the first current entry is exactly
-// the leaf §8 step 4 names (LeafHeap::PopCurrent; NoEvictableLeafError should
-// the heap run empty); stale entries are dropped when popped, and all of them
-// once the heap holds more than 2 * nodes + 64 entries after an insert
-// (LeafHeap::EntryBound): the heap is then rebuilt from the slots below
-// used_end_. Room for one entry is made before an insert touches or creates
-// anything (so a throw still leaves every leaf an entry), doubling the heap's
-// vector when full (LeafHeap::Reserve: amortized O(1) per entry; reserving
-// exactly one more would copy the whole heap on every insert); step 4 pushes at
-// most one entry per entry it pops, so it needs no room of its own. Insert =
-// walk (touching every node on the path), create, push the new leaf, evict
-// while over capacity. An evicted slot is freed at once (bitmap bit, check =
-// -1) and its code removed from the parent's children_ entry, or edges_ entry
-// for a hash node; a parent left childless is usually the next victim (the rest
-// of a chain: its fifo ID is smaller, its lru stamp the same unless a request
-// ended at it), so it is evicted directly when no entry's key is below its key
-// (LeafHeap::NoneBelow), without a heap round trip. Where the policy's
-// kKeepsFirstCapacityNodes holds (lru, fifo), a request longer than C keeps
-// only its first C nodes and every other node goes first (the path holds the
-// newest stamp, and under fifo its new tail the largest IDs), so only those C
-// are stored; the rest get their IDs, count as evicted and are reported to the
-// listener, never stored. Under a policy without it every new node is stored
-// and step 4 may evict the path's own nodes; the insert then walks the sequence
-// again for the deepest node of its path still present. The unbounded index
-// runs separate instantiations of the hot paths (kBounded = false) and keeps no
-// policy state, 64-bit IDs, labels or heap: its only costs are a compare when a
-// new node would extend the used slots and one when a match step misses.
+// A cache with a capacity (SPEC §8). Bounded Insert is the layer's
+// InsertBounded (kvprefix/bounded_insert.h: SPEC §8's steps in one order for
+// the three tries), written once for every policy type of
+// kvprefix/cache_model.h: VisitPolicy picks the type once per Insert,
+// touches and new nodes' states go through PolicyStates, step 4 is the
+// layer's EvictLeaves, and the engine reads the policy's traits only. It
+// provides the primitives: its walk touches as it goes, and its Grow
+// creates the new nodes before step 4 evicts (a new node's slot is placed
+// by its parent's base, so slots freed first would not serve the chain in
+// order, unlike hash's); after step 4 took nodes of the path the walk is
+// repeated (an evicted slot keeps no parent). Only the insert's steps,
+// step 4 and the heap rebuild are instantiated per policy type; the structure
+// code (AddChild and what it calls: placing, relocating, hashing nodes) is
+// templated on boundedness alone, so relocation copies a node's state as words
+// (PolicyStates::Copy) and pushes a moved leaf's heap entry through a pointer
+// to the policy's PushLeaf, set at construction (push_leaf_). A copy of the
+// structure code per policy made GCC 12 outline the hash-map lookups that Evict
+// and ChildCount inline (3.4% more instructions per bounded lru insert on the
+// Mooncake synthetic trace in block mode). Bounded mode keeps, besides the
+// layout above, the leaves in `leaves_`, a LeafHeap (kvprefix/leaf_heap.h, the
+// lazy binary min-heap the optimized engines share; PolicyLeafHeap, one per key
+// type) of (policy key, slot). An entry is current while its slot holds a leaf
+// whose key is still that key; every leaf has a current entry, pushed when it
+// becomes a leaf (the deepest new node of an insert, a parent whose last child
+// goes), when its key changes while it is a leaf (a request ending at it), and
+// when relocation moves it (MoveNode moves IDs, states and labels with the
+// node, and the old entry dies with the old slot). So the first current entry
+// is exactly the leaf §8 step 4 names (LeafHeap::PopCurrent;
+// NoEvictableLeafError should the heap run empty); stale entries are dropped
+// when popped, and all of them once the heap holds more than 2 * nodes + 64
+// entries after an insert (LeafHeap::EntryBound): the heap is then rebuilt from
+// the slots below used_end_. Room for one entry is made before an insert
+// touches or creates anything (so a throw still leaves every leaf an entry),
+// doubling the heap's vector when full (LeafHeap::Reserve: amortized O(1) per
+// entry; reserving exactly one more would copy the whole heap on every insert);
+// step 4 pushes at most one entry per entry it pops, so it needs no room of its
+// own. Insert = walk (touching every node on the path), create, push the new
+// leaf, evict while over capacity. An evicted slot is freed at once (bitmap
+// bit, check = -1) and its code removed from the parent's children_ entry, or
+// edges_ entry for a hash node; a parent left childless is usually the next
+// victim (the rest of a chain: its fifo ID is smaller, its lru stamp the same
+// unless a request ended at it), so it is evicted directly when no entry's key
+// is below its key (LeafHeap::NoneBelow), without a heap round trip. Where the
+// policy's kKeepsFirstCapacityNodes holds (lru, fifo), a request longer than C
+// keeps only its first C nodes and every other node goes first (the path holds
+// the newest stamp, and under fifo its new tail the largest IDs), so only those
+// C are stored; the rest get their IDs, count as evicted and are reported to
+// the listener, never stored. Under a policy without it every new node is
+// stored and step 4 may evict the path's own nodes; the insert then walks the
+// sequence again for the deepest node of its path still present. The unbounded
+// index runs separate instantiations of the hot paths (kBounded = false) and
+// keeps no policy state, 64-bit IDs, labels or heap: its only costs are a
+// compare when a new node would extend the used slots and one when a match step
+// misses.
 //
 // Complexity. Match: O(matched length), two array reads per token (plus a
 // label read past the direct range, and one hash probe per hash node on the
@@ -214,6 +221,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/inlined_vector.h"
+#include "kvprefix/bounded_insert.h"
 #include "kvprefix/cache.h"
 #include "kvprefix/cache_core.h"
 #include "kvprefix/cache_model.h"
@@ -279,12 +287,7 @@ class DoubleArrayTrie : public CacheCore {
   // Costs and errors as the two calls. Requires exclusive access.
   // With match limit all-but-last the match stops at n - 1 tokens (SPEC
   // §9.1) while the insert takes the whole request.
-  Match Access(TokenSpan request) {
-    const Match match = MatchPrefix(request.first(
-        MatchLimitTokens(options().match_limit, request.size(), 1)));
-    Insert(request);
-    return match;
-  }
+  Match Access(TokenSpan request);
 
   // Nodes present, root excluded. O(1). Unbounded, also the largest ID.
   std::uint64_t node_count() const { return stored_; }
@@ -520,11 +523,32 @@ class DoubleArrayTrie : public CacheCore {
     return bounded_ ? ids64_[s] : NodeId{ids_[s]};
   }
 
-  // The unbounded and bounded forms of Insert; the bounded one for the
-  // cache's policy type (VisitPolicy picks it once per Insert).
+  // Follows `sequence` from the root by Child (Insert's walk, not
+  // MatchPrefix's hot loop) as far as edges exist, calling visit(slot) on
+  // every node reached.
+  template <typename Visit>
+  Walk WalkChildren(TokenSpan sequence, Visit&& visit) const;
   NodeId InsertUnbounded(TokenSpan sequence);
+  // Bounded: kvprefix/bounded_insert.h's InsertBounded, over the primitives
+  // below (that header states what each must do), for the cache's policy
+  // type (VisitPolicy picks it once per Insert).
+  template <CachePolicy Policy, typename Trie, typename OnWalk>
+  friend BoundedInsertResult InsertBounded(Trie&, TokenSpan, OnWalk&&);
+  using Path = Walk;
+  // No check of its own: a slot past the limit throws in AddChild.
   template <typename Policy>
-  NodeId InsertBounded(TokenSpan sequence);
+  void CheckRoom(TokenSpan, std::size_t) const {}
+  template <typename Policy>
+  Walk WalkTouching(TokenSpan prefix, std::uint64_t stamp);
+  Match MatchAt(const Walk& walk) const {
+    return Match{walk.matched, ids64_[walk.slot]};
+  }
+  // Creates the chain, then (the layer's step 4) evicts.
+  template <typename Policy>
+  void Grow(Walk& walk, TokenSpan tokens, std::uint64_t stamp);
+  void SkipIds(std::uint64_t count) { next_id_ += count; }
+  // Walks `sequence` again.
+  Walk DeepestLeft(TokenSpan sequence, Walk) const;
   // Bounded: the policy's key of the node at `s` if it is a leaf.
   template <typename Policy>
   typename Policy::Key LeafKey(std::int64_t s) const {
@@ -539,7 +563,7 @@ class DoubleArrayTrie : public CacheCore {
   // Bounded: rebuilds the heap from the slots once stale and duplicate
   // entries dominate (LeafHeap::RebuildIfOverfull).
   template <typename Policy>
-  void CompactLeaves();
+  void Tidy();
   // Bounded: the structure kvprefix/cache_model.h's EvictLeaves evicts from.
   template <typename Policy>
   class Leaves;

@@ -43,7 +43,7 @@ HashTrie::Walk HashTrie::WalkPath(TokenSpan request, Visit&& visit) const {
     const Slot child = Child(walk.slot, token);
     if (child == 0) break;
     walk.slot = child;
-    ++walk.length;
+    ++walk.matched;
     visit(child);
   }
   return walk;
@@ -51,7 +51,7 @@ HashTrie::Walk HashTrie::WalkPath(TokenSpan request, Visit&& visit) const {
 
 Match HashTrie::MatchPrefix(TokenSpan request) const {
   const Walk walk = WalkPath(request, NoVisit{});
-  return Match{walk.length,
+  return Match{walk.matched,
                options().bounded() ? nodes_[walk.slot].id : NodeId{walk.slot}};
 }
 
@@ -60,7 +60,7 @@ NodeId HashTrie::Insert(TokenSpan sequence) {
     return InsertUnbounded(WalkPath(sequence, NoVisit{}), sequence);
   }
   return VisitPolicy(options().policy, [&]<typename Policy>(Policy) {
-    return InsertBounded<Policy>(sequence).deepest;
+    return kvprefix::InsertBounded<Policy>(*this, sequence).deepest;
   });
 }
 
@@ -71,10 +71,10 @@ Match HashTrie::Access(TokenSpan request) {
   if (!options().bounded()) {
     const Walk existing = WalkPath(request, NoVisit{});
     InsertUnbounded(existing, request);
-    return Match{existing.length, existing.slot};
+    return Match{existing.matched, existing.slot};
   }
   return VisitPolicy(options().policy, [&]<typename Policy>(Policy) {
-    return InsertBounded<Policy>(request).match;
+    return kvprefix::InsertBounded<Policy>(*this, request).match;
   });
 }
 
@@ -99,14 +99,14 @@ Attempt HashTrie::Admit(RequestId id, TokenSpan prompt, std::uint64_t) {
   pins_.Admit(id, walk);
   return Attempt{
       .outcome = AttemptOutcome::kStart,
-      .match = Match{walk.length, options().bounded() ? nodes_[walk.slot].id
-                                                      : NodeId{walk.slot}}};
+      .match = Match{walk.matched, options().bounded() ? nodes_[walk.slot].id
+                                                       : NodeId{walk.slot}}};
 }
 
 void HashTrie::Finish(RequestId id, TokenSpan stored) {
   const Walk walk = pins_.Finish(id);
   // The stored sequence starts with the prompt, whose pinned path is intact.
-  WalkPath(stored.first(walk.length), [this](Slot slot) {
+  WalkPath(stored.first(walk.matched), [this](Slot slot) {
     pins_.Unpin(slot, [this](Slot unpinned) {
       if (options().bounded() && --nodes_[unpinned].children == 0) {
         VisitPolicy(options().policy, [&]<typename Policy>(Policy) {
@@ -121,14 +121,14 @@ void HashTrie::Finish(RequestId id, TokenSpan stored) {
 // --- Unbounded: slot == ID ---------------------------------------------------
 
 NodeId HashTrie::InsertUnbounded(Walk existing, TokenSpan sequence) {
-  const std::size_t missing = sequence.size() - existing.length;
+  const std::size_t missing = sequence.size() - existing.matched;
   if (missing > max_nodes_ - node_count()) {
     throw CapacityError("hash engine: inserting " + std::to_string(missing) +
                         " nodes would exceed its limit of " +
                         std::to_string(max_nodes_) + " nodes (32-bit IDs)");
   }
   Slot parent = existing.slot;
-  for (Token token : sequence.subspan(existing.length)) {
+  for (Token token : sequence.subspan(existing.matched)) {
     const Slot created = static_cast<Slot>(tokens_.size());
     const bool is_next_node = parent + 1 == created;
     if (!is_next_node) branches_.emplace(BranchKey(parent, token), created);
@@ -139,38 +139,25 @@ NodeId HashTrie::InsertUnbounded(Walk existing, TokenSpan sequence) {
   return parent;
 }
 
-// --- Bounded (SPEC §8) -------------------------------------------------------
+// --- Bounded (SPEC §8): kvprefix/bounded_insert.h's primitives ---------------
 
 template <typename Policy>
-std::uint64_t HashTrie::StoredNodes(std::size_t walked,
-                                    std::size_t length) const {
-  const std::uint64_t missing = length - walked;
-  if (KeepsFirstCapacityNodes<Policy>()) {
-    // The path's nodes present are <= C, so only new ones can fall beyond
-    // depth C, and those would be evicted at once.
-    return std::min<std::uint64_t>(missing, options().capacity - walked);
-  } else {
-    return missing;
-  }
-}
-
-template <typename Policy>
-void HashTrie::CheckBoundedLimits(TokenSpan sequence) const {
+void HashTrie::CheckRoom(TokenSpan sequence, std::size_t stored) const {
   // IDs: 2^64 - 1 of them cannot run out in practice, but a wrap would be
   // silent, so say it (conservatively: as if the whole sequence were new).
   if (sequence.size() > std::numeric_limits<NodeId>::max() - next_id_) {
     throw CapacityError("hash engine: node IDs would exceed 2^64 - 1");
   }
   // Slots: a sequence this short cannot overflow them.
-  if (sequence.size() <= max_nodes_ - node_count()) return;
-  if (KeepsFirstCapacityNodes<Policy>() && options().capacity <= max_nodes_) {
-    return;  // at most min(present + stored, capacity) are ever stored
+  if (stored <= max_nodes_ - node_count()) return;
+  if (kvprefix::KeepsFirstCapacityNodes<Policy>(*this) &&
+      options().capacity <= max_nodes_) {
+    return;  // room is made before creating: at most capacity + 1 slots
   }
-  const Walk walk = WalkPath(sequence, NoVisit{});
-  const std::uint64_t stored =
-      StoredNodes<Policy>(walk.length, sequence.size());
-  if (stored > max_nodes_ - node_count()) {
-    throw CapacityError("hash engine: storing " + std::to_string(stored) +
+  const std::uint64_t created =
+      stored - WalkPath(sequence.first(stored), NoVisit{}).matched;
+  if (created > max_nodes_ - node_count()) {
+    throw CapacityError("hash engine: storing " + std::to_string(created) +
                         " more nodes would exceed its limit of " +
                         std::to_string(max_nodes_) +
                         " nodes present (32-bit slots)");
@@ -178,72 +165,62 @@ void HashTrie::CheckBoundedLimits(TokenSpan sequence) const {
 }
 
 template <typename Policy>
-HashTrie::BoundedResult HashTrie::InsertBounded(TokenSpan sequence) {
-  CheckBoundedLimits<Policy>(sequence);
-  // §8 step 1 (the match) and step 3 (touch) for the nodes already present.
-  const std::uint64_t request = Tick();
-  const Walk walk = WalkPath(
-      sequence, [&](Slot slot) { states_.Touch<Policy>(slot, request); });
-  const Match match{walk.length, nodes_[walk.slot].id};
+HashTrie::Walk HashTrie::WalkTouching(TokenSpan prefix, std::uint64_t stamp) {
+  return WalkPath(prefix,
+                  [&](Slot slot) { states_.Touch<Policy>(slot, stamp); });
+}
 
-  // Step 2: the missing nodes, of which `stored` get a slot.
-  const std::uint64_t present = node_count();
-  const std::uint64_t missing = sequence.size() - walk.length;
-  const std::uint64_t stored =
-      StoredNodes<Policy>(walk.length, sequence.size());
-  Slot deepest = walk.slot;
-  if (stored == 0) {
+template <typename Policy>
+void HashTrie::Grow(Walk& walk, TokenSpan tokens, std::uint64_t stamp) {
+  if (tokens.empty()) {
     if (kKeepsState<Policy> && walk.slot != 0 &&
         nodes_[walk.slot].children == 0) {
       PushLeaf<Policy>(walk.slot);  // a leaf touched: its key changed
     }
-  } else if (KeepsFirstCapacityNodes<Policy>()) {
-    const std::uint64_t excess = present + stored > options().capacity
-                                     ? present + stored - options().capacity
-                                     : 0;
-    ReserveSlots(stored - std::min(stored, free_.size() + excess));
-    // Step 4 before creating: pin the deepest matched node so that only
-    // leaves off the path are evicted (it gets a child below anyway).
-    ++nodes_[walk.slot].children;
-    EvictLeaves<Policy>(excess);
-    --nodes_[walk.slot].children;
-    deepest = CreateChain<Policy>(
-        walk.slot, sequence.subspan(walk.length, stored), request);
-  } else {
-    // Steps 2 and 4 as SPEC §8 writes them: the path's own nodes may go.
-    // But the leaves off the path whose keys are below the new leaf's would
-    // be step 4's first victims anyway (EvictLeavesBelow), so they go
-    // before creating, as with the shortcut: the new chain then reuses the
-    // slots they free, last freed first, in ascending runs that keep their
-    // implicit next-node edges (slots freed only after creating come back
-    // in the order of other requests' evictions, and most new nodes then
-    // need a branch entry).
-    if (present + stored > options().capacity) {
-      const NodeId new_leaf = next_id_ + stored - 1;  // CreateChain's last
-      ++nodes_[walk.slot].children;  // the path's end gets a child: no victim
-      EvictLeavesBelow<Policy>(
-          present + stored - options().capacity,
-          Policy::LeafKey(CreatedState<Policy>(request), new_leaf));
-      --nodes_[walk.slot].children;
-    }
-    ReserveSlots(stored - std::min<std::uint64_t>(stored, free_.size()));
-    deepest =
-        CreateChain<Policy>(walk.slot, sequence.subspan(walk.length), request);
-    if (node_count() > options().capacity) {
-      EvictLeaves<Policy>(node_count() - options().capacity);
-      // What is left of the path is a prefix of it (only leaves go), and
-      // no freed slot is reused before the next CreateChain, so climbing
-      // from the deepest node through the freed slots finds its end, in
-      // O(nodes of the path evicted) where a new walk costs a lookup per
-      // token (it was a fifth of lfu's bounded block replay).
-      while (deepest != 0 && nodes_[deepest].id == 0) {  // ID 0: a freed slot
-        deepest = nodes_[deepest].parent;
-      }
-    }
+    return;
   }
-  const std::uint64_t never_stored = missing - stored;
-  next_id_ += never_stored;
-  CountEvicted(never_stored);
+  // Step 4's first victims go before creating, so that the new chain reuses
+  // the slots they free, last freed first, in ascending runs that keep their
+  // implicit next-node edges (slots freed only after creating come back in
+  // the order of other requests' evictions, and most new nodes then need a
+  // branch entry). The path's end gets a child anyway: while it counts one
+  // more, no victim is on the path.
+  const std::uint64_t present = node_count();
+  const std::uint64_t created = tokens.size();
+  const std::uint64_t capacity = options().capacity;
+  if (present + created > capacity) {
+    ++nodes_[walk.slot].children;
+    if (kvprefix::KeepsFirstCapacityNodes<Policy>(*this)) {
+      // Every node off the path goes first: all of step 4's victims.
+      EvictLeaves<Policy>(present + created - capacity);
+    } else {
+      // Those below the new leaf's key are step 4's first victims anyway.
+      EvictLeavesBelow<Policy>(
+          present + created - capacity,
+          Policy::LeafKey(CreatedState<Policy>(stamp), next_id_ + created - 1));
+    }
+    --nodes_[walk.slot].children;
+  }
+  ReserveSlots(created - std::min<std::uint64_t>(created, free_.size()));
+  walk.slot = CreateChain<Policy>(walk.slot, tokens, stamp);
+  walk.matched += tokens.size();
+}
+
+HashTrie::Walk HashTrie::DeepestLeft(TokenSpan, Walk walk) const {
+  // What is left of the path is a prefix of it (only leaves go), and no
+  // freed slot is reused before the next CreateChain, so climbing from the
+  // deepest node through the freed slots finds its end, in O(nodes of the
+  // path evicted) where a new walk costs a lookup per token (it was a fifth
+  // of lfu's bounded block replay).
+  while (walk.slot != 0 && nodes_[walk.slot].id == 0) {  // ID 0: a freed slot
+    walk.slot = nodes_[walk.slot].parent;
+    --walk.matched;
+  }
+  return walk;
+}
+
+template <typename Policy>
+void HashTrie::Tidy() {
   // Drop the stale leaf entries once they pile up (kvprefix/leaf_heap.h).
   leaves_.Get<Policy>().RebuildIfOverfull(node_count(), [&](auto add) {
     for (std::size_t slot = 1; slot < nodes_.size(); ++slot) {
@@ -252,9 +229,6 @@ HashTrie::BoundedResult HashTrie::InsertBounded(TokenSpan sequence) {
       }
     }
   });
-  const BoundedResult result{match, nodes_[deepest].id};
-  Notify(sequence.subspan(sequence.size() - never_stored));
-  return result;
 }
 
 void HashTrie::ReserveSlots(std::uint64_t appended) {
@@ -355,11 +329,6 @@ HashTrie::Slot HashTrie::CreateChain(Slot parent, TokenSpan tokens,
   }
   PushLeaf<Policy>(parent);  // the new path's end is a leaf
   return parent;
-}
-
-void HashTrie::Notify(TokenSpan never_stored) {
-  FlushEvicted();
-  if (!never_stored.empty()) ReportEvicted(never_stored);
 }
 
 std::size_t HashTrie::memory_bytes() const {

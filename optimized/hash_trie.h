@@ -72,19 +72,20 @@
 // inserted in one go is matched as a sequential scan. Only where that fails
 // does it probe the hash map.
 //
-// Bounded Insert (SPEC §8 steps 2-4) is written once for every policy type
-// (kvprefix/cache_model.h), touching through PolicyStates and evicting with
-// its EvictLeaves. A policy whose kKeepsFirstCapacityNodes is false (lfu)
-// gets the steps as SPEC §8 writes them: walk and touch, create every new
-// node, evict while more than C are present, the new ones included; only
-// the victims whose keys are below the new leaf's, which step 4 would take
-// first, go before creating (EvictLeavesBelow), so that the new nodes reuse
-// their slots in ascending runs as below. Where
-// the trait holds (lru, fifo) the insert exploits how the policy orders the
-// victims of one request r whose path (matched nodes, then m new ones) has
-// length L. Every leaf off r's path goes before any node of it: for LRU the
-// path holds stamp r, the largest; for FIFO the path's only leaf is its
-// last node, new or touched, and a new node's ID is the largest (with m = 0
+// Bounded Insert (SPEC §8 steps 1-4) is kvprefix/bounded_insert.h's
+// InsertBounded, written once for the three tries and every policy type
+// (kvprefix/cache_model.h); this engine provides its primitives, touching
+// through PolicyStates as it walks and evicting with EvictLeaves. A policy
+// whose kKeepsFirstCapacityNodes is false (lfu) gets the steps as SPEC §8
+// writes them: walk and touch, create every new node, evict while more than C
+// are present, the new ones included; only the victims whose keys are below the
+// new leaf's, which step 4 would take first, go before creating
+// (EvictLeavesBelow), so that the new nodes reuse their slots in ascending runs
+// as below. Where the trait holds (lru, fifo) the insert exploits how the
+// policy orders the victims of one request r whose path (matched nodes, then m
+// new ones) has length L. Every leaf off r's path goes before any node of it:
+// for LRU the path holds stamp r, the largest; for FIFO the path's only leaf is
+// its last node, new or touched, and a new node's ID is the largest (with m = 0
 // nothing is evicted at all, since the nodes present are <= C). So steps 2-4
 // are done as:
 //   1. walk the matched part, writing stamp r (LRU) on every node;
@@ -144,6 +145,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "kvprefix/bounded_insert.h"
 #include "kvprefix/cache.h"
 #include "kvprefix/cache_core.h"
 #include "kvprefix/cache_model.h"
@@ -247,7 +249,7 @@ class HashTrie : public CacheCore {
   using Slot = std::uint32_t;
   // The end of a walk from the root: tokens followed and the slot reached.
   struct Walk {
-    std::size_t length = 0;
+    std::size_t matched = 0;
     Slot slot = 0;
   };
 
@@ -269,27 +271,27 @@ class HashTrie : public CacheCore {
   // Unbounded: creates the nodes of `sequence` past `existing`.
   NodeId InsertUnbounded(Walk existing, TokenSpan sequence);
 
-  // Bounded: SPEC §8 steps 2-4; returns the step-1 match and the deepest
-  // node of the path still present.
-  struct BoundedResult {
-    Match match;
-    NodeId deepest;
-  };
+  // Bounded: kvprefix/bounded_insert.h's InsertBounded, over the primitives
+  // below (that header states what each must do).
+  template <CachePolicy Policy, typename Trie, typename OnWalk>
+  friend BoundedInsertResult InsertBounded(Trie&, TokenSpan, OnWalk&&);
+  using Path = Walk;
   template <typename Policy>
-  BoundedResult InsertBounded(TokenSpan sequence);
-  // The new nodes of `sequence` past `walked` tokens present that Insert
-  // stores: all of them, or (when the policy keeps a long request's first
-  // C nodes) those up to depth C.
+  void CheckRoom(TokenSpan sequence, std::size_t stored) const;
   template <typename Policy>
-  std::uint64_t StoredNodes(std::size_t walked, std::size_t length) const;
-  // True if Insert may keep only a long request's first C nodes: the
-  // policy allows it and no pin is held (SPEC §10.4).
-  template <typename Policy>
-  bool KeepsFirstCapacityNodes() const {
-    return Policy::kKeepsFirstCapacityNodes && pins_.pinned() == 0;
+  Walk WalkTouching(TokenSpan prefix, std::uint64_t stamp);
+  Match MatchAt(const Walk& walk) const {
+    return Match{walk.matched, nodes_[walk.slot].id};
   }
+  // Frees room before creating (step 4's first victims; all of them under
+  // the shortcut), then creates the chain.
   template <typename Policy>
-  void CheckBoundedLimits(TokenSpan sequence) const;
+  void Grow(Walk& walk, TokenSpan tokens, std::uint64_t stamp);
+  void SkipIds(std::uint64_t count) { next_id_ += count; }
+  // Climbs from the old end through the freed slots.
+  Walk DeepestLeft(TokenSpan sequence, Walk walk) const;
+  template <typename Policy>
+  void Tidy();
   // Reserves room for `appended` more slots in every slot array.
   void ReserveSlots(std::uint64_t appended);
   // The structure kvprefix/cache_model.h's EvictLeaves evicts from.
@@ -313,7 +315,6 @@ class HashTrie : public CacheCore {
   void PushLeaf(Slot slot) {
     leaves_.Get<Policy>().Push(LeafKey<Policy>(slot), slot);
   }
-  void Notify(TokenSpan never_stored);
 
   static std::uint64_t BranchKey(Slot parent, Token token) {
     return std::uint64_t{parent} << 32 | static_cast<std::uint32_t>(token);

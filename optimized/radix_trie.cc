@@ -130,10 +130,9 @@ Match RadixTrie::MatchPrefix(TokenSpan request) const {
 }
 
 NodeId RadixTrie::Insert(TokenSpan sequence) {
-  const Position position = Walk(sequence);
-  if (!bounded_) return InsertAt(sequence, position);
+  if (!bounded_) return InsertAt(sequence, Walk(sequence));
   return VisitPolicy(options().policy, [&]<typename Policy>(Policy) {
-    return InsertBounded<Policy>(sequence, position);
+    return kvprefix::InsertBounded<Policy>(*this, sequence).deepest;
   });
 }
 
@@ -141,16 +140,20 @@ Match RadixTrie::Access(TokenSpan request) {
   if (options().match_limit != MatchLimit::kAll) {
     return AccessWithMatchLimit(*this, request, options());
   }
+  if (bounded_) {
+    return VisitPolicy(options().policy, [&]<typename Policy>(Policy) {
+      return kvprefix::InsertBounded<Policy>(*this, request).match;
+    });
+  }
   const Position position = Walk(request);
   const Match match{position.matched, NodeAt(position)};
-  if (bounded_) {
-    VisitPolicy(options().policy, [&]<typename Policy>(Policy) {
-      InsertBounded<Policy>(request, position);
-    });
-  } else {
-    InsertAt(request, position);
-  }
+  InsertAt(request, position);
   return match;
+}
+
+Match RadixTrie::AccessLru(TokenSpan request,
+                           absl::FunctionRef<void(const Position&)> on_walk) {
+  return kvprefix::InsertBounded<LruPolicy>(*this, request, on_walk).match;
 }
 
 NodeId RadixTrie::InsertAt(TokenSpan sequence, const Position& position) {
@@ -167,49 +170,53 @@ NodeId RadixTrie::InsertAt(TokenSpan sequence, const Position& position) {
   return node_count_;
 }
 
+// --- Bounded (SPEC §8): kvprefix/bounded_insert.h's primitives ---------------
+
 template <typename Policy>
-NodeId RadixTrie::InsertBounded(TokenSpan sequence, Position position) {
-  // A policy that keeps a long request's first C nodes gets only those
-  // stored (see the header); any other the whole sequence, evicted from
-  // afterwards. A match never exceeds C while at most C nodes are present;
-  // the second walk is for a cache left over capacity by an exception.
-  std::size_t stored = sequence.size();
-  if constexpr (Policy::kKeepsFirstCapacityNodes) {
-    stored = static_cast<std::size_t>(
-        std::min<std::uint64_t>(sequence.size(), options().capacity));
-    if (position.matched > stored) position = Walk(sequence.first(stored));
-  }
-  const std::size_t new_tokens = stored - position.matched;
-  const bool grows = new_tokens > 0;
+RadixTrie::Growth RadixTrie::GrowthAt(const Position& position,
+                                      std::size_t new_tokens) const {
   // Cut the edge the walk stopped inside: to branch off it, or (a policy
   // with state) so that the touched upper part gets its own state.
   const bool cut = position.offset < edges_[position.edge].length &&
-                   (grows || kKeepsState<Policy>);
+                   (new_tokens > 0 || kKeepsState<Policy>);
   // The newest run may grow in place only if its nodes and the new ones get
   // one state by this request's touch.
-  const bool extend =
-      Policy::kTouchSetsState && !cut && Extendable(position.edge);
-  CheckEdgeLimit((cut ? 1 : 0) + (grows ? NewEdgesFor(new_tokens, extend) : 0),
-                 new_tokens);
+  return Growth{cut,
+                Policy::kTouchSetsState && !cut && Extendable(position.edge)};
+}
 
-  // SPEC §8 step 2, insert, then step 3, touch, by request r.
-  const std::uint64_t request = Tick();
-  NodeId reached = NodeAt(position);
+template <typename Policy>
+void RadixTrie::CheckRoom(TokenSpan sequence, std::size_t stored) const {
+  // A cut and every stored token new: the most edges the insert can take.
+  if (edge_count() + 1 + NewEdgesFor(stored, false) <= max_edges_) return;
+  const Position position = Walk(sequence.first(stored));
+  const std::size_t new_tokens = stored - position.matched;
+  const Growth growth = GrowthAt<Policy>(position, new_tokens);
+  CheckEdgeLimit((growth.cut ? 1 : 0) + NewEdgesFor(new_tokens, growth.extend),
+                 new_tokens);
+}
+
+template <typename Policy>
+void RadixTrie::Grow(Position& position, TokenSpan tokens,
+                     std::uint64_t stamp) {
+  // Step 2, then step 3: the touch follows the cut, which copies the edge's
+  // state to its upper part.
+  const bool grows = !tokens.empty();
+  const Growth growth = GrowthAt<Policy>(position, tokens.size());
   EdgeIndex attach = position.edge;  // the deepest edge present of the path
   EdgeIndex deepest = position.edge;
   try {
-    if (cut) {
+    if (growth.cut) {
       attach = Split<true>(position.parent, position.edge, position.offset);
       deepest = attach;
     }
     if (grows) {
       // A new edge's nodes are created and touched by r (step 2, then 3).
       deepest = Append<true>(
-          attach, sequence.subspan(position.matched, new_tokens), extend,
-          [&](EdgeIndex edge) { states_.Create<Policy>(edge, request); });
-      reached = last_id_;
+          attach, tokens, growth.extend,
+          [&](EdgeIndex edge) { states_.Create<Policy>(edge, stamp); });
     }
-    if constexpr (kKeepsState<Policy>) Touch<Policy>(attach, request);
+    if constexpr (kKeepsState<Policy>) Touch<Policy>(attach, stamp);
     if (deepest != kRootEdge && links_[deepest].children == 0 &&
         (kKeepsState<Policy> || grows)) {
       PushLeaf<Policy>(deepest);  // its key changed: a touch, or a new last ID
@@ -218,29 +225,25 @@ NodeId RadixTrie::InsertBounded(TokenSpan sequence, Position position) {
     heap_stale_ = true;  // a new leaf may have no heap entry
     throw;
   }
-  if constexpr (Policy::kKeepsFirstCapacityNodes) {
-    if (stored < sequence.size()) {
-      // The tail past C, created and evicted at once (its IDs are used up).
-      const std::size_t skipped = sequence.size() - stored;
-      last_id_ += skipped;
-      CountEvicted(skipped);
-      // The newest run's last ID is no longer the largest. (It ends at depth
-      // C, so nothing could extend it anyway; the reset keeps the invariant
-      // plain.)
-      newest_edge_ = kRootEdge;
-      ReportEvicted(sequence.subspan(stored));
-    }
+  if (growth.cut || grows) {
+    position =
+        Position{position.matched + tokens.size(), links_[deepest].parent,
+                 deepest, edges_[deepest].length};
   }
-  // Step 4. Where the policy keeps the first C nodes, it spares the path;
-  // otherwise the path's own nodes may go, and `reached` is what is left.
-  const bool evicts = node_count_ > options().capacity;
-  EvictOverflow<Policy>();
+}
+
+void RadixTrie::SkipIds(std::uint64_t count) {
+  if (count == 0) return;
+  last_id_ += count;
+  // The newest run's last ID is no longer the largest. (It ends at depth C,
+  // so nothing could extend it anyway; the reset keeps the invariant plain.)
+  newest_edge_ = kRootEdge;
+}
+
+template <typename Policy>
+void RadixTrie::Tidy() {
   if (leaves_.Get<Policy>().Overfull(edges_.size())) RebuildHeap<Policy>();
   MaybeCompact();
-  if constexpr (!Policy::kKeepsFirstCapacityNodes) {
-    if (evicts) reached = NodeAt(Walk(sequence));
-  }
-  return reached;
 }
 
 void RadixTrie::CheckEdgeLimit(std::uint64_t new_edges,
@@ -426,17 +429,15 @@ class RadixTrie::Leaves {
 };
 
 template <typename Policy>
-void RadixTrie::EvictOverflow() {
+void RadixTrie::EvictLeaves(std::uint64_t count) {
   if (heap_stale_) RebuildHeap<Policy>();
   // "evict while more than C nodes are present, one leaf at a time": the
   // policy's leaf and then the rest of its run's tail (see the header).
   // Nodes are present, so a leaf edge is, and its entry is in the heap
   // (EvictLeaves throws NoEvictableLeafError should none be left).
-  if (node_count_ <= options().capacity) return;
   Leaves<Policy> leaves(*this);
   try {
-    kvprefix::EvictLeaves(leaves_.Get<Policy>(), leaves,
-                          node_count_ - options().capacity, kName,
+    kvprefix::EvictLeaves(leaves_.Get<Policy>(), leaves, count, kName,
                           options().capacity);
   } catch (...) {
     heap_stale_ = true;  // a throwing listener: a new leaf may lack its entry
@@ -540,9 +541,6 @@ std::size_t RadixTrie::memory_bytes() const {
          VectorHeapBytes<EdgeIndex>(free_edges_.capacity()) +
          VectorHeapBytes<EdgeIndex>(path_.capacity());
 }
-
-// Access(request, on_run) in the header runs the lru form.
-template NodeId RadixTrie::InsertBounded<LruPolicy>(TokenSpan, Position);
 
 }  // namespace kvprefix
 

@@ -157,7 +157,14 @@
 // deepest node it stored. Under any other policy (lfu: a new tail's count 1
 // may be below an old leaf's) the whole request is stored and then evicted
 // from like any other nodes, its own path's edges included, and Insert walks
-// the sequence again for the deepest node still present.
+// the sequence again for the deepest node still present. These steps are
+// the layer's InsertBounded (kvprefix/bounded_insert.h), written once for
+// the three tries; this engine's primitives take them its own way: the walk
+// touches nothing, and Grow cuts the edge the walk stopped inside, appends
+// the new run (extending the newest one in place when kTouchSetsState
+// allows), then touches the path edge by edge, since a cut copies the
+// edge's state to its upper part; its limit check walks only when the edges
+// the insert could need at most would pass max_edges.
 //
 // The heap is lazy: an entry is valid while its edge is present, a leaf,
 // and has that key. Every leaf edge present has a valid entry: one is pushed
@@ -211,6 +218,8 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/functional/function_ref.h"
+#include "kvprefix/bounded_insert.h"
 #include "kvprefix/cache.h"
 #include "kvprefix/cache_core.h"
 #include "kvprefix/cache_model.h"
@@ -288,20 +297,18 @@ class RadixTrie : public CacheCore {
     if (!bounded_ || options().policy != EvictionPolicy::kLru) {
       throw std::logic_error("radix: per-edge runs need a bounded lru cache");
     }
-    const Position position = Walk(request);
-    path_.clear();
-    for (EdgeIndex edge = position.edge; edge != kRootEdge;
-         edge = links_[edge].parent) {
-      path_.push_back(edge);
-    }
-    for (auto edge = path_.rbegin(); edge != path_.rend(); ++edge) {
-      on_run(states_.Get<LruPolicy>(*edge).stamp,
-             std::uint64_t{*edge == position.edge ? position.offset
-                                                  : edges_[*edge].length});
-    }
-    const Match match{position.matched, NodeAt(position)};
-    InsertBounded<LruPolicy>(request, position);
-    return match;
+    return AccessLru(request, [&](const Position& position) {
+      path_.clear();
+      for (EdgeIndex edge = position.edge; edge != kRootEdge;
+           edge = links_[edge].parent) {
+        path_.push_back(edge);
+      }
+      for (auto edge = path_.rbegin(); edge != path_.rend(); ++edge) {
+        on_run(states_.Get<LruPolicy>(*edge).stamp,
+               std::uint64_t{*edge == position.edge ? position.offset
+                                                    : edges_[*edge].length});
+      }
+    });
   }
 
   // Nodes present, root excluded (= the largest node ID when unbounded).
@@ -363,8 +370,46 @@ class RadixTrie : public CacheCore {
   NodeId NodeAt(const Position& position) const;
   // Insert after the walk, unbounded and bounded.
   NodeId InsertAt(TokenSpan sequence, const Position& position);
+  // Bounded: kvprefix/bounded_insert.h's InsertBounded, over the primitives
+  // below (that header states what each must do).
+  template <CachePolicy Policy, typename Trie, typename OnWalk>
+  friend BoundedInsertResult InsertBounded(Trie&, TokenSpan, OnWalk&&);
+  using Path = Position;
+  // Access(request, on_run)'s insert: on_walk sees step 1's walk before the
+  // touch.
+  Match AccessLru(TokenSpan request,
+                  absl::FunctionRef<void(const Position&)> on_walk);
+  // How the insert at `position` of `new_tokens` new tokens grows the trie:
+  // whether it cuts the edge the walk stopped inside, and whether it extends
+  // the newest run in place.
+  struct Growth {
+    bool cut;
+    bool extend;
+  };
   template <typename Policy>
-  NodeId InsertBounded(TokenSpan sequence, Position position);
+  Growth GrowthAt(const Position& position, std::size_t new_tokens) const;
+  // Throws CapacityError if the stored tokens might need more edges than
+  // the limit allows (walking only when the bound says they might).
+  template <typename Policy>
+  void CheckRoom(TokenSpan sequence, std::size_t stored) const;
+  // Only walks: the touch waits for Grow's cut.
+  template <typename Policy>
+  Position WalkTouching(TokenSpan prefix, std::uint64_t) const {
+    return Walk(prefix);
+  }
+  Match MatchAt(const Position& position) const {
+    return Match{position.matched, NodeAt(position)};
+  }
+  // Cuts, appends, then touches the path.
+  template <typename Policy>
+  void Grow(Position& position, TokenSpan tokens, std::uint64_t stamp);
+  void SkipIds(std::uint64_t count);
+  // Walks `sequence` again.
+  Position DeepestLeft(TokenSpan sequence, const Position&) const {
+    return Walk(sequence);
+  }
+  template <typename Policy>
+  void Tidy();
   // Throws CapacityError unless `new_edges` more edges fit.
   void CheckEdgeLimit(std::uint64_t new_edges, std::size_t new_tokens) const;
   // True if new tokens below `edge` can be appended to its run in place
@@ -411,9 +456,9 @@ class RadixTrie : public CacheCore {
   // The structure kvprefix/cache_model.h's EvictLeaves evicts from.
   template <typename Policy>
   class Leaves;
-  // SPEC §8 step 4: evicts run tails until node_count_ <= capacity.
+  // SPEC §8 step 4: evicts `count` nodes, run tails by the policy.
   template <typename Policy>
-  void EvictOverflow();
+  void EvictLeaves(std::uint64_t count);
   // Evicts the last `count` nodes of leaf edge `edge` (1 <= count <=
   // length), removing the edge when nothing is left. Returns the edge that
   // is now a leaf with a new key: `edge` itself if shortened, its parent if

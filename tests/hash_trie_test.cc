@@ -183,6 +183,37 @@ TEST(HashTrieTest, RequestLongerThanCapacityKeepsItsFirstNodes) {
   }
 }
 
+// SPEC §10.4: while a running request pins a node off the new path, the
+// first-C-nodes shortcut of lru and fifo is off (kvprefix/bounded_insert.h's
+// KeepsFirstCapacityNodes): the pinned [1] cannot leave, so the new path's
+// own deepest nodes go, and Insert returns the deepest one left. With the
+// shortcut on, the insert would store [2] and [2,3] and find no leaf to
+// evict (NoEvictableLeafError).
+TEST(HashTrieTest, APinHeldTurnsTheFirstCapacityNodesShortcutOff) {
+  for (const CacheOptions& options : {Lru(2), Fifo(2)}) {
+    SCOPED_TRACE(FormatCacheOptions(options));
+    HashTrie trie(options);
+    EvictedPages evicted;
+    trie.SetEvictionListener(evicted.Listener(1));
+    EXPECT_EQ(trie.Insert(Tokens{1}), 1u);
+    EXPECT_EQ(trie.Admit(7, Tokens{1}, 1).match, (Match{1, 1}));
+    EXPECT_EQ(trie.Insert(Tokens{2, 3, 4}), 2u);
+    EXPECT_EQ(trie.node_count(), 2u);
+    EXPECT_EQ(trie.evicted_count(), 2u);
+    EXPECT_EQ(test::TakeSorted(evicted), "evicted {[3],[4]}");
+    EXPECT_EQ(trie.MatchPrefix(Tokens{2, 3, 4}), (Match{1, 2}));
+    // Once the pin is gone the shortcut is back: [5,6,7] keeps [5] and
+    // [5,6] (IDs 5 and 6, 7 never stored), the nodes off its path going
+    // first.
+    trie.Finish(7, Tokens{1});
+    EXPECT_EQ(trie.pinned(), 0u);
+    EXPECT_EQ(trie.Insert(Tokens{5, 6, 7}), 6u);
+    EXPECT_EQ(trie.MatchPrefix(Tokens{5, 6, 7}), (Match{2, 6}));
+    EXPECT_EQ(trie.MatchPrefix(Tokens{1}), (Match{0, 0}));
+    EXPECT_EQ(trie.evicted_count(), 5u);
+  }
+}
+
 // SPEC §8's lfu example (C = 2; [1], [1], [2,3,4]): the request's new
 // count-1 tail leaves before the count-2 leaf [1], so lfu holds IDs 1 and 2
 // where lru holds 2 and 3, and Insert returns the deepest node left (2).

@@ -733,11 +733,14 @@ TEST(Utf8ErrorTest, IsTheSameWithEveryKernel) {
   for (const std::string& kernel : kernels) {
     const ScopedJsonKernel chosen(kernel);
     ASSERT_EQ(ActiveJsonKernel(), kernel);
-    for (const auto& [document, message] : documents) {
-      EXPECT_EQ(test::InputErrorOf([&] { ParseBatchInput(document); }), message)
+    // Not a structured binding: clang 14 cannot capture one in a lambda.
+    for (const auto& entry : documents) {
+      const std::string& document = entry.first;
+      EXPECT_EQ(test::InputErrorOf([&] { ParseBatchInput(document); }),
+                entry.second)
           << kernel;
       EXPECT_EQ(test::InputErrorOf([&] { ParseReplayDocument(document); }),
-                message)
+                entry.second)
           << kernel;
     }
     SequenceList out;
