@@ -13,7 +13,9 @@
 //      the shortcut needs a trie with no pin held (a trie without pins()
 //      never holds one).
 //   b. limits: the trie throws CapacityError, before changing anything, if
-//      its own limits (32-bit slots, edges) cannot hold the stored nodes.
+//      its own limits (32-bit slots, edges) cannot hold the stored nodes, and
+//      makes any room its bookkeeping needs (std::bad_alloc, also before any
+//      change).
 //   c. the stamp r: the trie's clock ticks (kvprefix/cache_core.h).
 //   d. step 1, the walk over the stored prefix, touching (step 3) the nodes
 //      present as it goes where the trie touches while walking; on_walk sees
@@ -43,7 +45,8 @@
 //   options(), node_count(), Tick(), CountEvicted(n), FlushEvicted(),
 //     ReportEvicted(tokens): CacheCore's, and the nodes present.
 //   optionally pinned(): nodes with a pin (kvprefix/pins.h).
-//   CheckRoom<Policy>(sequence, stored): b.
+//   CheckRoom<Policy>(sequence, stored): b (double-array reserves a heap
+//     entry here).
 //   WalkTouching<Policy>(prefix, stamp) -> Path: d; a trie whose touch must
 //     follow its creations (radix: a split copies an edge's state) touches
 //     nothing here and touches the path in Grow.
@@ -65,7 +68,8 @@
 // Complexity: the primitives' (each trie's Insert says it), plus O(1).
 // Errors: what the primitives throw (CapacityError at b, before any change;
 // std::bad_alloc; NoEvictableLeafError at g, which no policy of SPEC §8
-// reaches; what the listener throws at h, once the cache is complete).
+// reaches; what the listener throws at g or h, once the eviction it reports
+// is complete: the reports after it are lost, the counts are not).
 // Thread safety: none; the trie's Insert holds exclusive access.
 // Source: SPEC §8; the shape (one algorithm over a structure's primitives,
 // parametrised by a policy type) follows Abseil's raw_hash_set and its
@@ -122,8 +126,8 @@ BoundedInsertResult InsertBounded(Trie& trie, TokenSpan sequence,
                                  : sequence.size();
   trie.template CheckRoom<Policy>(sequence, stored);
   const std::uint64_t stamp = trie.Tick();
-  // At most C nodes are present, so the match never passes `stored` (a cache
-  // left above C by an exception matches at most `stored` here).
+  // Under the shortcut no node deeper than C is ever stored, so the walk over
+  // the stored prefix finds step 1's whole match.
   typename Trie::Path path =
       trie.template WalkTouching<Policy>(sequence.first(stored), stamp);
   on_walk(path);

@@ -584,6 +584,19 @@ NodeId DoubleArrayTrie::InsertUnbounded(TokenSpan sequence) {
 // --- Bounded (SPEC §8): kvprefix/bounded_insert.h's primitives ---------------
 
 template <typename Policy>
+void DoubleArrayTrie::CheckRoom(TokenSpan, std::size_t) {
+  // No limit to check here (a slot past the limit throws in AddChild), but
+  // room for one more heap entry is made before the walk touches anything,
+  // so that a throw later can still record the leaf it leaves or re-keys
+  // (every leaf must have an entry). Growing geometrically: reserving
+  // exactly one more copied the whole heap on every insert, quadratic while
+  // leaves pile up (CHANGELOG). Step 4 pushes at most one entry per entry it
+  // pops, so it needs no room of its own.
+  LeafHeap<typename Policy::Key, std::int32_t>& leaves = leaves_.Get<Policy>();
+  leaves.Reserve(leaves.size() + 1);
+}
+
+template <typename Policy>
 DoubleArrayTrie::Walk DoubleArrayTrie::WalkTouching(TokenSpan prefix,
                                                     std::uint64_t stamp) {
   return WalkChildren(prefix, [&](std::int64_t t) {
@@ -593,13 +606,6 @@ DoubleArrayTrie::Walk DoubleArrayTrie::WalkTouching(TokenSpan prefix,
 
 template <typename Policy>
 void DoubleArrayTrie::Grow(Walk& walk, TokenSpan tokens, std::uint64_t stamp) {
-  // Room for one more entry first, so that a throw below can still record
-  // the leaf it leaves or re-keys (every leaf must have an entry). Growing
-  // geometrically: reserving exactly one more copied the whole heap on
-  // every insert, quadratic while leaves pile up (CHANGELOG). Step 4 pushes
-  // at most one entry per entry it pops, so it needs no room of its own.
-  LeafHeap<typename Policy::Key, std::int32_t>& leaves = leaves_.Get<Policy>();
-  leaves.Reserve(leaves.size() + 1);
   std::int64_t s = walk.slot;
   if (tokens.empty()) {
     if (kKeepsState<Policy> && s != 0 && ChildCount(s) == 0) {

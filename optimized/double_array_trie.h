@@ -535,9 +535,10 @@ class DoubleArrayTrie : public CacheCore {
   template <CachePolicy Policy, typename Trie, typename OnWalk>
   friend BoundedInsertResult InsertBounded(Trie&, TokenSpan, OnWalk&&);
   using Path = Walk;
-  // No check of its own: a slot past the limit throws in AddChild.
+  // Makes room for one more leaf-heap entry (a slot past the limit throws
+  // in AddChild instead).
   template <typename Policy>
-  void CheckRoom(TokenSpan, std::size_t) const {}
+  void CheckRoom(TokenSpan, std::size_t);
   template <typename Policy>
   Walk WalkTouching(TokenSpan prefix, std::uint64_t stamp);
   Match MatchAt(const Walk& walk) const {
