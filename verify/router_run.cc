@@ -129,17 +129,26 @@ std::optional<Failure> Check(const RouterRunOptions& options,
   }
 }
 
+// What ShrinkRouted found: the smallest failing document, its failure, the
+// checks made and how many of them failed (0: nothing smaller fails).
+struct RoutedShrink {
+  RoutedInput routed;
+  Failure failure;
+  std::size_t attempts = 0;
+  std::size_t accepted = 0;
+};
+
 // Shrinks the failing `routed`: its §10 document (verify/shrink.h), then
 // fewer workers (each smaller N that still fails, the document shrunk
-// again). Returns the shrunk document, its failure and the checks made.
-std::tuple<RoutedInput, Failure, std::size_t> ShrinkRouted(
-    const RouterRunOptions& options, RoutedInput routed, Failure failure,
-    std::string_view router_name) {
+// again).
+RoutedShrink ShrinkRouted(const RouterRunOptions& options, RoutedInput routed,
+                          Failure failure, std::string_view router_name) {
   const auto deadline =
       std::chrono::steady_clock::now() +
       std::chrono::duration_cast<std::chrono::steady_clock::duration>(
           std::chrono::duration<double>(options.shrink_time));
   std::size_t attempts = 0;
+  std::size_t accepted = 0;
   const auto same_kind =
       [&](const RoutedInput& candidate) -> std::optional<Failure> {
     try {
@@ -161,6 +170,7 @@ std::tuple<RoutedInput, Failure, std::size_t> ShrinkRouted(
         ShrinkOptions{.max_attempts = options.shrink_attempts - attempts,
                       .deadline = deadline});
     attempts += shrunk.attempts;
+    accepted += shrunk.accepted;
     routed.input = shrunk.input;
     failure = shrunk.failure;
     for (std::uint64_t n = 1; n < routed.routing.workers; ++n) {
@@ -172,6 +182,7 @@ std::tuple<RoutedInput, Failure, std::size_t> ShrinkRouted(
       fewer.routing.workers = n;
       ++attempts;
       if (auto found = same_kind(fewer)) {
+        ++accepted;
         routed = std::move(fewer);
         failure = std::move(*found);
         progress = true;
@@ -179,7 +190,7 @@ std::tuple<RoutedInput, Failure, std::size_t> ShrinkRouted(
       }
     }
   }
-  return {std::move(routed), std::move(failure), attempts};
+  return {std::move(routed), std::move(failure), attempts, accepted};
 }
 
 }  // namespace
@@ -204,26 +215,37 @@ void RunRouter(const RouterRunOptions& options) {
     auto failure = Check(options, document.routed, router_name, &decisions);
     ++checked;
     if (!failure) return;
-    auto [shrunk, shrunk_failure, attempts] =
+    const RoutedShrink shrink =
         ShrinkRouted(options, document.routed, *failure, router_name);
+    const RoutedInput& shrunk = shrink.routed;
     std::string text;
     AppendRoutedDocumentJson(shrunk.input, shrunk.routing, text);
     WriteFileAtomically(options.out, text);
-    const bool wrong = shrunk_failure.kind == FailureKind::kWrongAnswer;
+    const bool wrong = shrink.failure.kind == FailureKind::kWrongAnswer;
+    // The shrinker is greedy: a smaller failing document may exist that no
+    // single step reaches.
+    const std::string how =
+        shrink.accepted == 0
+            ? fmt::format(
+                  "not shrunk: none of the {} smaller documents "
+                  "tried fails",
+                  shrink.attempts)
+            : fmt::format(
+                  "shrunk in {} checks from {} on {} workers to {} "
+                  "on {} workers",
+                  shrink.attempts, DescribeSize(document.routed.input),
+                  document.routed.routing.workers, DescribeSize(shrunk.input),
+                  shrunk.routing.workers);
     std::fputs(
-        fmt::format(
-            "FAIL: {} on {} (--against {}, {} workers); "
-            "shrunk in {} checks from {} on {} workers to {} on {} workers:\n"
-            "{}written to {}: replay it with `kvprefix replay {} "
-            "--input-format requests --router {}`\n",
-            wrong ? "a decision differs" : "the router fails", document.name,
-            policy_name, document.routed.routing.workers, attempts,
-            DescribeSize(document.routed.input),
-            document.routed.routing.workers, DescribeSize(shrunk.input),
-            shrunk.routing.workers, shrunk_failure.message, options.out,
-            options.out,
-            options.router.plugin.empty() ? router_name
-                                          : "plugin:" + options.router.plugin)
+        fmt::format("FAIL: {} on {} (--against {}, {} workers); {}:\n"
+                    "{}written to {}: replay it with `kvprefix replay {} "
+                    "--input-format requests --router {}`\n",
+                    wrong ? "a decision differs" : "the router fails",
+                    document.name, policy_name, document.routed.routing.workers,
+                    how, shrink.failure.message, options.out, options.out,
+                    options.router.plugin.empty()
+                        ? router_name
+                        : "plugin:" + options.router.plugin)
             .c_str(),
         stdout);
     std::fflush(stdout);

@@ -111,6 +111,11 @@ TEST(RouterPluginTest, VerifyCatchesShrinksAndWritesTheWrongExample) {
       Kvprefix({"verify", "--router", Plugin(KVPREFIX_LEASTLOADED_WRONG),
                 "--against", "least-loaded", out, "--out", out + ".2"});
   EXPECT_EQ(again.status, 1) << again.out << again.err;
+  // Former bug: an input nothing could shrink was reported "shrunk in N
+  // checks from 2 requests ... to 2 requests ...".
+  EXPECT_NE(again.out.find("; not shrunk: none of the "), std::string::npos)
+      << again.out;
+  EXPECT_EQ(again.out.find("shrunk in"), std::string::npos) << again.out;
   const test::ProgramRun replay =
       Kvprefix({"replay", out, "--input-format", "requests", "--router",
                 Plugin(KVPREFIX_LEASTLOADED_WRONG)});
