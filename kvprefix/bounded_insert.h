@@ -93,10 +93,11 @@ struct BoundedInsertResult {
   NodeId deepest;
 };
 
-// The walk hook that does nothing.
+// The walk hook that does nothing; also the tries' do-nothing visitor of
+// the nodes a walk passes.
 struct IgnoreWalk {
-  template <typename Path>
-  void operator()(const Path&) const {}
+  template <typename Seen>
+  void operator()(const Seen&) const {}
 };
 
 // True if `trie`, under Policy, may store only a long request's first C

@@ -568,7 +568,7 @@ DoubleArrayTrie::Walk DoubleArrayTrie::WalkChildren(TokenSpan sequence,
 }
 
 NodeId DoubleArrayTrie::InsertUnbounded(TokenSpan sequence) {
-  const auto [matched, slot] = WalkChildren(sequence, [](std::int64_t) {});
+  const auto [matched, slot] = WalkChildren(sequence, IgnoreWalk{});
   std::int64_t s = slot;
   std::size_t i = matched;
   if (i < sequence.size()) {
@@ -637,7 +637,7 @@ DoubleArrayTrie::Walk DoubleArrayTrie::DeepestLeft(TokenSpan sequence,
                                                    Walk) const {
   // An evicted slot keeps no parent (its check is cleared), so the path is
   // walked again.
-  return WalkChildren(sequence, [](std::int64_t) {});
+  return WalkChildren(sequence, IgnoreWalk{});
 }
 
 template <typename Policy>

@@ -11,14 +11,6 @@
 #include "kvprefix/memory.h"
 
 namespace kvprefix {
-namespace {
-
-// A WalkPath visitor that does nothing: a plain match.
-struct NoVisit {
-  void operator()(std::uint32_t) const {}
-};
-
-}  // namespace
 
 HashTrie::HashTrie(const CacheOptions& options, std::uint64_t max_nodes)
     : CacheCore(options), max_nodes_(max_nodes), tokens_(1), next_node_(1) {
@@ -50,14 +42,14 @@ HashTrie::Walk HashTrie::WalkPath(TokenSpan request, Visit&& visit) const {
 }
 
 Match HashTrie::MatchPrefix(TokenSpan request) const {
-  const Walk walk = WalkPath(request, NoVisit{});
+  const Walk walk = WalkPath(request, IgnoreWalk{});
   return Match{walk.matched,
                options().bounded() ? nodes_[walk.slot].id : NodeId{walk.slot}};
 }
 
 NodeId HashTrie::Insert(TokenSpan sequence) {
   if (!options().bounded()) {
-    return InsertUnbounded(WalkPath(sequence, NoVisit{}), sequence);
+    return InsertUnbounded(WalkPath(sequence, IgnoreWalk{}), sequence);
   }
   return VisitPolicy(options().policy, [&]<typename Policy>(Policy) {
     return kvprefix::InsertBounded<Policy>(*this, sequence).deepest;
@@ -69,7 +61,7 @@ Match HashTrie::Access(TokenSpan request) {
     return AccessWithMatchLimit(*this, request, options());
   }
   if (!options().bounded()) {
-    const Walk existing = WalkPath(request, NoVisit{});
+    const Walk existing = WalkPath(request, IgnoreWalk{});
     InsertUnbounded(existing, request);
     return Match{existing.matched, existing.slot};
   }
@@ -155,7 +147,7 @@ void HashTrie::CheckRoom(TokenSpan sequence, std::size_t stored) const {
     return;  // room is made before creating: at most capacity + 1 slots
   }
   const std::uint64_t created =
-      stored - WalkPath(sequence.first(stored), NoVisit{}).matched;
+      stored - WalkPath(sequence.first(stored), IgnoreWalk{}).matched;
   if (created > max_nodes_ - node_count()) {
     throw CapacityError("hash engine: storing " + std::to_string(created) +
                         " more nodes would exceed its limit of " +
